@@ -1,0 +1,74 @@
+# saccade — `make` builds everything, `make test` runs every test, `make demo` serves the page.
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+CC       := gcc
+CLANG    := clang
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wvla
+BASE     := -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -g -Isrc -Itests -Itests/support $(WARN)
+NATIVE_CFLAGS := $(BASE) -O3 -march=native
+ASAN_CFLAGS   := $(BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDLIBS   := -lm -pthread
+
+LIB_SRC     := $(filter-out src/cli.c,$(wildcard src/*.c))
+SUPPORT_SRC := $(wildcard tests/support/*.c)
+TEST_SRC    := $(wildcard tests/test_*.c)
+HEADERS     := $(wildcard src/*.h tests/*.h tests/support/*.h)
+TEST_NAMES  := $(notdir $(basename $(TEST_SRC)))
+
+# build/<flavour>/{obj,tests}: native (optimised) and asan (sanitised) builds of the same sources.
+define flavour
+build/$(1)/obj/%.o: src/%.c $(HEADERS) | build/$(1)/obj
+	$(CC) $(2) -c $$< -o $$@
+build/$(1)/obj/support_%.o: tests/support/%.c $(HEADERS) | build/$(1)/obj
+	$(CC) $(2) -c $$< -o $$@
+build/$(1)/libsaccade.a: $(patsubst src/%.c,build/$(1)/obj/%.o,$(LIB_SRC))
+	rm -f $$@ && ar rcs $$@ $$^
+build/$(1)/tests/%: tests/%.c build/$(1)/libsaccade.a $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS) | build/$(1)/tests
+	$(CC) $(2) $$< $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) build/$(1)/libsaccade.a -o $$@ $(LDLIBS)
+build/$(1)/obj build/$(1)/tests:
+	mkdir -p $$@
+endef
+$(eval $(call flavour,native,$(NATIVE_CFLAGS)))
+$(eval $(call flavour,asan,$(ASAN_CFLAGS)))
+
+build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS)
+	$(CC) $(NATIVE_CFLAGS) src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
+
+.PHONY: all native deps test test-c test-asan fuzz clean bench
+all: native
+native: build/saccade
+
+# Installs what a fresh Debian machine lacks (compilers' runtimes, emscripten, node packages).
+deps:
+	@bash scripts/install-deps.sh
+
+test-c: $(addprefix build/native/tests/,$(TEST_NAMES))
+	@tests/run_c.sh build/native/tests c-native
+
+test-asan: $(addprefix build/asan/tests/,$(TEST_NAMES))
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  tests/run_c.sh build/asan/tests c-asan
+
+# libFuzzer over the GGUF parser and model loader (and the tokenizer), seconds per target.
+FUZZ_SECONDS ?= 20
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HEADERS)
+	@mkdir -p build/fuzz
+	$(CLANG) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Isrc -Itests -fsanitize=fuzzer,address,undefined \
+	  $< $(LIB_SRC) -o $@ -lm -pthread
+fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+	@for f in $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)); do \
+	  mkdir -p build/fuzz/corpus-$$(basename $$f); \
+	  echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+	    build/fuzz/corpus-$$(basename $$f) tests/fuzz/seeds 2>&1 | tail -3 || exit 1; \
+	done
+
+test: deps test-c test-asan fuzz
+
+bench: build/saccade build/native/tests/bench_model
+	@echo "see scripts/bench_native.sh"
+
+clean:
+	rm -rf build

@@ -1,0 +1,248 @@
+/* forward.c — the transformer: one batch of tokens in, logits out.
+ *
+ * Read sac_forward from top to bottom to follow a token: embedding → for each layer
+ * (norm → attention → residual → norm → feed-forward → residual) → final norm → logits.
+ * Weight products go through sac_matmul (matmul.c); attention reads the KV cache. */
+#include <math.h>
+#include <string.h>
+
+#include "context.h"
+#include "types.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Element-wise math                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+static void layernorm(float *out, const float *x, const sac_vector *w, const sac_vector *b, int64_t n, float eps) {
+    float mean = 0.0f, var = 0.0f;
+    for (int64_t i = 0; i < n; i++) mean += x[i];
+    mean /= (float)n;
+    for (int64_t i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+    var /= (float)n;
+    const float inv = 1.0f / sqrtf(var + eps);
+    for (int64_t i = 0; i < n; i++) out[i] = (x[i] - mean) * inv * w->data[i] + b->data[i];
+}
+
+static void rmsnorm(float *out, const float *x, const sac_vector *w, int64_t n, float eps) {
+    float ss = 0.0f;
+    for (int64_t i = 0; i < n; i++) ss += x[i] * x[i];
+    const float inv = 1.0f / sqrtf(ss / (float)n + eps);
+    for (int64_t i = 0; i < n; i++) out[i] = x[i] * inv * w->data[i];
+}
+
+/* Pre-attention or pre-FFN norm of every token in the batch. */
+static void norm_rows(const sac_model *m, float *out, const float *x, int32_t n, const sac_vector *w,
+                      const sac_vector *b) {
+    const int64_t E = m->info.n_embd;
+    for (int32_t t = 0; t < n; t++) {
+        if (m->arch == SAC_ARCH_GPT2) layernorm(out + t * E, x + t * E, w, b, E, m->info.norm_eps);
+        else rmsnorm(out + t * E, x + t * E, w, E, m->info.norm_eps);
+    }
+}
+
+static void add_bias(float *y, const sac_vector *b, int32_t n_rows) {
+    for (int32_t t = 0; t < n_rows; t++)
+        for (int64_t i = 0; i < b->n; i++) y[t * b->n + i] += b->data[i];
+}
+
+static void add_into(float *x, const float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] += y[i];
+}
+
+/* GPT-2's tanh approximation of GELU. */
+static float gelu(float x) {
+    const float sqrt_2_over_pi = 0.7978845608028654f;
+    return 0.5f * x * (1.0f + tanhf(sqrt_2_over_pi * (x + 0.044715f * x * x * x)));
+}
+
+static float silu(float x) { return x / (1.0f + expf(-x)); }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rotary position embedding ("normal" mode: consecutive pairs)                              */
+/* ---------------------------------------------------------------------------------------- */
+
+/* cos/sin of pos · base^(−2i/rot_dim) for every token of the batch, computed once per pass. */
+static void rope_table(const sac_model *m, float *table, int32_t pos0, int32_t n) {
+    const int32_t half = m->info.rope_dim / 2;
+    for (int32_t t = 0; t < n; t++)
+        for (int32_t i = 0; i < half; i++) {
+            double theta = (double)(pos0 + t) * pow((double)m->info.rope_freq_base, -2.0 * i / m->info.rope_dim);
+            table[(int64_t)t * 2 * half + 2 * i] = (float)cos(theta);
+            table[(int64_t)t * 2 * half + 2 * i + 1] = (float)sin(theta);
+        }
+}
+
+/* Rotates the first rope_dim values of each of n_heads heads of one token. */
+static void rope_apply(const sac_model *m, float *vec, int32_t n_heads, const float *cs) {
+    const int32_t hd = m->info.head_dim, half = m->info.rope_dim / 2;
+    for (int32_t h = 0; h < n_heads; h++) {
+        float *v = vec + (int64_t)h * hd;
+        for (int32_t i = 0; i < half; i++) {
+            const float c = cs[2 * i], s = cs[2 * i + 1];
+            const float a = v[2 * i], b = v[2 * i + 1];
+            v[2 * i] = a * c - b * s;
+            v[2 * i + 1] = a * s + b * c;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Attention: every (token, head) pair of the batch is one work item                         */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct attention_job {
+    sac_context *ctx;
+    int32_t layer, n;
+} attention_job;
+
+static void attention_task(void *arg, int ith, int nth) {
+    const attention_job *job = arg;
+    sac_context *ctx = job->ctx;
+    const sac_model_info *hp = &ctx->model->info;
+    const int32_t hd = hp->head_dim, H = hp->n_head, group = hp->n_head / hp->n_head_kv;
+    const int64_t kv_dim = (int64_t)hp->n_head_kv * hd;
+    const float *k_layer = ctx->k_cache + (int64_t)job->layer * ctx->n_ctx * kv_dim;
+    const float *v_layer = ctx->v_cache + (int64_t)job->layer * ctx->n_ctx * kv_dim;
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *scores = ctx->act.scores + (int64_t)ith * ctx->n_ctx;
+
+    int64_t start, end;
+    sac_split((int64_t)job->n * H, ith, nth, &start, &end);
+    for (int64_t item = start; item < end; item++) {
+        const int32_t t = (int32_t)(item / H), h = (int32_t)(item % H);
+        const int32_t pos = ctx->n_past + t, kvh = h / group;
+        const float *q = ctx->act.q + (int64_t)t * hp->n_embd + (int64_t)h * hd;
+
+        /* scores = q·k / √d over keys 0..pos; padding keys are masked out (except the
+         * query's own position, so every row has at least one key). */
+        float max = -INFINITY;
+        for (int32_t j = 0; j <= pos; j++) {
+            if (!ctx->key_mask[j] && j != pos) {
+                scores[j] = -INFINITY;
+                continue;
+            }
+            scores[j] = sac_dot_f32(q, k_layer + (int64_t)j * kv_dim + (int64_t)kvh * hd, hd) * scale;
+            if (scores[j] > max) max = scores[j];
+        }
+        float sum = 0.0f;
+        for (int32_t j = 0; j <= pos; j++) {
+            scores[j] = scores[j] == -INFINITY ? 0.0f : expf(scores[j] - max);
+            sum += scores[j];
+        }
+        const float inv = 1.0f / sum;
+        float *out = ctx->act.att + (int64_t)t * hp->n_embd + (int64_t)h * hd;
+        memset(out, 0, (size_t)hd * sizeof *out);
+        for (int32_t j = 0; j <= pos; j++) {
+            scores[j] *= inv;
+            if (scores[j] != 0.0f)
+                sac_axpy_f32(out, scores[j], v_layer + (int64_t)j * kv_dim + (int64_t)kvh * hd, hd);
+        }
+        if (ctx->capture) {
+            float *row = ctx->attn + sac_attn_row_offset(ctx, pos) + ((int64_t)job->layer * H + h) * (pos + 1);
+            memcpy(row, scores, (size_t)(pos + 1) * sizeof *row);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The forward pass                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+static void matmul(sac_context *ctx, const sac_matrix *w, const float *x, int32_t n, float *y) {
+    sac_matmul(ctx->pool, w, x, n, y, ctx->act.work);
+}
+
+/* Queries into act.q and new keys/values into act.k/act.v, with biases and RoPE. */
+static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
+    const sac_model *m = ctx->model;
+    sac_activations *a = &ctx->act;
+    const int64_t E = m->info.n_embd, kv_dim = (int64_t)m->info.n_head_kv * m->info.head_dim;
+    if (m->arch == SAC_ARCH_GPT2) {
+        /* fused rows: Q, then K, then V */
+        matmul(ctx, &L->wqkv, a->xn, n, a->qkv);
+        add_bias(a->qkv, &L->bqkv, n);
+        for (int32_t t = 0; t < n; t++) {
+            const float *row = a->qkv + t * 3 * E;
+            memcpy(a->q + t * E, row, (size_t)E * sizeof(float));
+            memcpy(a->k + t * E, row + E, (size_t)E * sizeof(float));
+            memcpy(a->v + t * E, row + 2 * E, (size_t)E * sizeof(float));
+        }
+        return;
+    }
+    matmul(ctx, &L->wq, a->xn, n, a->q);
+    matmul(ctx, &L->wk, a->xn, n, a->k);
+    matmul(ctx, &L->wv, a->xn, n, a->v);
+    for (int32_t t = 0; t < n; t++) {
+        const float *cs = a->rope + (int64_t)t * m->info.rope_dim;
+        rope_apply(m, a->q + t * E, m->info.n_head, cs);
+        rope_apply(m, a->k + t * kv_dim, m->info.n_head_kv, cs);
+    }
+}
+
+static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
+    const sac_model *m = ctx->model;
+    sac_activations *a = &ctx->act;
+    const int64_t F = (int64_t)n * m->info.n_ff;
+    if (m->arch == SAC_ARCH_GPT2) {
+        matmul(ctx, &L->w_up, a->xn, n, a->ff);
+        add_bias(a->ff, &L->b_up, n);
+        for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]);
+        matmul(ctx, &L->w_down, a->ff, n, a->proj);
+        add_bias(a->proj, &L->b_down, n);
+        return;
+    }
+    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)) */
+    matmul(ctx, &L->w_gate, a->xn, n, a->ff);
+    matmul(ctx, &L->w_up, a->xn, n, a->ff2);
+    for (int64_t i = 0; i < F; i++) a->ff[i] = silu(a->ff[i]) * a->ff2[i];
+    matmul(ctx, &L->w_down, a->ff, n, a->proj);
+}
+
+void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask, int all_logits,
+                 int32_t logits_row) {
+    const sac_model *m = ctx->model;
+    const sac_model_info *hp = &m->info;
+    sac_activations *a = &ctx->act;
+    const int64_t E = hp->n_embd, kv_dim = (int64_t)hp->n_head_kv * hp->head_dim;
+    const int32_t pos0 = ctx->n_past;
+
+    /* Embeddings (plus learned positions for gpt2). */
+    for (int32_t t = 0; t < n; t++) {
+        sac_matrix_get_row(&m->token_embd, tokens[t], a->x + t * E);
+        if (m->arch == SAC_ARCH_GPT2) {
+            sac_matrix_get_row(&m->pos_embd, pos0 + t, a->proj);
+            add_into(a->x + t * E, a->proj, E);
+        }
+        ctx->tokens[pos0 + t] = tokens[t];
+        ctx->key_mask[pos0 + t] = key_mask ? (key_mask[t] != 0) : 1;
+    }
+    if (m->arch == SAC_ARCH_LLAMA) rope_table(m, a->rope, pos0, n);
+
+    for (int32_t l = 0; l < hp->n_layer; l++) {
+        const sac_layer *L = &m->layers[l];
+
+        /* Attention block: x += W_o · attention(norm(x)) */
+        norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
+        project_qkv(ctx, L, n);
+        float *k_layer = ctx->k_cache + (int64_t)l * ctx->n_ctx * kv_dim;
+        float *v_layer = ctx->v_cache + (int64_t)l * ctx->n_ctx * kv_dim;
+        memcpy(k_layer + pos0 * kv_dim, a->k, (size_t)(n * kv_dim) * sizeof(float));
+        memcpy(v_layer + pos0 * kv_dim, a->v, (size_t)(n * kv_dim) * sizeof(float));
+        attention_job job = {ctx, l, n};
+        sac_pool_run(ctx->pool, attention_task, &job);
+        matmul(ctx, &L->wo, a->att, n, a->proj);
+        if (m->arch == SAC_ARCH_GPT2) add_bias(a->proj, &L->bo, n);
+        add_into(a->x, a->proj, n * E);
+
+        /* Feed-forward block: x += FFN(norm(x)) */
+        norm_rows(m, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
+        feed_forward(ctx, L, n);
+        add_into(a->x, a->proj, n * E);
+    }
+
+    /* Final norm and the output projection, for the rows the caller wants. */
+    if (logits_row < 0) return;
+    const int32_t first = all_logits ? 0 : n - 1, rows = n - first;
+    norm_rows(m, a->xn, a->x + first * E, rows, &m->output_norm, &m->output_norm_b);
+    matmul(ctx, &m->output, a->xn, rows, ctx->logits + (int64_t)logits_row * hp->n_vocab);
+}

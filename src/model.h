@@ -1,0 +1,58 @@
+/* model.h — what the rest of the engine needs to know about a loaded model. */
+#ifndef SAC_MODEL_H
+#define SAC_MODEL_H
+
+#include "error.h"
+#include "gguf.h"
+#include "matmul.h"
+#include "tokenizer.h"
+
+enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA };
+
+/* A 1-D parameter (norm weight, bias): always F32 in use; other stored types are
+ * converted once at load time. */
+typedef struct sac_vector {
+    const float *data;
+    int64_t n;
+} sac_vector;
+
+typedef struct sac_layer {
+    sac_vector attn_norm, attn_norm_b;   /* LayerNorm (gpt2) or RMSNorm weight (llama) */
+    sac_matrix wqkv; sac_vector bqkv;    /* gpt2: fused Q|K|V */
+    sac_matrix wq, wk, wv;               /* llama: separate projections */
+    sac_matrix wo; sac_vector bo;
+    sac_vector ffn_norm, ffn_norm_b;
+    sac_matrix w_up; sac_vector b_up;
+    sac_matrix w_gate;                   /* llama only */
+    sac_matrix w_down; sac_vector b_down;
+} sac_layer;
+
+struct sac_model {
+    sac_error error;
+    gguf_file gguf;
+    void *owned_buffer;      /* the caller's buffer when SAC_LOAD_TAKE_OWNERSHIP */
+    void *converted;         /* F32 copies of non-F32 1-D parameters */
+    int loaded;              /* 1 once everything below is valid */
+
+    enum sac_arch arch;
+    sac_model_info info;
+    char arch_name[16];
+    char name[128];
+
+    sac_matrix token_embd;   /* [n_embd, n_vocab] */
+    sac_matrix pos_embd;     /* gpt2: [n_embd, n_ctx] */
+    sac_layer *layers;
+    sac_vector output_norm, output_norm_b;
+    sac_matrix output;       /* token_embd when tied */
+
+    sac_tokenizer *tokenizer;
+
+    /* scratch for sac_model_metadata's rendered key and value */
+    char meta_key[256];
+    char meta_value[256];
+};
+
+/* Row `row` of an embedding matrix, converted to f32. */
+void sac_matrix_get_row(const sac_matrix *m, int64_t row, float *out);
+
+#endif

@@ -1,0 +1,225 @@
+/* saccade.h — the public C API of the saccade inference engine.
+ *
+ * A reader follows one token: sac_eval() runs the transformer over a batch of token ids,
+ * leaves logits in the context, and sac_sample() picks the next id from them.
+ *
+ * Conventions (after SQLite):
+ *   - every name starts with sac_; handles are opaque;
+ *   - every function that can fail returns a sac_status and leaves a readable message on
+ *     its handle (sac_model_errmsg / sac_context_errmsg); a message stays until the next
+ *     failing call on the same handle;
+ *   - sizes are explicit; pointers returned by the library stay owned by the library and
+ *     are valid until the documented event (usually the next call on the same handle);
+ *   - no global state: two models or two contexts never share anything mutable.
+ */
+#ifndef SACCADE_H
+#define SACCADE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sac_status {
+    SAC_OK = 0,
+    SAC_ERR_ARG = 1,         /* an argument is invalid (NULL, out of range, NaN, ...) */
+    SAC_ERR_NOMEM = 2,       /* an allocation failed */
+    SAC_ERR_FORMAT = 3,      /* the GGUF bytes are malformed or truncated */
+    SAC_ERR_UNSUPPORTED = 4, /* well-formed, but an architecture or type saccade lacks */
+    SAC_ERR_MODEL = 5,       /* a tensor or hyperparameter the architecture needs is missing or wrong */
+    SAC_ERR_CONTEXT = 6,     /* the context is full (prompt longer than the context) */
+    SAC_ERR_STATE = 7,       /* the call is not valid now (e.g. sampling before any eval) */
+} sac_status;
+
+/* A short constant name for a status ("SAC_ERR_FORMAT"). */
+const char *sac_status_name(sac_status status);
+
+/* ------------------------------------------------------------------------------------------
+ * Models: immutable weights and hyperparameters parsed from a GGUF buffer.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct sac_model sac_model;
+
+enum {
+    /* The model takes ownership of `data`, which must come from malloc(); it is freed by
+     * sac_model_free (also when loading fails). Without this flag the caller keeps `data`
+     * alive and unchanged until sac_model_free. */
+    SAC_LOAD_TAKE_OWNERSHIP = 1,
+};
+
+/* Parses a GGUF file held in memory. Tensor data is used in place when the buffer is
+ * suitably aligned, otherwise the data section is copied once.
+ * Like sqlite3_open, *out receives a handle even when loading fails (so that
+ * sac_model_errmsg can explain why); only on SAC_ERR_NOMEM may *out be NULL.
+ * The handle must always be released with sac_model_free. */
+sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_model **out);
+void sac_model_free(sac_model *model);
+const char *sac_model_errmsg(const sac_model *model);
+
+typedef struct sac_model_info {
+    const char *architecture; /* "gpt2" or "llama" */
+    const char *name;         /* general.name, or "" */
+    int32_t n_vocab;
+    int32_t n_ctx;            /* context length the model was trained for */
+    int32_t n_embd;
+    int32_t n_ff;
+    int32_t n_layer;
+    int32_t n_head;
+    int32_t n_head_kv;
+    int32_t head_dim;
+    int32_t rope_dim;         /* llama: rotary dimensions; gpt2: 0 */
+    float rope_freq_base;     /* llama: RoPE base; gpt2: 0 */
+    float norm_eps;
+    int32_t tied_output;      /* 1 when the output projection reuses token_embd */
+    int32_t has_tokenizer;    /* 1 when the file carries tokenizer.ggml.* metadata */
+    uint64_t n_params;        /* values in all tensors */
+    uint64_t n_bytes;         /* bytes of tensor data */
+    uint32_t gguf_version;
+} sac_model_info;
+
+void sac_model_get_info(const sac_model *model, sac_model_info *info);
+
+/* Tensors, in file order: name, type name ("F32", "F16", "Q8_0", "Q4_0"), dims. The name
+ * stays valid until the next sac_model_tensor or sac_model_metadata call on the model. */
+int32_t sac_model_n_tensors(const sac_model *model);
+sac_status sac_model_tensor(sac_model *model, int32_t index, const char **name,
+                            const char **type_name, int32_t *n_dims, int64_t dims[4]);
+
+/* Metadata, in file order. The value is rendered as text: numbers in decimal, strings as is,
+ * arrays as "[type; count]" (arrays are not expanded). The returned pointers stay valid
+ * until the next sac_model_metadata or sac_model_tensor call on the same model. */
+int32_t sac_model_n_metadata(const sac_model *model);
+sac_status sac_model_metadata(sac_model *model, int32_t index, const char **key, const char **value);
+
+/* ------------------------------------------------------------------------------------------
+ * Contexts: the mutable state of one decoding stream — KV cache, scratch buffers, the
+ * thread pool, logits, attention capture and the sampler. A context borrows its model,
+ * which must outlive it.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct sac_context sac_context;
+
+typedef struct sac_context_params {
+    int32_t n_ctx;             /* tokens the KV cache holds; 0 → the model's context length */
+    int32_t n_batch;           /* most tokens evaluated in one pass; longer inputs are split; 0 → 64 */
+    int32_t n_threads;         /* threads including the caller; 0 or 1 → no worker threads */
+    int32_t capture_attention; /* 1 → keep every softmax probability (see sac_attention_*) */
+} sac_context_params;
+
+sac_context_params sac_context_default_params(void);
+
+/* As sac_model_load: *out receives a handle even on failure, except on SAC_ERR_NOMEM. */
+sac_status sac_context_new(const sac_model *model, const sac_context_params *params, sac_context **out);
+void sac_context_free(sac_context *ctx);
+const char *sac_context_errmsg(const sac_context *ctx);
+
+/* Forgets every token: the next eval starts at position 0. */
+void sac_context_reset(sac_context *ctx);
+/* Tokens currently in the KV cache. */
+int32_t sac_context_n_past(const sac_context *ctx);
+int32_t sac_context_n_ctx(const sac_context *ctx);
+int32_t sac_context_n_threads(const sac_context *ctx);
+
+enum {
+    SAC_EVAL_ALL_LOGITS = 1, /* keep the logits of every evaluated token, not only the last */
+};
+
+/* Appends n_tokens ids to the context and runs the model over them (causal masked
+ * attention over everything before). When `key_mask` is not NULL, key_mask[i] == 0 marks
+ * token i as padding: no later query attends to it (its own row still attends to itself so
+ * that softmax stays defined). Fails without changing the context when an id is out of range
+ * or the tokens do not fit in the context. */
+sac_status sac_eval(sac_context *ctx, const int32_t *tokens, int32_t n_tokens,
+                    const uint8_t *key_mask, uint32_t flags);
+
+/* Logits of the last sac_eval: n_rows rows of n_vocab floats (n_rows is 1, or n_tokens with
+ * SAC_EVAL_ALL_LOGITS). Valid until the next sac_eval or reset. NULL before any eval. */
+const float *sac_logits(const sac_context *ctx, int32_t *n_rows, int32_t *n_vocab);
+
+/* ------------------------------------------------------------------------------------------
+ * Attention capture: with capture_attention set, the context keeps the softmax
+ * probabilities of every layer × head × query row. Query row q has q + 1 keys (positions
+ * 0..q); masked keys hold 0.
+ * ---------------------------------------------------------------------------------------- */
+
+/* 1 when capture is on. */
+int32_t sac_attention_enabled(const sac_context *ctx);
+/* Turns capture on or off. Turning it on keeps rows only for tokens evaluated afterwards;
+ * earlier rows read as 0 until the context is reset. */
+sac_status sac_attention_enable(sac_context *ctx, int32_t on);
+
+/* The probabilities of one query row for every layer and head: a contiguous block of
+ * n_layer × n_head × (query + 1) floats, layer-major, then head, then key. Valid until the
+ * next eval or reset. */
+sac_status sac_attention_row(sac_context *ctx, int32_t query, const float **row, int32_t *n_keys);
+
+/* Copies the full matrix of one layer and head into `out` (n_past × n_past floats,
+ * row-major by query; keys after the query are 0). `out_len` is the number of floats `out` holds. */
+sac_status sac_attention_matrix(sac_context *ctx, int32_t layer, int32_t head, float *out, size_t out_len);
+
+/* ------------------------------------------------------------------------------------------
+ * Sampling: picks the next id from the last row of logits. Deterministic for a seed.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct sac_sampling_params {
+    float temperature;    /* 0 → greedy (argmax); otherwise > 0 */
+    int32_t top_k;        /* 0 → off; otherwise keep the k most likely */
+    float top_p;          /* in (0, 1]; 1 → off */
+    float repeat_penalty; /* > 0 (1 → off); divides positive logits of recent ids, multiplies negative */
+    int32_t repeat_last_n;/* how many recent ids the penalty looks at; 0 → off, -1 → whole context */
+    uint64_t seed;        /* PRNG seed */
+} sac_sampling_params;
+
+sac_sampling_params sac_sampling_default_params(void);
+
+/* Validates the parameters and (re)seeds the context's PRNG. */
+sac_status sac_sampler_init(sac_context *ctx, const sac_sampling_params *params);
+/* Samples from the last logits row of the last eval. Does not evaluate the token. */
+sac_status sac_sample(sac_context *ctx, int32_t *token);
+
+/* ------------------------------------------------------------------------------------------
+ * Tokenizers, built from the model's tokenizer.ggml.* metadata: "gpt2" (byte-level BPE),
+ * "llama" (SentencePiece) and "char" (one token per Unicode character, saccade's own models).
+ * A model without tokenizer metadata fails these calls with SAC_ERR_STATE "no tokenizer".
+ * ---------------------------------------------------------------------------------------- */
+enum {
+    SAC_TOKENIZE_BOS = 1,     /* prepend BOS */
+    SAC_TOKENIZE_EOS = 2,     /* append EOS */
+    SAC_TOKENIZE_SPECIAL = 4, /* recognise control tokens written in the text ("<s>") */
+};
+
+/* Encodes `len` bytes of UTF-8. Invalid UTF-8 bytes are replaced by U+FFFD before encoding.
+ * Writes at most `capacity` ids to `out` and the number the text needs to *n_tokens; when
+ * capacity is too small it returns SAC_ERR_ARG (call again with *n_tokens). */
+sac_status sac_tokenize(sac_model *model, const char *text, size_t len, uint32_t flags,
+                        int32_t *out, int32_t capacity, int32_t *n_tokens);
+
+/* Special ids, or -1 when the vocabulary has none. */
+int32_t sac_token_bos(const sac_model *model);
+int32_t sac_token_eos(const sac_model *model);
+/* 1 when the tokenizer metadata asks for BOS (tokenizer.ggml.add_bos_token). */
+int32_t sac_token_add_bos(const sac_model *model);
+/* The raw bytes a token stands for when detokenized (byte tokens decoded, ▁ → space,
+ * control tokens empty). Valid as long as the model. */
+sac_status sac_token_bytes(sac_model *model, int32_t token, const char **bytes, size_t *len);
+
+/* Streaming detokenization: text comes out only as complete UTF-8 characters; bytes of a
+ * character split across tokens are held back until it is complete. */
+typedef struct sac_detokenizer sac_detokenizer;
+sac_status sac_detokenizer_new(sac_model *model, sac_detokenizer **out);
+void sac_detokenizer_free(sac_detokenizer *dt);
+const char *sac_detokenizer_errmsg(const sac_detokenizer *dt);
+/* Adds one token; *text (valid until the next call) gets the newly completed text. */
+sac_status sac_detokenizer_push(sac_detokenizer *dt, int32_t token, const char **text, size_t *len);
+/* Emits whatever is held back (an incomplete character becomes U+FFFD) and resets. */
+sac_status sac_detokenizer_flush(sac_detokenizer *dt, const char **text, size_t *len);
+
+/* ------------------------------------------------------------------------------------------
+ * Memory helpers for hosts that cannot call malloc themselves (JavaScript).
+ * ---------------------------------------------------------------------------------------- */
+void *sac_malloc(size_t size);
+void sac_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SACCADE_H */

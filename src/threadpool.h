@@ -1,0 +1,25 @@
+/* threadpool.h — a persistent pool of worker threads, made once per context.
+ *
+ * sac_pool_run() runs fn(arg, ith, nth) on every thread — the caller is thread 0 — and
+ * returns when all are done. Workers spin briefly, then sleep, between runs. */
+#ifndef SAC_THREADPOOL_H
+#define SAC_THREADPOOL_H
+
+#include "error.h"
+
+typedef struct sac_pool sac_pool;
+typedef void (*sac_task_fn)(void *arg, int ith, int nth);
+
+/* n_threads counts the caller; n_threads <= 1 makes a pool with no workers. If the platform
+ * cannot start all workers (e.g. a single-threaded wasm build), the pool keeps the ones it
+ * got: sac_pool_size() tells how many threads it really has. */
+sac_status sac_pool_new(int n_threads, sac_pool **out, sac_error *err);
+void sac_pool_free(sac_pool *pool);
+int sac_pool_size(const sac_pool *pool);
+/* pool may be NULL: runs fn(arg, 0, 1). Not reentrant. */
+void sac_pool_run(sac_pool *pool, sac_task_fn fn, void *arg);
+
+/* The [start, end) slice of n items that thread ith of nth takes. */
+void sac_split(int64_t n, int ith, int nth, int64_t *start, int64_t *end);
+
+#endif

@@ -1,0 +1,158 @@
+/* test_models.c — writes small random gpt2/llama GGUF files with the project's GGUF writer
+ * and keeps, for the reference, the values the file really stores (after quantization),
+ * dequantized by reference.c's own decoder. */
+#include "test_models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gguf_writer.h"
+#include "reference.h"
+#include "types.h"
+
+test_model_spec test_spec(const char *arch, uint32_t type) {
+    test_model_spec s;
+    memset(&s, 0, sizeof s);
+    s.arch = arch;
+    s.type = type;
+    s.n_vocab = 97;
+    s.n_ctx = 48;
+    s.n_embd = 64;
+    s.n_ff = 96;
+    s.n_layer = 2;
+    s.n_head = 4;
+    s.n_head_kv = strcmp(arch, "llama") ? 4 : 2;
+    s.rope_dim = 16;
+    s.rope_base = 10000.0f;
+    s.eps = 1e-5f;
+    s.tied = 0;
+    s.seed = 1234;
+    return s;
+}
+
+static double next_uniform(uint64_t *state) { /* xorshift64*, in [-1, 1) */
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return (double)((*state * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-52 - 1.0;
+}
+
+typedef struct maker {
+    gguf_writer *w;
+    ref_model *ref;
+    const test_model_spec *spec;
+    uint64_t rng;
+    int failed;
+} maker;
+
+/* Adds one tensor of rows × cols (cols innermost): values `center + scale · U(-1, 1)`. */
+static void add(maker *mk, const char *name, int64_t cols, int64_t rows, double center, double scale) {
+    if (mk->failed) return;
+    const int matrix = rows > 1;
+    const uint32_t type = matrix ? mk->spec->type : SAC_TYPE_F32;
+    const int64_t n = cols * rows;
+    float *f = malloc((size_t)n * sizeof *f);
+    for (int64_t i = 0; i < n; i++) f[i] = (float)(center + scale * next_uniform(&mk->rng));
+    const sac_type_traits *tt = sac_type_traits_get(type);
+    size_t bytes = (size_t)(n / tt->block_size) * tt->type_size;
+    uint8_t *q = malloc(bytes);
+    tt->from_float(f, q, n);
+    int64_t ne[2] = {cols, rows};
+    sac_error err;
+    if (gguf_writer_add_tensor(mk->w, name, type, matrix ? 2 : 1, ne, q, bytes, &err) != SAC_OK) {
+        fprintf(stderr, "test_models: %s\n", err.msg);
+        mk->failed = 1;
+    }
+    ref_tensor *t = &mk->ref->t[mk->ref->n++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ne[0] = cols;
+    t->ne[1] = rows;
+    t->v = malloc((size_t)n * sizeof *t->v);
+    ref_dequantize(type, q, n, t->v);
+    free(q);
+    free(f);
+}
+
+int test_model_make(const test_model_spec *s, test_model *out) {
+    memset(out, 0, sizeof *out);
+    out->ref.spec = *s;
+    out->ref.t = calloc((size_t)(16 * s->n_layer + 8), sizeof *out->ref.t);
+    maker mk = {NULL, &out->ref, s, s->seed * 2654435761ull + 1, 0};
+    sac_error err;
+    if (gguf_writer_new(&mk.w, &err) != SAC_OK) return 1;
+    const int gpt2 = !strcmp(s->arch, "gpt2");
+    char key[96];
+#define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", s->arch, suffix), key)
+    gguf_writer_set_string(mk.w, "general.architecture", s->arch, &err);
+    gguf_writer_set_string(mk.w, "general.name", "saccade test model", &err);
+    gguf_writer_set_u32(mk.w, KEY("context_length"), (uint32_t)s->n_ctx, &err);
+    gguf_writer_set_u32(mk.w, KEY("embedding_length"), (uint32_t)s->n_embd, &err);
+    gguf_writer_set_u32(mk.w, KEY("feed_forward_length"), (uint32_t)s->n_ff, &err);
+    gguf_writer_set_u32(mk.w, KEY("block_count"), (uint32_t)s->n_layer, &err);
+    gguf_writer_set_u32(mk.w, KEY("attention.head_count"), (uint32_t)s->n_head, &err);
+    if (gpt2) {
+        gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_epsilon"), s->eps, &err);
+    } else {
+        gguf_writer_set_u32(mk.w, KEY("attention.head_count_kv"), (uint32_t)s->n_head_kv, &err);
+        gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_rms_epsilon"), s->eps, &err);
+        gguf_writer_set_f32(mk.w, KEY("rope.freq_base"), s->rope_base, &err);
+        gguf_writer_set_u32(mk.w, KEY("rope.dimension_count"), (uint32_t)s->rope_dim, &err);
+    }
+#undef KEY
+    const int64_t E = s->n_embd, F = s->n_ff, KV = (int64_t)s->n_head_kv * (E / s->n_head);
+    const double wE = 1.0 / sqrt((double)E) * sqrt(3.0), wF = 1.0 / sqrt((double)F) * sqrt(3.0);
+    add(&mk, "token_embd.weight", E, s->n_vocab, 0, 1.0);
+    if (gpt2) add(&mk, "position_embd.weight", E, s->n_ctx, 0, 0.5);
+    char name[64];
+#define NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, l), name)
+    for (int l = 0; l < s->n_layer; l++) {
+        add(&mk, NAME("attn_norm.weight"), E, 1, 1.0, 0.2);
+        if (gpt2) {
+            add(&mk, NAME("attn_norm.bias"), E, 1, 0, 0.1);
+            add(&mk, NAME("attn_qkv.weight"), E, 3 * E, 0, wE);
+            add(&mk, NAME("attn_qkv.bias"), 3 * E, 1, 0, 0.1);
+        } else {
+            add(&mk, NAME("attn_q.weight"), E, E, 0, wE);
+            add(&mk, NAME("attn_k.weight"), E, KV, 0, wE);
+            add(&mk, NAME("attn_v.weight"), E, KV, 0, wE);
+        }
+        add(&mk, NAME("attn_output.weight"), E, E, 0, wE);
+        if (gpt2) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
+        add(&mk, NAME("ffn_norm.weight"), E, 1, 1.0, 0.2);
+        if (gpt2) {
+            add(&mk, NAME("ffn_norm.bias"), E, 1, 0, 0.1);
+            add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
+            add(&mk, NAME("ffn_up.bias"), F, 1, 0, 0.1);
+        } else {
+            add(&mk, NAME("ffn_gate.weight"), E, F, 0, wE);
+            add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
+        }
+        add(&mk, NAME("ffn_down.weight"), F, E, 0, wF);
+        if (gpt2) add(&mk, NAME("ffn_down.bias"), E, 1, 0, 0.1);
+    }
+#undef NAME
+    add(&mk, "output_norm.weight", E, 1, 1.0, 0.2);
+    if (gpt2) add(&mk, "output_norm.bias", E, 1, 0, 0.1);
+    if (!s->tied) add(&mk, "output.weight", E, s->n_vocab, 0, wE);
+    if (!mk.failed && gguf_writer_to_buffer(mk.w, &out->bytes, &out->size, &err) != SAC_OK) {
+        fprintf(stderr, "test_models: %s\n", err.msg);
+        mk.failed = 1;
+    }
+    gguf_writer_free(mk.w);
+    return mk.failed;
+}
+
+void test_model_free(test_model *m) {
+    for (int i = 0; i < m->ref.n; i++) free(m->ref.t[i].v);
+    free(m->ref.t);
+    free(m->bytes);
+    memset(m, 0, sizeof *m);
+}
+
+const ref_tensor *ref_find(const ref_model *m, const char *name) {
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->t[i].name, name)) return &m->t[i];
+    return NULL;
+}
