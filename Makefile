@@ -35,9 +35,14 @@ $(eval $(call flavour,asan,$(ASAN_CFLAGS)))
 build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS)
 	$(CC) $(NATIVE_CFLAGS) src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
 
+# Tools: random models for benchmarks and the JS tests.
+build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(patsubst tests/support/%.c,build/native/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS)
+	@mkdir -p build/tools
+	$(CC) $(NATIVE_CFLAGS) $< $(patsubst tests/support/%.c,build/native/obj/support_%.o,$(SUPPORT_SRC)) build/native/libsaccade.a -o $@ $(LDLIBS)
+
 .PHONY: all native deps test test-c test-asan fuzz clean bench
 all: native
-native: build/saccade
+native: build/saccade build/tools/make_model
 
 # Installs what a fresh Debian machine lacks (compilers' runtimes, emscripten, node packages).
 deps:

@@ -142,7 +142,7 @@ static int32_t parse_ids(const char *s, int32_t **out) {
     return n;
 }
 
-static sac_model *load_model(const char *path) {
+static sac_model *load_model(const char *path, uint32_t flags) {
     FILE *f = fopen(path, "rb");
     if (!f) return fail("cannot open '%s'", path), NULL;
     fseek(f, 0, SEEK_END);
@@ -156,7 +156,7 @@ static sac_model *load_model(const char *path) {
     }
     fclose(f);
     sac_model *m;
-    if (sac_model_load(buf, (size_t)size, SAC_LOAD_TAKE_OWNERSHIP, &m) != SAC_OK) {
+    if (sac_model_load(buf, (size_t)size, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
         fail("%s", m ? sac_model_errmsg(m) : "out of memory");
         sac_model_free(m);
         return NULL;
@@ -405,7 +405,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") && strcmp(cmd, "logits") && strcmp(cmd, "generate") && strcmp(cmd, "tokenize") &&
         strcmp(cmd, "bench"))
         return fail("unknown command '%s' (try: saccade help)", cmd);
-    sac_model *m = load_model(argv[2]);
+    /* tokenize needs only the vocabulary: it also works on vocab-only GGUF files */
+    sac_model *m = load_model(argv[2], strcmp(cmd, "tokenize") ? 0 : SAC_LOAD_VOCAB_ONLY);
     if (!m) return 1;
     int rc = !strcmp(cmd, "info")       ? cmd_info(m)
              : !strcmp(cmd, "logits")   ? cmd_logits(m, &o)

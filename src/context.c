@@ -110,6 +110,27 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     return SAC_OK;
 }
 
+uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params) {
+    if (!m || !m->loaded || m->vocab_only) return 0;
+    sac_context_params p = params ? *params : sac_context_default_params();
+    const sac_model_info *hp = &m->info;
+    const uint64_t n_ctx = p.n_ctx > 0 ? (uint64_t)p.n_ctx : (uint64_t)hp->n_ctx;
+    uint64_t B = p.n_batch > 0 ? (uint64_t)p.n_batch : 64;
+    if (B > n_ctx) B = n_ctx;
+    const uint64_t T = p.n_threads > 0 ? (uint64_t)p.n_threads : 1;
+    const uint64_t E = (uint64_t)hp->n_embd, F = (uint64_t)hp->n_ff, V = (uint64_t)hp->n_vocab;
+    const uint64_t KV = (uint64_t)hp->n_head_kv * (uint64_t)hp->head_dim, L = (uint64_t)hp->n_layer;
+    uint64_t floats = 2 * L * n_ctx * KV        /* KV cache */
+                      + B * (9 * E + 2 * KV + 2 * F + (uint64_t)hp->rope_dim) /* activations (upper bound) */
+                      + T * n_ctx              /* attention scores */
+                      + V;                     /* logits */
+    uint64_t bytes = floats * 4 + B * (E + F) * 2 /* matmul workspace (int8 blocks, upper bound) */
+                     + n_ctx * 5               /* key mask and token history */
+                     + V * 16;                 /* sampler */
+    if (p.capture_attention) bytes += 4 * L * (uint64_t)hp->n_head * (n_ctx * (n_ctx + 1) / 2);
+    return bytes;
+}
+
 sac_status sac_context_new(const sac_model *model, const sac_context_params *params, sac_context **out) {
     if (!out) return SAC_ERR_ARG;
     sac_context *ctx = calloc(1, sizeof *ctx);
@@ -117,6 +138,8 @@ sac_status sac_context_new(const sac_model *model, const sac_context_params *par
     if (!ctx) return SAC_ERR_NOMEM;
     if (!model || !model->loaded)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "the model is NULL or failed to load");
+    if (model->vocab_only)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "the model was loaded vocab-only (SAC_LOAD_VOCAB_ONLY): no weights to run");
     ctx->model = model;
     sac_context_params defaults = sac_context_default_params();
     return setup(ctx, params ? params : &defaults);

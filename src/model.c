@@ -218,9 +218,27 @@ static sac_status bind_all(sac_model *m, size_t *used) {
 /* Loading                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static sac_status load(sac_model *m, const void *data, size_t size) {
+static sac_status load_tokenizer(sac_model *m) {
+    sac_status st = sac_tokenizer_load(&m->gguf, &m->tokenizer, &m->error);
+    if (st) return st;
+    m->info.has_tokenizer = m->tokenizer != NULL;
+    return SAC_OK;
+}
+
+static sac_status load(sac_model *m, const void *data, size_t size, int vocab_only) {
     sac_status st = gguf_parse(&m->gguf, data, size, &m->error);
     if (st != SAC_OK) return st;
+    m->info.gguf_version = m->gguf.version;
+    if (vocab_only) {
+        if ((st = load_tokenizer(m))) return st;
+        if (!m->tokenizer) return sac_fail(&m->error, SAC_ERR_MODEL, "the file has no tokenizer metadata (tokenizer.ggml.model)");
+        m->vocab_only = 1;
+        m->info.architecture = "";
+        m->info.name = "";
+        m->info.n_vocab = sac_tokenizer_n_vocab(m->tokenizer);
+        m->loaded = 1;
+        return SAC_OK;
+    }
 
     gguf_string arch;
     if (!gguf_find_kv(&m->gguf, "general.architecture"))
@@ -239,7 +257,6 @@ static sac_status load(sac_model *m, const void *data, size_t size) {
         gguf_get_string(&m->gguf, "general.name", &name, NULL) == SAC_OK)
         snprintf(m->name, sizeof m->name, "%.*s", (int)(name.len > 127 ? 127 : name.len), name.data);
     m->info.name = m->name;
-    m->info.gguf_version = m->gguf.version;
 
     if ((st = read_hparams(m))) return st;
 
@@ -258,11 +275,10 @@ static sac_status load(sac_model *m, const void *data, size_t size) {
         m->info.n_bytes += m->gguf.tensors[i].n_bytes;
     }
 
-    if ((st = sac_tokenizer_load(&m->gguf, &m->tokenizer, &m->error))) return st;
+    if ((st = load_tokenizer(m))) return st;
     if (m->tokenizer && sac_tokenizer_n_vocab(m->tokenizer) > m->info.n_vocab)
         return sac_fail(&m->error, SAC_ERR_MODEL, "the tokenizer has %d tokens but token_embd.weight only %d rows",
                         sac_tokenizer_n_vocab(m->tokenizer), m->info.n_vocab);
-    m->info.has_tokenizer = m->tokenizer != NULL;
     m->loaded = 1;
     return SAC_OK;
 }
@@ -280,9 +296,9 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
     }
     if (flags & SAC_LOAD_TAKE_OWNERSHIP) m->owned_buffer = (void *)data;
     if (!data && size > 0) return sac_fail(&m->error, SAC_ERR_ARG, "data is NULL but size is %zu", size);
-    if (flags & ~(uint32_t)SAC_LOAD_TAKE_OWNERSHIP)
+    if (flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY))
         return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
-    return load(m, data, size);
+    return load(m, data, size, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
 }
 
 void sac_model_free(sac_model *m) {

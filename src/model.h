@@ -33,6 +33,7 @@ struct sac_model {
     void *owned_buffer;      /* the caller's buffer when SAC_LOAD_TAKE_OWNERSHIP */
     void *converted;         /* F32 copies of non-F32 1-D parameters */
     int loaded;              /* 1 once everything below is valid */
+    int vocab_only;          /* loaded with SAC_LOAD_VOCAB_ONLY: tokenizer and metadata only */
 
     enum sac_arch arch;
     sac_model_info info;

@@ -46,6 +46,9 @@ enum {
      * sac_model_free (also when loading fails). Without this flag the caller keeps `data`
      * alive and unchanged until sac_model_free. */
     SAC_LOAD_TAKE_OWNERSHIP = 1,
+    /* Reads only the metadata and the tokenizer (no architecture, no tensors): enough to
+     * tokenize with a vocab-only GGUF file. Such a model cannot make contexts. */
+    SAC_LOAD_VOCAB_ONLY = 2,
 };
 
 /* Parses a GGUF file held in memory. Tensor data is used in place when the buffer is
@@ -112,6 +115,11 @@ sac_context_params sac_context_default_params(void);
 sac_status sac_context_new(const sac_model *model, const sac_context_params *params, sac_context **out);
 void sac_context_free(sac_context *ctx);
 const char *sac_context_errmsg(const sac_context *ctx);
+
+/* Bytes a context with these parameters allocates (KV cache, activations, logits of one
+ * batch, sampler; with capture_attention, the capture of a full context too). Lets a host
+ * check a memory budget before sac_context_new. Returns 0 for a NULL or unloaded model. */
+uint64_t sac_context_memory(const sac_model *model, const sac_context_params *params);
 
 /* Forgets every token: the next eval starts at position 0. */
 void sac_context_reset(sac_context *ctx);

@@ -559,8 +559,22 @@ static void test_vocab_file_is_not_a_model(void) {
     CHECK(fread(buf, 1, (size_t)size, f) == (size_t)size);
     fclose(f);
     sac_model *m;
-    CHECK(sac_model_load(buf, (size_t)size, SAC_LOAD_TAKE_OWNERSHIP, &m) == SAC_ERR_MODEL);
+    CHECK(sac_model_load(buf, (size_t)size, 0, &m) == SAC_ERR_MODEL);
     CHECK_MSG(strstr(sac_model_errmsg(m), "missing") != NULL, "%s", sac_model_errmsg(m));
+    sac_model_free(m);
+    /* ... but load vocab-only, tokenize, and refuse contexts */
+    CHECK(sac_model_load(buf, (size_t)size, SAC_LOAD_VOCAB_ONLY | SAC_LOAD_TAKE_OWNERSHIP, &m) == SAC_OK);
+    sac_model_info in;
+    sac_model_get_info(m, &in);
+    CHECK(in.has_tokenizer == 1 && in.n_vocab == 50257);
+    int32_t ids[8], n = 0;
+    CHECK(sac_tokenize(m, "Hello world", 11, 0, ids, 8, &n) == SAC_OK);
+    CHECK(n == 2 && ids[0] == 15496 && ids[1] == 995); /* as in ggml-vocab-gpt-2.gguf.out */
+    sac_context *ctx;
+    CHECK(sac_context_new(m, NULL, &ctx) == SAC_ERR_ARG);
+    CHECK(strstr(sac_context_errmsg(ctx), "vocab-only") != NULL);
+    CHECK(sac_context_memory(m, NULL) == 0);
+    sac_context_free(ctx);
     sac_model_free(m);
 }
 

@@ -32,6 +32,19 @@ test_model_spec test_spec(const char *arch, uint32_t type) {
     return s;
 }
 
+test_model_spec test_spec_gpt2_small(uint32_t type) {
+    test_model_spec s = test_spec("gpt2", type);
+    s.n_vocab = 50257;
+    s.n_ctx = 1024;
+    s.n_embd = 768;
+    s.n_ff = 3072;
+    s.n_layer = 12;
+    s.n_head = 12;
+    s.n_head_kv = 12;
+    s.no_reference = 1;
+    return s;
+}
+
 static double next_uniform(uint64_t *state) { /* xorshift64*, in [-1, 1) */
     *state ^= *state >> 12;
     *state ^= *state << 25;
@@ -69,8 +82,10 @@ static void add(maker *mk, const char *name, int64_t cols, int64_t rows, double 
     snprintf(t->name, sizeof t->name, "%s", name);
     t->ne[0] = cols;
     t->ne[1] = rows;
-    t->v = malloc((size_t)n * sizeof *t->v);
-    ref_dequantize(type, q, n, t->v);
+    if (!mk->spec->no_reference) {
+        t->v = malloc((size_t)n * sizeof *t->v);
+        ref_dequantize(type, q, n, t->v);
+    }
     free(q);
     free(f);
 }

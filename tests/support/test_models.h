@@ -13,6 +13,7 @@ typedef struct test_model_spec {
     float rope_base, eps;
     int tied;            /* 1: no output.weight (the output reuses token_embd) */
     uint64_t seed;
+    int no_reference;    /* 1: keep no float64 copy (benchmark-sized models) */
 } test_model_spec;
 
 /* A weight as the reference sees it: the stored values, dequantized to double by code that
@@ -38,6 +39,9 @@ typedef struct test_model {
 /* A small model of the architecture: vocab 97, context 48, width 64, 2 layers, 4 heads
  * (2 KV heads for llama), feed-forward 96, rope on all head dims. */
 test_model_spec test_spec(const char *arch, uint32_t type);
+/* GPT-2 small's shape: vocab 50257, context 1024, width 768, 12 layers, 12 heads, ff 3072;
+ * no_reference set. */
+test_model_spec test_spec_gpt2_small(uint32_t type);
 /* 0 on success. */
 int test_model_make(const test_model_spec *spec, test_model *out);
 void test_model_free(test_model *m);

@@ -1,0 +1,139 @@
+/* detokenizer.c — streaming detokenization: ids in, text out as complete UTF-8 characters.
+ *
+ * A token's bytes (sac_token_bytes) need not end on a character boundary: GPT-2 splits
+ * emoji into byte tokens and llama falls back to <0xNN> tokens. The detokenizer holds back
+ * the bytes of a character that is not complete yet (at most 3) and emits everything
+ * before them. Ill-formed bytes come out as U+FFFD, one per maximal subpart (unicode.h), so
+ * every chunk is well-formed UTF-8 and the concatenation of all chunks plus the final flush
+ * equals the replacement-decoded concatenation of the tokens' bytes.
+ *
+ * For llama vocabularies with add_space_prefix, the encoder put a ▁ in front of the text;
+ * the detokenizer drops one leading space from the first non-empty piece of a text (as
+ * llama.cpp's llama_detokenize), so text → ids → text gives the text back. A fresh
+ * detokenizer, and one just flushed, is at the start of a text: to continue a prompt
+ * without losing the space of the first new token, push the prompt's ids first. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "tokenizer_impl.h"
+#include "unicode.h"
+
+struct sac_detokenizer {
+    sac_model *model;
+    sac_error error;
+    uint8_t pending[4]; /* the start of a character that is not complete yet */
+    size_t n_pending;
+    int at_start;       /* nothing decoded yet since creation or the last flush */
+    char *out;          /* the last chunk handed out */
+    size_t out_cap;
+};
+
+sac_status sac_detokenizer_new(sac_model *model, sac_detokenizer **out) {
+    if (!out) return model ? sac_fail(&model->error, SAC_ERR_ARG, "sac_detokenizer_new: out is NULL") : SAC_ERR_ARG;
+    *out = NULL;
+    if (!model) return SAC_ERR_ARG;
+    if (!model->tokenizer)
+        return sac_fail(&model->error, SAC_ERR_STATE, "no tokenizer: the model has no tokenizer.ggml.* metadata");
+    sac_detokenizer *dt = calloc(1, sizeof *dt);
+    if (!dt) return sac_fail(&model->error, SAC_ERR_NOMEM, "out of memory for a detokenizer");
+    dt->model = model;
+    dt->at_start = 1;
+    *out = dt;
+    return SAC_OK;
+}
+
+void sac_detokenizer_free(sac_detokenizer *dt) {
+    if (!dt) return;
+    free(dt->out);
+    free(dt);
+}
+
+const char *sac_detokenizer_errmsg(const sac_detokenizer *dt) {
+    if (!dt) return "no detokenizer (NULL)";
+    return dt->error.msg;
+}
+
+static int reserve(sac_detokenizer *dt, size_t n) {
+    if (n <= dt->out_cap) return 1;
+    size_t cap = dt->out_cap ? dt->out_cap : 64;
+    while (cap < n) cap *= 2;
+    char *p = realloc(dt->out, cap);
+    if (!p) return 0;
+    dt->out = p;
+    dt->out_cap = cap;
+    return 1;
+}
+
+/* Appends the well-formed characters of s[0..n) to out (ill-formed subparts as U+FFFD) and
+ * keeps a truncated last character in pending. Returns the bytes written. */
+static size_t emit(sac_detokenizer *dt, const uint8_t *s, size_t n, char *out) {
+    size_t w = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t len;
+        sac_utf8_result r = sac_utf8_next(s + i, n - i, &cp, &len);
+        if (r == SAC_UTF8_TRUNCATED) { /* len = n - i < 4 */
+            memcpy(dt->pending, s + i, len);
+            dt->n_pending = len;
+            break;
+        }
+        if (r == SAC_UTF8_OK) {
+            memcpy(out + w, s + i, len);
+            w += len;
+        } else {
+            memcpy(out + w, SAC_REPLACEMENT_UTF8, 3);
+            w += 3;
+        }
+        i += len;
+    }
+    return w;
+}
+
+sac_status sac_detokenizer_push(sac_detokenizer *dt, int32_t token, const char **text, size_t *len) {
+    if (!dt) return SAC_ERR_ARG;
+    if (!text || !len) return sac_fail(&dt->error, SAC_ERR_ARG, "sac_detokenizer_push: text or len is NULL");
+    *text = "";
+    *len = 0;
+    const sac_tokenizer *tok = dt->model->tokenizer;
+    if (!tok) return sac_fail(&dt->error, SAC_ERR_STATE, "no tokenizer: the model has no tokenizer.ggml.* metadata");
+    if (token < 0 || token >= tok->n_vocab)
+        return sac_fail(&dt->error, SAC_ERR_ARG, "token %d is out of range (the vocabulary has %d)", token,
+                        tok->n_vocab);
+    const uint8_t *piece = (const uint8_t *)tok->pieces + tok->tokens[token].piece_off;
+    size_t n = tok->tokens[token].piece_len;
+    if (n > 0 && dt->at_start) {
+        if (tok->add_space_prefix && piece[0] == ' ') {
+            piece++;
+            n--;
+        }
+        dt->at_start = 0;
+    }
+    /* pending + piece; every input byte yields at most 3 output bytes (a lone byte → U+FFFD) */
+    size_t n_in = dt->n_pending + n;
+    if (!reserve(dt, 4 * n_in + 4))
+        return sac_fail(&dt->error, SAC_ERR_NOMEM, "out of memory for %zu bytes of text", n_in);
+    uint8_t *in = (uint8_t *)dt->out + 3 * n_in + 3; /* the input sits behind room for the output */
+    memcpy(in, dt->pending, dt->n_pending);
+    if (n) memcpy(in + dt->n_pending, piece, n);
+    dt->n_pending = 0;
+    *len = emit(dt, in, n_in, dt->out);
+    *text = dt->out;
+    return SAC_OK;
+}
+
+sac_status sac_detokenizer_flush(sac_detokenizer *dt, const char **text, size_t *len) {
+    if (!dt) return SAC_ERR_ARG;
+    if (!text || !len) return sac_fail(&dt->error, SAC_ERR_ARG, "sac_detokenizer_flush: text or len is NULL");
+    *text = "";
+    *len = 0;
+    if (dt->n_pending > 0) { /* an incomplete character is one maximal subpart: one U+FFFD */
+        if (!reserve(dt, 4)) return sac_fail(&dt->error, SAC_ERR_NOMEM, "out of memory for 3 bytes of text");
+        memcpy(dt->out, SAC_REPLACEMENT_UTF8, 3);
+        *text = dt->out;
+        *len = 3;
+    }
+    dt->n_pending = 0;
+    dt->at_start = 1;
+    return SAC_OK;
+}

@@ -1,0 +1,385 @@
+/* tokenizer_bpe.c — GPT-2's byte-level BPE ("gpt2" vocabularies, pre-tokenizer "gpt-2").
+ *
+ * A text goes through two steps, as in llama.cpp's llm_tokenizer_bpe:
+ *  1. The pre-tokenizer splits it into words with GPT-2's regex
+ *       's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *     written out by hand (sac_gpt2_pretokenize_next) with real Unicode classes (unicode.h).
+ *  2. Each word starts as one symbol per byte (the token of the byte's printable stand-in,
+ *     'Ġ' for a space) and the adjacent pair with the lowest merge rank is merged, leftmost
+ *     first on ties, until no pair has a merge. A priority queue keeps this O(n log n).
+ * Merges are looked up by pair of token ids, built once from tokenizer.ggml.merges, so
+ * merging never concatenates or hashes strings; a per-call cache of words already seen
+ * skips merging for repeated words. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenizer_impl.h"
+#include "unicode.h"
+
+/* ------------------------------------------------------------------------------------------
+ * Merge table
+ * ---------------------------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser: spreads ids over the table */
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+static uint64_t merge_pair(int32_t left, int32_t right) {
+    return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
+}
+
+static const sac_merge *find_merge(const sac_tokenizer *tok, int32_t left, int32_t right) {
+    uint64_t pair = merge_pair(left, right);
+    for (uint64_t i = mix64(pair) & tok->merges_mask;; i = (i + 1) & tok->merges_mask) {
+        const sac_merge *m = &tok->merges[i];
+        if (m->result < 0) return NULL;
+        if (m->pair == pair) return m;
+    }
+}
+
+sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error *err) {
+    const gguf_kv *kv;
+    sac_status st = gguf_get_array(f, "tokenizer.ggml.merges", GGUF_TYPE_STRING, &kv, err);
+    if (st) return st;
+    if (kv->arr_count > (uint64_t)INT32_MAX / 2)
+        return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.merges has %llu entries, too many",
+                        (unsigned long long)kv->arr_count);
+    uint64_t n = kv->arr_count, size = 16;
+    while (size < 2 * n) size *= 2;
+    gguf_string *merges = malloc((n ? n : 1) * sizeof *merges);
+    tok->merges = malloc(size * sizeof *tok->merges);
+    char *joined = malloc(tok->max_text_len * 2 + 1);
+    if (!merges || !tok->merges || !joined) {
+        free(merges);
+        free(joined);
+        return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %llu BPE merges", (unsigned long long)n);
+    }
+    tok->merges_mask = size - 1;
+    for (uint64_t i = 0; i < size; i++) tok->merges[i].result = -1;
+    gguf_array_strings(kv, merges);
+
+    for (uint64_t rank = 0; rank < n; rank++) {
+        /* "left right": split at the first space after the first byte (a space is never a
+         * token character here: GPT-2 spells it 'Ġ'). */
+        const char *s = merges[rank].data;
+        uint64_t len = merges[rank].len;
+        const char *space = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
+        if (!space) {
+            free(merges);
+            free(joined);
+            return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.merges[%llu] has no space between two tokens",
+                            (unsigned long long)rank);
+        }
+        size_t n_left = (size_t)(space - s), n_right = (size_t)(len - n_left - 1);
+        int32_t left = sac_tokenizer_find(tok, s, n_left);
+        int32_t right = sac_tokenizer_find(tok, space + 1, n_right);
+        /* A merge of or into a string that is no token could never apply to symbols that
+         * are all tokens: skip it. */
+        if (left < 0 || right < 0 || n_left + n_right > tok->max_text_len) continue;
+        memcpy(joined, s, n_left);
+        memcpy(joined + n_left, space + 1, n_right);
+        int32_t result = sac_tokenizer_find(tok, joined, n_left + n_right);
+        if (result < 0) continue;
+        uint64_t pair = merge_pair(left, right);
+        uint64_t i = mix64(pair) & tok->merges_mask;
+        while (tok->merges[i].result >= 0 && tok->merges[i].pair != pair) i = (i + 1) & tok->merges_mask;
+        if (tok->merges[i].result >= 0) continue; /* a repeated pair keeps its first rank */
+        tok->merges[i].pair = pair;
+        tok->merges[i].rank = (int32_t)rank;
+        tok->merges[i].result = result;
+    }
+    free(merges);
+    free(joined);
+    return SAC_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Pre-tokenizer
+ * ---------------------------------------------------------------------------------------- */
+
+/* The class of the character at s[p] (SAC_CHAR_OTHER past the end is never asked for:
+ * callers check p < n) and its length. `s` is well-formed UTF-8. */
+static enum sac_char_class class_at(const char *s, size_t n, size_t p, size_t *len) {
+    uint8_t b = (uint8_t)s[p];
+    if (b < 0x80) {
+        *len = 1;
+        return sac_char_class_of(b);
+    }
+    uint32_t cp;
+    sac_utf8_next((const uint8_t *)s + p, n - p, &cp, len);
+    return sac_char_class_of(cp);
+}
+
+/* The end of the word that starts at s[p]: the first alternative of the regex that matches
+ * there, as llama.cpp's unicode_regex_split_custom_gpt2 decides it. */
+size_t sac_gpt2_pretokenize_next(const char *s, size_t n, size_t p) {
+    /* 's|'t|'re|'ve|'m|'ll|'d (the letters are ASCII, so bytes can be compared) */
+    if (s[p] == '\'' && p + 1 < n) {
+        char c1 = s[p + 1];
+        if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return p + 2;
+        if (p + 2 < n) {
+            char c2 = s[p + 2];
+            if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return p + 3;
+        }
+    }
+
+    /* ` ?X+` for X in letters, numbers, others: the optional space joins the run after it */
+    size_t len0, q = p;
+    enum sac_char_class first = class_at(s, n, p, &len0);
+    enum sac_char_class run = first;
+    int past_end = 0;
+    if (s[p] == ' ') {
+        q = p + 1;
+        if (q < n) run = class_at(s, n, q, &len0);
+        else past_end = 1;
+    }
+    if (!past_end && run != SAC_CHAR_SPACE) {
+        size_t len;
+        while (q < n && class_at(s, n, q, &len) == run) q += len;
+        return q;
+    }
+
+    /* \s+(?!\S) then \s+: a run of spaces leaves its last one to the word that follows
+     * (" Hello"), unless the run ends the text. */
+    size_t r = p, last = p, len;
+    int count = 0;
+    while (r < n && class_at(s, n, r, &len) == SAC_CHAR_SPACE) {
+        last = r;
+        r += len;
+        count++;
+    }
+    if (count > 1 && r < n) return last;
+    if (count > 0) return r;
+    return p + len0; /* unreachable for well-formed input: every character is in some class */
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Merging one word
+ * ---------------------------------------------------------------------------------------- */
+
+/* A candidate merge of the adjacent symbols left and right, as they were when queued. */
+typedef struct bpe_candidate {
+    int32_t rank, left, right;
+    int32_t left_id, right_id;
+} bpe_candidate;
+
+typedef struct bpe_scratch {
+    int32_t *id, *prev, *next; /* symbols; a merged-away symbol has id -2 */
+    bpe_candidate *heap;
+    size_t n_heap;
+    int32_t *word_ids; /* the tokens of the word just encoded */
+    size_t n_word_ids;
+    size_t capacity;   /* symbols the arrays hold */
+} bpe_scratch;
+
+static int candidate_before(const bpe_candidate *a, const bpe_candidate *b) {
+    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
+}
+
+static void heap_push(bpe_scratch *w, bpe_candidate c) {
+    size_t i = w->n_heap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!candidate_before(&c, &w->heap[parent])) break;
+        w->heap[i] = w->heap[parent];
+        i = parent;
+    }
+    w->heap[i] = c;
+}
+
+static bpe_candidate heap_pop(bpe_scratch *w) {
+    bpe_candidate top = w->heap[0], last = w->heap[--w->n_heap];
+    size_t i = 0, n = w->n_heap;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && candidate_before(&w->heap[child + 1], &w->heap[child])) child++;
+        if (!candidate_before(&w->heap[child], &last)) break;
+        w->heap[i] = w->heap[child];
+        i = child;
+    }
+    if (n > 0) w->heap[i] = last;
+    return top;
+}
+
+static void queue_pair(const sac_tokenizer *tok, bpe_scratch *w, int32_t left, int32_t right) {
+    if (left < 0 || right < 0 || w->id[left] < 0 || w->id[right] < 0) return;
+    const sac_merge *m = find_merge(tok, w->id[left], w->id[right]);
+    if (!m) return;
+    bpe_candidate c = {m->rank, left, right, w->id[left], w->id[right]};
+    heap_push(w, c);
+}
+
+static sac_status reserve(bpe_scratch *w, size_t n, sac_error *err) {
+    if (n <= w->capacity) return SAC_OK;
+    size_t cap = w->capacity ? w->capacity : 64;
+    while (cap < n) cap *= 2;
+    /* a word of n symbols queues at most n - 1 pairs, then 2 per merge */
+    int32_t *id = realloc(w->id, cap * sizeof *id);
+    if (id) w->id = id;
+    int32_t *prev = realloc(w->prev, cap * sizeof *prev);
+    if (prev) w->prev = prev;
+    int32_t *next = realloc(w->next, cap * sizeof *next);
+    if (next) w->next = next;
+    bpe_candidate *heap = realloc(w->heap, 3 * cap * sizeof *heap);
+    if (heap) w->heap = heap;
+    int32_t *word_ids = realloc(w->word_ids, cap * sizeof *word_ids);
+    if (word_ids) w->word_ids = word_ids;
+    if (!id || !prev || !next || !heap || !word_ids)
+        return sac_fail(err, SAC_ERR_NOMEM, "out of memory for a word of %zu bytes", n);
+    w->capacity = cap;
+    return SAC_OK;
+}
+
+static sac_status add_byte_token(const sac_tokenizer *tok, bpe_scratch *w, uint8_t byte, sac_error *err) {
+    int32_t id = tok->byte_token[byte];
+    if (id < 0) id = tok->unk;
+    if (id < 0)
+        return sac_fail(err, SAC_ERR_ARG, "byte 0x%02X has no token in the vocabulary (and there is no unknown token)",
+                        byte);
+    w->word_ids[w->n_word_ids++] = id;
+    return SAC_OK;
+}
+
+/* Leaves the word's tokens in w->word_ids. */
+static sac_status encode_word(const sac_tokenizer *tok, bpe_scratch *w, const uint8_t *s, size_t n, sac_error *err) {
+    sac_status st = reserve(w, n, err);
+    if (st) return st;
+    w->n_word_ids = 0;
+    for (size_t i = 0; i < n; i++) {
+        w->id[i] = tok->byte_token[s[i]];
+        w->prev[i] = (int32_t)i - 1;
+        w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
+    }
+    w->n_heap = 0;
+    for (size_t i = 1; i < n; i++) queue_pair(tok, w, (int32_t)i - 1, (int32_t)i);
+
+    while (w->n_heap > 0) {
+        bpe_candidate c = heap_pop(w);
+        /* stale: one side has merged since (its id changed) or was merged away */
+        if (w->id[c.left] != c.left_id || w->id[c.right] != c.right_id || w->next[c.left] != c.right) continue;
+        w->id[c.left] = find_merge(tok, c.left_id, c.right_id)->result;
+        w->id[c.right] = -2;
+        w->next[c.left] = w->next[c.right];
+        if (w->next[c.right] >= 0) w->prev[w->next[c.right]] = c.left;
+        queue_pair(tok, w, w->prev[c.left], c.left);
+        queue_pair(tok, w, c.left, w->next[c.left]);
+    }
+
+    for (int32_t i = 0; i >= 0; i = w->next[i]) {
+        if (w->id[i] >= 0) w->word_ids[w->n_word_ids++] = w->id[i];
+        else if ((st = add_byte_token(tok, w, s[i], err))) return st; /* a byte without token */
+    }
+    return SAC_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Word cache: text repeats its words, and a word always encodes the same way, so each call
+ * remembers the tokens of the words it has seen (up to a bound) and skips their merging.
+ * ---------------------------------------------------------------------------------------- */
+
+#define CACHE_MAX_WORD 64           /* longer words are rare: not worth a slot */
+#define CACHE_MAX_SLOTS (1u << 16)
+
+typedef struct cached_word {
+    const char *word; /* NULL: empty slot */
+    uint32_t len, first, count; /* its tokens are ids[first .. first + count) */
+    uint32_t tag;               /* 32 bits of its hash: most mismatches fail here, not in memcmp */
+} cached_word;
+
+typedef struct word_cache {
+    cached_word *slots;
+    size_t mask, used;
+    int32_t *ids;
+    size_t n_ids, cap_ids;
+} word_cache;
+
+static cached_word *cache_slot(const word_cache *c, const char *word, size_t len, uint64_t hash) {
+    for (size_t i = (size_t)hash & c->mask;; i = (i + 1) & c->mask) {
+        cached_word *e = &c->slots[i];
+        if (!e->word || (e->tag == (uint32_t)(hash >> 32) && e->len == len && memcmp(e->word, word, len) == 0))
+            return e;
+    }
+}
+
+/* Remembers a word's tokens; silently does nothing when memory or the bound runs out. */
+static void cache_add(word_cache *c, const char *word, size_t len, const int32_t *ids, size_t n_ids) {
+    if (!c->slots || c->used + 1 > (c->mask + 1) / 2) { /* keep the table at most half full */
+        size_t size = c->slots ? 2 * (c->mask + 1) : 256;
+        if (size > CACHE_MAX_SLOTS) return;
+        cached_word *slots = calloc(size, sizeof *slots);
+        if (!slots) return;
+        word_cache bigger = *c;
+        bigger.slots = slots;
+        bigger.mask = size - 1;
+        for (size_t i = 0; c->slots && i <= c->mask; i++) {
+            if (!c->slots[i].word) continue;
+            cached_word *e = cache_slot(&bigger, c->slots[i].word, c->slots[i].len,
+                                        sac_hash_bytes(c->slots[i].word, c->slots[i].len));
+            *e = c->slots[i];
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->mask = size - 1;
+    }
+    if (c->n_ids + n_ids > c->cap_ids) {
+        size_t cap = c->cap_ids ? 2 * c->cap_ids : 1024;
+        while (cap < c->n_ids + n_ids) cap *= 2;
+        int32_t *grown = realloc(c->ids, cap * sizeof *grown);
+        if (!grown) return;
+        c->ids = grown;
+        c->cap_ids = cap;
+    }
+    uint64_t hash = sac_hash_bytes(word, len);
+    cached_word *e = cache_slot(c, word, len, hash);
+    memcpy(c->ids + c->n_ids, ids, n_ids * sizeof *ids);
+    *e = (cached_word){word, (uint32_t)len, (uint32_t)c->n_ids, (uint32_t)n_ids, (uint32_t)(hash >> 32)};
+    c->n_ids += n_ids;
+    c->used++;
+}
+
+sac_status sac_bpe_encode(const sac_tokenizer *tok, const char *text, size_t len, sac_token_sink *sink,
+                          sac_error *err) {
+    bpe_scratch w = {0};
+    word_cache cache = {0};
+    sac_status st = SAC_OK;
+    for (size_t p = 0; p < len && !st;) {
+        size_t end = sac_gpt2_pretokenize_next(text, len, p), n = end - p;
+        const char *word = text + p;
+        p = end;
+        if (n == 1) { /* one byte is one token */
+            int32_t id = tok->byte_token[(uint8_t)word[0]];
+            if (id < 0) id = tok->unk;
+            if (id < 0) {
+                st = sac_fail(err, SAC_ERR_ARG, "byte 0x%02X has no token in the vocabulary (and there is no unknown token)",
+                              (uint8_t)word[0]);
+                break;
+            }
+            sac_sink_push(sink, id);
+            continue;
+        }
+        if (n <= CACHE_MAX_WORD && cache.used > 0) {
+            const cached_word *e = cache_slot(&cache, word, n, sac_hash_bytes(word, n));
+            if (e->word) {
+                for (uint32_t i = 0; i < e->count; i++) sac_sink_push(sink, cache.ids[e->first + i]);
+                continue;
+            }
+        }
+        if ((st = encode_word(tok, &w, (const uint8_t *)word, n, err))) break;
+        for (size_t i = 0; i < w.n_word_ids; i++) sac_sink_push(sink, w.word_ids[i]);
+        if (n <= CACHE_MAX_WORD) cache_add(&cache, word, n, w.word_ids, w.n_word_ids);
+    }
+    free(cache.slots);
+    free(cache.ids);
+    free(w.id);
+    free(w.prev);
+    free(w.next);
+    free(w.heap);
+    free(w.word_ids);
+    return st;
+}
