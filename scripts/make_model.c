@@ -1,7 +1,7 @@
 /* make_model.c — writes a random-weight gpt2 or llama GGUF file (tests/support/test_models.c)
  * for benchmarks and the JS tests.
  *
- *   build/tools/make_model OUT.gguf [--arch gpt2|llama] [--type f32|f16|q8_0|q4_0]
+ *   build/tools/make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|q8_0|q4_0]
  *                          [--gpt2-small] [--tied] [--seed N]
  *
  * Without --gpt2-small the model is the tests' small shape (vocab 97, width 64, 2 layers). */
@@ -14,7 +14,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama] [--type f32|f16|q8_0|q4_0] [--gpt2-small] "
+        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|q8_0|q4_0] [--gpt2-small] "
                         "[--tied] [--seed N]\n");
         return 1;
     }
@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--gpt2-small")) small = 1;
         else if (!strcmp(a, "--tied")) tied = 1;
-        else if (!strcmp(a, "--arch") && (!strcmp(v, "gpt2") || !strcmp(v, "llama"))) arch = argv[++i];
+        else if (!strcmp(a, "--arch") && (!strcmp(v, "gpt2") || !strcmp(v, "llama") || !strcmp(v, "encdec"))) arch = argv[++i];
         else if (!strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--type")) {
             i++;

@@ -208,9 +208,9 @@ static int cmd_info(sac_model *m) {
     json_string(stdout, in.name, strlen(in.name));
     printf(",\"gguf_version\":%u,\"n_vocab\":%d,\"n_ctx\":%d,\"n_embd\":%d,\"n_ff\":%d,\"n_layer\":%d,"
            "\"n_head\":%d,\"n_head_kv\":%d,\"head_dim\":%d,\"rope_dim\":%d,\"rope_freq_base\":%g,"
-           "\"norm_eps\":%g,\"tied_output\":%s,\"n_params\":%llu,\"n_bytes\":%llu,\"has_tokenizer\":%s",
+           "\"norm_eps\":%g,\"n_encoder_layer\":%d,\"tied_output\":%s,\"n_params\":%llu,\"n_bytes\":%llu,\"has_tokenizer\":%s",
            in.gguf_version, in.n_vocab, in.n_ctx, in.n_embd, in.n_ff, in.n_layer, in.n_head, in.n_head_kv,
-           in.head_dim, in.rope_dim, (double)in.rope_freq_base, (double)in.norm_eps,
+           in.head_dim, in.rope_dim, (double)in.rope_freq_base, (double)in.norm_eps, in.n_encoder_layer,
            in.tied_output ? "true" : "false", (unsigned long long)in.n_params, (unsigned long long)in.n_bytes,
            in.has_tokenizer ? "true" : "false");
 

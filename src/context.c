@@ -35,7 +35,7 @@ static sac_status alloc_activations(sac_context *ctx) {
     sac_status st;
     if ((st = alloc_floats(ctx, &a->x, B * E, "residual stream")) ||
         (st = alloc_floats(ctx, &a->xn, B * E, "normalised activations")) ||
-        (st = alloc_floats(ctx, &a->qkv, m->arch == SAC_ARCH_GPT2 ? B * 3 * E : 0, "fused QKV")) ||
+        (st = alloc_floats(ctx, &a->qkv, m->arch != SAC_ARCH_LLAMA ? B * 3 * E : 0, "fused QKV")) ||
         (st = alloc_floats(ctx, &a->q, B * E, "queries")) ||
         (st = alloc_floats(ctx, &a->k, B * KV, "keys")) ||
         (st = alloc_floats(ctx, &a->v, B * KV, "values")) ||
@@ -54,10 +54,11 @@ static sac_status alloc_activations(sac_context *ctx) {
         size_t s = sac_matmul_work_size(mats[i], ctx->n_batch);
         if (s > work) work = s;
     }
-    for (int32_t l = 0; l < hp->n_layer; l++) {
-        const sac_layer *L = &m->layers[l];
-        const sac_matrix *lm[7] = {&L->wqkv, &L->wq, &L->wk, &L->wo, &L->w_up, &L->w_gate, &L->w_down};
-        for (int i = 0; i < 7; i++) {
+    for (int32_t l = 0; l < hp->n_layer + hp->n_encoder_layer; l++) {
+        const sac_layer *L = l < hp->n_layer ? &m->layers[l] : &m->enc_layers[l - hp->n_layer];
+        const sac_matrix *lm[10] = {&L->wqkv, &L->wq,     &L->wk,      &L->wo,       &L->w_up,
+                                    &L->w_gate, &L->w_down, &L->cross_q, &L->cross_kv, &L->cross_o};
+        for (int i = 0; i < 10; i++) {
             if (!lm[i]->data) continue;
             size_t s = sac_matmul_work_size(lm[i], ctx->n_batch);
             if (s > work) work = s;
@@ -87,7 +88,8 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     if (p->n_threads > 256) return sac_fail(&ctx->error, SAC_ERR_ARG, "n_threads %d is more than 256", p->n_threads);
     ctx->n_ctx = p->n_ctx ? p->n_ctx : hp->n_ctx;
     ctx->n_batch = p->n_batch ? p->n_batch : 64;
-    if (ctx->n_batch > ctx->n_ctx) ctx->n_batch = ctx->n_ctx;
+    /* The encoder sees the whole source at once: encdec batches span the context. */
+    if (ctx->n_batch > ctx->n_ctx || m->arch == SAC_ARCH_ENCDEC) ctx->n_batch = ctx->n_ctx;
     ctx->capture = p->capture_attention != 0;
 
     sac_status st = sac_pool_new(p->n_threads ? p->n_threads : 1, &ctx->pool, &ctx->error);
@@ -102,6 +104,14 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     ctx->tokens = calloc((size_t)ctx->n_ctx, sizeof *ctx->tokens);
     if (!ctx->key_mask || !ctx->tokens) return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the token history");
     if ((st = alloc_activations(ctx))) return st;
+    if (m->arch == SAC_ARCH_ENCDEC) {
+        const uint64_t cross = (uint64_t)hp->n_layer * (uint64_t)ctx->n_ctx * (uint64_t)hp->n_embd;
+        if ((st = alloc_floats(ctx, &ctx->cross_k, cross, "cross-attention keys")) ||
+            (st = alloc_floats(ctx, &ctx->cross_v, cross, "cross-attention values")))
+            return st;
+        if (!(ctx->src_mask = calloc((size_t)ctx->n_ctx, 1)))
+            return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the source mask");
+    }
     ctx->logits_cap = (size_t)hp->n_vocab;
     if ((st = alloc_floats(ctx, &ctx->logits, ctx->logits_cap, "logits"))) return st;
     ctx->sampler.prob = malloc((size_t)hp->n_vocab * sizeof *ctx->sampler.prob);
@@ -128,6 +138,12 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
                      + n_ctx * 5               /* key mask and token history */
                      + V * 16;                 /* sampler */
     if (p.capture_attention) bytes += 4 * L * (uint64_t)hp->n_head * (n_ctx * (n_ctx + 1) / 2);
+    if (m->arch == SAC_ARCH_ENCDEC) {
+        /* batches span the context; cross keys and values; encoder and cross capture */
+        bytes += 4 * (n_ctx - B) * (9 * E + 2 * KV + 2 * F) + 8 * L * n_ctx * E + n_ctx;
+        if (p.capture_attention)
+            bytes += 4 * (uint64_t)hp->n_head * n_ctx * n_ctx * (L + (uint64_t)hp->n_encoder_layer);
+    }
     return bytes;
 }
 
@@ -157,6 +173,11 @@ void sac_context_free(sac_context *ctx) {
     free(ctx->attn);
     free(ctx->sampler.prob);
     free(ctx->sampler.index);
+    free(ctx->src_mask);
+    free(ctx->cross_k);
+    free(ctx->cross_v);
+    free(ctx->cross_attn);
+    free(ctx->enc_attn);
     free(ctx);
 }
 
@@ -169,7 +190,11 @@ void sac_context_reset(sac_context *ctx) {
     ctx->n_past = 0;
     ctx->logits_rows = 0;
     ctx->attn_rows = 0;
+    ctx->n_src = 0;
+    ctx->enc_attn_valid = 0;
 }
+
+int32_t sac_context_n_source(const sac_context *ctx) { return ctx ? ctx->n_src : 0; }
 
 int32_t sac_context_n_past(const sac_context *ctx) { return ctx ? ctx->n_past : 0; }
 int32_t sac_context_n_ctx(const sac_context *ctx) { return ctx ? ctx->n_ctx : 0; }
@@ -181,19 +206,69 @@ int32_t sac_context_n_threads(const sac_context *ctx) { return ctx ? ctx->n_thre
 
 static int context_usable(const sac_context *ctx) { return ctx && ctx->model && ctx->k_cache && ctx->act.work; }
 
+static sac_status check_ids(sac_context *ctx, const int32_t *tokens, int32_t n_tokens) {
+    const int32_t V = ctx->model->info.n_vocab;
+    for (int32_t i = 0; i < n_tokens; i++)
+        if (tokens[i] < 0 || tokens[i] >= V)
+            return sac_fail(&ctx->error, SAC_ERR_ARG, "token id %d at index %d is out of range (vocabulary size %d)",
+                            tokens[i], i, V);
+    return SAC_OK;
+}
+
+/* Cross-attention capture for n_ctx decoder rows against the current source. */
+static sac_status reserve_cross_capture(sac_context *ctx) {
+    const sac_model_info *hp = &ctx->model->info;
+    size_t rows = (size_t)hp->n_layer * hp->n_head * (size_t)ctx->n_src;
+    size_t enc = (size_t)hp->n_encoder_layer * hp->n_head * (size_t)ctx->n_src * (size_t)ctx->n_src;
+    float *c = realloc(ctx->cross_attn, ((size_t)ctx->n_ctx * rows + 1) * sizeof(float));
+    if (c) ctx->cross_attn = c;
+    float *e = realloc(ctx->enc_attn, (enc + 1) * sizeof(float));
+    if (e) ctx->enc_attn = e;
+    if (!c || !e) return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for cross-attention capture");
+    return SAC_OK;
+}
+
+sac_status sac_encode(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, const uint8_t *key_mask) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (ctx->model->arch != SAC_ARCH_ENCDEC)
+        return sac_fail(&ctx->error, SAC_ERR_STATE, "sac_encode needs an encoder-decoder model, this one is %s",
+                        ctx->model->arch_name);
+    if (n_tokens <= 0 || !tokens)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "no source tokens to encode (n_tokens = %d)", n_tokens);
+    if (n_tokens > ctx->n_ctx)
+        return sac_fail(&ctx->error, SAC_ERR_CONTEXT, "the source has %d tokens, the context holds %d", n_tokens,
+                        ctx->n_ctx);
+    sac_status st = check_ids(ctx, tokens, n_tokens);
+    if (st) return st;
+    int32_t visible = 0;
+    for (int32_t i = 0; i < n_tokens; i++) visible += !key_mask || key_mask[i];
+    if (!visible) return sac_fail(&ctx->error, SAC_ERR_ARG, "every source token is masked as padding");
+    sac_context_reset(ctx);
+    ctx->n_src = n_tokens;
+    for (int32_t i = 0; i < n_tokens; i++) ctx->src_mask[i] = !key_mask || key_mask[i];
+    if (ctx->capture && (st = reserve_cross_capture(ctx))) {
+        ctx->n_src = 0;
+        return st;
+    }
+    sac_encoder_forward(ctx, tokens, n_tokens);
+    ctx->enc_attn_valid = ctx->capture;
+    return SAC_OK;
+}
+
 sac_status sac_eval(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, const uint8_t *key_mask,
                     uint32_t flags) {
     if (!ctx) return SAC_ERR_ARG;
+    sac_status st;
     if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     const sac_model_info *hp = &ctx->model->info;
     if (flags & ~(uint32_t)SAC_EVAL_ALL_LOGITS)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "unknown eval flags 0x%x", (unsigned)flags);
     if (n_tokens <= 0 || !tokens)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "no tokens to evaluate (n_tokens = %d)", n_tokens);
-    for (int32_t i = 0; i < n_tokens; i++)
-        if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
-            return sac_fail(&ctx->error, SAC_ERR_ARG, "token id %d at index %d is out of range (vocabulary size %d)",
-                            tokens[i], i, hp->n_vocab);
+    if (ctx->model->arch == SAC_ARCH_ENCDEC && ctx->n_src == 0)
+        return sac_fail(&ctx->error, SAC_ERR_STATE, "encoder-decoder model: call sac_encode with a source first");
+    if ((st = check_ids(ctx, tokens, n_tokens))) return st;
     if (n_tokens > ctx->n_ctx - ctx->n_past)
         return sac_fail(&ctx->error, SAC_ERR_CONTEXT,
                         "%d tokens do not fit in the context: it holds %d tokens and already has %d",
@@ -207,7 +282,6 @@ sac_status sac_eval(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, c
         ctx->logits = grown;
         ctx->logits_cap = need;
     }
-    sac_status st;
     if (ctx->capture && (st = sac_attn_reserve(ctx, ctx->n_past + n_tokens))) return st;
 
     /* Split into batches of n_batch; only the last batch's last row matters without `all`. */
@@ -266,6 +340,11 @@ sac_status sac_attention_enable(sac_context *ctx, int32_t on) {
         if (st) return st;
         size_t from = sac_attn_row_offset(ctx, ctx->attn_rows), to = sac_attn_row_offset(ctx, ctx->n_past);
         if (to > from) memset(ctx->attn + from, 0, (to - from) * sizeof(float));
+        if (ctx->n_src) {
+            if ((st = reserve_cross_capture(ctx))) return st;
+            const size_t row = (size_t)ctx->model->info.n_layer * ctx->model->info.n_head * ctx->n_src;
+            memset(ctx->cross_attn + ctx->attn_rows * row, 0, (size_t)(ctx->n_past - ctx->attn_rows) * row * sizeof(float));
+        }
         ctx->attn_rows = ctx->n_past;
     }
     ctx->capture = on != 0;
@@ -284,20 +363,58 @@ sac_status sac_attention_row(sac_context *ctx, int32_t query, const float **row,
 }
 
 sac_status sac_attention_matrix(sac_context *ctx, int32_t layer, int32_t head, float *out, size_t out_len) {
+    return sac_attention_get(ctx, SAC_ATTENTION_SELF, layer, head, out, out_len, NULL, NULL);
+}
+
+sac_status sac_attention_cross_row(sac_context *ctx, int32_t query, const float **row, int32_t *n_keys) {
     if (!ctx) return SAC_ERR_ARG;
+    if (!ctx->n_src)
+        return sac_fail(&ctx->error, SAC_ERR_STATE, "no cross-attention: not an encoder-decoder model, or nothing encoded");
+    if (query < 0 || query >= ctx->attn_rows)
+        return sac_fail(&ctx->error, ctx->attn_rows ? SAC_ERR_ARG : SAC_ERR_STATE,
+                        "no captured attention for query %d (%d rows captured; is capture on?)", query, ctx->attn_rows);
     const sac_model_info *hp = &ctx->model->info;
-    if (layer < 0 || layer >= hp->n_layer || head < 0 || head >= hp->n_head)
-        return sac_fail(&ctx->error, SAC_ERR_ARG, "layer %d / head %d out of range (%d layers, %d heads)", layer,
-                        head, hp->n_layer, hp->n_head);
-    const int32_t n = ctx->attn_rows;
-    if (n == 0)
+    if (row) *row = ctx->cross_attn + (size_t)query * hp->n_layer * hp->n_head * ctx->n_src;
+    if (n_keys) *n_keys = ctx->n_src;
+    return SAC_OK;
+}
+
+sac_status sac_attention_get(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head, float *out,
+                             size_t out_len, int32_t *n_queries, int32_t *n_keys) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    const sac_model_info *hp = &ctx->model->info;
+    int32_t nq, nk, n_layers;
+    switch (kind) {
+    case SAC_ATTENTION_SELF: nq = nk = ctx->attn_rows; n_layers = hp->n_layer; break;
+    case SAC_ATTENTION_CROSS: nq = ctx->attn_rows; nk = ctx->n_src; n_layers = hp->n_layer; break;
+    case SAC_ATTENTION_ENCODER: nq = nk = ctx->enc_attn_valid ? ctx->n_src : 0; n_layers = hp->n_encoder_layer; break;
+    default: return sac_fail(&ctx->error, SAC_ERR_ARG, "unknown attention kind %d", (int)kind);
+    }
+    if (kind != SAC_ATTENTION_SELF && ctx->model->arch != SAC_ARCH_ENCDEC)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "cross and encoder attention need an encoder-decoder model");
+    if (layer < 0 || layer >= n_layers || head < 0 || head >= hp->n_head)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "layer %d / head %d out of range (%d layers, %d heads)", layer, head,
+                        n_layers, hp->n_head);
+    if (nq == 0 || nk == 0)
         return sac_fail(&ctx->error, SAC_ERR_STATE, "no captured attention (is capture on, and was anything evaluated?)");
-    if (!out || out_len < (size_t)n * (size_t)n)
-        return sac_fail(&ctx->error, SAC_ERR_ARG, "the output holds %zu floats, the matrix needs %d x %d", out_len, n, n);
-    for (int32_t q = 0; q < n; q++) {
-        const float *src = ctx->attn + sac_attn_row_offset(ctx, q) + ((size_t)layer * hp->n_head + head) * (q + 1);
-        memcpy(out + (size_t)q * n, src, (size_t)(q + 1) * sizeof(float));
-        memset(out + (size_t)q * n + q + 1, 0, (size_t)(n - q - 1) * sizeof(float));
+    if (n_queries) *n_queries = nq;
+    if (n_keys) *n_keys = nk;
+    if (!out) return SAC_OK;
+    if (out_len < (size_t)nq * (size_t)nk)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "the output holds %zu floats, the matrix needs %d x %d", out_len, nq, nk);
+    const size_t H = (size_t)hp->n_head;
+    for (int32_t q = 0; q < nq; q++) {
+        float *dst = out + (size_t)q * nk;
+        if (kind == SAC_ATTENTION_SELF) {
+            memcpy(dst, ctx->attn + sac_attn_row_offset(ctx, q) + ((size_t)layer * H + head) * (q + 1),
+                   (size_t)(q + 1) * sizeof(float));
+            memset(dst + q + 1, 0, (size_t)(nk - q - 1) * sizeof(float));
+        } else if (kind == SAC_ATTENTION_CROSS) {
+            memcpy(dst, ctx->cross_attn + (((size_t)q * hp->n_layer + layer) * H + head) * nk, (size_t)nk * sizeof(float));
+        } else {
+            memcpy(dst, ctx->enc_attn + (((size_t)layer * H + head) * nk + q) * nk, (size_t)nk * sizeof(float));
+        }
     }
     return SAC_OK;
 }

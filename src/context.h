@@ -55,6 +55,14 @@ struct sac_context {
     int32_t attn_rows;
 
     sac_sampler_state sampler;
+
+    /* encdec: the encoded source */
+    int32_t n_src;
+    uint8_t *src_mask;           /* [n_ctx] */
+    float *cross_k, *cross_v;    /* per decoder layer: [n_ctx][n_embd] */
+    float *cross_attn;           /* capture: decoder row q → [n_layer][n_head][n_src] */
+    float *enc_attn;             /* capture: [n_encoder_layer][n_head][n_src][n_src] */
+    int enc_attn_valid;          /* 1 when the last encode ran with capture on */
 };
 
 /* Offset in floats of query row q in the capture buffer. */
@@ -67,5 +75,9 @@ sac_status sac_attn_reserve(sac_context *ctx, int32_t n_rows);
  * logits when logits_row < 0 (an early chunk of a long prompt). */
 void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask,
                  int all_logits, int32_t logits_row);
+
+/* The encoder over n source tokens (n <= n_batch; ctx->src_mask and n_src already set):
+ * fills cross_k/cross_v (and enc_attn when capturing). */
+void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n);
 
 #endif

@@ -1,4 +1,5 @@
-/* forward.c — the transformer: one batch of tokens in, logits out.
+/* forward.c — the transformer: one batch of tokens in, logits out (and, for encoder–decoder
+ * models, the encoder that prepares what cross-attention reads).
  *
  * Read sac_forward from top to bottom to follow a token: embedding → for each layer
  * (norm → attention → residual → norm → feed-forward → residual) → final norm → logits.
@@ -35,7 +36,7 @@ static void norm_rows(const sac_model *m, float *out, const float *x, int32_t n,
                       const sac_vector *b) {
     const int64_t E = m->info.n_embd;
     for (int32_t t = 0; t < n; t++) {
-        if (m->arch == SAC_ARCH_GPT2) layernorm(out + t * E, x + t * E, w, b, E, m->info.norm_eps);
+        if (m->arch != SAC_ARCH_LLAMA) layernorm(out + t * E, x + t * E, w, b, E, m->info.norm_eps);
         else rmsnorm(out + t * E, x + t * E, w, E, m->info.norm_eps);
     }
 }
@@ -56,6 +57,29 @@ static float gelu(float x) {
 }
 
 static float silu(float x) { return x / (1.0f + expf(-x)); }
+
+/* encdec positions: PE[p][2i] = sin(p / 10000^(2i/E)), PE[p][2i+1] = cos(same). */
+static void add_sinusoid(float *x, int32_t pos, int64_t E) {
+    for (int64_t i = 0; i < E / 2; i++) {
+        double angle = pos * pow(10000.0, -2.0 * (double)i / (double)E);
+        x[2 * i] += (float)sin(angle);
+        x[2 * i + 1] += (float)cos(angle);
+    }
+}
+
+/* Token embeddings of a batch at positions pos0.., plus the architecture's positions. */
+static void embed(const sac_model *m, float *x, const int32_t *tokens, int32_t n, int32_t pos0, float *tmp) {
+    const int64_t E = m->info.n_embd;
+    for (int32_t t = 0; t < n; t++) {
+        sac_matrix_get_row(&m->token_embd, tokens[t], x + t * E);
+        if (m->arch == SAC_ARCH_GPT2) {
+            sac_matrix_get_row(&m->pos_embd, pos0 + t, tmp);
+            for (int64_t i = 0; i < E; i++) x[t * E + i] += tmp[i];
+        } else if (m->arch == SAC_ARCH_ENCDEC) {
+            add_sinusoid(x + t * E, pos0 + t, E);
+        }
+    }
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Rotary position embedding ("normal" mode: consecutive pairs)                              */
@@ -90,58 +114,85 @@ static void rope_apply(const sac_model *m, float *vec, int32_t n_heads, const fl
 /* Attention: every (token, head) pair of the batch is one work item                         */
 /* ---------------------------------------------------------------------------------------- */
 
+/* One attention call: causal self-attention over the KV cache, bidirectional encoder
+ * self-attention, or decoder → encoder cross-attention. */
 typedef struct attention_job {
     sac_context *ctx;
-    int32_t layer, n;
+    sac_attention_kind kind;
+    int32_t layer, n;          /* layer of its stack; queries in the batch */
+    const float *q;            /* [n][n_head × head_dim] */
+    const float *k, *v;        /* key/value rows, kv_stride floats apart */
+    int64_t kv_stride;
+    const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
+    int32_t n_keys;            /* keys of every query (encoder, cross); causal: pos + 1 */
+    float *out;                /* [n][n_head × head_dim] */
 } attention_job;
+
+/* Where the probabilities of query t, head h go when capture is on. */
+static float *capture_row(const attention_job *job, int32_t t, int32_t h) {
+    sac_context *ctx = job->ctx;
+    const int64_t H = ctx->model->info.n_head, L = ctx->model->info.n_layer, n_src = ctx->n_src;
+    const int64_t pos = ctx->n_past + t;
+    switch (job->kind) {
+    case SAC_ATTENTION_SELF: return ctx->attn + sac_attn_row_offset(ctx, pos) + (job->layer * H + h) * (pos + 1);
+    case SAC_ATTENTION_CROSS: return ctx->cross_attn + ((pos * L + job->layer) * H + h) * n_src;
+    case SAC_ATTENTION_ENCODER: return ctx->enc_attn + ((job->layer * H + h) * n_src + t) * n_src;
+    }
+    return NULL;
+}
 
 static void attention_task(void *arg, int ith, int nth) {
     const attention_job *job = arg;
     sac_context *ctx = job->ctx;
     const sac_model_info *hp = &ctx->model->info;
     const int32_t hd = hp->head_dim, H = hp->n_head, group = hp->n_head / hp->n_head_kv;
-    const int64_t kv_dim = (int64_t)hp->n_head_kv * hd;
-    const float *k_layer = ctx->k_cache + (int64_t)job->layer * ctx->n_ctx * kv_dim;
-    const float *v_layer = ctx->v_cache + (int64_t)job->layer * ctx->n_ctx * kv_dim;
     const float scale = 1.0f / sqrtf((float)hd);
     float *scores = ctx->act.scores + (int64_t)ith * ctx->n_ctx;
 
     int64_t start, end;
     sac_split((int64_t)job->n * H, ith, nth, &start, &end);
     for (int64_t item = start; item < end; item++) {
-        const int32_t t = (int32_t)(item / H), h = (int32_t)(item % H);
-        const int32_t pos = ctx->n_past + t, kvh = h / group;
-        const float *q = ctx->act.q + (int64_t)t * hp->n_embd + (int64_t)h * hd;
+        const int32_t t = (int32_t)(item / H), h = (int32_t)(item % H), kvh = h / group;
+        /* The keys this query sees, and its own key, which stays visible even when it is
+         * padding so that every row has at least one key (cross-attention has none: the
+         * source is checked to have a visible token). */
+        const int32_t causal = job->kind == SAC_ATTENTION_SELF;
+        const int32_t n_keys = causal ? ctx->n_past + t + 1 : job->n_keys;
+        const int32_t own = causal ? ctx->n_past + t : job->kind == SAC_ATTENTION_ENCODER ? t : -1;
+        const float *q = job->q + (int64_t)t * hp->n_embd + (int64_t)h * hd;
 
-        /* scores = q·k / √d over keys 0..pos; padding keys are masked out (except the
-         * query's own position, so every row has at least one key). */
+        /* scores = q·k / √d, hidden keys at −∞ */
         float max = -INFINITY;
-        for (int32_t j = 0; j <= pos; j++) {
-            if (!ctx->key_mask[j] && j != pos) {
+        for (int32_t j = 0; j < n_keys; j++) {
+            if (!job->key_mask[j] && j != own) {
                 scores[j] = -INFINITY;
                 continue;
             }
-            scores[j] = sac_dot_f32(q, k_layer + (int64_t)j * kv_dim + (int64_t)kvh * hd, hd) * scale;
+            scores[j] = sac_dot_f32(q, job->k + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd) * scale;
             if (scores[j] > max) max = scores[j];
         }
         float sum = 0.0f;
-        for (int32_t j = 0; j <= pos; j++) {
+        for (int32_t j = 0; j < n_keys; j++) {
             scores[j] = scores[j] == -INFINITY ? 0.0f : expf(scores[j] - max);
             sum += scores[j];
         }
+        /* out = Σ softmax(scores)_j · v_j */
         const float inv = 1.0f / sum;
-        float *out = ctx->act.att + (int64_t)t * hp->n_embd + (int64_t)h * hd;
+        float *out = job->out + (int64_t)t * hp->n_embd + (int64_t)h * hd;
         memset(out, 0, (size_t)hd * sizeof *out);
-        for (int32_t j = 0; j <= pos; j++) {
+        for (int32_t j = 0; j < n_keys; j++) {
             scores[j] *= inv;
             if (scores[j] != 0.0f)
-                sac_axpy_f32(out, scores[j], v_layer + (int64_t)j * kv_dim + (int64_t)kvh * hd, hd);
+                sac_axpy_f32(out, scores[j], job->v + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd);
         }
-        if (ctx->capture) {
-            float *row = ctx->attn + sac_attn_row_offset(ctx, pos) + ((int64_t)job->layer * H + h) * (pos + 1);
-            memcpy(row, scores, (size_t)(pos + 1) * sizeof *row);
-        }
+        if (ctx->capture) memcpy(capture_row(job, t, h), scores, (size_t)n_keys * sizeof *scores);
     }
+}
+
+static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const float *k,
+                   const float *v, int64_t kv_stride, const uint8_t *key_mask, int32_t n_keys) {
+    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_stride, key_mask, n_keys, ctx->act.att};
+    sac_pool_run(ctx->pool, attention_task, &job);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -157,7 +208,7 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
     const int64_t E = m->info.n_embd, kv_dim = (int64_t)m->info.n_head_kv * m->info.head_dim;
-    if (m->arch == SAC_ARCH_GPT2) {
+    if (m->arch != SAC_ARCH_LLAMA) {
         /* fused rows: Q, then K, then V */
         matmul(ctx, &L->wqkv, a->xn, n, a->qkv);
         add_bias(a->qkv, &L->bqkv, n);
@@ -183,7 +234,7 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
     const int64_t F = (int64_t)n * m->info.n_ff;
-    if (m->arch == SAC_ARCH_GPT2) {
+    if (m->arch != SAC_ARCH_LLAMA) {
         matmul(ctx, &L->w_up, a->xn, n, a->ff);
         add_bias(a->ff, &L->b_up, n);
         for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]);
@@ -198,6 +249,36 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     matmul(ctx, &L->w_down, a->ff, n, a->proj);
 }
 
+/* x += W_o · attention(norm(x)) + b_o, for the attention already described by project_qkv's
+ * output and the given keys. */
+static void attention_block_output(sac_context *ctx, const sac_layer *L, int32_t n) {
+    sac_activations *a = &ctx->act;
+    matmul(ctx, &L->wo, a->att, n, a->proj);
+    if (ctx->model->arch != SAC_ARCH_LLAMA) add_bias(a->proj, &L->bo, n);
+    add_into(a->x, a->proj, n * ctx->model->info.n_embd);
+}
+
+/* encdec decoder blocks: x += W_co · cross_attention(W_cq · norm(x), encoder) */
+static void cross_attention_block(sac_context *ctx, const sac_layer *L, int32_t l, int32_t n) {
+    sac_activations *a = &ctx->act;
+    const int64_t E = ctx->model->info.n_embd, span = (int64_t)ctx->n_ctx * E;
+    norm_rows(ctx->model, a->xn, a->x, n, &L->cross_norm, &L->cross_norm_b);
+    matmul(ctx, &L->cross_q, a->xn, n, a->q);
+    add_bias(a->q, &L->cross_bq, n);
+    attend(ctx, SAC_ATTENTION_CROSS, l, n, ctx->cross_k + l * span, ctx->cross_v + l * span, E, ctx->src_mask,
+           ctx->n_src);
+    matmul(ctx, &L->cross_o, a->att, n, a->proj);
+    add_bias(a->proj, &L->cross_bo, n);
+    add_into(a->x, a->proj, n * E);
+}
+
+static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) {
+    sac_activations *a = &ctx->act;
+    norm_rows(ctx->model, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
+    feed_forward(ctx, L, n);
+    add_into(a->x, a->proj, n * ctx->model->info.n_embd);
+}
+
 void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask, int all_logits,
                  int32_t logits_row) {
     const sac_model *m = ctx->model;
@@ -206,13 +287,8 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
     const int64_t E = hp->n_embd, kv_dim = (int64_t)hp->n_head_kv * hp->head_dim;
     const int32_t pos0 = ctx->n_past;
 
-    /* Embeddings (plus learned positions for gpt2). */
+    embed(m, a->x, tokens, n, pos0, a->proj);
     for (int32_t t = 0; t < n; t++) {
-        sac_matrix_get_row(&m->token_embd, tokens[t], a->x + t * E);
-        if (m->arch == SAC_ARCH_GPT2) {
-            sac_matrix_get_row(&m->pos_embd, pos0 + t, a->proj);
-            add_into(a->x + t * E, a->proj, E);
-        }
         ctx->tokens[pos0 + t] = tokens[t];
         ctx->key_mask[pos0 + t] = key_mask ? (key_mask[t] != 0) : 1;
     }
@@ -221,23 +297,20 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
     for (int32_t l = 0; l < hp->n_layer; l++) {
         const sac_layer *L = &m->layers[l];
 
-        /* Attention block: x += W_o · attention(norm(x)) */
+        /* Attention block: x += W_o · attention(norm(x)), keys and values appended to the cache */
         norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         project_qkv(ctx, L, n);
         float *k_layer = ctx->k_cache + (int64_t)l * ctx->n_ctx * kv_dim;
         float *v_layer = ctx->v_cache + (int64_t)l * ctx->n_ctx * kv_dim;
         memcpy(k_layer + pos0 * kv_dim, a->k, (size_t)(n * kv_dim) * sizeof(float));
         memcpy(v_layer + pos0 * kv_dim, a->v, (size_t)(n * kv_dim) * sizeof(float));
-        attention_job job = {ctx, l, n};
-        sac_pool_run(ctx->pool, attention_task, &job);
-        matmul(ctx, &L->wo, a->att, n, a->proj);
-        if (m->arch == SAC_ARCH_GPT2) add_bias(a->proj, &L->bo, n);
-        add_into(a->x, a->proj, n * E);
+        attend(ctx, SAC_ATTENTION_SELF, l, n, k_layer, v_layer, kv_dim, ctx->key_mask, 0);
+        attention_block_output(ctx, L, n);
+
+        if (m->arch == SAC_ARCH_ENCDEC) cross_attention_block(ctx, L, l, n);
 
         /* Feed-forward block: x += FFN(norm(x)) */
-        norm_rows(m, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
-        feed_forward(ctx, L, n);
-        add_into(a->x, a->proj, n * E);
+        feed_forward_block(ctx, L, n);
     }
 
     /* Final norm and the output projection, for the rows the caller wants. */
@@ -245,4 +318,34 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
     const int32_t first = all_logits ? 0 : n - 1, rows = n - first;
     norm_rows(m, a->xn, a->x + first * E, rows, &m->output_norm, &m->output_norm_b);
     matmul(ctx, &m->output, a->xn, rows, ctx->logits + (int64_t)logits_row * hp->n_vocab);
+}
+
+void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n) {
+    const sac_model *m = ctx->model;
+    const sac_model_info *hp = &m->info;
+    sac_activations *a = &ctx->act;
+    const int64_t E = hp->n_embd, span = (int64_t)ctx->n_ctx * E;
+
+    embed(m, a->x, tokens, n, 0, a->proj);
+    for (int32_t l = 0; l < hp->n_encoder_layer; l++) {
+        const sac_layer *L = &m->enc_layers[l];
+        /* bidirectional self-attention over the whole source */
+        norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
+        project_qkv(ctx, L, n);
+        attend(ctx, SAC_ATTENTION_ENCODER, l, n, a->k, a->v, E, ctx->src_mask, n);
+        attention_block_output(ctx, L, n);
+        feed_forward_block(ctx, L, n);
+    }
+    norm_rows(m, a->xn, a->x, n, &m->enc_output_norm, &m->enc_output_norm_b);
+
+    /* What every decoder layer's cross-attention reads: K|V projections of the encoder output. */
+    for (int32_t l = 0; l < hp->n_layer; l++) {
+        const sac_layer *L = &m->layers[l];
+        matmul(ctx, &L->cross_kv, a->xn, n, a->qkv);
+        add_bias(a->qkv, &L->cross_bkv, n);
+        for (int32_t t = 0; t < n; t++) {
+            memcpy(ctx->cross_k + l * span + t * E, a->qkv + t * 2 * E, (size_t)E * sizeof(float));
+            memcpy(ctx->cross_v + l * span + t * E, a->qkv + t * 2 * E + E, (size_t)E * sizeof(float));
+        }
+    }
 }

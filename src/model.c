@@ -1,5 +1,23 @@
 /* model.c — from GGUF bytes to a model: architecture, hyperparameters, and every weight
- * bound by name and checked against the shape the architecture expects. */
+ * bound by name and checked against the shape the architecture expects.
+ *
+ * gpt2 and llama use the names llama.cpp's converters write (see gguf-notes.md). "encdec" is
+ * saccade's own encoder–decoder (a Vaswani-style transformer with GPT-2's pre-LayerNorm
+ * blocks):
+ *   keys    encdec.context_length, .embedding_length, .feed_forward_length,
+ *           .encoder.block_count, .block_count (decoder blocks), .attention.head_count,
+ *           .attention.layer_norm_epsilon
+ *   tensors token_embd.weight [E, V]   shared by source, target (and output when tied)
+ *           enc.blk.N.{attn_norm, attn_qkv, attn_output, ffn_norm, ffn_up, ffn_down}.{weight,bias}
+ *           enc.output_norm.{weight,bias}
+ *           dec.blk.N.{attn_norm, attn_qkv, attn_output, ffn_norm, ffn_up, ffn_down}.{weight,bias}
+ *           dec.blk.N.cross_attn_norm.{weight,bias}, dec.blk.N.cross_attn_q.{weight,bias} [E, E],
+ *           dec.blk.N.cross_attn_kv.{weight,bias} [E, 2E] (K rows, then V rows),
+ *           dec.blk.N.cross_attn_output.{weight,bias} [E, E]
+ *           output_norm.{weight,bias}, output.weight [E, V] (absent: tied to token_embd)
+ *   positions: fixed sinusoids added to the token embeddings, from 0 in source and target
+ *   (PE[p][2i] = sin(p / 10000^(2i/E)), PE[p][2i+1] = cos(p / 10000^(2i/E))).
+ * A decoder block is x += attn(LN(x)) (causal); x += cross(LN(x), encoder); x += mlp(LN(x)). */
 #include "model.h"
 
 #include <inttypes.h>
@@ -63,10 +81,15 @@ static sac_status read_hparams(sac_model *m) {
     hp->head_dim = hp->n_embd / hp->n_head;
     hp->n_head_kv = hp->n_head;
 
-    if (m->arch == SAC_ARCH_GPT2) {
+    if (m->arch != SAC_ARCH_LLAMA) {
         char key[96];
         arch_key(m, "attention.layer_norm_epsilon", key, sizeof key);
         if ((st = gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
+        if (m->arch == SAC_ARCH_ENCDEC &&
+            (st = get_dim(m, "encoder.block_count", MAX_LAYERS, &hp->n_encoder_layer)))
+            return st;
+        if (m->arch == SAC_ARCH_ENCDEC && hp->n_embd % 2)
+            return sac_fail(&m->error, SAC_ERR_MODEL, "encdec embedding_length %d must be even (sinusoids)", hp->n_embd);
         return SAC_OK;
     }
 
@@ -147,28 +170,15 @@ static sac_status bind_vector(sac_model *m, const char *name, int64_t n, int req
     return SAC_OK;
 }
 
-static sac_status bind_layer(sac_model *m, int il, size_t *used) {
+/* Binds one block; `prefix` is "blk.%d." (gpt2, llama), "enc.blk.%d." or "dec.blk.%d." (encdec). */
+static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer *L, size_t *used) {
     const sac_model_info *hp = &m->info;
-    sac_layer *L = &m->layers[il];
     const int64_t E = hp->n_embd, F = hp->n_ff, KV = (int64_t)hp->n_head_kv * hp->head_dim;
-    char name[96];
+    char base[32], name[96];
     sac_status st;
-#define NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, il), name)
-    if (m->arch == SAC_ARCH_GPT2) {
-        if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
-            (st = bind_vector(m, NAME("attn_norm.bias"), E, 1, used, &L->attn_norm_b)) ||
-            (st = bind_matrix(m, NAME("attn_qkv.weight"), E, 3 * E, 1, &L->wqkv)) ||
-            (st = bind_vector(m, NAME("attn_qkv.bias"), 3 * E, 1, used, &L->bqkv)) ||
-            (st = bind_matrix(m, NAME("attn_output.weight"), E, E, 1, &L->wo)) ||
-            (st = bind_vector(m, NAME("attn_output.bias"), E, 1, used, &L->bo)) ||
-            (st = bind_vector(m, NAME("ffn_norm.weight"), E, 1, used, &L->ffn_norm)) ||
-            (st = bind_vector(m, NAME("ffn_norm.bias"), E, 1, used, &L->ffn_norm_b)) ||
-            (st = bind_matrix(m, NAME("ffn_up.weight"), E, F, 1, &L->w_up)) ||
-            (st = bind_vector(m, NAME("ffn_up.bias"), F, 1, used, &L->b_up)) ||
-            (st = bind_matrix(m, NAME("ffn_down.weight"), F, E, 1, &L->w_down)) ||
-            (st = bind_vector(m, NAME("ffn_down.bias"), E, 1, used, &L->b_down)))
-            return st;
-    } else {
+    snprintf(base, sizeof base, prefix, il);
+#define NAME(suffix) (snprintf(name, sizeof name, "%s" suffix, base), name)
+    if (m->arch == SAC_ARCH_LLAMA) {
         if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
             (st = bind_matrix(m, NAME("attn_q.weight"), E, E, 1, &L->wq)) ||
             (st = bind_matrix(m, NAME("attn_k.weight"), E, KV, 1, &L->wk)) ||
@@ -179,7 +189,31 @@ static sac_status bind_layer(sac_model *m, int il, size_t *used) {
             (st = bind_matrix(m, NAME("ffn_up.weight"), E, F, 1, &L->w_up)) ||
             (st = bind_matrix(m, NAME("ffn_down.weight"), F, E, 1, &L->w_down)))
             return st;
+        return SAC_OK;
     }
+    if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
+        (st = bind_vector(m, NAME("attn_norm.bias"), E, 1, used, &L->attn_norm_b)) ||
+        (st = bind_matrix(m, NAME("attn_qkv.weight"), E, 3 * E, 1, &L->wqkv)) ||
+        (st = bind_vector(m, NAME("attn_qkv.bias"), 3 * E, 1, used, &L->bqkv)) ||
+        (st = bind_matrix(m, NAME("attn_output.weight"), E, E, 1, &L->wo)) ||
+        (st = bind_vector(m, NAME("attn_output.bias"), E, 1, used, &L->bo)) ||
+        (st = bind_vector(m, NAME("ffn_norm.weight"), E, 1, used, &L->ffn_norm)) ||
+        (st = bind_vector(m, NAME("ffn_norm.bias"), E, 1, used, &L->ffn_norm_b)) ||
+        (st = bind_matrix(m, NAME("ffn_up.weight"), E, F, 1, &L->w_up)) ||
+        (st = bind_vector(m, NAME("ffn_up.bias"), F, 1, used, &L->b_up)) ||
+        (st = bind_matrix(m, NAME("ffn_down.weight"), F, E, 1, &L->w_down)) ||
+        (st = bind_vector(m, NAME("ffn_down.bias"), E, 1, used, &L->b_down)))
+        return st;
+    if (m->arch == SAC_ARCH_ENCDEC && prefix[0] == 'd' &&
+        ((st = bind_vector(m, NAME("cross_attn_norm.weight"), E, 1, used, &L->cross_norm)) ||
+         (st = bind_vector(m, NAME("cross_attn_norm.bias"), E, 1, used, &L->cross_norm_b)) ||
+         (st = bind_matrix(m, NAME("cross_attn_q.weight"), E, E, 1, &L->cross_q)) ||
+         (st = bind_vector(m, NAME("cross_attn_q.bias"), E, 1, used, &L->cross_bq)) ||
+         (st = bind_matrix(m, NAME("cross_attn_kv.weight"), E, 2 * E, 1, &L->cross_kv)) ||
+         (st = bind_vector(m, NAME("cross_attn_kv.bias"), 2 * E, 1, used, &L->cross_bkv)) ||
+         (st = bind_matrix(m, NAME("cross_attn_output.weight"), E, E, 1, &L->cross_o)) ||
+         (st = bind_vector(m, NAME("cross_attn_output.bias"), E, 1, used, &L->cross_bo))))
+        return st;
 #undef NAME
     return SAC_OK;
 }
@@ -199,10 +233,16 @@ static sac_status bind_all(sac_model *m, size_t *used) {
     if (m->arch == SAC_ARCH_GPT2 &&
         (st = bind_matrix(m, "position_embd.weight", hp->n_embd, hp->n_ctx, 1, &m->pos_embd)))
         return st;
+    const int encdec = m->arch == SAC_ARCH_ENCDEC;
+    for (int il = 0; il < hp->n_encoder_layer; il++)
+        if ((st = bind_layer(m, "enc.blk.%d.", il, &m->enc_layers[il], used))) return st;
+    if (encdec && ((st = bind_vector(m, "enc.output_norm.weight", hp->n_embd, 1, used, &m->enc_output_norm)) ||
+                   (st = bind_vector(m, "enc.output_norm.bias", hp->n_embd, 1, used, &m->enc_output_norm_b))))
+        return st;
     for (int il = 0; il < hp->n_layer; il++)
-        if ((st = bind_layer(m, il, used))) return st;
+        if ((st = bind_layer(m, encdec ? "dec.blk.%d." : "blk.%d.", il, &m->layers[il], used))) return st;
     if ((st = bind_vector(m, "output_norm.weight", hp->n_embd, 1, used, &m->output_norm))) return st;
-    if (m->arch == SAC_ARCH_GPT2 &&
+    if (m->arch != SAC_ARCH_LLAMA &&
         (st = bind_vector(m, "output_norm.bias", hp->n_embd, 1, used, &m->output_norm_b)))
         return st;
     m->output = m->token_embd;
@@ -244,13 +284,18 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
     if (!gguf_find_kv(&m->gguf, "general.architecture"))
         return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
     if ((st = gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error))) return st;
-    if (gguf_string_eq(arch, "gpt2")) m->arch = SAC_ARCH_GPT2;
-    else if (gguf_string_eq(arch, "llama")) m->arch = SAC_ARCH_LLAMA;
-    else
+    static const char *const arch_names[] = {"gpt2", "llama", "encdec"};
+    int found = 0;
+    for (int a = 0; a < 3; a++)
+        if (gguf_string_eq(arch, arch_names[a])) {
+            m->arch = (enum sac_arch)a;
+            found = 1;
+        }
+    if (!found)
         return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                        "unknown architecture '%.*s' (saccade supports gpt2 and llama)",
+                        "unknown architecture '%.*s' (saccade supports gpt2, llama and encdec)",
                         (int)(arch.len > 64 ? 64 : arch.len), arch.data);
-    snprintf(m->arch_name, sizeof m->arch_name, "%s", m->arch == SAC_ARCH_GPT2 ? "gpt2" : "llama");
+    snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[m->arch]);
     m->info.architecture = m->arch_name;
     gguf_string name;
     if (gguf_find_kv(&m->gguf, "general.name") &&
@@ -261,7 +306,9 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
     if ((st = read_hparams(m))) return st;
 
     m->layers = calloc((size_t)m->info.n_layer, sizeof *m->layers);
-    if (!m->layers) return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory for %d layers", m->info.n_layer);
+    m->enc_layers = calloc((size_t)m->info.n_encoder_layer + 1, sizeof *m->enc_layers);
+    if (!m->layers || !m->enc_layers)
+        return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory for %d layers", m->info.n_layer);
     size_t n_converted;
     if ((st = bind_all(m, &n_converted))) return st;
     if (n_converted) {
@@ -306,6 +353,7 @@ void sac_model_free(sac_model *m) {
     sac_tokenizer_free(m->tokenizer);
     gguf_release(&m->gguf);
     free(m->layers);
+    free(m->enc_layers);
     free(m->converted);
     free(m->owned_buffer);
     free(m);

@@ -7,7 +7,9 @@
 #include "matmul.h"
 #include "tokenizer.h"
 
-enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA };
+/* gpt2 and encdec blocks share one layout: pre-LayerNorm, fused QKV with biases, GELU MLP.
+ * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c). */
+enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC };
 
 /* A 1-D parameter (norm weight, bias): always F32 in use; other stored types are
  * converted once at load time. */
@@ -25,6 +27,11 @@ typedef struct sac_layer {
     sac_matrix w_up; sac_vector b_up;
     sac_matrix w_gate;                   /* llama only */
     sac_matrix w_down; sac_vector b_down;
+    /* encdec decoder blocks: cross-attention to the encoder output */
+    sac_vector cross_norm, cross_norm_b;
+    sac_matrix cross_q; sac_vector cross_bq;
+    sac_matrix cross_kv; sac_vector cross_bkv; /* fused K|V of the encoder output */
+    sac_matrix cross_o; sac_vector cross_bo;
 } sac_layer;
 
 struct sac_model {
@@ -42,7 +49,9 @@ struct sac_model {
 
     sac_matrix token_embd;   /* [n_embd, n_vocab] */
     sac_matrix pos_embd;     /* gpt2: [n_embd, n_ctx] */
-    sac_layer *layers;
+    sac_layer *layers;       /* decoder blocks */
+    sac_layer *enc_layers;   /* encdec: encoder blocks */
+    sac_vector enc_output_norm, enc_output_norm_b;
     sac_vector output_norm, output_norm_b;
     sac_matrix output;       /* token_embd when tied */
 

@@ -61,7 +61,7 @@ void sac_model_free(sac_model *model);
 const char *sac_model_errmsg(const sac_model *model);
 
 typedef struct sac_model_info {
-    const char *architecture; /* "gpt2" or "llama" */
+    const char *architecture; /* "gpt2", "llama" or "encdec" */
     const char *name;         /* general.name, or "" */
     int32_t n_vocab;
     int32_t n_ctx;            /* context length the model was trained for */
@@ -79,6 +79,7 @@ typedef struct sac_model_info {
     uint64_t n_params;        /* values in all tensors */
     uint64_t n_bytes;         /* bytes of tensor data */
     uint32_t gguf_version;
+    int32_t n_encoder_layer;  /* "encdec": encoder blocks (n_layer counts decoder blocks); else 0 */
 } sac_model_info;
 
 void sac_model_get_info(const sac_model *model, sac_model_info *info);
@@ -140,6 +141,16 @@ enum {
 sac_status sac_eval(sac_context *ctx, const int32_t *tokens, int32_t n_tokens,
                     const uint8_t *key_mask, uint32_t flags);
 
+/* Encoder–decoder models ("encdec"): runs the bidirectional encoder over a source sequence
+ * and keeps, for every decoder layer, the keys and values cross-attention reads. It also
+ * resets the decoder (n_past = 0): sac_eval then decodes target tokens against this source.
+ * key_mask as in sac_eval (0 = padding, hidden from every query). The source must fit in the
+ * context (n_tokens <= n_ctx) and have at least one token that is not padding. Fails with
+ * SAC_ERR_STATE on a decoder-only model. */
+sac_status sac_encode(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, const uint8_t *key_mask);
+/* Source tokens of the last sac_encode (0 before any, and for decoder-only models). */
+int32_t sac_context_n_source(const sac_context *ctx);
+
 /* Logits of the last sac_eval: n_rows rows of n_vocab floats (n_rows is 1, or n_tokens with
  * SAC_EVAL_ALL_LOGITS). Valid until the next sac_eval or reset. NULL before any eval. */
 const float *sac_logits(const sac_context *ctx, int32_t *n_rows, int32_t *n_vocab);
@@ -164,6 +175,23 @@ sac_status sac_attention_row(sac_context *ctx, int32_t query, const float **row,
 /* Copies the full matrix of one layer and head into `out` (n_past × n_past floats,
  * row-major by query; keys after the query are 0). `out_len` is the number of floats `out` holds. */
 sac_status sac_attention_matrix(sac_context *ctx, int32_t layer, int32_t head, float *out, size_t out_len);
+
+/* Which attention of an encoder–decoder model to read (decoder-only models have SELF only). */
+typedef enum sac_attention_kind {
+    SAC_ATTENTION_SELF = 0,    /* (decoder) masked self-attention: n_past × n_past */
+    SAC_ATTENTION_CROSS = 1,   /* decoder → encoder: n_past queries × n_source keys */
+    SAC_ATTENTION_ENCODER = 2, /* encoder self-attention: n_source × n_source */
+} sac_attention_kind;
+
+/* The matrix of one kind, layer (of that stack) and head: row-major, *n_queries × *n_keys
+ * floats. With out == NULL only the sizes are returned. Encoder and cross maps are captured
+ * when capture is on during sac_encode / sac_eval. */
+sac_status sac_attention_get(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head, float *out,
+                             size_t out_len, int32_t *n_queries, int32_t *n_keys);
+
+/* The cross-attention of one decoder query row for every decoder layer and head: a block of
+ * n_layer × n_head × n_source floats, layer-major. Valid until the next eval, encode or reset. */
+sac_status sac_attention_cross_row(sac_context *ctx, int32_t query, const float **row, int32_t *n_keys);
 
 /* ------------------------------------------------------------------------------------------
  * Sampling: picks the next id from the last row of logits. Deterministic for a seed.

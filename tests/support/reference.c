@@ -71,7 +71,7 @@ static void linear(double *y, const double *w, const double *b, const double *x,
 
 static void norm(const ref_model *m, double *out, const double *x, const double *w, const double *b) {
     int E = m->spec.n_embd;
-    if (!strcmp(m->spec.arch, "gpt2")) {
+    if (strcmp(m->spec.arch, "llama")) { /* gpt2 and encdec: LayerNorm */
         double mean = 0, var = 0;
         for (int i = 0; i < E; i++) mean += x[i];
         mean /= E;
@@ -95,6 +95,38 @@ static void rope(const ref_model *m, double *head, int pos) {
     }
 }
 
+/* Multi-head attention of nq queries over nk keys (rows of width E = H × hd for q and out,
+ * KV = HKV × hd for k and v). causal: query t sees keys 0..t. A key j is hidden when
+ * mask[j] == 0, except the query's own position (j == t) when own_visible. probs, when not
+ * NULL, receives [H][nq][nk] (0 for keys a query does not see). */
+static void attention(const double *q, const double *k, const double *v, int nq, int nk, int H, int HKV, int hd,
+                      int causal, const uint8_t *mask, int own_visible, double *out, double *probs) {
+    const int E = H * hd, KV = HKV * hd;
+    double *p = calloc((size_t)nk, sizeof *p);
+    for (int h = 0; h < H; h++) {
+        int kvh = h / (H / HKV);
+        for (int t = 0; t < nq; t++) {
+            int last = causal ? t : nk - 1;
+            double max = -INFINITY, sum = 0;
+            for (int j = 0; j <= last; j++) {
+                int visible = !mask || mask[j] || (own_visible && j == t);
+                double sc = 0;
+                for (int d = 0; d < hd; d++) sc += q[t * E + h * hd + d] * k[j * KV + kvh * hd + d];
+                p[j] = visible ? sc / sqrt(hd) : -INFINITY;
+                if (p[j] > max) max = p[j];
+            }
+            for (int j = 0; j <= last; j++) sum += (p[j] = exp(p[j] - max));
+            for (int d = 0; d < hd; d++) out[t * E + h * hd + d] = 0;
+            for (int j = 0; j < nk; j++) {
+                double pj = j <= last ? p[j] / sum : 0;
+                for (int d = 0; d < hd && j <= last; d++) out[t * E + h * hd + d] += pj * v[j * KV + kvh * hd + d];
+                if (probs) probs[((size_t)h * nq + t) * nk + j] = pj;
+            }
+        }
+    }
+    free(p);
+}
+
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs) {
     const test_model_spec *s = &m->spec;
@@ -104,7 +136,6 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
     double *q = calloc((size_t)n * E, sizeof *q), *k = calloc((size_t)n * KV, sizeof *k);
     double *v = calloc((size_t)n * KV, sizeof *v), *att = calloc((size_t)n * E, sizeof *att);
     double *tmp = calloc((size_t)3 * E + F, sizeof *tmp), *h1 = calloc(F, sizeof *h1), *h2 = calloc(F, sizeof *h2);
-    double *p = calloc(n, sizeof *p);
     const double *embd = W(m, "token_embd.weight", 0);
 
     for (int t = 0; t < n; t++)
@@ -129,28 +160,7 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
             }
         }
         /* causal attention, with padding keys hidden */
-        for (int h = 0; h < H; h++) {
-            int kvh = h / (H / HKV);
-            for (int t = 0; t < n; t++) {
-                double max = -INFINITY, sum = 0;
-                for (int j = 0; j <= t; j++) {
-                    int visible = j == t || !key_mask || key_mask[j];
-                    double sc = 0;
-                    for (int d = 0; d < hd; d++) sc += q[t * E + h * hd + d] * k[j * KV + kvh * hd + d];
-                    p[j] = visible ? sc / sqrt(hd) : -INFINITY;
-                    if (p[j] > max) max = p[j];
-                }
-                for (int j = 0; j <= t; j++) sum += (p[j] = exp(p[j] - max));
-                for (int d = 0; d < hd; d++) att[t * E + h * hd + d] = 0;
-                for (int j = 0; j <= t; j++) {
-                    p[j] /= sum;
-                    for (int d = 0; d < hd; d++) att[t * E + h * hd + d] += p[j] * v[j * KV + kvh * hd + d];
-                    if (probs) probs[(((size_t)l * H + h) * n + t) * n + j] = p[j];
-                }
-                if (probs)
-                    for (int j = t + 1; j < n; j++) probs[(((size_t)l * H + h) * n + t) * n + j] = 0;
-            }
-        }
+        attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);
         for (int t = 0; t < n; t++) {
             linear(tmp, W(m, "blk.%d.attn_output.weight", l), gpt2 ? W(m, "blk.%d.attn_output.bias", l) : NULL,
                    att + t * E, E, E);
@@ -175,5 +185,113 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
         norm(m, xn, x + t * E, W(m, "output_norm.weight", 0), W(m, "output_norm.bias", 0));
         linear(logits + (size_t)t * s->n_vocab, out_w, NULL, xn, E, s->n_vocab);
     }
-    free(x); free(xn); free(q); free(k); free(v); free(att); free(tmp); free(h1); free(h2); free(p);
+    free(x); free(xn); free(q); free(k); free(v); free(att); free(tmp); free(h1); free(h2);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Encoder–decoder ("encdec")                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+static void layernorm_named(const ref_model *m, double *out, const double *x, const char *w, const char *b, int l) {
+    norm(m, out, x, W(m, w, l), W(m, b, l));
+}
+
+/* x (n rows) + sinusoid positions from 0 */
+static void embed_sinusoid(const ref_model *m, const int32_t *tokens, int n, double *x) {
+    const int E = m->spec.n_embd;
+    const double *embd = W(m, "token_embd.weight", 0);
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < E / 2; i++) {
+            double angle = t / pow(10000.0, 2.0 * i / E);
+            x[t * E + 2 * i] = embd[(size_t)tokens[t] * E + 2 * i] + sin(angle);
+            x[t * E + 2 * i + 1] = embd[(size_t)tokens[t] * E + 2 * i + 1] + cos(angle);
+        }
+}
+
+/* One GPT-2-style block named "<stack>.blk.<l>." over n rows of x. Decoder blocks (mem != NULL)
+ * add cross-attention to n_mem rows of encoder output between self-attention and the MLP. */
+static void encdec_block(const ref_model *m, const char *stack, int l, double *x, int n, int causal,
+                         const uint8_t *mask, const double *mem, int n_mem, const uint8_t *mem_mask,
+                         double *self_probs, double *cross_probs) {
+    const int E = m->spec.n_embd, F = m->spec.n_ff, H = m->spec.n_head, hd = E / H;
+    char w[96], b[96];
+    double *xn = calloc((size_t)n * E, sizeof *xn), *qkv = calloc(3 * (size_t)E, sizeof *qkv);
+    double *q = calloc((size_t)n * E, sizeof *q), *k = calloc((size_t)(n > n_mem ? n : n_mem) * E, sizeof *k);
+    double *v = calloc((size_t)(n > n_mem ? n : n_mem) * E, sizeof *v), *att = calloc((size_t)n * E, sizeof *att);
+    double *tmp = calloc((size_t)E + F, sizeof *tmp), *h1 = calloc((size_t)F, sizeof *h1);
+#define NAMES(s) (snprintf(w, sizeof w, "%s.blk.%%d." s ".weight", stack), snprintf(b, sizeof b, "%s.blk.%%d." s ".bias", stack))
+    NAMES("attn_norm");
+    for (int t = 0; t < n; t++) layernorm_named(m, xn + t * E, x + t * E, w, b, l);
+    NAMES("attn_qkv");
+    for (int t = 0; t < n; t++) {
+        linear(qkv, W(m, w, l), W(m, b, l), xn + t * E, E, 3 * E);
+        memcpy(q + t * E, qkv, E * sizeof *qkv);
+        memcpy(k + t * E, qkv + E, E * sizeof *qkv);
+        memcpy(v + t * E, qkv + 2 * E, E * sizeof *qkv);
+    }
+    attention(q, k, v, n, n, H, H, hd, causal, mask, 1, att, self_probs);
+    NAMES("attn_output");
+    for (int t = 0; t < n; t++) {
+        linear(tmp, W(m, w, l), W(m, b, l), att + t * E, E, E);
+        for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
+    }
+    if (mem) {
+        NAMES("cross_attn_norm");
+        for (int t = 0; t < n; t++) layernorm_named(m, xn + t * E, x + t * E, w, b, l);
+        NAMES("cross_attn_q");
+        for (int t = 0; t < n; t++) linear(q + t * E, W(m, w, l), W(m, b, l), xn + t * E, E, E);
+        NAMES("cross_attn_kv");
+        for (int j = 0; j < n_mem; j++) {
+            linear(qkv, W(m, w, l), W(m, b, l), mem + j * E, E, 2 * E);
+            memcpy(k + j * E, qkv, E * sizeof *qkv);
+            memcpy(v + j * E, qkv + E, E * sizeof *qkv);
+        }
+        attention(q, k, v, n, n_mem, H, H, hd, 0, mem_mask, 0, att, cross_probs);
+        NAMES("cross_attn_output");
+        for (int t = 0; t < n; t++) {
+            linear(tmp, W(m, w, l), W(m, b, l), att + t * E, E, E);
+            for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
+        }
+    }
+    for (int t = 0; t < n; t++) {
+        NAMES("ffn_norm");
+        layernorm_named(m, xn, x + t * E, w, b, l);
+        NAMES("ffn_up");
+        linear(h1, W(m, w, l), W(m, b, l), xn, E, F);
+        for (int i = 0; i < F; i++)
+            h1[i] = 0.5 * h1[i] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (h1[i] + 0.044715 * h1[i] * h1[i] * h1[i])));
+        NAMES("ffn_down");
+        linear(tmp, W(m, w, l), W(m, b, l), h1, F, E);
+        for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
+    }
+#undef NAMES
+    free(xn); free(qkv); free(q); free(k); free(v); free(att); free(tmp); free(h1);
+}
+
+void ref_encdec_forward(const ref_model *m, const int32_t *src, int n_src, const uint8_t *src_mask,
+                        const int32_t *tgt, int n_tgt, double *logits, double *enc_probs, double *self_probs,
+                        double *cross_probs) {
+    const test_model_spec *s = &m->spec;
+    const int E = s->n_embd, H = s->n_head;
+    double *mem = calloc((size_t)n_src * E, sizeof *mem), *x = calloc((size_t)n_tgt * E, sizeof *x);
+    double *xn = calloc((size_t)E, sizeof *xn);
+    embed_sinusoid(m, src, n_src, mem);
+    for (int l = 0; l < s->n_enc_layer; l++)
+        encdec_block(m, "enc", l, mem, n_src, 0, src_mask, NULL, 0, NULL,
+                     enc_probs ? enc_probs + (size_t)l * H * n_src * n_src : NULL, NULL);
+    for (int j = 0; j < n_src; j++) {
+        layernorm_named(m, xn, mem + j * E, "enc.output_norm.weight", "enc.output_norm.bias", 0);
+        memcpy(mem + j * E, xn, E * sizeof *xn);
+    }
+    embed_sinusoid(m, tgt, n_tgt, x);
+    for (int l = 0; l < s->n_layer; l++)
+        encdec_block(m, "dec", l, x, n_tgt, 1, NULL, mem, n_src, src_mask,
+                     self_probs ? self_probs + (size_t)l * H * n_tgt * n_tgt : NULL,
+                     cross_probs ? cross_probs + (size_t)l * H * n_tgt * n_src : NULL);
+    const double *out_w = W(m, "output.weight", 0) ? W(m, "output.weight", 0) : W(m, "token_embd.weight", 0);
+    for (int t = 0; t < n_tgt; t++) {
+        norm(m, xn, x + t * E, W(m, "output_norm.weight", 0), W(m, "output_norm.bias", 0));
+        linear(logits + (size_t)t * s->n_vocab, out_w, NULL, xn, E, s->n_vocab);
+    }
+    free(mem); free(x); free(xn);
 }

@@ -11,6 +11,14 @@
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs);
 
+/* Encoder–decoder: encodes src (src_mask may be NULL; 0 = padding) and decodes tgt with
+ * teacher forcing: logits[n_tgt][n_vocab]. Optional probabilities: enc_probs
+ * [n_enc_layer][n_head][n_src][n_src], self_probs [n_layer][n_head][n_tgt][n_tgt],
+ * cross_probs [n_layer][n_head][n_tgt][n_src]. */
+void ref_encdec_forward(const ref_model *m, const int32_t *src, int n_src, const uint8_t *src_mask,
+                        const int32_t *tgt, int n_tgt, double *logits, double *enc_probs, double *self_probs,
+                        double *cross_probs);
+
 /* Dequantizes n values of ggml type `type` from raw bytes (F32, F16, Q8_0, Q4_0). */
 void ref_dequantize(uint32_t type, const uint8_t *bytes, int64_t n, double *out);
 

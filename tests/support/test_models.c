@@ -29,6 +29,7 @@ test_model_spec test_spec(const char *arch, uint32_t type) {
     s.eps = 1e-5f;
     s.tied = 0;
     s.seed = 1234;
+    s.n_enc_layer = strcmp(arch, "encdec") ? 0 : 2;
     return s;
 }
 
@@ -93,11 +94,12 @@ static void add(maker *mk, const char *name, int64_t cols, int64_t rows, double 
 int test_model_make(const test_model_spec *s, test_model *out) {
     memset(out, 0, sizeof *out);
     out->ref.spec = *s;
-    out->ref.t = calloc((size_t)(16 * s->n_layer + 8), sizeof *out->ref.t);
+    out->ref.t = calloc((size_t)(24 * (s->n_layer + s->n_enc_layer) + 8), sizeof *out->ref.t);
     maker mk = {NULL, &out->ref, s, s->seed * 2654435761ull + 1, 0};
     sac_error err;
     if (gguf_writer_new(&mk.w, &err) != SAC_OK) return 1;
-    const int gpt2 = !strcmp(s->arch, "gpt2");
+    const int encdec = !strcmp(s->arch, "encdec");
+    const int gpt2 = !strcmp(s->arch, "gpt2") || encdec; /* encdec blocks are gpt2 blocks */
     char key[96];
 #define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", s->arch, suffix), key)
     gguf_writer_set_string(mk.w, "general.architecture", s->arch, &err);
@@ -107,6 +109,7 @@ int test_model_make(const test_model_spec *s, test_model *out) {
     gguf_writer_set_u32(mk.w, KEY("feed_forward_length"), (uint32_t)s->n_ff, &err);
     gguf_writer_set_u32(mk.w, KEY("block_count"), (uint32_t)s->n_layer, &err);
     gguf_writer_set_u32(mk.w, KEY("attention.head_count"), (uint32_t)s->n_head, &err);
+    if (encdec) gguf_writer_set_u32(mk.w, KEY("encoder.block_count"), (uint32_t)s->n_enc_layer, &err);
     if (gpt2) {
         gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_epsilon"), s->eps, &err);
     } else {
@@ -119,35 +122,54 @@ int test_model_make(const test_model_spec *s, test_model *out) {
     const int64_t E = s->n_embd, F = s->n_ff, KV = (int64_t)s->n_head_kv * (E / s->n_head);
     const double wE = 1.0 / sqrt((double)E) * sqrt(3.0), wF = 1.0 / sqrt((double)F) * sqrt(3.0);
     add(&mk, "token_embd.weight", E, s->n_vocab, 0, 1.0);
-    if (gpt2) add(&mk, "position_embd.weight", E, s->n_ctx, 0, 0.5);
+    if (gpt2 && !encdec) add(&mk, "position_embd.weight", E, s->n_ctx, 0, 0.5);
     char name[64];
-#define NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, l), name)
-    for (int l = 0; l < s->n_layer; l++) {
-        add(&mk, NAME("attn_norm.weight"), E, 1, 1.0, 0.2);
-        if (gpt2) {
-            add(&mk, NAME("attn_norm.bias"), E, 1, 0, 0.1);
-            add(&mk, NAME("attn_qkv.weight"), E, 3 * E, 0, wE);
-            add(&mk, NAME("attn_qkv.bias"), 3 * E, 1, 0, 0.1);
-        } else {
-            add(&mk, NAME("attn_q.weight"), E, E, 0, wE);
-            add(&mk, NAME("attn_k.weight"), E, KV, 0, wE);
-            add(&mk, NAME("attn_v.weight"), E, KV, 0, wE);
-        }
-        add(&mk, NAME("attn_output.weight"), E, E, 0, wE);
-        if (gpt2) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
-        add(&mk, NAME("ffn_norm.weight"), E, 1, 1.0, 0.2);
-        if (gpt2) {
-            add(&mk, NAME("ffn_norm.bias"), E, 1, 0, 0.1);
-            add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
-            add(&mk, NAME("ffn_up.bias"), F, 1, 0, 0.1);
-        } else {
-            add(&mk, NAME("ffn_gate.weight"), E, F, 0, wE);
-            add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
-        }
-        add(&mk, NAME("ffn_down.weight"), F, E, 0, wF);
-        if (gpt2) add(&mk, NAME("ffn_down.bias"), E, 1, 0, 0.1);
-    }
+    /* encoder blocks, then decoder blocks (the only blocks of decoder-only models) */
+    for (int stack = encdec ? 0 : 1; stack < 2; stack++) {
+        const char *prefix = !encdec ? "blk" : stack == 0 ? "enc.blk" : "dec.blk";
+        const int n_layer = stack == 0 ? s->n_enc_layer : s->n_layer;
+        for (int l = 0; l < n_layer; l++) {
+#define NAME(suffix) (snprintf(name, sizeof name, "%s.%d." suffix, prefix, l), name)
+            add(&mk, NAME("attn_norm.weight"), E, 1, 1.0, 0.2);
+            if (gpt2) {
+                add(&mk, NAME("attn_norm.bias"), E, 1, 0, 0.1);
+                add(&mk, NAME("attn_qkv.weight"), E, 3 * E, 0, wE);
+                add(&mk, NAME("attn_qkv.bias"), 3 * E, 1, 0, 0.1);
+            } else {
+                add(&mk, NAME("attn_q.weight"), E, E, 0, wE);
+                add(&mk, NAME("attn_k.weight"), E, KV, 0, wE);
+                add(&mk, NAME("attn_v.weight"), E, KV, 0, wE);
+            }
+            add(&mk, NAME("attn_output.weight"), E, E, 0, wE);
+            if (gpt2) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
+            if (encdec && stack == 1) {
+                add(&mk, NAME("cross_attn_norm.weight"), E, 1, 1.0, 0.2);
+                add(&mk, NAME("cross_attn_norm.bias"), E, 1, 0, 0.1);
+                add(&mk, NAME("cross_attn_q.weight"), E, E, 0, wE);
+                add(&mk, NAME("cross_attn_q.bias"), E, 1, 0, 0.1);
+                add(&mk, NAME("cross_attn_kv.weight"), E, 2 * E, 0, wE);
+                add(&mk, NAME("cross_attn_kv.bias"), 2 * E, 1, 0, 0.1);
+                add(&mk, NAME("cross_attn_output.weight"), E, E, 0, wE);
+                add(&mk, NAME("cross_attn_output.bias"), E, 1, 0, 0.1);
+            }
+            add(&mk, NAME("ffn_norm.weight"), E, 1, 1.0, 0.2);
+            if (gpt2) {
+                add(&mk, NAME("ffn_norm.bias"), E, 1, 0, 0.1);
+                add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
+                add(&mk, NAME("ffn_up.bias"), F, 1, 0, 0.1);
+            } else {
+                add(&mk, NAME("ffn_gate.weight"), E, F, 0, wE);
+                add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
+            }
+            add(&mk, NAME("ffn_down.weight"), F, E, 0, wF);
+            if (gpt2) add(&mk, NAME("ffn_down.bias"), E, 1, 0, 0.1);
 #undef NAME
+        }
+        if (encdec && stack == 0) {
+            add(&mk, "enc.output_norm.weight", E, 1, 1.0, 0.2);
+            add(&mk, "enc.output_norm.bias", E, 1, 0, 0.1);
+        }
+    }
     add(&mk, "output_norm.weight", E, 1, 1.0, 0.2);
     if (gpt2) add(&mk, "output_norm.bias", E, 1, 0, 0.1);
     if (!s->tied) add(&mk, "output.weight", E, s->n_vocab, 0, wE);

@@ -7,9 +7,10 @@
 #include <stdint.h>
 
 typedef struct test_model_spec {
-    const char *arch;    /* "gpt2" or "llama" */
+    const char *arch;    /* "gpt2", "llama" or "encdec" */
     uint32_t type;       /* storage type of every 2-D weight (1-D parameters stay F32) */
     int32_t n_vocab, n_ctx, n_embd, n_ff, n_layer, n_head, n_head_kv, rope_dim;
+    int32_t n_enc_layer; /* encdec: encoder blocks (n_layer: decoder blocks) */
     float rope_base, eps;
     int tied;            /* 1: no output.weight (the output reuses token_embd) */
     uint64_t seed;
