@@ -62,12 +62,19 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HEADERS)
 	@mkdir -p build/fuzz
 	$(CLANG) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Isrc -Itests -fsanitize=fuzzer,address,undefined \
 	  $< $(LIB_SRC) -o $@ -lm -pthread
-fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_model
+	@mkdir -p build/fuzz/corpus-fuzz_model
+	@for a in gpt2 llama encdec; do \
+	  [ -f build/fuzz/corpus-fuzz_model/seed-$$a.gguf ] || build/tools/make_model build/fuzz/corpus-fuzz_model/seed-$$a.gguf --arch $$a --type q4_0; \
+	done
 	@for f in $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)); do \
 	  mkdir -p build/fuzz/corpus-$$(basename $$f); \
 	  echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
-	    build/fuzz/corpus-$$(basename $$f) tests/fuzz/seeds 2>&1 | tail -3 || exit 1; \
+	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -print_final_stats=0 \
+	      build/fuzz/corpus-$$(basename $$f) tests/fuzz/seeds > build/fuzz/$$(basename $$f).log 2>&1; then \
+	    tail -40 build/fuzz/$$(basename $$f).log; echo "fuzz: $$f found a crash"; exit 1; \
+	  fi; \
+	  tail -2 build/fuzz/$$(basename $$f).log; \
 	done
 
 test: deps test-c test-asan fuzz
