@@ -70,6 +70,10 @@ static int reserve(sac_detokenizer *dt, size_t n) {
 static size_t emit(sac_detokenizer *dt, const uint8_t *s, size_t n, char *out) {
     size_t w = 0;
     for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) { /* ASCII, the common case */
+            out[w++] = (char)s[i++];
+            continue;
+        }
         uint32_t cp;
         size_t len;
         sac_utf8_result r = sac_utf8_next(s + i, n - i, &cp, &len);

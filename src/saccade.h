@@ -223,7 +223,8 @@ enum {
     SAC_TOKENIZE_SPECIAL = 4, /* recognise control tokens written in the text ("<s>") */
 };
 
-/* Encodes `len` bytes of UTF-8. Invalid UTF-8 bytes are replaced by U+FFFD before encoding.
+/* Encodes `len` bytes of UTF-8. Invalid UTF-8 bytes are replaced by U+FFFD before encoding
+ * (one per maximal ill-formed subsequence, as JavaScript's TextDecoder does).
  * Writes at most `capacity` ids to `out` and the number the text needs to *n_tokens; when
  * capacity is too small it returns SAC_ERR_ARG (call again with *n_tokens). */
 sac_status sac_tokenize(sac_model *model, const char *text, size_t len, uint32_t flags,
@@ -239,7 +240,10 @@ int32_t sac_token_add_bos(const sac_model *model);
 sac_status sac_token_bytes(sac_model *model, int32_t token, const char **bytes, size_t *len);
 
 /* Streaming detokenization: text comes out only as complete UTF-8 characters; bytes of a
- * character split across tokens are held back until it is complete. */
+ * character split across tokens are held back until it is complete. For llama vocabularies
+ * the space the encoder puts in front of a text is dropped from the first non-empty piece
+ * (as llama.cpp's detokenizer does); a new or just flushed detokenizer is at the start of a
+ * text, so push a prompt's ids before the generated ones to keep the first one's space. */
 typedef struct sac_detokenizer sac_detokenizer;
 sac_status sac_detokenizer_new(sac_model *model, sac_detokenizer **out);
 void sac_detokenizer_free(sac_detokenizer *dt);

@@ -4,7 +4,8 @@
  * streaming decoding is in detokenizer.c.
  *
  * Keys read, as llama.cpp's converters write them:
- *   tokenizer.ggml.model              "gpt2" | "llama" | "char" (absent: no tokenizer)
+ *   tokenizer.ggml.model              "gpt2" | "llama" | "char" (absent, "none" or
+ *                                     "no_vocab": no tokenizer)
  *   tokenizer.ggml.pre                gpt2 only: absent or "gpt-2" (other pre-tokenizers are
  *                                     SAC_ERR_UNSUPPORTED)
  *   tokenizer.ggml.tokens             [string], required
@@ -217,7 +218,8 @@ static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error 
     const gguf_kv *tokens_kv, *scores_kv, *types_kv;
     sac_status st = gguf_get_array(f, "tokenizer.ggml.tokens", GGUF_TYPE_STRING, &tokens_kv, err);
     if (st) return st;
-    if (tokens_kv->arr_count == 0 || tokens_kv->arr_count > (uint64_t)INT32_MAX - 1)
+    /* (2^28 tokens keep every table's size within 32 bits, for wasm32) */
+    if (tokens_kv->arr_count == 0 || tokens_kv->arr_count > (uint64_t)1 << 28)
         return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.tokens has %llu entries",
                         (unsigned long long)tokens_kv->arr_count);
     int32_t n = (int32_t)tokens_kv->arr_count;
@@ -225,7 +227,7 @@ static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error 
     if ((st = optional_per_token(f, "tokenizer.ggml.scores", n, &scores_kv, err))) return st;
     if ((st = optional_per_token(f, "tokenizer.ggml.token_type", n, &types_kv, err))) return st;
 
-    gguf_string *strings = malloc((size_t)n * sizeof *strings);
+    gguf_string *strings = calloc((size_t)n, sizeof *strings);
     tok->tokens = calloc((size_t)n, sizeof *tok->tokens);
     if (!strings || !tok->tokens) {
         free(strings);
@@ -371,6 +373,7 @@ sac_status sac_tokenizer_load(const gguf_file *f, sac_tokenizer **out, sac_error
     gguf_string model;
     sac_status st = gguf_get_string(f, "tokenizer.ggml.model", &model, err);
     if (st) return st;
+    if (gguf_string_eq(model, "none") || gguf_string_eq(model, "no_vocab")) return SAC_OK; /* llama.cpp's "no vocabulary" */
     sac_tokenizer *tok = calloc(1, sizeof *tok);
     if (!tok) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for the tokenizer");
     tok->bos = tok->eos = tok->unk = -1;
@@ -520,6 +523,8 @@ sac_status sac_tokenize(sac_model *model, const char *text, size_t len, uint32_t
     if (flags & ~(uint32_t)(SAC_TOKENIZE_BOS | SAC_TOKENIZE_EOS | SAC_TOKENIZE_SPECIAL))
         return sac_fail(&model->error, SAC_ERR_ARG, "sac_tokenize: unknown flags 0x%x", flags);
 
+    if (len > SIZE_MAX / 4)
+        return sac_fail(&model->error, SAC_ERR_ARG, "sac_tokenize: a text of %zu bytes is too long", len);
     /* Invalid UTF-8 becomes U+FFFD first, so every encoder sees well-formed text. */
     char *clean = NULL;
     if (len > 0 && !sac_utf8_valid((const uint8_t *)text, len)) {

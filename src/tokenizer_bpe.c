@@ -46,14 +46,14 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
     const gguf_kv *kv;
     sac_status st = gguf_get_array(f, "tokenizer.ggml.merges", GGUF_TYPE_STRING, &kv, err);
     if (st) return st;
-    if (kv->arr_count > (uint64_t)INT32_MAX / 2)
+    if (kv->arr_count > (uint64_t)1 << 28 || kv->arr_count > SIZE_MAX / 4 / sizeof *tok->merges)
         return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.merges has %llu entries, too many",
                         (unsigned long long)kv->arr_count);
     uint64_t n = kv->arr_count, size = 16;
     while (size < 2 * n) size *= 2;
-    gguf_string *merges = malloc((n ? n : 1) * sizeof *merges);
-    tok->merges = malloc(size * sizeof *tok->merges);
-    char *joined = malloc(tok->max_text_len * 2 + 1);
+    gguf_string *merges = calloc(n ? n : 1, sizeof *merges);
+    tok->merges = calloc(size, sizeof *tok->merges);
+    char *joined = malloc((size_t)tok->max_text_len + 1); /* longer pairs are no token: skipped below */
     if (!merges || !tok->merges || !joined) {
         free(merges);
         free(joined);
@@ -102,8 +102,7 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
  * Pre-tokenizer
  * ---------------------------------------------------------------------------------------- */
 
-/* The class of the character at s[p] (SAC_CHAR_OTHER past the end is never asked for:
- * callers check p < n) and its length. `s` is well-formed UTF-8. */
+/* The class and length of the character at s[p], p < n, in well-formed UTF-8. */
 static enum sac_char_class class_at(const char *s, size_t n, size_t p, size_t *len) {
     uint8_t b = (uint8_t)s[p];
     if (b < 0x80) {
@@ -130,8 +129,7 @@ size_t sac_gpt2_pretokenize_next(const char *s, size_t n, size_t p) {
 
     /* ` ?X+` for X in letters, numbers, others: the optional space joins the run after it */
     size_t len0, q = p;
-    enum sac_char_class first = class_at(s, n, p, &len0);
-    enum sac_char_class run = first;
+    enum sac_char_class run = class_at(s, n, p, &len0);
     int past_end = 0;
     if (s[p] == ' ') {
         q = p + 1;
@@ -217,6 +215,9 @@ static void queue_pair(const sac_tokenizer *tok, bpe_scratch *w, int32_t left, i
 
 static sac_status reserve(bpe_scratch *w, size_t n, sac_error *err) {
     if (n <= w->capacity) return SAC_OK;
+    /* symbols are int32 indices, and 3 candidates per symbol must fit in size_t (wasm32) */
+    if (n > (size_t)INT32_MAX / 2 || n > SIZE_MAX / 2 / (3 * sizeof(bpe_candidate)))
+        return sac_fail(err, SAC_ERR_ARG, "a word of %zu bytes is too long to tokenize", n);
     size_t cap = w->capacity ? w->capacity : 64;
     while (cap < n) cap *= 2;
     /* a word of n symbols queues at most n - 1 pairs, then 2 per merge */

@@ -75,6 +75,9 @@ static void queue_pair(spm_work *w, int32_t left, int32_t right) {
 
 static sac_status reserve(spm_work *w, size_t n, sac_error *err) {
     if (n <= w->capacity) return SAC_OK;
+    /* symbols are int32 indices, and 3 candidates per symbol must fit in size_t (wasm32) */
+    if (n > (size_t)INT32_MAX / 2 || n > SIZE_MAX / 2 / (3 * sizeof(spm_candidate)))
+        return sac_fail(err, SAC_ERR_ARG, "a text of %zu characters without spaces is too long to tokenize", n);
     size_t cap = w->capacity ? w->capacity : 64;
     while (cap < n) cap *= 2;
     spm_symbol *sym = realloc(w->sym, cap * sizeof *sym);

@@ -11,7 +11,8 @@
 #include <math.h>
 #include <stdio.h>
 
-static int check_tests_passed, check_tests_failed, check_current_failures;
+static int check_tests_passed, check_tests_failed, check_tests_skipped, check_current_failures,
+    check_current_skipped;
 static const char *check_current_name = "";
 
 #define CHECK_MSG(cond, ...)                                                               \
@@ -39,8 +40,11 @@ static const char *check_current_name = "";
     do {                                                                                   \
         check_current_name = #fn;                                                          \
         check_current_failures = 0;                                                        \
+        check_current_skipped = 0;                                                         \
         fn();                                                                              \
-        if (check_current_failures) {                                                      \
+        if (check_current_skipped && !check_current_failures) {                            \
+            check_tests_skipped++;                                                         \
+        } else if (check_current_failures) {                                               \
             check_tests_failed++;                                                          \
             fprintf(stderr, "FAIL %s\n", #fn);                                             \
         } else {                                                                           \
@@ -52,10 +56,12 @@ static const char *check_current_name = "";
 #define SKIP(why)                                                                          \
     do {                                                                                   \
         printf("SKIP %s: %s\n", check_current_name, why);                                  \
+        check_current_skipped = 1;                                                         \
         return;                                                                            \
     } while (0)
 
 static int check_summary(const char *name) {
+    if (check_tests_skipped) printf("%s: %d skipped\n", name, check_tests_skipped);
     printf("%s: %d passed, %d failed\n", name, check_tests_passed, check_tests_failed);
     return check_tests_failed ? 1 : 0;
 }

@@ -1,0 +1,106 @@
+/* bench_tokenizer.c — encoding throughput of the tokenizers on a text file.
+ *
+ *   make build/native/libsaccade.a
+ *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -march=native -Isrc scripts/bench_tokenizer.c \
+ *       build/native/libsaccade.a -o build/bench_tokenizer -lm -pthread
+ *   build/bench_tokenizer [vocab.gguf] [text] [repeats]
+ *
+ * Defaults: ../shared/data/vocab/ggml-vocab-gpt-2.gguf, ../shared/data/tinyshakespeare.txt, 5.
+ * Tokenizes the whole file in one sac_tokenize call per repeat and prints the best run in
+ * MB/s (10^6 bytes of input per second), plus a detokenizer pass for comparison. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+                free(buf);
+                buf = NULL;
+            } else {
+                *size = (size_t)n;
+            }
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    const char *vocab_path = argc > 1 ? argv[1] : "../shared/data/vocab/ggml-vocab-gpt-2.gguf";
+    const char *text_path = argc > 2 ? argv[2] : "../shared/data/tinyshakespeare.txt";
+    int repeats = argc > 3 ? atoi(argv[3]) : 5;
+    if (repeats < 1) repeats = 1;
+
+    size_t vocab_size = 0, text_size = 0;
+    void *vocab = read_file(vocab_path, &vocab_size);
+    char *text = read_file(text_path, &text_size);
+    if (!vocab || !text) {
+        fprintf(stderr, "bench_tokenizer: cannot read %s\n", vocab ? text_path : vocab_path);
+        return 1;
+    }
+    /* a vocab-only file is no model: build the model's tokenizer by hand */
+    struct sac_model model;
+    memset(&model, 0, sizeof model);
+    double t0 = now_seconds();
+    if (gguf_parse(&model.gguf, vocab, vocab_size, &model.error) ||
+        sac_tokenizer_load(&model.gguf, &model.tokenizer, &model.error) || !model.tokenizer) {
+        fprintf(stderr, "bench_tokenizer: %s: %s\n", vocab_path, model.error.msg[0] ? model.error.msg : "no tokenizer");
+        return 1;
+    }
+    double load_s = now_seconds() - t0;
+
+    int32_t n_tokens = 0;
+    sac_tokenize(&model, text, text_size, 0, NULL, 0, &n_tokens); /* learn the size */
+    int32_t *ids = malloc(((size_t)n_tokens + 1) * sizeof *ids);
+    double best = 1e30;
+    for (int r = 0; r < repeats; r++) {
+        t0 = now_seconds();
+        if (sac_tokenize(&model, text, text_size, 0, ids, n_tokens, &n_tokens) != SAC_OK) {
+            fprintf(stderr, "bench_tokenizer: %s\n", model.error.msg);
+            return 1;
+        }
+        double s = now_seconds() - t0;
+        if (s < best) best = s;
+    }
+
+    sac_detokenizer *dt;
+    sac_detokenizer_new(&model, &dt);
+    size_t out_bytes = 0;
+    t0 = now_seconds();
+    for (int32_t i = 0; i < n_tokens; i++) {
+        const char *piece;
+        size_t len;
+        sac_detokenizer_push(dt, ids[i], &piece, &len);
+        out_bytes += len;
+    }
+    double detok_s = now_seconds() - t0;
+    sac_detokenizer_free(dt);
+
+    printf("vocab %s: %d tokens, loaded in %.1f ms\n", vocab_path, sac_tokenizer_n_vocab(model.tokenizer),
+           1e3 * load_s);
+    printf("encode %s: %zu bytes -> %d tokens, best of %d: %.1f ms, %.2f MB/s\n", text_path, text_size, n_tokens,
+           repeats, 1e3 * best, (double)text_size / best / 1e6);
+    printf("detokenize: %zu bytes in %.1f ms, %.2f MB/s\n", out_bytes, 1e3 * detok_s,
+           (double)out_bytes / detok_s / 1e6);
+    free(ids);
+    sac_tokenizer_free(model.tokenizer);
+    gguf_release(&model.gguf);
+    free(vocab);
+    free(text);
+    return 0;
+}

@@ -1,0 +1,194 @@
+/* fuzz_tokenizer.c — libFuzzer target for the encoders and the streaming detokenizer.
+ *
+ * Loads the gpt-2 and llama-spm reference vocabularies once (../shared/data/vocab, relative
+ * to the current directory or to the binary in build/fuzz; skipped with a message when
+ * absent) plus a small char vocabulary built in memory. Each input is:
+ *   byte 0      flags (SAC_TOKENIZE_BOS / _EOS / _SPECIAL in the low bits)
+ *   the rest    text, arbitrary bytes (invalid UTF-8 included)
+ * and is encoded with every vocabulary. Checked beyond ASan/UBSan: every id is in range;
+ * every chunk the detokenizer emits is well-formed UTF-8; without SAC_TOKENIZE_SPECIAL the
+ * decoded text equals the input with invalid UTF-8 replaced (gpt2 always; llama unless the
+ * text holds U+2581, which SentencePiece reads as a space). The same bytes, read as 16-bit
+ * ids, are also pushed straight into the detokenizer. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gguf_writer.h"
+#include "model.h"
+#include "tokenizer_impl.h"
+#include "unicode.h"
+
+typedef struct fuzz_vocab {
+    struct sac_model model;
+    void *buf;
+    int loaded;
+    int round_trips; /* decode(encode(text)) == text is expected */
+} fuzz_vocab;
+
+static fuzz_vocab vocabs[3];
+
+static void *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+            fread(buf, 1, (size_t)n, f) == (size_t)n) {
+            *size = (size_t)n;
+        } else {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+static int load_from_buffer(fuzz_vocab *v, void *buf, size_t size) {
+    memset(&v->model, 0, sizeof v->model);
+    v->buf = buf;
+    if (gguf_parse(&v->model.gguf, buf, size, &v->model.error) ||
+        sac_tokenizer_load(&v->model.gguf, &v->model.tokenizer, &v->model.error) || !v->model.tokenizer) {
+        fprintf(stderr, "fuzz_tokenizer: %s\n", v->model.error.msg);
+        return 0;
+    }
+    v->loaded = 1;
+    return 1;
+}
+
+static void load_reference(fuzz_vocab *v, const char *argv0, const char *name) {
+    char path[2048];
+    size_t size = 0;
+    snprintf(path, sizeof path, "../shared/data/vocab/ggml-vocab-%s.gguf", name);
+    void *buf = read_file(path, &size);
+    const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+    if (!buf && slash) { /* build/fuzz/fuzz_tokenizer → ../../../shared */
+        snprintf(path, sizeof path, "%.*s/../../../shared/data/vocab/ggml-vocab-%s.gguf", (int)(slash - argv0), argv0,
+                 name);
+        buf = read_file(path, &size);
+    }
+    if (!buf) {
+        fprintf(stderr, "fuzz_tokenizer: ../shared/data/vocab/ggml-vocab-%s.gguf not found: skipping it\n", name);
+        return;
+    }
+    if (load_from_buffer(v, buf, size)) v->round_trips = 1;
+}
+
+static void load_char_vocab(fuzz_vocab *v) {
+    static const char *const tokens[] = {"<bos>", "<eos>", "<unk>", " ", "\n", "a", "b", "\xC3\xA9",
+                                         "\xF0\x9F\x98\x80", "<", ">"};
+    static const int32_t types[] = {3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+    sac_error err = {0};
+    gguf_writer *w = NULL;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    int n = (int)(sizeof tokens / sizeof tokens[0]);
+    if (gguf_writer_new(&w, &err) || gguf_writer_set_string(w, "tokenizer.ggml.model", "char", &err) ||
+        gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", tokens, (uint64_t)n, &err) ||
+        gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)n, types, sizeof types, &err) ||
+        gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 0, &err) ||
+        gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 1, &err) ||
+        gguf_writer_to_buffer(w, &bytes, &size, &err)) {
+        fprintf(stderr, "fuzz_tokenizer: building the char vocabulary: %s\n", err.msg);
+        gguf_writer_free(w);
+        return;
+    }
+    gguf_writer_free(w);
+    load_from_buffer(v, bytes, size);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    const char *argv0 = argc && *argc > 0 && argv && *argv ? (*argv)[0] : NULL;
+    load_reference(&vocabs[0], argv0, "gpt-2");
+    load_reference(&vocabs[1], argv0, "llama-spm");
+    load_char_vocab(&vocabs[2]);
+    return 0;
+}
+
+static int contains(const char *s, size_t n, const char *needle, size_t m) {
+    for (size_t i = 0; i + m <= n; i++)
+        if (memcmp(s + i, needle, m) == 0) return 1;
+    return 0;
+}
+
+/* Pushes ids through a fresh detokenizer; returns the text (malloc'd) or traps on a broken chunk. */
+static char *detokenize(struct sac_model *m, const int32_t *ids, size_t n, size_t *len) {
+    sac_detokenizer *dt;
+    if (sac_detokenizer_new(m, &dt)) __builtin_trap();
+    size_t cap = 64, used = 0;
+    char *out = malloc(cap);
+    if (!out) __builtin_trap();
+    for (size_t i = 0; i <= n; i++) {
+        const char *text;
+        size_t text_len;
+        sac_status st = i < n ? sac_detokenizer_push(dt, ids[i], &text, &text_len)
+                              : sac_detokenizer_flush(dt, &text, &text_len);
+        if (st != SAC_OK || !sac_utf8_valid((const uint8_t *)text, text_len)) __builtin_trap();
+        if (used + text_len > cap) {
+            while (used + text_len > cap) cap *= 2;
+            char *grown = realloc(out, cap);
+            if (!grown) __builtin_trap();
+            out = grown;
+        }
+        memcpy(out + used, text, text_len);
+        used += text_len;
+    }
+    sac_detokenizer_free(dt);
+    *len = used;
+    return out;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) return 0;
+    uint32_t flags = data[0] & (SAC_TOKENIZE_BOS | SAC_TOKENIZE_EOS | SAC_TOKENIZE_SPECIAL);
+    const char *text = (const char *)data + 1;
+    size_t len = size - 1;
+    size_t clean_len = sac_utf8_sanitized_len((const uint8_t *)text, len);
+    char *clean = malloc(clean_len + 1);
+    if (!clean) return 0;
+    sac_utf8_sanitize((const uint8_t *)text, len, clean);
+
+    for (int k = 0; k < 3; k++) {
+        fuzz_vocab *v = &vocabs[k];
+        if (!v->loaded) continue;
+        struct sac_model *m = &v->model;
+        int32_t n = 0;
+        sac_status st = sac_tokenize(m, text, len, flags, NULL, 0, &n);
+        if (st != SAC_OK && !(st == SAC_ERR_ARG && n > 0)) {
+            if (k != 2 || st != SAC_ERR_ARG) __builtin_trap(); /* only char vocabularies reject text */
+            continue;
+        }
+        int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
+        if (!ids) break;
+        int32_t needed = n;
+        if (sac_tokenize(m, text, len, flags, ids, needed, &n) != SAC_OK || n != needed) __builtin_trap();
+        for (int32_t i = 0; i < n; i++)
+            if (ids[i] < 0 || ids[i] >= sac_tokenizer_n_vocab(m->tokenizer)) __builtin_trap();
+        size_t back_len;
+        char *back = detokenize(m, ids, (size_t)n, &back_len);
+        if (v->round_trips && !(flags & SAC_TOKENIZE_SPECIAL) &&
+            !(m->tokenizer->kind == SAC_TOKENIZER_LLAMA && contains(clean, clean_len, "\xE2\x96\x81", 3)) &&
+            (back_len != clean_len || memcmp(back, clean, clean_len) != 0))
+            __builtin_trap();
+        free(back);
+        free(ids);
+
+        /* the input as raw ids, byte tokens and all */
+        size_t n_raw = len / 2;
+        int32_t *raw = malloc((n_raw + 1) * sizeof *raw);
+        if (!raw) break;
+        int32_t n_vocab = sac_tokenizer_n_vocab(m->tokenizer);
+        for (size_t i = 0; i < n_raw; i++) raw[i] = (int32_t)(((uint32_t)data[1 + 2 * i] | (uint32_t)data[2 + 2 * i] << 8) % (uint32_t)n_vocab);
+        back = detokenize(m, raw, n_raw, &back_len);
+        free(back);
+        free(raw);
+    }
+    free(clean);
+    return 0;
+}
