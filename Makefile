@@ -40,9 +40,13 @@ build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(patsubs
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) $< $(patsubst tests/support/%.c,build/native/obj/support_%.o,$(SUPPORT_SRC)) build/native/libsaccade.a -o $@ $(LDLIBS)
 
+build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a $(HEADERS)
+	@mkdir -p build/tools
+	$(CC) $(NATIVE_CFLAGS) $< build/native/libsaccade.a -o $@ $(LDLIBS)
+
 .PHONY: all native deps test test-c test-asan fuzz clean bench
 all: native
-native: build/saccade build/tools/make_model
+native: build/saccade build/tools/make_model build/tools/bench_tokenizer
 
 # Installs what a fresh Debian machine lacks (compilers' runtimes, emscripten, node packages).
 deps:

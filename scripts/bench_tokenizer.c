@@ -1,9 +1,7 @@
 /* bench_tokenizer.c — encoding throughput of the tokenizers on a text file.
  *
- *   make build/native/libsaccade.a
- *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -march=native -Isrc scripts/bench_tokenizer.c \
- *       build/native/libsaccade.a -o build/bench_tokenizer -lm -pthread
- *   build/bench_tokenizer [vocab.gguf] [text] [repeats]
+ *   make build/tools/bench_tokenizer
+ *   build/tools/bench_tokenizer [vocab.gguf] [text] [repeats]
  *
  * Defaults: ../shared/data/vocab/ggml-vocab-gpt-2.gguf, ../shared/data/tinyshakespeare.txt, 5.
  * Tokenizes the whole file in one sac_tokenize call per repeat and prints the best run in
