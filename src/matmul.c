@@ -30,6 +30,15 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+/* The per-type kernels are one generic body specialized by a constant `type`; it must be
+ * inlined for the type tests to fold away (clang would otherwise keep one shared copy with
+ * the test inside the innermost loop). */
+#if defined(__GNUC__)
+#define KERNEL static inline __attribute__((always_inline))
+#else
+#define KERNEL static inline
+#endif
+
 #define ROW_TILE 4   /* weight rows per matvec step */
 #define BATCH_TILE 4 /* activation rows per matmat step */
 #define FLOAT_LANES 8
@@ -60,13 +69,14 @@ static inline float f16_to_f32_inline(uint16_t h) {
     memcpy(&f, &em, sizeof f);
     f *= 0x1p112f;
     memcpy(&bits, &f, sizeof bits);
-    if (em >= 0x0F800000u) bits = em | 0x70000000u; /* exponent 31: inf or NaN */
+    uint32_t special = 0u - (uint32_t)(em >= 0x0F800000u); /* exponent 31: inf or NaN */
+    bits = (bits & ~special) | ((em | 0x70000000u) & special);
     bits |= (uint32_t)(h & 0x8000) << 16;
     memcpy(&f, &bits, sizeof f);
     return f;
 }
 
-static inline float block_scale(uint32_t type, const char *row, int64_t blk) {
+KERNEL float block_scale(uint32_t type, const char *row, int64_t blk) {
     uint16_t d;
     size_t size = type == SAC_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
     memcpy(&d, row + (size_t)blk * size, sizeof d); /* d is the first field of both blocks */
@@ -74,7 +84,7 @@ static inline float block_scale(uint32_t type, const char *row, int64_t blk) {
 }
 
 /* Weight i of a float-type row (leftovers, and the plain-C path). */
-static inline float weight_value(uint32_t type, const char *row, int64_t i) {
+KERNEL float weight_value(uint32_t type, const char *row, int64_t i) {
     if (type == SAC_TYPE_F16) {
         uint16_t h;
         memcpy(&h, row + (size_t)i * 2, sizeof h);
@@ -85,8 +95,7 @@ static inline float weight_value(uint32_t type, const char *row, int64_t i) {
     return f;
 }
 
-static inline float add_leftover(float sum, uint32_t type, const char *row, const float *x,
-                                 int64_t n) {
+KERNEL float add_leftover(float sum, uint32_t type, const char *row, const float *x, int64_t n) {
     int64_t n8 = n - n % FLOAT_LANES;
     if (n8 == n) return sum;
     float tail = 0.0f;
@@ -163,7 +172,7 @@ static void quantize_rows(void *arg, int ith, int nth) {
 #ifdef __wasm_simd128__
 
 /* One weight block as four i16x8 vectors (values 0-7, 8-15, 16-23, 24-31). */
-static inline void decode_block(uint32_t type, const char *row, int64_t blk, v128_t w[4]) {
+KERNEL void decode_block(uint32_t type, const char *row, int64_t blk, v128_t w[4]) {
     if (type == SAC_TYPE_Q8_0) {
         const int8_t *qs = ((const block_q8_0 *)row)[blk].qs;
         for (int k = 0; k < 4; k++) w[k] = wasm_i16x8_load8x8(qs + 8 * k);
@@ -201,31 +210,42 @@ static inline int32_t hsum_i32(v128_t v) {
     return wasm_i32x4_extract_lane(v, 0);
 }
 
-/* Four halves held in the low 16 bits of u32 lanes → f32, as f16_to_f32_inline. */
-static inline v128_t f16x4_to_f32(v128_t h) {
-    v128_t em = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x7FFF)), 13);
+/* Four halves held in the high 16 bits of u32 lanes (v = h << 16) → f32, as
+ * f16_to_f32_inline does it. */
+static inline v128_t f16_high_to_f32(v128_t v) {
+    v128_t em = wasm_u32x4_shr(wasm_i32x4_shl(v, 1), 4); /* (h & 0x7FFF) << 13 */
     v128_t f = wasm_f32x4_mul(em, wasm_f32x4_splat(0x1p112f));
-    v128_t special = wasm_i32x4_gt(em, wasm_i32x4_splat(0x0F7FFFFF));
+    v128_t exp_mask = wasm_i32x4_splat(0x7C000000);
+    v128_t special = wasm_i32x4_eq(wasm_v128_and(v, exp_mask), exp_mask); /* inf or NaN */
     f = wasm_v128_bitselect(wasm_v128_or(em, wasm_i32x4_splat(0x70000000)), f, special);
-    return wasm_v128_or(f, wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
+    return wasm_v128_or(f, wasm_v128_and(v, wasm_i32x4_splat((int32_t)0x80000000u)));
+}
+
+/* The same for halves known to be finite: the sign rides on the ±2^112 factor. */
+static inline v128_t f16_high_finite_to_f32(v128_t v) {
+    v128_t em = wasm_u32x4_shr(wasm_i32x4_shl(v, 1), 4);
+    v128_t sign = wasm_v128_and(v, wasm_i32x4_splat((int32_t)0x80000000u));
+    return wasm_f32x4_mul(em, wasm_v128_or(sign, wasm_f32x4_splat(0x1p112f)));
 }
 
 #else
 
-/* One weight block as 32 int8 values. */
-static inline void decode_block(uint32_t type, const char *row, int64_t blk, int8_t w[SAC_QK]) {
+/* One weight block as 32 int16 values: int16 × int16 → int32 sums is the pattern gcc
+ * vectorizes as a multiply-add of pairs (pmaddwd), which int8 × int16 is not. */
+KERNEL void decode_block(uint32_t type, const char *row, int64_t blk, int16_t w[SAC_QK]) {
     if (type == SAC_TYPE_Q8_0) {
-        memcpy(w, ((const block_q8_0 *)row)[blk].qs, SAC_QK);
+        const int8_t *qs = ((const block_q8_0 *)row)[blk].qs;
+        for (int j = 0; j < SAC_QK; j++) w[j] = qs[j];
     } else {
         const uint8_t *qs = ((const block_q4_0 *)row)[blk].qs;
         for (int j = 0; j < SAC_QK / 2; j++) {
-            w[j] = (int8_t)((qs[j] & 0x0F) - 8);
-            w[j + SAC_QK / 2] = (int8_t)((qs[j] >> 4) - 8);
+            w[j] = (int16_t)((qs[j] & 0x0F) - 8);
+            w[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - 8);
         }
     }
 }
 
-static inline int32_t block_dot(const int8_t *restrict w, const int16_t *restrict x) {
+static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restrict x) {
     int32_t s = 0;
     for (int j = 0; j < SAC_QK; j++) s += (int32_t)w[j] * (int32_t)x[j];
     return s;
@@ -233,29 +253,41 @@ static inline int32_t block_dot(const int8_t *restrict w, const int16_t *restric
 
 #endif
 
-/* One output: weight row o against activation row b (the path for leftovers). */
-static inline float quant_dot(const matmul_task *t, uint32_t type, int64_t o, int64_t b) {
+/* One output: weight row o against activation row b (matvec in plain C, and leftovers). */
+KERNEL float quant_dot(const matmul_task *t, uint32_t type, int64_t o, int64_t b) {
     const char *row = weight_row(t, o);
     const int16_t *x = t->xq + b * t->w->n_in;
     int64_t nb = t->w->n_in / SAC_QK;
     float acc = 0.0f;
-    for (int64_t blk = 0; blk < nb; blk++) {
 #ifdef __wasm_simd128__
+    for (int64_t blk = 0; blk < nb; blk++) {
         v128_t w[4];
         decode_block(type, row, blk, w);
         int32_t isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
-#else
-        int8_t w[SAC_QK];
-        decode_block(type, row, blk, w);
-        int32_t isum = block_dot(w, x + blk * SAC_QK);
-#endif
         float scale = block_scale(type, row, blk) * t->xd[blk * t->n_batch + b];
         acc = acc + (float)isum * scale;
     }
+#else
+    /* integer dots for a run of blocks first (vectorized), then the serial float sums */
+    enum { RUN = 64 };
+    int32_t isum[RUN];
+    for (int64_t b0 = 0; b0 < nb; b0 += RUN) {
+        int64_t m = nb - b0 < RUN ? nb - b0 : RUN;
+        for (int64_t k = 0; k < m; k++) {
+            int16_t w[SAC_QK];
+            decode_block(type, row, b0 + k, w);
+            isum[k] = block_dot(w, x + (b0 + k) * SAC_QK);
+        }
+        for (int64_t k = 0; k < m; k++) {
+            float scale = block_scale(type, row, b0 + k) * t->xd[(b0 + k) * t->n_batch + b];
+            acc = acc + (float)isum[k] * scale;
+        }
+    }
+#endif
     return acc;
 }
 
-static inline void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
+KERNEL void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
     int64_t o = o0;
 #ifdef __wasm_simd128__
     /* Four weight rows at a time share each load of the activation block; their four
@@ -278,11 +310,11 @@ static inline void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0,
             decode_block(type, r3, blk, w);
             s3 = block_dot(w, x);
             size_t at = (size_t)blk * block_size; /* the f16 scale opens each block */
-            v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 0);
-            dh = wasm_v128_load16_lane(r1 + at, dh, 2);
-            dh = wasm_v128_load16_lane(r2 + at, dh, 4);
-            dh = wasm_v128_load16_lane(r3 + at, dh, 6);
-            v128_t scale = wasm_f32x4_mul(f16x4_to_f32(dh), wasm_f32x4_splat(t->xd[blk]));
+            v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
+            dh = wasm_v128_load16_lane(r1 + at, dh, 3);
+            dh = wasm_v128_load16_lane(r2 + at, dh, 5);
+            dh = wasm_v128_load16_lane(r3 + at, dh, 7);
+            v128_t scale = wasm_f32x4_mul(f16_high_to_f32(dh), wasm_f32x4_splat(t->xd[blk]));
             v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
             acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
         }
@@ -299,7 +331,7 @@ static int64_t chunk_rows(size_t row_bytes) {
     return rows < 1 ? 1 : (int64_t)rows;
 }
 
-static inline void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
+KERNEL void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
     int64_t n_in = t->w->n_in, n_out = t->w->n_out, nb = n_in / SAC_QK, n_batch = t->n_batch;
     int64_t chunk = chunk_rows(t->row_bytes);
     for (int64_t c0 = o0; c0 < o1; c0 += chunk) {
@@ -329,7 +361,7 @@ static inline void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0,
 #else
                 float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
                 for (int64_t blk = 0; blk < nb; blk++) {
-                    int8_t w[SAC_QK];
+                    int16_t w[SAC_QK];
                     decode_block(type, row, blk, w);
                     int64_t at = blk * SAC_QK;
                     float dw = block_scale(type, row, blk);
@@ -358,11 +390,19 @@ static inline void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0,
 #ifdef __wasm_simd128__
 
 /* Eight weights from element i on, as two f32x4. */
-static inline void load8(uint32_t type, const char *row, int64_t i, v128_t *lo, v128_t *hi) {
+KERNEL void load8(uint32_t type, const char *row, int64_t i, v128_t *lo, v128_t *hi) {
     if (type == SAC_TYPE_F16) {
-        v128_t h = wasm_v128_load(row + (size_t)i * 2);
-        *lo = f16x4_to_f32(wasm_u32x4_extend_low_u16x8(h));
-        *hi = f16x4_to_f32(wasm_u32x4_extend_high_u16x8(h));
+        v128_t h = wasm_v128_load(row + (size_t)i * 2), zero = wasm_i32x4_splat(0);
+        v128_t h_lo = wasm_i16x8_shuffle(zero, h, 0, 8, 0, 9, 0, 10, 0, 11); /* h << 16 per lane */
+        v128_t h_hi = wasm_i16x8_shuffle(zero, h, 0, 12, 0, 13, 0, 14, 0, 15);
+        v128_t exp_mask = wasm_i16x8_splat(0x7C00);
+        if (!wasm_v128_any_true(wasm_i16x8_eq(wasm_v128_and(h, exp_mask), exp_mask))) {
+            *lo = f16_high_finite_to_f32(h_lo); /* the usual case: no inf or NaN among the 8 */
+            *hi = f16_high_finite_to_f32(h_hi);
+        } else {
+            *lo = f16_high_to_f32(h_lo);
+            *hi = f16_high_to_f32(h_hi);
+        }
     } else {
         *lo = wasm_v128_load(row + (size_t)i * 4);
         *hi = wasm_v128_load(row + (size_t)i * 4 + 16);
@@ -383,14 +423,29 @@ static inline float fold_lanes(const float acc[FLOAT_LANES]) {
     return (s0 + s2) + (s1 + s3);
 }
 
-static inline void load8(uint32_t type, const char *row, int64_t i, float w[FLOAT_LANES]) {
-    for (int l = 0; l < FLOAT_LANES; l++) w[l] = weight_value(type, row, i + l);
+/* Weights [i, i + m) of a row as f32: F32 rows in place, F16 converted into buf (a plain
+ * loop over an array, which gcc vectorizes; converting inside the dot loop it does not). */
+#define CONVERT_RUN 256
+KERNEL const float *row_as_f32(uint32_t type, const char *row, int64_t i, int64_t m, float *buf) {
+    if (type == SAC_TYPE_F32) return (const float *)row + i;
+    const uint16_t *h = (const uint16_t *)row + i;
+    for (int64_t k = 0; k < m; k++) buf[k] = f16_to_f32_inline(h[k]);
+    return buf;
+}
+
+static inline void lanes_dot(float acc[FLOAT_LANES], const float *restrict w,
+                             const float *restrict x, int64_t m) {
+    float a[FLOAT_LANES]; /* a local copy, so the compiler keeps it in one vector register */
+    memcpy(a, acc, sizeof a);
+    for (int64_t i = 0; i < m; i += FLOAT_LANES)
+        for (int l = 0; l < FLOAT_LANES; l++) a[l] = a[l] + w[i + l] * x[i + l];
+    memcpy(acc, a, sizeof a);
 }
 
 #endif
 
 /* One output: dot of a weight row with one activation row. */
-static inline float float_dot(uint32_t type, const char *row, const float *x, int64_t n) {
+KERNEL float float_dot(uint32_t type, const char *row, const float *x, int64_t n) {
     int64_t n8 = n - n % FLOAT_LANES;
 #ifdef __wasm_simd128__
     v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
@@ -402,70 +457,114 @@ static inline float float_dot(uint32_t type, const char *row, const float *x, in
     }
     float sum = fold_v(acc0, acc1);
 #else
-    float acc[FLOAT_LANES] = {0};
-    for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-        float w[FLOAT_LANES];
-        load8(type, row, i, w);
-        for (int l = 0; l < FLOAT_LANES; l++) acc[l] = acc[l] + w[l] * x[i + l];
+    float acc[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
+    int64_t run = type == SAC_TYPE_F32 ? n8 : CONVERT_RUN;
+    for (int64_t c = 0; c < n8; c += run) { /* runs of a multiple of 8: lanes stay i % 8 */
+        int64_t m = n8 - c < run ? n8 - c : run;
+        lanes_dot(acc, row_as_f32(type, row, c, m, buf), x + c, m);
     }
     float sum = fold_lanes(acc);
 #endif
     return add_leftover(sum, type, row, x, n);
 }
 
-static inline void float_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
+KERNEL void float_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; o++) t->y[o] = float_dot(type, weight_row(t, o), t->x, t->w->n_in);
 }
 
-static inline void float_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
+/* y[b][o] for every b and the weight rows o in [c0, c1), whose data starts at `rows` with
+ * `row_bytes` between rows. */
+KERNEL void float_matmat_rows(const matmul_task *t, uint32_t type, const char *rows,
+                              size_t row_bytes, int64_t c0, int64_t c1) {
     int64_t n = t->w->n_in, n_out = t->w->n_out, n_batch = t->n_batch;
-    int64_t n8 = n - n % FLOAT_LANES, chunk = chunk_rows(t->row_bytes);
+    int64_t n8 = n - n % FLOAT_LANES, b = 0;
+    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
+        const float *x[BATCH_TILE];
+        for (int r = 0; r < BATCH_TILE; r++) x[r] = t->x + (b + r) * n;
+        for (int64_t o = c0; o < c1; o++) {
+            /* eight weights, loaded (and converted) once, serve four activation rows */
+            const char *row = rows + (size_t)(o - c0) * row_bytes;
+            float sum[BATCH_TILE];
+#ifdef __wasm_simd128__
+            v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l;
+            v128_t a2l = a0l, a2h = a0l, a3l = a0l, a3h = a0l;
+            for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
+                v128_t lo, hi;
+                load8(type, row, i, &lo, &hi);
+                a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(lo, wasm_v128_load(x[0] + i)));
+                a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(hi, wasm_v128_load(x[0] + i + 4)));
+                a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(lo, wasm_v128_load(x[1] + i)));
+                a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(hi, wasm_v128_load(x[1] + i + 4)));
+                a2l = wasm_f32x4_add(a2l, wasm_f32x4_mul(lo, wasm_v128_load(x[2] + i)));
+                a2h = wasm_f32x4_add(a2h, wasm_f32x4_mul(hi, wasm_v128_load(x[2] + i + 4)));
+                a3l = wasm_f32x4_add(a3l, wasm_f32x4_mul(lo, wasm_v128_load(x[3] + i)));
+                a3h = wasm_f32x4_add(a3h, wasm_f32x4_mul(hi, wasm_v128_load(x[3] + i + 4)));
+            }
+            sum[0] = fold_v(a0l, a0h);
+            sum[1] = fold_v(a1l, a1h);
+            sum[2] = fold_v(a2l, a2h);
+            sum[3] = fold_v(a3l, a3h);
+#else
+            float a0[FLOAT_LANES] = {0}, a1[FLOAT_LANES] = {0}, a2[FLOAT_LANES] = {0};
+            float a3[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
+            int64_t run = type == SAC_TYPE_F32 ? n8 : CONVERT_RUN;
+            for (int64_t c = 0; c < n8; c += run) {
+                int64_t m = n8 - c < run ? n8 - c : run;
+                const float *w = row_as_f32(type, row, c, m, buf);
+                lanes_dot(a0, w, x[0] + c, m);
+                lanes_dot(a1, w, x[1] + c, m);
+                lanes_dot(a2, w, x[2] + c, m);
+                lanes_dot(a3, w, x[3] + c, m);
+            }
+            sum[0] = fold_lanes(a0);
+            sum[1] = fold_lanes(a1);
+            sum[2] = fold_lanes(a2);
+            sum[3] = fold_lanes(a3);
+#endif
+            for (int r = 0; r < BATCH_TILE; r++)
+                t->y[(b + r) * n_out + o] = add_leftover(sum[r], type, row, x[r], n);
+        }
+    }
+    for (; b < n_batch; b++)
+        for (int64_t o = c0; o < c1; o++)
+            t->y[b * n_out + o] = float_dot(type, rows + (size_t)(o - c0) * row_bytes, t->x + b * n, n);
+}
+
+/* F16 rows are converted to f32 once per chunk of rows (exactly, so the sums are those of
+ * the F16 kernels), rather than once for every group of four activation rows. */
+#define CONVERTED_FLOATS 8192
+
+KERNEL void float_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
+    int64_t n = t->w->n_in;
+    if (type == SAC_TYPE_F16 && n <= CONVERTED_FLOATS) {
+        float converted[CONVERTED_FLOATS];
+        int64_t chunk = CONVERTED_FLOATS / n;
+        for (int64_t c0 = o0; c0 < o1; c0 += chunk) {
+            int64_t c1 = c0 + chunk < o1 ? c0 + chunk : o1;
+            for (int64_t o = c0; o < c1; o++) {
+                const char *row = weight_row(t, o);
+                float *dst = converted + (o - c0) * n;
+                int64_t i = 0;
+#ifdef __wasm_simd128__
+                for (; i + FLOAT_LANES <= n; i += FLOAT_LANES) {
+                    v128_t lo, hi;
+                    load8(SAC_TYPE_F16, row, i, &lo, &hi);
+                    wasm_v128_store(dst + i, lo);
+                    wasm_v128_store(dst + i + 4, hi);
+                }
+#else
+                for (; i + CONVERT_RUN <= n; i += CONVERT_RUN) row_as_f32(SAC_TYPE_F16, row, i, CONVERT_RUN, dst + i);
+#endif
+                for (; i < n; i++) dst[i] = weight_value(SAC_TYPE_F16, row, i);
+            }
+            float_matmat_rows(t, SAC_TYPE_F32, (const char *)converted, (size_t)n * sizeof(float), c0, c1);
+        }
+        return;
+    }
+    int64_t chunk = chunk_rows(t->row_bytes);
     for (int64_t c0 = o0; c0 < o1; c0 += chunk) {
         int64_t c1 = c0 + chunk < o1 ? c0 + chunk : o1;
-        int64_t b = 0;
-        for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
-            const float *x[BATCH_TILE];
-            for (int r = 0; r < BATCH_TILE; r++) x[r] = t->x + (b + r) * n;
-            for (int64_t o = c0; o < c1; o++) {
-                /* eight weights, loaded (and converted) once, serve four activation rows */
-                const char *row = weight_row(t, o);
-                float sum[BATCH_TILE];
-#ifdef __wasm_simd128__
-                v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l;
-                v128_t a2l = a0l, a2h = a0l, a3l = a0l, a3h = a0l;
-                for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-                    v128_t lo, hi;
-                    load8(type, row, i, &lo, &hi);
-                    a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(lo, wasm_v128_load(x[0] + i)));
-                    a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(hi, wasm_v128_load(x[0] + i + 4)));
-                    a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(lo, wasm_v128_load(x[1] + i)));
-                    a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(hi, wasm_v128_load(x[1] + i + 4)));
-                    a2l = wasm_f32x4_add(a2l, wasm_f32x4_mul(lo, wasm_v128_load(x[2] + i)));
-                    a2h = wasm_f32x4_add(a2h, wasm_f32x4_mul(hi, wasm_v128_load(x[2] + i + 4)));
-                    a3l = wasm_f32x4_add(a3l, wasm_f32x4_mul(lo, wasm_v128_load(x[3] + i)));
-                    a3h = wasm_f32x4_add(a3h, wasm_f32x4_mul(hi, wasm_v128_load(x[3] + i + 4)));
-                }
-                sum[0] = fold_v(a0l, a0h);
-                sum[1] = fold_v(a1l, a1h);
-                sum[2] = fold_v(a2l, a2h);
-                sum[3] = fold_v(a3l, a3h);
-#else
-                float acc[BATCH_TILE][FLOAT_LANES] = {{0}};
-                for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-                    float w[FLOAT_LANES];
-                    load8(type, row, i, w);
-                    for (int r = 0; r < BATCH_TILE; r++)
-                        for (int l = 0; l < FLOAT_LANES; l++) acc[r][l] = acc[r][l] + w[l] * x[r][i + l];
-                }
-                for (int r = 0; r < BATCH_TILE; r++) sum[r] = fold_lanes(acc[r]);
-#endif
-                for (int r = 0; r < BATCH_TILE; r++)
-                    t->y[(b + r) * n_out + o] = add_leftover(sum[r], type, row, x[r], n);
-            }
-        }
-        for (; b < n_batch; b++)
-            for (int64_t o = c0; o < c1; o++)
-                t->y[b * n_out + o] = float_dot(type, weight_row(t, o), t->x + b * n, n);
+        float_matmat_rows(t, type, weight_row(t, c0), t->row_bytes, c0, c1);
     }
 }
 
@@ -540,6 +639,10 @@ void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_b
                 void *work) {
     const matmul_kernel *k = find_kernel(w->type);
     if (!k || n_batch <= 0 || w->n_out <= 0) return;
+    if (w->n_in <= 0) { /* empty sums */
+        memset(y, 0, sizeof(float) * (size_t)(n_batch * w->n_out));
+        return;
+    }
     matmul_call c = {k, {w, 0, x, NULL, NULL, y, n_batch}};
     if (k->quantized) {
         c.task.row_bytes = (size_t)(w->n_in / SAC_QK) * sac_type_traits_get(w->type)->type_size;

@@ -160,7 +160,7 @@ static void *worker_main(void *p) {
         seen = wait_while_equal(pool, &pool->generation, seen, 0);
         if (pool->stop) break;
         pool->fn(pool->arg, self->ith, pool->n_threads);
-        if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) == 1)
+        if (atomic_fetch_sub(&pool->pending, 1) == 1) /* seq_cst: see wake() */
             wake(pool, &pool->pending, 1);
     }
     return NULL;

@@ -1,0 +1,423 @@
+/* test_matmul.c — every weight type's matvec and matmat kernels against float64 references
+ * written here, over awkward shapes and 1-4 threads; results must not depend on the thread
+ * count, and a batch row must come out exactly as the same row multiplied alone.
+ *
+ * Tolerances (u = 2^-24, the f32 unit roundoff):
+ *   - quantized types vs a reference that quantizes the activations the same way (int8 per
+ *     32-value block, ggml's rounding) in float64: the per-block integer dots are exact, so
+ *     only the f32 scaling and block-by-block summation round: |y - ref| <= (nb + 3) u S,
+ *     S = sum over blocks of |d_w d_x isum|;
+ *   - quantized types vs the dequantized weights times the unquantized activations: the
+ *     above plus the quantization error bound sum_i |w_i| (d/2 + 127 |d - d16|) (d = the
+ *     block's amax/127, d16 = d rounded to f16);
+ *   - F32/F16: eight lane sums of n/8 terms, folded, plus the leftovers:
+ *     |y - ref| <= (n/8 + n%8 + 8) u sum_i |w_i x_i|. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "matmul.h"
+#include "types.h"
+
+#define U 0x1p-24
+
+static uint32_t rng_next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (uint32_t)(*s >> 16);
+}
+
+static float rng_float(uint64_t *s, float scale) {
+    return scale * ((float)(rng_next(s) & 0xFFFFFF) / 8388608.0f - 1.0f);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * float64 references
+ * ---------------------------------------------------------------------------------------- */
+
+static double half_value(uint16_t h) {
+    int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
+    double v;
+    if (exp == 31) v = mant ? NAN : INFINITY;
+    else if (exp == 0) v = ldexp(mant, -24);
+    else v = ldexp(1024 + mant, exp - 25);
+    return sign ? -v : v;
+}
+
+static uint16_t half_of(double x) { /* nearest, ties to even; finite x below 65520 */
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    if (a < ldexp(1, -14)) return sign | (uint16_t)nearbyint(a * ldexp(1, 24));
+    int e;
+    frexp(a, &e);
+    e -= 1;
+    double m = nearbyint(a * ldexp(1, 10 - e));
+    if (m == 2048) {
+        m = 1024;
+        e++;
+    }
+    return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m - 1024);
+}
+
+/* Quantized weight (o, i): an integer times its block's scale. */
+static int weight_int(const sac_matrix *w, int64_t o, int64_t i) {
+    int64_t nb = w->n_in / 32;
+    if (w->type == SAC_TYPE_Q8_0) return ((const block_q8_0 *)w->data)[o * nb + i / 32].qs[i % 32];
+    const block_q4_0 *b = (const block_q4_0 *)w->data + o * nb + i / 32;
+    int j = (int)(i % 32);
+    return (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) - 8;
+}
+
+static double weight_scale(const sac_matrix *w, int64_t o, int64_t blk) {
+    int64_t nb = w->n_in / 32;
+    if (w->type == SAC_TYPE_Q8_0) return half_value(((const block_q8_0 *)w->data)[o * nb + blk].d);
+    return half_value(((const block_q4_0 *)w->data)[o * nb + blk].d);
+}
+
+/* Weight (o, i) as the format defines it. */
+static double weight_ref(const sac_matrix *w, int64_t o, int64_t i) {
+    switch (w->type) {
+    case SAC_TYPE_F32: return ((const float *)w->data)[o * w->n_in + i];
+    case SAC_TYPE_F16: return half_value(((const uint16_t *)w->data)[o * w->n_in + i]);
+    case SAC_TYPE_Q8_0:
+    case SAC_TYPE_Q4_0: return weight_int(w, o, i) * weight_scale(w, o, i / 32);
+    }
+    return NAN;
+}
+
+/* ggml's activation quantization (d = amax/127 in f32, q = round(x * f32(1/d)) half away
+ * from zero, scale d rounded to f16), each f32 operation done in double and rounded. */
+static void quantize_ref(const float *x, int64_t n, int *q, double *d16, double *d_exact) {
+    for (int64_t blk = 0; blk < n / 32; blk++) {
+        double amax = 0;
+        for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[blk * 32 + j]));
+        float d = (float)(amax / 127.0);
+        float id = d != 0 ? (float)(1.0 / d) : 0.0f;
+        d16[blk] = half_value(half_of(d));
+        d_exact[blk] = amax / 127.0;
+        for (int j = 0; j < 32; j++) {
+            double v = (float)((double)x[blk * 32 + j] * id);
+            double r = floor(fabs(v) + 0.5);
+            q[blk * 32 + j] = (int)(v < 0 ? -r : r);
+        }
+    }
+}
+
+typedef struct expected {
+    double value;
+    double tol;       /* against the reference computed the way the kernel is specified */
+    double value_fp;  /* quantized types: with unquantized activations */
+    double tol_fp;
+} expected;
+
+/* y[b][o] references, see the tolerances at the top. */
+static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expected *out) {
+    int64_t n = w->n_in, nb = n / 32;
+    int quantized = w->type == SAC_TYPE_Q8_0 || w->type == SAC_TYPE_Q4_0;
+    int *q = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    double *d16 = malloc(sizeof(double) * (size_t)(nb + 1)), *dex = malloc(sizeof(double) * (size_t)(nb + 1));
+    double *wrow = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t b = 0; b < n_batch; b++) {
+        const float *xb = x + b * n;
+        if (quantized) quantize_ref(xb, n, q, d16, dex);
+        for (int64_t o = 0; o < w->n_out; o++) {
+            expected *e = &out[b * w->n_out + o];
+            for (int64_t i = 0; i < n; i++) wrow[i] = weight_ref(w, o, i);
+            double fp = 0, fp_abs = 0;
+            for (int64_t i = 0; i < n; i++) {
+                fp += wrow[i] * xb[i];
+                fp_abs += fabs(wrow[i] * xb[i]);
+            }
+            if (!quantized) {
+                e->value = e->value_fp = fp;
+                e->tol = e->tol_fp = (double)(n / 8 + n % 8 + 8) * U * fp_abs + 1e-30;
+                continue;
+            }
+            double sum = 0, sum_abs = 0, qerr = 0;
+            for (int64_t blk = 0; blk < nb; blk++) {
+                double scale = weight_scale(w, o, blk) * d16[blk];
+                long long isum = 0;
+                double wabs = 0;
+                for (int j = 0; j < 32; j++) {
+                    isum += (long long)weight_int(w, o, blk * 32 + j) * q[blk * 32 + j];
+                    wabs += fabs(wrow[blk * 32 + j]);
+                }
+                sum += scale * (double)isum;
+                sum_abs += fabs(scale * (double)isum);
+                qerr += wabs * (dex[blk] / 2 + 127 * fabs(dex[blk] - d16[blk]));
+            }
+            e->value = sum;
+            e->tol = (double)(nb + 3) * U * sum_abs + 1e-30;
+            e->value_fp = fp;
+            e->tol_fp = e->tol + qerr * (1 + 1e-9) + 1e-30;
+        }
+    }
+    free(q);
+    free(d16);
+    free(dex);
+    free(wrow);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Test data
+ * ---------------------------------------------------------------------------------------- */
+
+/* Random weights in the given type (quantized via the library's own quantizer, whose bytes
+ * test_types checks against ggml's rules). */
+static void *make_weights(uint32_t type, int64_t n_in, int64_t n_out, uint64_t *s) {
+    const sac_type_traits *tr = sac_type_traits_get(type);
+    size_t row_bytes = (size_t)(n_in / tr->block_size) * tr->type_size;
+    float *f = malloc(sizeof(float) * (size_t)(n_in * n_out));
+    void *data = malloc(row_bytes * (size_t)n_out);
+    for (int64_t i = 0; i < n_in * n_out; i++) {
+        f[i] = rng_float(s, 1.0f);
+        if (rng_next(s) % 97 == 0) f[i] *= 8; /* some outliers, to vary block scales */
+    }
+    tr->from_float(f, data, n_in * n_out);
+    free(f);
+    return data;
+}
+
+static float *make_activations(int64_t n, uint64_t *s) {
+    float *x = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) x[i] = rng_float(s, 2.0f);
+    /* a zero block and a tiny one, where present */
+    if (n >= 96) {
+        for (int j = 32; j < 64; j++) x[j] = 0.0f;
+        for (int j = 64; j < 96; j++) x[j] *= 1e-5f;
+    }
+    return x;
+}
+
+/* FNV-1a over the bytes of every result: the same in every build whose kernels compute the
+ * same bits (the plain-C and SIMD128 paths are designed to), printed for comparison. */
+static uint64_t results_hash = 0xCBF29CE484222325ull;
+
+static void hash_results(const float *y, int64_t n) {
+    const unsigned char *p = (const unsigned char *)y;
+    for (size_t i = 0; i < (size_t)n * sizeof(float); i++) results_hash = (results_hash ^ p[i]) * 0x100000001B3ull;
+}
+
+static sac_pool *pools[5]; /* pools[k] has k threads; pools[0] is NULL (run inline) */
+
+static float *run_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch) {
+    size_t work_size = sac_matmul_work_size(w, n_batch);
+    void *work = work_size ? malloc(work_size) : NULL;
+    float *y = malloc(sizeof(float) * (size_t)(n_batch * w->n_out));
+    for (int64_t i = 0; i < n_batch * w->n_out; i++) y[i] = NAN; /* every value must be written */
+    sac_matmul(pool, w, x, n_batch, y, work);
+    free(work);
+    return y;
+}
+
+/* One shape: all thread counts and both references, plus matvec row by row. */
+static void check_shape(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed) {
+    uint64_t s = seed;
+    sac_matrix w = {type, n_in, n_out, make_weights(type, n_in, n_out, &s)};
+    float *x = make_activations(n_in * n_batch, &s);
+    expected *e = malloc(sizeof(expected) * (size_t)(n_batch * n_out));
+    reference(&w, x, n_batch, e);
+
+    float *y1 = run_matmul(pools[1], &w, x, n_batch);
+    int bad = 0, bad_fp = 0;
+    for (int64_t k = 0; k < n_batch * n_out; k++) {
+        if (!(fabs(y1[k] - e[k].value) <= e[k].tol) && bad++ < 3)
+            CHECK_MSG(0, "%s n_in=%lld n_out=%lld n_batch=%lld y[%lld] = %.9g, ref %.9g, tol %.3g",
+                      sac_type_name(type), (long long)n_in, (long long)n_out, (long long)n_batch,
+                      (long long)k, y1[k], e[k].value, e[k].tol);
+        if (!(fabs(y1[k] - e[k].value_fp) <= e[k].tol_fp) && bad_fp++ < 3)
+            CHECK_MSG(0, "%s n_in=%lld: y[%lld] = %.9g, unquantized ref %.9g, tol %.3g",
+                      sac_type_name(type), (long long)n_in, (long long)k, y1[k], e[k].value_fp, e[k].tol_fp);
+    }
+    CHECK(bad == 0 && bad_fp == 0);
+    hash_results(y1, n_batch * n_out);
+
+    /* bitwise the same for any thread count (and with no pool) */
+    for (int nt = 0; nt <= 4; nt++) {
+        if (nt == 1) continue;
+        float *yt = run_matmul(pools[nt], &w, x, n_batch);
+        CHECK_MSG(!memcmp(yt, y1, sizeof(float) * (size_t)(n_batch * n_out)),
+                  "%s n_in=%lld n_out=%lld n_batch=%lld: %d threads differ from 1", sac_type_name(type),
+                  (long long)n_in, (long long)n_out, (long long)n_batch, nt);
+        free(yt);
+    }
+
+    /* each batch row alone (the matvec kernel) gives the same bits as within the batch */
+    if (n_batch > 1) {
+        int differ = 0;
+        for (int64_t b = 0; b < n_batch; b++) {
+            float *yb = run_matmul(pools[2], &w, x + b * n_in, 1);
+            differ += memcmp(yb, y1 + b * n_out, sizeof(float) * (size_t)n_out) != 0;
+            free(yb);
+        }
+        CHECK_MSG(differ == 0, "%s n_in=%lld n_out=%lld n_batch=%lld: %d rows differ from matvec",
+                  sac_type_name(type), (long long)n_in, (long long)n_out, (long long)n_batch, differ);
+    }
+    free(y1);
+    free(e);
+    free(x);
+    free((void *)w.data);
+}
+
+static void check_type(uint32_t type) {
+    const int64_t n_ins[] = {32, 64, 96, 4096};
+    const int64_t n_outs[] = {1, 5, 13, 67};
+    const int64_t n_batches[] = {1, 2, 3, 4, 5, 7, 8, 17};
+    uint64_t seed = 1;
+    for (size_t a = 0; a < 4; a++)
+        for (size_t c = 0; c < 4; c++)
+            for (size_t d = 0; d < 8; d++) {
+                if (n_ins[a] == 4096 && (n_outs[c] == 67 || n_batches[d] == 7)) continue; /* time */
+                check_shape(type, n_ins[a], n_outs[c], n_batches[d], seed++ * 0x9E3779B97F4A7C15ull);
+            }
+}
+
+static void test_f32(void) { check_type(SAC_TYPE_F32); }
+static void test_f16(void) { check_type(SAC_TYPE_F16); }
+static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
+static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
+
+/* Float weights allow any row length: leftovers after the last group of eight. */
+static void test_float_odd_lengths(void) {
+    const int64_t n_ins[] = {0, 1, 7, 13, 100, 257, 8203}; /* 8203: F16 rows too long to convert whole */
+    for (int t = 0; t < 2; t++)
+        for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
+            for (int64_t n_batch = 1; n_batch <= 6; n_batch += 5)
+                check_shape(t ? SAC_TYPE_F16 : SAC_TYPE_F32, n_ins[a], 9, n_batch, 77 + a);
+}
+
+/* Every half through the F16 kernels: row o holds half o at column o % 16 and zeros
+ * elsewhere, x = 1, so y[o] is exactly the value of half o (inf and NaN included). */
+static void test_f16_every_half(void) {
+    const int64_t n_in = 16, n_out = 65536;
+    uint16_t *h = calloc((size_t)(n_in * n_out), sizeof *h);
+    float x[4 * 16];
+    for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
+    for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
+    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
+    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+        float *y = run_matmul(pools[2], &w, x, n_batch);
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++)
+            for (int64_t o = 0; o < n_out; o++) {
+                double want = half_value((uint16_t)o), got = y[b * n_out + o];
+                int ok = isnan(want) ? isnan(got) : got == want;
+                if (!ok && bad++ < 3) CHECK_MSG(0, "half 0x%04x: got %.9g want %.9g", (unsigned)o, got, want);
+            }
+        CHECK(bad == 0);
+        free(y);
+    }
+    free(h);
+}
+
+/* The activation quantizer, observed exactly: Q8_0 weight rows that pick one input each
+ * (q = 1, d = 1) make y[o] = d_x * q_x[o] with no rounding, to compare with the reference
+ * bit for bit — including the ties that ggml rounds away from zero. */
+static void test_activation_quantization_exact(void) {
+    const int64_t n_in = 128, n_batch_max = 5;
+    block_q8_0 *blocks = calloc((size_t)(n_in * n_in / 32), sizeof *blocks);
+    for (int64_t o = 0; o < n_in; o++) {
+        for (int64_t blk = 0; blk < n_in / 32; blk++) blocks[o * (n_in / 32) + blk].d = 0x3C00;
+        blocks[o * (n_in / 32) + o / 32].qs[o % 32] = 1;
+    }
+    sac_matrix w = {SAC_TYPE_Q8_0, n_in, n_in, blocks};
+    uint64_t s = 99;
+    float *x = make_activations(n_in * n_batch_max, &s);
+    /* block 0 of row 0: amax 127 → d = 1, so x = k + 0.5 are exact ties */
+    const float ties[] = {127.0f, 2.5f, -2.5f, 0.5f, -0.5f, 126.5f, -126.5f, 3.4999998f, -0.49999997f};
+    for (int j = 0; j < 32; j++) x[j] = j < 9 ? ties[j] : (float)(j - 16) * 0.25f;
+    for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch += 4) {
+        float *y = run_matmul(pools[3], &w, x, n_batch);
+        int q[128];
+        double d16[4], dex[4];
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++) {
+            quantize_ref(x + b * n_in, n_in, q, d16, dex);
+            for (int64_t o = 0; o < n_in; o++) {
+                double want = d16[o / 32] * q[o];
+                if (y[b * n_in + o] != want && bad++ < 3)
+                    CHECK_MSG(0, "n_batch=%lld b=%lld x[%lld]=%.9g: got %.9g want %.9g", (long long)n_batch,
+                              (long long)b, (long long)o, x[b * n_in + o], y[b * n_in + o], want);
+            }
+        }
+        CHECK(bad == 0);
+        CHECK(y[1] == 3.0f && y[2] == -3.0f && y[3] == 1.0f && y[4] == -1.0f && y[5] == 127.0f);
+        free(y);
+    }
+    free(x);
+    free(blocks);
+}
+
+static void test_work_size(void) {
+    sac_matrix q8 = {SAC_TYPE_Q8_0, 4096, 10, NULL}, f32 = {SAC_TYPE_F32, 4096, 10, NULL};
+    sac_matrix f16 = {SAC_TYPE_F16, 4096, 10, NULL};
+    CHECK(sac_matmul_work_size(&f32, 7) == 0);
+    CHECK(sac_matmul_work_size(&f16, 7) == 0);
+    /* at least the int8 copy of x; the kernels use int16 values plus a float scale per block */
+    CHECK(sac_matmul_work_size(&q8, 7) >= 7 * 4096 * 34 / 32);
+    CHECK(sac_matmul_work_size(&q8, 7) <= 7 * 4096 * 3);
+}
+
+static void test_dot_and_axpy(void) {
+    uint64_t s = 5;
+    for (int64_t n = 0; n <= 300; n += (n < 20 ? 1 : 37)) {
+        float *a = make_activations(n, &s), *b = make_activations(n, &s);
+        double ref = 0, ref_abs = 0;
+        for (int64_t i = 0; i < n; i++) {
+            ref += (double)a[i] * b[i];
+            ref_abs += fabs((double)a[i] * b[i]);
+        }
+        float got = sac_dot_f32(a, b, n);
+        CHECK_NEAR(got, ref, (double)(n / 8 + n % 8 + 8) * U * ref_abs);
+        /* the same sums as an F32 matvec of that row */
+        if (n > 0) {
+            sac_matrix w = {SAC_TYPE_F32, n, 1, a};
+            float y;
+            sac_matmul(NULL, &w, b, 1, &y, NULL);
+            CHECK(memcmp(&y, &got, sizeof y) == 0);
+        }
+        float *y = make_activations(n, &s);
+        double *want = malloc(sizeof(double) * (size_t)(n + 1));
+        for (int64_t i = 0; i < n; i++) want[i] = (double)y[i] + 0.75 * (double)a[i];
+        sac_axpy_f32(y, 0.75f, a, n);
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++) /* one rounding of the product, one of the sum */
+            bad += !(fabs(y[i] - want[i]) <= 2 * U * (fabs(want[i]) + fabs(0.75 * a[i])));
+        CHECK_MSG(bad == 0, "axpy n=%lld: %d values off", (long long)n, bad);
+        free(a);
+        free(b);
+        free(y);
+        free(want);
+    }
+}
+
+int main(void) {
+#ifdef __wasm_simd128__
+    printf("test_matmul: kernels compiled with wasm SIMD128\n");
+#else
+    printf("test_matmul: kernels compiled as plain C\n");
+#endif
+    for (int k = 1; k <= 4; k++) {
+        if (sac_pool_new(k, &pools[k], NULL) != SAC_OK) {
+            printf("test_matmul: cannot make a pool of %d threads\n", k);
+            return 1;
+        }
+    }
+    printf("test_matmul: pools of 1-4 threads have %d %d %d %d\n", sac_pool_size(pools[1]),
+           sac_pool_size(pools[2]), sac_pool_size(pools[3]), sac_pool_size(pools[4]));
+    RUN(test_work_size);
+    RUN(test_activation_quantization_exact);
+    RUN(test_f16_every_half);
+    RUN(test_f32);
+    RUN(test_f16);
+    RUN(test_q8_0);
+    RUN(test_q4_0);
+    RUN(test_float_odd_lengths);
+    RUN(test_dot_and_axpy);
+    for (int k = 1; k <= 4; k++) sac_pool_free(pools[k]);
+    printf("test_matmul: results hash %016llx\n", (unsigned long long)results_hash);
+    return check_summary("test_matmul");
+}

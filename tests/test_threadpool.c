@@ -1,0 +1,159 @@
+/* test_threadpool.c — the pool runs every slice exactly once per run, run after run, whether
+ * its workers were spinning or asleep; sac_split covers [0, n) with balanced slices. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "threadpool.h"
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Each thread marks the items of its slice, and its own thread index. */
+typedef struct mark_task {
+    int64_t n;
+    _Atomic int *item_hits;
+    _Atomic int thread_hits[64];
+    _Atomic int bad_nth;
+    int expected_nth;
+    long delay_ms; /* makes thread ith wait ith * delay_ms, so the caller must wait for it */
+} mark_task;
+
+static void mark_fn(void *arg, int ith, int nth) {
+    mark_task *t = arg;
+    if (nth != t->expected_nth || ith < 0 || ith >= nth) {
+        atomic_fetch_add(&t->bad_nth, 1);
+        return;
+    }
+    if (t->delay_ms) sleep_ms(t->delay_ms * ith);
+    atomic_fetch_add(&t->thread_hits[ith], 1);
+    int64_t start, end;
+    sac_split(t->n, ith, nth, &start, &end);
+    for (int64_t i = start; i < end; i++) atomic_fetch_add(&t->item_hits[i], 1);
+}
+
+/* Runs `runs` times over n items and checks each item and thread index was hit once per run. */
+static void check_runs(sac_pool *pool, int64_t n, int runs, long pause_ms, long delay_ms) {
+    mark_task *t = calloc(1, sizeof *t);
+    t->item_hits = calloc((size_t)n, sizeof *t->item_hits);
+    CHECK(t && t->item_hits);
+    if (!t || !t->item_hits) return;
+    t->n = n;
+    t->expected_nth = sac_pool_size(pool);
+    t->delay_ms = delay_ms;
+    for (int r = 0; r < runs; r++) {
+        sac_pool_run(pool, mark_fn, t);
+        if (pause_ms) sleep_ms(pause_ms);
+    }
+    CHECK_MSG(atomic_load(&t->bad_nth) == 0, "%d calls with a wrong ith/nth", atomic_load(&t->bad_nth));
+    int bad_items = 0;
+    for (int64_t i = 0; i < n; i++) bad_items += atomic_load(&t->item_hits[i]) != runs;
+    CHECK_MSG(bad_items == 0, "%d of %lld items not hit exactly %d times", bad_items, (long long)n, runs);
+    for (int i = 0; i < t->expected_nth; i++)
+        CHECK_MSG(atomic_load(&t->thread_hits[i]) == runs, "thread %d ran %d of %d times", i,
+                  atomic_load(&t->thread_hits[i]), runs);
+    free(t->item_hits);
+    free(t);
+}
+
+static void test_split_properties(void) {
+    const int64_t ns[] = {0, 1, 2, 3, 7, 31, 32, 33, 100, 768, 1000003, (int64_t)1 << 40};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        for (int nth = 1; nth <= 17; nth++) {
+            int64_t n = ns[k], expect_start = 0, min_len = INT64_MAX, max_len = 0;
+            for (int ith = 0; ith < nth; ith++) {
+                int64_t s, e;
+                sac_split(n, ith, nth, &s, &e);
+                CHECK_MSG(s == expect_start, "n=%lld nth=%d ith=%d start %lld, expected %lld",
+                          (long long)n, nth, ith, (long long)s, (long long)expect_start);
+                CHECK(e >= s);
+                expect_start = e;
+                if (e - s < min_len) min_len = e - s;
+                if (e - s > max_len) max_len = e - s;
+            }
+            CHECK_MSG(expect_start == n, "n=%lld nth=%d: slices end at %lld", (long long)n, nth,
+                      (long long)expect_start);
+            CHECK_MSG(max_len - min_len <= 1, "n=%lld nth=%d: slice lengths %lld..%lld",
+                      (long long)n, nth, (long long)min_len, (long long)max_len);
+        }
+    }
+}
+
+static void test_null_pool_runs_inline(void) {
+    CHECK(sac_pool_size(NULL) == 1);
+    check_runs(NULL, 1000, 3, 0, 0);
+}
+
+static void test_pool_of_one(void) {
+    sac_pool *pool = NULL;
+    sac_error err = {0};
+    CHECK(sac_pool_new(1, &pool, &err) == SAC_OK);
+    CHECK(pool && sac_pool_size(pool) == 1);
+    check_runs(pool, 1000, 100, 0, 0);
+    sac_pool_free(pool);
+
+    pool = NULL; /* n_threads <= 1 also means just the caller */
+    CHECK(sac_pool_new(0, &pool, &err) == SAC_OK);
+    CHECK(pool && sac_pool_size(pool) == 1);
+    check_runs(pool, 10, 3, 0, 0);
+    sac_pool_free(pool);
+}
+
+static void test_bad_arguments(void) {
+    sac_error err = {0};
+    CHECK(sac_pool_new(2, NULL, &err) == SAC_ERR_ARG);
+    sac_pool *pool = (sac_pool *)&err;
+    CHECK(sac_pool_new(100000, &pool, &err) == SAC_ERR_ARG);
+    CHECK(pool == NULL);
+    CHECK(strstr(err.msg, "100000") != NULL);
+    sac_pool_free(NULL);
+}
+
+/* Many back-to-back runs (workers spinning), and runs separated by pauses (workers asleep). */
+static void test_many_runs(void) {
+    for (int n_threads = 2; n_threads <= 4; n_threads++) {
+        sac_pool *pool = NULL;
+        sac_error err = {0};
+        CHECK(sac_pool_new(n_threads, &pool, &err) == SAC_OK);
+        if (!pool) return;
+        int size = sac_pool_size(pool);
+        CHECK(size >= 1 && size <= n_threads);
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+        CHECK_MSG(size == n_threads, "asked for %d threads, got %d", n_threads, size);
+#endif
+        check_runs(pool, 1, 1000, 0, 0); /* fewer items than threads: empty slices */
+        /* more threads than this machine's 2 cores make each run slow: fewer runs then */
+        check_runs(pool, 4099, n_threads == 2 ? 20000 : 2000, 0, 0);
+        check_runs(pool, 100, 5, 30, 0);  /* workers fall asleep between runs */
+        check_runs(pool, 100, 3, 0, 20);  /* the caller must wait for slow workers */
+        sac_pool_free(pool);
+    }
+}
+
+/* Pools are independent: two can exist at once and are freed in any order. */
+static void test_two_pools(void) {
+    sac_pool *a = NULL, *b = NULL;
+    CHECK(sac_pool_new(2, &a, NULL) == SAC_OK);
+    CHECK(sac_pool_new(2, &b, NULL) == SAC_OK);
+    if (!a || !b) return;
+    check_runs(a, 333, 50, 0, 0);
+    check_runs(b, 333, 50, 0, 0);
+    sac_pool_free(a);
+    check_runs(b, 333, 50, 0, 0);
+    sac_pool_free(b);
+}
+
+int main(void) {
+    RUN(test_split_properties);
+    RUN(test_null_pool_runs_inline);
+    RUN(test_pool_of_one);
+    RUN(test_bad_arguments);
+    RUN(test_many_runs);
+    RUN(test_two_pools);
+    return check_summary("test_threadpool");
+}

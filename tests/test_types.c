@@ -1,0 +1,353 @@
+/* test_types.c — f16 conversion and the Q8_0/Q4_0 codecs against references written here in
+ * float64 (one IEEE operation at a time, each rounded to float where ggml's code rounds). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "types.h"
+
+/* ------------------------------------------------------------------------------------------
+ * References
+ * ---------------------------------------------------------------------------------------- */
+
+static uint32_t bits_of(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float float_of(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The value a half encodes, from the IEEE 754 definition. NaN for NaNs. */
+static double ref_half_value(uint16_t h) {
+    int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
+    double v;
+    if (exp == 31) v = mant ? NAN : INFINITY;
+    else if (exp == 0) v = ldexp(mant, -24);
+    else v = ldexp(1024 + mant, exp - 25);
+    return sign ? -v : v;
+}
+
+/* Nearest half to a finite or infinite x, ties to even (nearbyint rounds to even). */
+static uint16_t ref_half_of(double x) {
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    if (a >= 65520.0) return sign | 0x7C00; /* halfway between 65504 and 2^16 rounds up */
+    if (a < ldexp(1, -14)) return sign | (uint16_t)nearbyint(a * ldexp(1, 24)); /* 0x400: min normal */
+    int e;
+    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): a in [2^(e-1), 2^e) */
+    e -= 1;
+    double m = nearbyint(a * ldexp(1, 10 - e)); /* 1024..2048 */
+    if (m == 2048) {
+        m = 1024;
+        e++;
+    }
+    return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m - 1024);
+}
+
+/* Deterministic pseudo-random numbers (xorshift), so failures reproduce. */
+static uint32_t rng_next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (uint32_t)(*s >> 16);
+}
+
+static float rng_float(uint64_t *s, float scale) { /* uniform in [-scale, scale) */
+    return scale * ((float)(rng_next(s) & 0xFFFFFF) / 8388608.0f - 1.0f);
+}
+
+/* ggml's Q8_0 rules, one f32 operation at a time, carried out in double and rounded to float
+ * (exact for + - * /: double has more than 2 * 24 + 2 bits). */
+static void ref_quantize_q8_0(const float *x, block_q8_0 *out) {
+    double amax = 0;
+    for (int j = 0; j < SAC_QK; j++) amax = fabs(x[j]) > amax ? fabs(x[j]) : amax;
+    float d = (float)(amax / 127.0);
+    float id = d != 0 ? (float)(1.0 / d) : 0.0f;
+    out->d = ref_half_of(d);
+    for (int j = 0; j < SAC_QK; j++) {
+        double v = (float)((double)x[j] * id);
+        double r = floor(fabs(v) + 0.5); /* round half away from zero */
+        out->qs[j] = (int8_t)(v < 0 ? -r : r);
+    }
+}
+
+static void ref_quantize_q4_0(const float *x, block_q4_0 *out) {
+    double amax = 0, max = 0;
+    for (int j = 0; j < SAC_QK; j++) {
+        if (amax < fabs(x[j])) { /* the first of equal magnitudes wins */
+            amax = fabs(x[j]);
+            max = x[j];
+        }
+    }
+    float d = (float)(max / -8.0);
+    float id = d != 0 ? (float)(1.0 / d) : 0.0f;
+    out->d = ref_half_of(d);
+    int q[SAC_QK];
+    for (int j = 0; j < SAC_QK; j++) {
+        double v = (float)((double)(float)((double)x[j] * id) + 8.5);
+        int t = (int)trunc(v);
+        q[j] = t > 15 ? 15 : t;
+    }
+    for (int j = 0; j < SAC_QK / 2; j++) out->qs[j] = (uint8_t)(q[j] | (q[j + 16] << 4));
+}
+
+/* ------------------------------------------------------------------------------------------
+ * f16
+ * ---------------------------------------------------------------------------------------- */
+
+static void test_f16_to_f32_all_halves(void) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = sac_f16_to_f32((sac_f16)h);
+        double want = ref_half_value((uint16_t)h);
+        int ok;
+        if (isnan(want)) /* NaN: sign and payload carried into the top mantissa bits */
+            ok = isnan(f) && (bits_of(f) >> 31) == (h >> 15) &&
+                 ((bits_of(f) >> 13) & 1023) == (h & 1023) && (bits_of(f) & 0x1FFF) == 0;
+        else
+            ok = (double)f == want && !signbit(f) == !signbit(want);
+        if (!ok && bad++ < 5) CHECK_MSG(0, "half 0x%04x -> %.9g (bits 0x%08x), want %.9g", h, f, bits_of(f), want);
+    }
+    CHECK_MSG(bad == 0, "%d halves converted wrongly", bad);
+}
+
+static void test_f16_round_trip(void) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        sac_f16 back = sac_f32_to_f16(sac_f16_to_f32((sac_f16)h));
+        int is_nan = (h & 0x7C00) == 0x7C00 && (h & 0x3FF);
+        /* a NaN comes back quiet, with its sign and payload */
+        sac_f16 want = is_nan ? (sac_f16)(h | 0x200) : (sac_f16)h;
+        if (back != want && bad++ < 5) CHECK_MSG(0, "0x%04x came back as 0x%04x", h, back);
+    }
+    CHECK(bad == 0);
+}
+
+static void check_to_f16(float f, int *bad) {
+    sac_f16 got = sac_f32_to_f16(f);
+    uint16_t want = ref_half_of(f);
+    if (got != want && (*bad)++ < 5)
+        CHECK_MSG(0, "%.9g (0x%08x) -> 0x%04x, want 0x%04x", f, bits_of(f), got, want);
+}
+
+/* Every half, the midpoints between neighbouring halves (ties) and the floats just either side
+ * of each midpoint, plus a sweep through all f32 exponents. */
+static void test_f32_to_f16_rounding(void) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 0x7C00; h++) {
+        for (int s = 0; s < 2; s++) {
+            double lo = ref_half_value((uint16_t)h), hi = h < 0x7BFF ? ref_half_value((uint16_t)(h + 1)) : 65536.0;
+            double sign = s ? -1.0 : 1.0;
+            float mid = (float)((lo + hi) / 2); /* exact: halves have 11 significant bits */
+            check_to_f16((float)(sign * lo), &bad);
+            check_to_f16((float)(sign * mid), &bad);
+            check_to_f16((float)(sign * nextafterf(mid, 0)), &bad);
+            check_to_f16((float)(sign * nextafterf(mid, INFINITY)), &bad);
+        }
+    }
+    for (uint64_t u = 0; u < 0x7F800000u; u += 997) {
+        check_to_f16(float_of((uint32_t)u), &bad);
+        check_to_f16(float_of((uint32_t)u | 0x80000000u), &bad);
+    }
+    check_to_f16(INFINITY, &bad);
+    check_to_f16(-INFINITY, &bad);
+    check_to_f16(65519.996f, &bad);
+    check_to_f16(65520.0f, &bad);
+    check_to_f16(1e30f, &bad);
+    check_to_f16(ldexpf(1, -25), &bad); /* tie between 0 and the smallest subnormal: 0 */
+    check_to_f16(nextafterf(ldexpf(1, -25), 1), &bad);
+    CHECK_MSG(bad == 0, "%d floats rounded wrongly", bad);
+    CHECK(sac_f32_to_f16(-0.0f) == 0x8000);
+    CHECK(sac_f32_to_f16(65504.0f) == 0x7BFF);
+    CHECK(sac_f32_to_f16(1.0f) == 0x3C00);
+    sac_f16 n = sac_f32_to_f16(NAN);
+    CHECK((n & 0x7C00) == 0x7C00 && (n & 0x3FF) != 0);
+    CHECK(isnan(sac_f16_to_f32(sac_f32_to_f16(-NAN))));
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Blocks
+ * ---------------------------------------------------------------------------------------- */
+
+static void test_block_layout(void) {
+    CHECK(sizeof(block_q8_0) == 34);
+    CHECK(sizeof(block_q4_0) == 18);
+    const sac_type_traits *t;
+    CHECK((t = sac_type_traits_get(SAC_TYPE_F32)) && t->block_size == 1 && t->type_size == 4 && !strcmp(t->name, "F32"));
+    CHECK((t = sac_type_traits_get(SAC_TYPE_F16)) && t->block_size == 1 && t->type_size == 2 && !strcmp(t->name, "F16"));
+    CHECK((t = sac_type_traits_get(SAC_TYPE_Q4_0)) && t->block_size == 32 && t->type_size == 18 && !strcmp(t->name, "Q4_0"));
+    CHECK((t = sac_type_traits_get(SAC_TYPE_Q8_0)) && t->block_size == 32 && t->type_size == 34 && !strcmp(t->name, "Q8_0"));
+    CHECK(sac_type_traits_get(3) == NULL);
+    CHECK(sac_type_traits_get(30) == NULL);
+    CHECK(sac_type_traits_get(0xFFFFFFFFu) == NULL);
+}
+
+static void test_type_names(void) {
+    CHECK(!strcmp(sac_type_name(0), "F32"));
+    CHECK(!strcmp(sac_type_name(1), "F16"));
+    CHECK(!strcmp(sac_type_name(2), "Q4_0"));
+    CHECK(!strcmp(sac_type_name(3), "Q4_1"));
+    CHECK(!strcmp(sac_type_name(6), "Q5_0"));
+    CHECK(!strcmp(sac_type_name(7), "Q5_1"));
+    CHECK(!strcmp(sac_type_name(8), "Q8_0"));
+    CHECK(!strcmp(sac_type_name(9), "Q8_1"));
+    CHECK(!strcmp(sac_type_name(10), "Q2_K"));
+    CHECK(!strcmp(sac_type_name(14), "Q6_K"));
+    CHECK(!strcmp(sac_type_name(15), "Q8_K"));
+    CHECK(!strcmp(sac_type_name(30), "BF16"));
+    CHECK(!strcmp(sac_type_name(4), "type 4"));
+    CHECK(!strcmp(sac_type_name(99), "type 99"));
+    CHECK(!strcmp(sac_type_name(255), "type 255"));
+    CHECK(!strcmp(sac_type_name(31), "type 31"));
+    CHECK(!strcmp(sac_type_name(123456), "type >255"));
+}
+
+/* Blocks of several shapes: random, all zero, one spike, negative maxima, tiny values. */
+static void fill_block(float *x, int kind, uint64_t *s) {
+    for (int j = 0; j < SAC_QK; j++) x[j] = rng_float(s, kind == 4 ? 1e-6f : 3.0f);
+    if (kind == 1) memset(x, 0, SAC_QK * sizeof *x);
+    if (kind == 2) x[rng_next(s) % SAC_QK] = 1000.0f;
+    if (kind == 3) x[rng_next(s) % SAC_QK] = -50.0f;
+}
+
+static void test_q8_0_matches_reference(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q8_0);
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    int bad_bytes = 0, bad_values = 0;
+    for (int b = 0; b < 5000; b++) {
+        float x[SAC_QK], y[SAC_QK];
+        block_q8_0 got, want;
+        fill_block(x, b % 5, &s);
+        t->from_float(x, &got, SAC_QK);
+        ref_quantize_q8_0(x, &want);
+        if (memcmp(&got, &want, sizeof got) && bad_bytes++ < 3)
+            CHECK_MSG(0, "block %d: d 0x%04x vs 0x%04x", b, got.d, want.d);
+        /* dequantized: |x - q*d16| <= d/2 + 127*|d - d16| (d16 = d rounded to f16) */
+        t->to_float(&got, y, SAC_QK);
+        double amax = 0;
+        for (int j = 0; j < SAC_QK; j++) amax = fmax(amax, fabs(x[j]));
+        double d = amax / 127, d16 = ref_half_value(got.d);
+        double tol = d / 2 + 127 * fabs(d - d16) + 1e-12;
+        for (int j = 0; j < SAC_QK; j++) {
+            if ((double)y[j] != got.qs[j] * d16) bad_values++;
+            if (fabs(x[j] - y[j]) > tol && bad_values++ < 3)
+                CHECK_MSG(0, "block %d [%d]: %.9g -> %.9g (tol %g)", b, j, x[j], y[j], tol);
+        }
+    }
+    CHECK_MSG(bad_bytes == 0, "%d blocks differ from the reference quantizer", bad_bytes);
+    CHECK(bad_values == 0);
+}
+
+static void test_q8_0_rounding_ties(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q8_0);
+    float x[SAC_QK] = {127.0f, 2.5f, -2.5f, 0.5f, -0.5f, 1.49f, 126.5f};
+    block_q8_0 q;
+    t->from_float(x, &q, SAC_QK); /* d = 1, so q = round(x), halves away from zero */
+    CHECK(q.d == 0x3C00);
+    CHECK(q.qs[0] == 127 && q.qs[1] == 3 && q.qs[2] == -3 && q.qs[3] == 1 && q.qs[4] == -1);
+    CHECK(q.qs[5] == 1 && q.qs[6] == 127 && q.qs[7] == 0);
+}
+
+static void test_q4_0_matches_reference(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q4_0);
+    uint64_t s = 0x243F6A8885A308D3ull;
+    int bad_bytes = 0, bad_values = 0;
+    for (int b = 0; b < 5000; b++) {
+        float x[SAC_QK], y[SAC_QK];
+        block_q4_0 got, want;
+        fill_block(x, b % 5, &s);
+        t->from_float(x, &got, SAC_QK);
+        ref_quantize_q4_0(x, &want);
+        if (memcmp(&got, &want, sizeof got) && bad_bytes++ < 3)
+            CHECK_MSG(0, "block %d: d 0x%04x vs 0x%04x", b, got.d, want.d);
+        t->to_float(&got, y, SAC_QK);
+        double amax = 0;
+        for (int j = 0; j < SAC_QK; j++) amax = fmax(amax, fabs(x[j]));
+        double d = amax / 8, d16 = fabs(ref_half_value(got.d));
+        /* half a step from rounding, one more step where the clamp at 15 cuts (values of
+         * magnitude near amax with the sign opposite to the max), plus f16 rounding of d */
+        double tol = 1.5 * d + 8 * fabs(d - d16) + 1e-12;
+        for (int j = 0; j < SAC_QK; j++) {
+            int q = j < 16 ? (got.qs[j] & 15) : (got.qs[j - 16] >> 4);
+            if ((double)y[j] != (q - 8) * ref_half_value(got.d)) bad_values++;
+            if (fabs(x[j] - y[j]) > tol && bad_values++ < 3)
+                CHECK_MSG(0, "block %d [%d]: %.9g -> %.9g (tol %g)", b, j, x[j], y[j], tol);
+        }
+    }
+    CHECK_MSG(bad_bytes == 0, "%d blocks differ from the reference quantizer", bad_bytes);
+    CHECK(bad_values == 0);
+}
+
+static void test_q4_0_nibbles_and_clamp(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q4_0);
+    float x[SAC_QK] = {0};
+    x[0] = -8.0f; /* the max by magnitude, negative: d = 1 */
+    x[1] = 2.5f;  /* 2.5 + 8.5 = 11 → q 11 → value 3 */
+    x[2] = -2.5f; /* → q 6 → value -2 */
+    x[16] = 7.9f; /* high nibble of byte 0 → q 16 → clamped to 15 → value 7 */
+    block_q4_0 q;
+    t->from_float(x, &q, SAC_QK);
+    CHECK(q.d == 0x3C00);
+    CHECK(q.qs[0] == (0 | (15 << 4)));
+    CHECK(q.qs[1] == (11 | (8 << 4)));
+    CHECK(q.qs[2] == (6 | (8 << 4)));
+    float y[SAC_QK];
+    t->to_float(&q, y, SAC_QK);
+    CHECK(y[0] == -8.0f && y[1] == 3.0f && y[2] == -2.0f && y[16] == 7.0f && y[17] == 0.0f);
+
+    /* positive max: d = -1, and the opposite extreme -8 clamps to 15 → -7 */
+    memset(x, 0, sizeof x);
+    x[3] = 8.0f;
+    x[4] = -8.0f;
+    t->from_float(x, &q, SAC_QK);
+    t->to_float(&q, y, SAC_QK);
+    CHECK(q.d == 0xBC00 && y[3] == 8.0f && y[4] == -7.0f);
+}
+
+static void test_multi_block_rows_and_float_codecs(void) {
+    uint64_t s = 12345;
+    float x[4 * SAC_QK], y[4 * SAC_QK];
+    for (int i = 0; i < 4 * SAC_QK; i++) x[i] = rng_float(&s, 10.0f);
+    block_q8_0 q8[4], r8;
+    block_q4_0 q4[4], r4;
+    sac_type_traits_get(SAC_TYPE_Q8_0)->from_float(x, q8, 4 * SAC_QK);
+    sac_type_traits_get(SAC_TYPE_Q4_0)->from_float(x, q4, 4 * SAC_QK);
+    for (int b = 0; b < 4; b++) {
+        ref_quantize_q8_0(x + b * SAC_QK, &r8);
+        ref_quantize_q4_0(x + b * SAC_QK, &r4);
+        CHECK(!memcmp(&r8, &q8[b], sizeof r8));
+        CHECK(!memcmp(&r4, &q4[b], sizeof r4));
+    }
+    float f32[4 * SAC_QK];
+    sac_type_traits_get(SAC_TYPE_F32)->from_float(x, f32, 4 * SAC_QK);
+    sac_type_traits_get(SAC_TYPE_F32)->to_float(f32, y, 4 * SAC_QK);
+    CHECK(!memcmp(x, y, sizeof x));
+    sac_f16 h[4 * SAC_QK];
+    sac_type_traits_get(SAC_TYPE_F16)->from_float(x, h, 4 * SAC_QK);
+    sac_type_traits_get(SAC_TYPE_F16)->to_float(h, y, 4 * SAC_QK);
+    for (int i = 0; i < 4 * SAC_QK; i++) {
+        CHECK(h[i] == ref_half_of(x[i]));
+        CHECK((double)y[i] == ref_half_value(h[i]));
+    }
+}
+
+int main(void) {
+    RUN(test_f16_to_f32_all_halves);
+    RUN(test_f16_round_trip);
+    RUN(test_f32_to_f16_rounding);
+    RUN(test_block_layout);
+    RUN(test_type_names);
+    RUN(test_q8_0_matches_reference);
+    RUN(test_q8_0_rounding_ties);
+    RUN(test_q4_0_matches_reference);
+    RUN(test_q4_0_nibbles_and_clamp);
+    RUN(test_multi_block_rows_and_float_codecs);
+    return check_summary("test_types");
+}
