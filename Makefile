@@ -44,7 +44,7 @@ build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) $< build/native/libsaccade.a -o $@ $(LDLIBS)
 
-.PHONY: all native deps test test-c test-asan fuzz clean bench
+.PHONY: all native deps test test-c test-asan test-wasm-kernels fuzz clean bench
 all: native
 native: build/saccade build/tools/make_model build/tools/bench_tokenizer
 
@@ -81,10 +81,14 @@ fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_
 	  tail -2 build/fuzz/$$(basename $$f).log; \
 	done
 
-test: deps test-c test-asan fuzz
+# The kernels' wasm SIMD128 and futex paths, built with Emscripten and run in Node.
+test-wasm-kernels: deps
+	@scripts/test-wasm-kernels.sh
 
-bench: build/saccade build/native/tests/bench_model
-	@echo "see scripts/bench_native.sh"
+test: deps test-c test-asan test-wasm-kernels fuzz
+
+bench: native
+	scripts/bench_native.sh
 
 clean:
 	rm -rf build

@@ -4,7 +4,8 @@
 set -euo pipefail
 need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for pkg in gcc make clang libclang-rt-14-dev; do have "$pkg" || need+=("$pkg"); done
+for pkg in gcc make clang libclang-rt-14-dev emscripten; do have "$pkg" || need+=("$pkg"); done
+command -v node >/dev/null || need+=(nodejs)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
