@@ -40,9 +40,9 @@ build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(patsubs
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) $< $(patsubst tests/support/%.c,build/native/obj/support_%.o,$(SUPPORT_SRC)) build/native/libsaccade.a -o $@ $(LDLIBS)
 
-build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a $(HEADERS)
+build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a build/native/obj/support_files.o $(HEADERS)
 	@mkdir -p build/tools
-	$(CC) $(NATIVE_CFLAGS) $< build/native/libsaccade.a -o $@ $(LDLIBS)
+	$(CC) $(NATIVE_CFLAGS) $< build/native/obj/support_files.o build/native/libsaccade.a -o $@ $(LDLIBS)
 
 .PHONY: all native deps test test-c test-asan test-wasm-kernels fuzz clean bench
 all: native
@@ -64,8 +64,8 @@ FUZZ_SECONDS ?= 20
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HEADERS)
 	@mkdir -p build/fuzz
-	$(CLANG) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Isrc -Itests -fsanitize=fuzzer,address,undefined \
-	  $< $(LIB_SRC) -o $@ -lm -pthread
+	$(CLANG) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Isrc -Itests -Itests/support -fsanitize=fuzzer,address,undefined \
+	  $< $(LIB_SRC) tests/support/files.c -o $@ -lm -pthread
 fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_model
 	@mkdir -p build/fuzz/corpus-fuzz_model
 	@for a in gpt2 llama encdec; do \

@@ -11,26 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "files.h"
 #include "model.h"
 
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            } else {
-                *size = (size_t)n;
-            }
-        }
-    }
-    fclose(f);
-    return buf;
-}
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -45,8 +28,8 @@ int main(int argc, char **argv) {
     if (repeats < 1) repeats = 1;
 
     size_t vocab_size = 0, text_size = 0;
-    void *vocab = read_file(vocab_path, &vocab_size);
-    char *text = read_file(text_path, &text_size);
+    void *vocab = test_read_file(vocab_path, &vocab_size);
+    char *text = test_read_file(text_path, &text_size);
     if (!vocab || !text) {
         fprintf(stderr, "bench_tokenizer: cannot read %s\n", vocab ? text_path : vocab_path);
         return 1;

@@ -160,63 +160,27 @@ size_t sac_gpt2_pretokenize_next(const char *s, size_t n, size_t p) {
  * Merging one word
  * ---------------------------------------------------------------------------------------- */
 
-/* A candidate merge of the adjacent symbols left and right, as they were when queued. */
-typedef struct bpe_candidate {
-    int32_t rank, left, right;
-    int32_t left_id, right_id;
-} bpe_candidate;
-
 typedef struct bpe_scratch {
     int32_t *id, *prev, *next; /* symbols; a merged-away symbol has id -2 */
-    bpe_candidate *heap;
+    sac_merge_candidate *heap; /* a, b: the ids of left and right when queued */
     size_t n_heap;
     int32_t *word_ids; /* the tokens of the word just encoded */
     size_t n_word_ids;
     size_t capacity;   /* symbols the arrays hold */
 } bpe_scratch;
 
-static int candidate_before(const bpe_candidate *a, const bpe_candidate *b) {
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static void heap_push(bpe_scratch *w, bpe_candidate c) {
-    size_t i = w->n_heap++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!candidate_before(&c, &w->heap[parent])) break;
-        w->heap[i] = w->heap[parent];
-        i = parent;
-    }
-    w->heap[i] = c;
-}
-
-static bpe_candidate heap_pop(bpe_scratch *w) {
-    bpe_candidate top = w->heap[0], last = w->heap[--w->n_heap];
-    size_t i = 0, n = w->n_heap;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && candidate_before(&w->heap[child + 1], &w->heap[child])) child++;
-        if (!candidate_before(&w->heap[child], &last)) break;
-        w->heap[i] = w->heap[child];
-        i = child;
-    }
-    if (n > 0) w->heap[i] = last;
-    return top;
-}
-
 static void queue_pair(const sac_tokenizer *tok, bpe_scratch *w, int32_t left, int32_t right) {
     if (left < 0 || right < 0 || w->id[left] < 0 || w->id[right] < 0) return;
     const sac_merge *m = find_merge(tok, w->id[left], w->id[right]);
     if (!m) return;
-    bpe_candidate c = {m->rank, left, right, w->id[left], w->id[right]};
-    heap_push(w, c);
+    sac_merge_candidate c = {m->rank, left, right, w->id[left], w->id[right]};
+    sac_merge_heap_push(w->heap, &w->n_heap, c);
 }
 
 static sac_status reserve(bpe_scratch *w, size_t n, sac_error *err) {
     if (n <= w->capacity) return SAC_OK;
     /* symbols are int32 indices, and 3 candidates per symbol must fit in size_t (wasm32) */
-    if (n > (size_t)INT32_MAX / 2 || n > SIZE_MAX / 2 / (3 * sizeof(bpe_candidate)))
+    if (n > (size_t)INT32_MAX / 2 || n > SIZE_MAX / 2 / (3 * sizeof(sac_merge_candidate)))
         return sac_fail(err, SAC_ERR_ARG, "a word of %zu bytes is too long to tokenize", n);
     size_t cap = w->capacity ? w->capacity : 64;
     while (cap < n) cap *= 2;
@@ -227,7 +191,7 @@ static sac_status reserve(bpe_scratch *w, size_t n, sac_error *err) {
     if (prev) w->prev = prev;
     int32_t *next = realloc(w->next, cap * sizeof *next);
     if (next) w->next = next;
-    bpe_candidate *heap = realloc(w->heap, 3 * cap * sizeof *heap);
+    sac_merge_candidate *heap = realloc(w->heap, 3 * cap * sizeof *heap);
     if (heap) w->heap = heap;
     int32_t *word_ids = realloc(w->word_ids, cap * sizeof *word_ids);
     if (word_ids) w->word_ids = word_ids;
@@ -261,10 +225,10 @@ static sac_status encode_word(const sac_tokenizer *tok, bpe_scratch *w, const ui
     for (size_t i = 1; i < n; i++) queue_pair(tok, w, (int32_t)i - 1, (int32_t)i);
 
     while (w->n_heap > 0) {
-        bpe_candidate c = heap_pop(w);
+        sac_merge_candidate c = sac_merge_heap_pop(w->heap, &w->n_heap);
         /* stale: one side has merged since (its id changed) or was merged away */
-        if (w->id[c.left] != c.left_id || w->id[c.right] != c.right_id || w->next[c.left] != c.right) continue;
-        w->id[c.left] = find_merge(tok, c.left_id, c.right_id)->result;
+        if (w->id[c.left] != c.a || w->id[c.right] != c.b || w->next[c.left] != c.right) continue;
+        w->id[c.left] = find_merge(tok, c.a, c.b)->result;
         w->id[c.right] = -2;
         w->next[c.left] = w->next[c.right];
         if (w->next[c.right] >= 0) w->prev[w->next[c.right]] = c.left;

@@ -108,6 +108,19 @@ static inline uint64_t sac_hash_bytes(const char *s, size_t n) {
     return h;
 }
 
+/* A candidate merge of the adjacent symbols `left` and `right`, kept in a binary min-heap
+ * ordered by (key, left): BPE keys are merge ranks, SentencePiece keys the negated token
+ * score. `a` and `b` record what each encoder needs to recognise a candidate gone stale. */
+typedef struct sac_merge_candidate {
+    double key;
+    int32_t left, right;
+    int32_t a, b;
+} sac_merge_candidate;
+
+void sac_merge_heap_push(sac_merge_candidate *heap, size_t *n, sac_merge_candidate c);
+/* Removes and returns the first candidate; *n must be > 0. */
+sac_merge_candidate sac_merge_heap_pop(sac_merge_candidate *heap, size_t *n);
+
 /* The id whose text is exactly s[0..n), or -1. */
 int32_t sac_tokenizer_find(const sac_tokenizer *tok, const char *s, size_t n);
 

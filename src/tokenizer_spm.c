@@ -18,50 +18,15 @@ typedef struct spm_symbol {
     int32_t prev, next;
 } spm_symbol;
 
-typedef struct spm_candidate {
-    float score;
-    int32_t left, right;
-    uint32_t n; /* bytes of left + right when queued: a change in either shows as a mismatch */
-} spm_candidate;
 
 typedef struct spm_work {
     const sac_tokenizer *tok;
     const char *text;
     spm_symbol *sym;
-    spm_candidate *heap;
+    sac_merge_candidate *heap; /* a: bytes of left + right when queued (a change shows as a mismatch) */
     size_t n_heap;
     size_t capacity; /* symbols sym holds */
 } spm_work;
-
-static int candidate_before(const spm_candidate *a, const spm_candidate *b) {
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-static void heap_push(spm_work *w, spm_candidate c) {
-    size_t i = w->n_heap++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!candidate_before(&c, &w->heap[parent])) break;
-        w->heap[i] = w->heap[parent];
-        i = parent;
-    }
-    w->heap[i] = c;
-}
-
-static spm_candidate heap_pop(spm_work *w) {
-    spm_candidate top = w->heap[0], last = w->heap[--w->n_heap];
-    size_t i = 0, n = w->n_heap;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && candidate_before(&w->heap[child + 1], &w->heap[child])) child++;
-        if (!candidate_before(&w->heap[child], &last)) break;
-        w->heap[i] = w->heap[child];
-        i = child;
-    }
-    if (n > 0) w->heap[i] = last;
-    return top;
-}
 
 static void queue_pair(spm_work *w, int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
@@ -69,21 +34,21 @@ static void queue_pair(spm_work *w, int32_t left, int32_t right) {
     if (n > w->tok->max_text_len) return; /* no token is that long */
     int32_t id = sac_tokenizer_find(w->tok, w->text + w->sym[left].start, n);
     if (id < 0) return;
-    spm_candidate c = {w->tok->tokens[id].score, left, right, n};
-    heap_push(w, c);
+    sac_merge_candidate c = {-(double)w->tok->tokens[id].score, left, right, (int32_t)n, 0};
+    sac_merge_heap_push(w->heap, &w->n_heap, c);
 }
 
 static sac_status reserve(spm_work *w, size_t n, sac_error *err) {
     if (n <= w->capacity) return SAC_OK;
     /* symbols are int32 indices, and 3 candidates per symbol must fit in size_t (wasm32) */
-    if (n > (size_t)INT32_MAX / 2 || n > SIZE_MAX / 2 / (3 * sizeof(spm_candidate)))
+    if (n > (size_t)INT32_MAX / 2 || n > SIZE_MAX / 2 / (3 * sizeof(sac_merge_candidate)))
         return sac_fail(err, SAC_ERR_ARG, "a text of %zu characters without spaces is too long to tokenize", n);
     size_t cap = w->capacity ? w->capacity : 64;
     while (cap < n) cap *= 2;
     spm_symbol *sym = realloc(w->sym, cap * sizeof *sym);
     if (sym) w->sym = sym;
     /* n symbols queue at most n - 1 pairs, then 2 per merge */
-    spm_candidate *heap = realloc(w->heap, 3 * cap * sizeof *heap);
+    sac_merge_candidate *heap = realloc(w->heap, 3 * cap * sizeof *heap);
     if (heap) w->heap = heap;
     if (!sym || !heap) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %zu characters", n);
     w->capacity = cap;
@@ -113,9 +78,9 @@ static sac_status encode_span(spm_work *w, size_t start, size_t end, sac_token_s
     for (int32_t i = 1; i < n_sym; i++) queue_pair(w, i - 1, i);
 
     while (w->n_heap > 0) {
-        spm_candidate c = heap_pop(w);
+        sac_merge_candidate c = sac_merge_heap_pop(w->heap, &w->n_heap);
         spm_symbol *left = &sym[c.left], *right = &sym[c.right];
-        if (left->n == 0 || right->n == 0 || left->n + right->n != c.n) continue; /* stale */
+        if (left->n == 0 || right->n == 0 || left->n + right->n != (uint32_t)c.a) continue; /* stale */
         left->n += right->n;
         right->n = 0;
         left->next = right->next;

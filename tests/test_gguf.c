@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "check.h"
 #include "gguf.h"
 #include "gguf_writer.h"
@@ -473,22 +474,6 @@ static void test_getters(void) {
  * The real vocab files
  * ---------------------------------------------------------------------------------------- */
 
-static uint8_t *read_whole_file(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    uint8_t *buf = NULL;
-    if (fseek(fp, 0, SEEK_END) == 0) {
-        long n = ftell(fp);
-        if (n > 0 && fseek(fp, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-            fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        }
-        *size = n > 0 ? (size_t)n : 0;
-    }
-    fclose(fp);
-    return buf;
-}
 
 static const gguf_kv *array_kv(const gguf_file *f, const char *key, uint32_t elem_type) {
     const gguf_kv *kv = NULL;
@@ -507,7 +492,7 @@ static const gguf_kv *array_kv(const gguf_file *f, const char *key, uint32_t ele
 static void test_vocab_gpt2(void) {
     const char *path = "../shared/data/vocab/ggml-vocab-gpt-2.gguf";
     size_t size = 0;
-    uint8_t *buf = read_whole_file(path, &size);
+    uint8_t *buf = test_read_file(path, &size);
     if (!buf) SKIP("../shared/data/vocab/ggml-vocab-gpt-2.gguf not found (run from the repo root)");
     gguf_file f;
     sac_error err = {0};
@@ -539,7 +524,7 @@ static void test_vocab_gpt2(void) {
 static void test_vocab_llama(void) {
     const char *path = "../shared/data/vocab/ggml-vocab-llama-spm.gguf";
     size_t size = 0;
-    uint8_t *buf = read_whole_file(path, &size);
+    uint8_t *buf = test_read_file(path, &size);
     if (!buf) SKIP("../shared/data/vocab/ggml-vocab-llama-spm.gguf not found (run from the repo root)");
     gguf_file f;
     sac_error err = {0};

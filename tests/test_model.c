@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "files.h"
 #include "reference.h"
 #include "saccade.h"
 #include "types.h"
@@ -550,14 +551,9 @@ static void test_bad_models(void) {
 
 /* The real vocab-only files parse but are not models. */
 static void test_vocab_file_is_not_a_model(void) {
-    FILE *f = fopen("../shared/data/vocab/ggml-vocab-gpt-2.gguf", "rb");
-    if (!f) SKIP("../shared/data/vocab/ggml-vocab-gpt-2.gguf not found (run from the repository root)");
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = malloc((size_t)size);
-    CHECK(fread(buf, 1, (size_t)size, f) == (size_t)size);
-    fclose(f);
+    size_t size;
+    void *buf = test_read_file("../shared/data/vocab/ggml-vocab-gpt-2.gguf", &size);
+    if (!buf) SKIP("../shared/data/vocab/ggml-vocab-gpt-2.gguf not found (run from the repository root)");
     sac_model *m;
     CHECK(sac_model_load(buf, (size_t)size, 0, &m) == SAC_ERR_MODEL);
     CHECK_MSG(strstr(sac_model_errmsg(m), "missing") != NULL, "%s", sac_model_errmsg(m));

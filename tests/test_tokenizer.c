@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "check.h"
 #include "gguf_writer.h"
 #include "model.h"
@@ -29,25 +30,6 @@ typedef struct vocab {
 static vocab gpt2_vocab, llama_vocab;
 static char data_dir[1024] = "../shared/data";
 
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-            if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf[n] = '\0';
-                *size = (size_t)n;
-            }
-        }
-    }
-    fclose(f);
-    return buf;
-}
 
 /* ../shared/data from the repository root, or from build/<flavour>/tests via argv[0]. */
 static void find_data_dir(const char *argv0) {
@@ -79,7 +61,7 @@ static void vocab_open(vocab *v, const char *name) {
     char path[1200];
     size_t size;
     snprintf(path, sizeof path, "%s/vocab/ggml-vocab-%s.gguf", data_dir, name);
-    v->buf = read_file(path, &size);
+    v->buf = test_read_file(path, &size);
     if (!v->buf) return;
     sac_status st = model_from_gguf(&v->model, v->buf, size);
     if (st || !v->model.tokenizer) {
@@ -297,9 +279,9 @@ static void check_reference_cases(vocab *v, const char *name) {
     char path[1200];
     size_t n_inp, n_out;
     snprintf(path, sizeof path, "%s/vocab/ggml-vocab-%s.gguf.inp", data_dir, name);
-    char *inp = read_file(path, &n_inp);
+    char *inp = test_read_file(path, &n_inp);
     snprintf(path, sizeof path, "%s/vocab/ggml-vocab-%s.gguf.out", data_dir, name);
-    char *out = read_file(path, &n_out);
+    char *out = test_read_file(path, &n_out);
     CHECK(inp && out);
     if (!inp || !out) {
         free(inp);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "gguf_writer.h"
 #include "model.h"
 #include "tokenizer_impl.h"
@@ -29,23 +30,6 @@ typedef struct fuzz_vocab {
 
 static fuzz_vocab vocabs[3];
 
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
-            fread(buf, 1, (size_t)n, f) == (size_t)n) {
-            *size = (size_t)n;
-        } else {
-            free(buf);
-            buf = NULL;
-        }
-    }
-    fclose(f);
-    return buf;
-}
 
 static int load_from_buffer(fuzz_vocab *v, void *buf, size_t size) {
     memset(&v->model, 0, sizeof v->model);
@@ -63,12 +47,12 @@ static void load_reference(fuzz_vocab *v, const char *argv0, const char *name) {
     char path[2048];
     size_t size = 0;
     snprintf(path, sizeof path, "../shared/data/vocab/ggml-vocab-%s.gguf", name);
-    void *buf = read_file(path, &size);
+    void *buf = test_read_file(path, &size);
     const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
     if (!buf && slash) { /* build/fuzz/fuzz_tokenizer → ../../../shared */
         snprintf(path, sizeof path, "%.*s/../../../shared/data/vocab/ggml-vocab-%s.gguf", (int)(slash - argv0), argv0,
                  name);
-        buf = read_file(path, &size);
+        buf = test_read_file(path, &size);
     }
     if (!buf) {
         fprintf(stderr, "fuzz_tokenizer: ../shared/data/vocab/ggml-vocab-%s.gguf not found: skipping it\n", name);
