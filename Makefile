@@ -32,6 +32,9 @@ endef
 $(eval $(call flavour,native,$(NATIVE_CFLAGS)))
 $(eval $(call flavour,asan,$(ASAN_CFLAGS)))
 
+# The trainer, the quantizer and the shipped models (`make models`).
+include scripts/models.mk
+
 build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS)
 	$(CC) $(NATIVE_CFLAGS) src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
 
