@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// The demo page's benchmark (not a test), in headless Chromium on localhost:
+//
+//  1. time from navigation to the first generated token with the default model (Model A, or its
+//     stand-in): cold (empty browser cache) and warm (reload: weights from the Cache API), with
+//     and without cross-origin isolation — the median of RUNS page loads each;
+//  2. render time of the views per frame (text, heatmap, model view; the alignment for Model B)
+//     while tokens stream at a 256-token context, on a GPT-2-small-shaped model (12 layers × 12
+//     heads = 144 thumbnails) with a 200-token prompt and 64 generated tokens; also the cost of
+//     switching the view there (everything re-pooled; rollout computed for every row).
+//
+//   node scripts/bench-web.mjs [--runs 3] [--json]
+//   node scripts/bench-web.mjs --screenshot web/screenshot.png   only the README's screenshot (Model A)
+import path from 'node:path';
+
+import { DEFAULT_MODEL } from '../web/config.mjs';
+import { serve } from '../web/serve.mjs';
+import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
+import { devModel, root } from '../tests/web/dev-models.mjs';
+
+const args = process.argv.slice(2);
+const RUNS = Number(args[args.indexOf('--runs') + 1]) || 3;
+const asJson = args.includes('--json');
+const { chromium } = await import('playwright-core');
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const log = (...a) => asJson || console.log(...a);
+
+const A = modelA();
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const servers = { isolated: await serve({ root, isolated: true }), plain: await serve({ root, isolated: false }) };
+
+const done = (page) => page.waitForFunction(() => document.getElementById('stop').disabled
+  && / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 600_000 });
+
+if (args.includes('--screenshot')) {
+  // The demo after a generation with Model A, a token hovered: the README's picture.
+  const file = path.resolve(args[args.indexOf('--screenshot') + 1] ?? 'web/screenshot.png');
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  await page.goto(`${servers.isolated.url}/web/?${A.query ? `${A.query}&` : ''}run&max=60&seed=3`);
+  await done(page);
+  await page.selectOption('#head', 'mean');
+  const n = await page.$$eval('#output .tok', (s) => s.length);
+  await page.hover(`#output .tok[data-i="${Math.floor(n * 0.6)}"]`);
+  await page.screenshot({ path: file });
+  console.log(`wrote ${path.relative(root, file)} (${path.relative(root, A.file)})`);
+  await browser.close();
+  await servers.isolated.close();
+  await servers.plain.close();
+  process.exit(0);
+}
+const large = devModel('gpt2-small-q8_0');
+const results = { model: path.relative(root, A.file), defaultModel: DEFAULT_MODEL, firstToken: {}, render: {} };
+
+// 1. navigation → first token
+for (const mode of ['isolated', 'plain']) {
+  const cold = [];
+  const warm = [];
+  let runtime = '';
+  for (let r = 0; r < RUNS; r++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const url = `${servers[mode].url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
+    for (const list of [cold, warm]) {
+      if (list === cold) await page.goto(url);
+      else await page.reload();
+      await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
+      list.push(await page.evaluate(() => window.saccadeDemo.stats.navigationToFirstToken));
+      if (list === warm && !/from the browser cache/.test(await page.textContent('#progress-text')))
+        throw new Error('the reload did not read the model from the cache');
+      await done(page);
+    }
+    runtime = await page.textContent('#status-text');
+    await context.close();
+  }
+  results.firstToken[mode] = { coldMs: median(cold), warmMs: median(warm), runs: RUNS, runtime };
+  log(`navigation → first token, ${mode}: cold ${median(cold).toFixed(0)} ms, warm (cached) ${median(warm).toFixed(0)} ms` +
+    ` (median of ${RUNS}; ${runtime.replace(/ — .*/, '')})`);
+}
+
+// 2. render time per frame at a 256-token context (GPT-2 small's shape)
+{
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
+  const page = await context.newPage();
+  const prompt = 'az'.repeat(200); // the synthetic vocabulary has one token per "az"
+  const modelUrl = `/${path.relative(root, large)}`;
+  await page.goto(`${servers.isolated.url}/web/?model=${modelUrl}&prompt=${prompt}&max=64&seed=1&run`);
+  await done(page);
+  const r = await page.evaluate(() => ({
+    frames: window.saccadeDemo.stats.renderMs,
+    prompt: window.saccadeDemo.state.store.tokens.filter((t) => !t.generated).length,
+    info: window.saccadeDemo.state.model.info,
+    speed: document.getElementById('speed').textContent,
+    runtime: document.getElementById('status-text').textContent,
+  }));
+  const near = r.frames.filter((f) => f.context >= 240 && f.context <= 272).map((f) => f.ms);
+  const streamed = r.frames.filter((f) => f.context > r.prompt + 1);
+  const tokensPerFrame = (r.frames.at(-1).context - r.prompt) / Math.max(1, streamed.length);
+  // switching the view at the final context: full re-pool (and rollout for every row)
+  const switches = {};
+  for (const head of ['1', 'mean', 'rollout']) {
+    const before = await page.evaluate(() => window.saccadeDemo.stats.renderMs.length);
+    await page.selectOption('#head', head);
+    await page.waitForFunction((n) => window.saccadeDemo.stats.renderMs.length > n, before);
+    switches[head] = await page.evaluate(() => window.saccadeDemo.stats.renderMs.at(-1).ms);
+  }
+  results.render = {
+    model: `${path.relative(root, large)} (${r.info.layers} layers × ${r.info.heads} heads)`,
+    promptTokens: r.prompt,
+    contextAtEnd: r.frames.at(-1).context,
+    frameMsMedianNear256: median(near),
+    frameMsP95Near256: pct(near, 0.95),
+    framesNear256: near.length,
+    tokensPerFrame,
+    switchViewMs: switches,
+    speed: r.speed,
+  };
+  log(`render per frame at ~256 tokens (${r.info.layers}×${r.info.heads} heads, prompt ${r.prompt}): median ` +
+    `${median(near).toFixed(1)} ms, p95 ${pct(near, 0.95).toFixed(1)} ms over ${near.length} frames ` +
+    `(${tokensPerFrame.toFixed(2)} tokens per frame; ${r.speed})`);
+  log(`switching the view at ${r.frames.at(-1).context} tokens: head ${switches['1'].toFixed(1)} ms, ` +
+    `mean over heads ${switches.mean.toFixed(1)} ms, rollout ${switches.rollout.toFixed(1)} ms`);
+  await context.close();
+}
+
+await browser.close();
+await servers.isolated.close();
+await servers.plain.close();
+if (asJson) console.log(JSON.stringify(results, null, 2));

@@ -1,0 +1,79 @@
+// The docs-site embed (web/embed.mjs, <saccade-attention>) on its example page, with and
+// without cross-origin isolation: it loads, generates, draws its heatmap, and highlights on hover.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { canvasStats, frames, launch, modelA, screenshot, servers, watchErrors } from './helpers.mjs';
+
+const A = modelA();
+let browser;
+let srv;
+
+before(async () => {
+  srv = await servers();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+const status = (page, id) => page.$eval(id, (el) => el.shadowRoot.querySelector('.status').textContent);
+const inShadow = (page, id, selector, fn) => page.$eval(id, (el, [s, f]) => new Function('els', `return (${f})(els)`)(
+  [...el.shadowRoot.querySelectorAll(s)]), [selector, fn.toString()]);
+
+for (const mode of ['isolated', 'plain']) {
+  test(`the embed example renders (${mode === 'isolated' ? 'cross-origin isolated' : 'without COOP/COEP'})`, async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 1100 } });
+    if (A.query) {
+      // the default model is missing: point the widgets at the generated stand-in
+      const src = new URLSearchParams(A.query).get('model');
+      await context.addInitScript((src) => {
+        new MutationObserver((records) => {
+          for (const r of records) for (const n of r.addedNodes) if (n.localName === 'saccade-attention') n.setAttribute('src', src);
+        }).observe(document, { subtree: true, childList: true });
+      }, src);
+    }
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${srv[mode].url}/web/embed-example.html`);
+
+    // the first widget generates on its own (autoplay, 24 tokens)
+    await page.waitForFunction(() => / · [a-z ]+$/.test(document.querySelector('#first').shadowRoot.querySelector('.status').textContent)
+      && document.querySelector('#first').shadowRoot.querySelectorAll('.tok.gen').length > 0, null, { timeout: 30_000 });
+    await frames(page);
+    const first = await status(page, '#first');
+    assert.match(first, new RegExp(`· ${mode === 'isolated' ? '\\d+ threads' : '1 thread \\(page not cross-origin isolated\\)'} · SIMD128 · 24 tokens · \\d+ tokens/s · max tokens$`));
+    assert.equal(await inShadow(page, '#first', '.tok.gen', (els) => els.length), 24);
+    const map = await canvasStats(page, 'canvas', '#first');
+    assert.ok(map.colored > 0.05, `the widget's heatmap is mostly blank: ${map.colored}`);
+    assert.equal(await page.$eval('#first', (el) => el.shadowRoot.querySelector('[name=head]').value), 'mean');
+
+    // hover: the tokens a token attends to light up, and the map marks its row
+    await page.locator('#first').locator('.tok[data-i="8"]').hover();
+    const lit = await inShadow(page, '#first', '.tok', (els) => els.filter((s) => Number(s.style.getPropertyValue('--to')) > 0).length);
+    assert.ok(lit > 0);
+    const overlay = await page.$eval('#first', (el) => {
+      const c = el.shadowRoot.querySelectorAll('.map canvas')[1];
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+      return n;
+    });
+    assert.ok(overlay > 0);
+
+    // the second widget waits for its button
+    assert.equal(await inShadow(page, '#second', '.tok', (els) => els.length), 0);
+    await page.locator('#second').getByRole('button', { name: 'Generate' }).click();
+    await page.waitForFunction(() => / · [a-z ]+$/.test(document.querySelector('#second').shadowRoot.querySelector('.status').textContent),
+      null, { timeout: 30_000 });
+    await frames(page);
+    assert.equal(await inShadow(page, '#second', '.tok.gen', (els) => els.length), 24);
+    const rollout = await canvasStats(page, 'canvas', '#second');
+    assert.ok(rollout.colored > 0.05);
+    assert.notEqual(rollout.hash, map.hash);
+    await screenshot(page, `embed-${mode}`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}

@@ -1,0 +1,183 @@
+// The page's data side in Node, against straightforward reference computations: pooling past
+// screen resolution, the head aggregates and attention rollout, hover weights, the JSON export.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { hoverWeights } from '../../web/views/hover.mjs';
+import { Pooled } from '../../web/views/pool.mjs';
+import { AttentionStore } from '../../web/views/store.mjs';
+
+/** A deterministic pseudo-random generator (xorshift32) in [0, 1). */
+function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/** A causal softmax-like row: q + 1 positive weights summing to 1. */
+function row(rand, q) {
+  const r = Array.from({ length: q + 1 }, () => rand() ** 3 + 1e-3);
+  const sum = r.reduce((a, b) => a + b, 0);
+  return r.map((v) => v / sum);
+}
+
+/** A store filled as the worker fills it: `prompt` rows in one packed block, then one row per token. */
+function filledStore({ layers = 3, heads = 4, prompt = 5, generated = 6, seed = 7, beforeTokens } = {}) {
+  const rand = rng(seed);
+  const store = new AttentionStore({ layers, heads });
+  const full = []; // full[q][l][h] = row
+  const rowBlock = (q) => {
+    const r = [];
+    for (let l = 0; l < layers; l++) {
+      r.push([]);
+      for (let h = 0; h < heads; h++) r[l].push(row(rand, q));
+    }
+    full[q] = r;
+    return Float32Array.from(r.flat(2));
+  };
+  const packed = [];
+  for (let q = 0; q < prompt - 1; q++) packed.push(...rowBlock(q));
+  const tokens = Array.from({ length: prompt }, (_, i) => ({ id: i, text: `p${i}`, label: `p${i}` }));
+  store.start({ tokens, self: Float32Array.from(packed), cross: null, source: null, encoder: null });
+  beforeTokens?.(store);
+  for (let g = 0; g < generated; g++) {
+    const q = prompt - 1 + g;
+    store.add({ token: { id: 100 + g, text: `g${g}`, label: `g${g}` }, query: q, self: rowBlock(q), cross: null });
+  }
+  return { store, full, layers, heads };
+}
+
+test('pooling: max over blocks, the same whether rows come at once or one by one, and regrown when the map outgrows it', () => {
+  const n = 10;
+  const rand = rng(3);
+  const rows = Array.from({ length: n }, (_, q) => Float32Array.from(row(rand, q)));
+  const m = (nq) => ({ nq, nk: nq, row: (q) => rows[q] });
+  const once = new Pooled(4);
+  once.update(m(n));
+  assert.equal(once.block, 3);
+  assert.deepEqual([once.w, once.h], [4, 4]);
+  for (let r = 0; r < 4; r++)
+    for (let c = 0; c < 4; c++) {
+      let expect = -1;
+      for (let q = r * 3; q < Math.min(n, r * 3 + 3); q++)
+        for (let k = c * 3; k < Math.min(q + 1, c * 3 + 3); k++) expect = Math.max(expect, rows[q][k]);
+      assert.equal(once.data[r * 4 + c], Math.fround(expect), `block ${r},${c}`);
+    }
+  const incremental = new Pooled(4);
+  for (let nq = 1; nq <= n; nq++) incremental.update(m(nq)); // the block size grows from 1 to 3 on the way
+  assert.deepEqual(incremental.data, once.data);
+
+  // painting: colours per block, stretched; no data → the empty colour
+  const pixels = new Uint32Array(8 * 8);
+  once.paint(pixels, 8, 0, 0, 8, 8, (v) => Math.round(v * 1000) + 1, 0xdead, 'k');
+  assert.equal(pixels[0], Math.round(once.data[0] * 1000) + 1);
+  assert.equal(pixels[7], 0xdead, 'above the diagonal');
+  assert.equal(pixels[63], Math.round(once.data[15] * 1000) + 1);
+});
+
+test('the store keeps rows in order, and head rows are views of what the worker sent', () => {
+  const { store, full, layers, heads } = filledStore();
+  assert.equal(store.queries('self'), 10);
+  assert.equal(store.tokens.length, 11);
+  assert.equal(store.tokens.filter((t) => t.generated).length, 6);
+  for (let q = 0; q < 10; q++)
+    for (let l = 0; l < layers; l++)
+      for (let h = 0; h < heads; h++)
+        assert.deepEqual(Array.from(store.headRow('self', l, h, q)), full[q][l][h].map(Math.fround));
+  assert.deepEqual(store.labels('self').rows.slice(0, 2), ['p0', 'p1']);
+});
+
+test('aggregates: mean and max over heads, the mean of everything', () => {
+  const { store, full, layers, heads } = filledStore();
+  for (let l = 0; l < layers; l++) {
+    const mean = store.matrix('self', l, 'mean');
+    const max = store.matrix('self', l, 'max');
+    for (let q = 0; q < mean.nq; q++)
+      for (let k = 0; k <= q; k++) {
+        const vs = full[q][l].map((r) => r[k]);
+        assert.ok(Math.abs(mean.row(q)[k] - vs.reduce((a, b) => a + b, 0) / heads) < 1e-6);
+        assert.equal(max.row(q)[k], Math.fround(Math.max(...vs)));
+      }
+  }
+  const all = store.matrix('self', 0, 'all');
+  const q = 7;
+  for (let k = 0; k <= q; k++) {
+    const expect = full[q].flat().reduce((a, r) => a + r[k], 0) / (layers * heads);
+    assert.ok(Math.abs(all.row(q)[k] - expect) < 1e-6);
+  }
+});
+
+test('rollout equals the product of the residual-augmented head means, also when extended token by token', () => {
+  let early;
+  const { store, full, layers, heads } = filledStore({
+    beforeTokens: (s) => (early = s.matrix('self', 2, 'rollout').nq), // rows of the prompt, cached before the tokens come
+  });
+  assert.equal(early, 4);
+  const n = store.queries('self');
+  store.matrix('self', 0, 'rollout').row(n - 1); // and once more in between
+  const mean = (l) => Array.from({ length: n }, (_, q) => Array.from({ length: n }, (_, k) =>
+    (k <= q ? full[q][l].reduce((a, r) => a + r[k], 0) / heads : 0)));
+  const residual = (l) => mean(l).map((r, q) => {
+    const a = r.map((v, k) => 0.5 * v + (k === q ? 0.5 : 0));
+    const sum = a.reduce((x, y) => x + y, 0);
+    return a.map((v) => v / sum);
+  });
+  const mul = (A, B) => A.map((r) => B[0].map((_, j) => r.reduce((sum, v, i) => sum + v * B[i][j], 0)));
+  let R = residual(0);
+  for (let l = 0; l < layers; l++) {
+    if (l > 0) R = mul(residual(l), R);
+    const m = store.matrix('self', l, 'rollout');
+    assert.equal(m.nq, n);
+    for (let q = 0; q < n; q++)
+      for (let k = 0; k <= q; k++) assert.ok(Math.abs(m.row(q)[k] - R[q][k]) < 1e-5, `layer ${l} [${q}][${k}]`);
+  }
+});
+
+test('encoder–decoder rows: cross rows over the source, the encoder square, rollout over the encoder', () => {
+  const [L, H, S] = [2, 2, 3];
+  const rand = rng(11);
+  const store = new AttentionStore({ layers: L, heads: H, encoderLayers: L });
+  const encoder = new Float32Array(L * H * S * S);
+  for (let i = 0; i < L * H * S; i++) {
+    const r = Array.from({ length: S }, () => rand() + 0.01);
+    const s = r.reduce((a, b) => a + b, 0);
+    encoder.set(r.map((v) => v / s), i * S);
+  }
+  const source = [0, 1, 2].map((i) => ({ id: i, text: `s${i}`, label: `s${i}` }));
+  store.start({ tokens: [{ id: 1, text: '', label: '<s>' }], self: null, cross: null, source, encoder });
+  for (let q = 0; q < 4; q++) {
+    const cross = Float32Array.from({ length: L * H * S }, () => 1 / S);
+    store.add({ token: { id: 50 + q, text: 'x', label: 'x' }, query: q, self: Float32Array.from({ length: L * H * (q + 1) }, () => 1 / (q + 1)), cross });
+  }
+  assert.deepEqual(store.kinds, ['self', 'cross', 'encoder']);
+  assert.equal(store.queries('cross'), 4);
+  assert.equal(store.keys('cross'), S);
+  assert.equal(store.queries('encoder'), S);
+  assert.deepEqual(Array.from(store.headRow('encoder', 1, 1, 2)), Array.from(encoder.subarray((3 * S + 2) * S, (3 * S + 3) * S)));
+  const rollout = store.matrix('encoder', 1, 'rollout');
+  for (let q = 0; q < S; q++) assert.ok(Math.abs(rollout.row(q).reduce((a, b) => a + b, 0) - 1) < 1e-5);
+  assert.throws(() => store.matrix('cross', 0, 'rollout'), /self-attention only/);
+  const doc = JSON.parse(JSON.stringify(store));
+  assert.equal(doc.source.length, S);
+  assert.equal(doc.maps.cross.data[1][1].length, 4);
+  assert.equal(doc.maps.encoder.data[0][0][0].length, S);
+});
+
+test('hover: a row lights what the token attends to, a column what attends to it', () => {
+  const { store } = filledStore();
+  const m = store.matrix('self', 0, 0);
+  const { lines, marks } = hoverWeights(m, 'self', { side: 'output', index: 4 });
+  assert.deepEqual(Array.from(lines.output.to), Array.from(m.row(4)));
+  assert.equal(lines.output.from.length, m.nq);
+  assert.equal(lines.output.from[3], 0);
+  assert.equal(lines.output.from[6], m.row(6)[4]);
+  assert.deepEqual(marks, { row: 4, col: 4 });
+  const cross = hoverWeights({ nq: 2, nk: 3, row: (q) => Float32Array.of(q, 1, 2) }, 'cross', { side: 'source', index: 2 });
+  assert.deepEqual(Array.from(cross.lines.output.from), [2, 2]);
+  assert.equal(cross.lines.source.to, null);
+  assert.deepEqual(hoverWeights(m, 'self', null).marks, { row: null, col: null });
+});

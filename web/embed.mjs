@@ -1,0 +1,281 @@
+// <saccade-attention>: a compact generate-and-heatmap widget for documentation pages, loaded by
+// one script tag:
+//
+//   <script type="module" src="https://example.org/saccade/web/embed.mjs"></script>
+//   <saccade-attention src="models/shakespeare-char-q8_0.gguf" prompt="ROMEO:" max-tokens="40"
+//                      layer="3" head="mean" seed="1" autoplay></saccade-attention>
+//
+// Attributes: src (a GGUF URL, relative to the page; default: the demo's Model A), prompt,
+// max-tokens (32), temperature (0.8), top-k (40), top-p (0.95), seed (default: random), kind
+// ('self'; 'cross' or 'encoder' for encoder–decoder models), layer (default: the last), head (a
+// number, or 'mean' | 'max' | 'all' | 'rollout'; default 'mean'), scale ('linear' | 'sqrt' |
+// 'log'), threads, autoplay (generate once the widget is on screen).
+// The model loads when the widget first scrolls into view; weights are cached as on the demo page.
+import { ModelClient } from './client.mjs';
+import { DEFAULT_MODEL } from './config.mjs';
+import { HeatmapView } from './views/heatmap.mjs';
+import { hoverWeights } from './views/hover.mjs';
+import { AttentionStore } from './views/store.mjs';
+import { TokenLine } from './views/tokens.mjs';
+
+const STYLE = `
+:host { display: block; max-width: 440px; font: 13px/1.4 system-ui, sans-serif; color: #1d2129;
+  border: 1px solid #dde1e8; border-radius: 8px; padding: 10px; background: #fff; }
+[hidden] { display: none !important; }
+form { display: flex; gap: 6px; }
+input[name=prompt] { flex: 1; font: 12px ui-monospace, Menlo, Consolas, monospace; min-width: 0; }
+button, select { font: inherit; }
+.tokens { font: 13px/1.7 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; word-break: break-word;
+  margin: 8px 0; min-height: 1.7em; max-height: 9em; overflow-y: auto; }
+.source { color: #555; border-bottom: 1px dashed #dde1e8; }
+.tok { border-radius: 2px; background: rgba(255,122,0,calc(var(--to,0)*.8)); box-shadow: inset 0 -3px 0 rgba(10,132,255,var(--from,0)); }
+.tok.gen { color: #0b4fa8; }
+.tok.special { color: #98a2b3; font-size: .8em; }
+.tok.hovered { outline: 1px solid #1d2129; }
+.row { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; font-size: 12px; }
+.map { position: relative; width: 100%; aspect-ratio: 1 / 1; margin-top: 6px; }
+.map canvas { position: absolute; inset: 0; width: 100%; height: 100%; }
+.map canvas + canvas { pointer-events: none; }
+.status { font-size: 11px; color: #667085; margin-top: 4px; min-height: 1.4em; }
+progress { width: 100%; height: 6px; }
+`;
+
+const AGGREGATES = [['mean', 'mean'], ['max', 'max'], ['all', 'all layers'], ['rollout', 'rollout']];
+
+export class SaccadeAttention extends HTMLElement {
+  static observedAttributes = ['src', 'prompt'];
+
+  #client = null;
+  #store = null;
+  #model = null;
+  #generation = 0;
+  #running = false;
+  #hover = null;
+  #frame = 0;
+  #visible = null;
+  #loaded = null; // the src last loaded
+  #ui;
+  #line;
+  #sourceLine;
+  #heatmap;
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: 'open' });
+    root.innerHTML = `<style>${STYLE}</style>
+      <form part="form"><input name="prompt" aria-label="prompt" spellcheck="false">
+        <button name="go" type="submit" disabled>Generate</button><button name="stop" type="button" disabled>Stop</button></form>
+      <progress value="0" max="1"></progress>
+      <div class="tokens source" hidden></div>
+      <div class="tokens output"></div>
+      <div class="row"><label>layer <select name="layer"></select></label><label>head <select name="head"></select></label></div>
+      <div class="map"><canvas part="heatmap"></canvas><canvas></canvas></div>
+      <div class="status" part="status"></div>`;
+    const q = (s) => root.querySelector(s);
+    this.#ui = {
+      form: q('form'), prompt: q('input'), go: q('[name=go]'), stop: q('[name=stop]'), progress: q('progress'),
+      layer: q('[name=layer]'), head: q('[name=head]'), status: q('.status'), source: q('.source'), output: q('.output'),
+    };
+    const [map, overlay] = root.querySelectorAll('.map canvas');
+    this.#heatmap = new HeatmapView(map, overlay);
+    this.#line = new TokenLine(this.#ui.output, { onHover: (i) => this.#setHover(i === null ? null : { side: 'output', index: i }) });
+    this.#sourceLine = new TokenLine(this.#ui.source, { onHover: (i) => this.#setHover(i === null ? null : { side: 'source', index: i }) });
+    this.#ui.form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.generate();
+    });
+    this.#ui.stop.addEventListener('click', () => this.#client?.stop());
+    for (const s of [this.#ui.layer, this.#ui.head]) s.addEventListener('change', () => this.#schedule());
+  }
+
+  connectedCallback() {
+    this.#ui.prompt.value = this.getAttribute('prompt') ?? '';
+    // load when first on screen: a page of examples does not start every model at once
+    this.#visible = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) {
+        this.#visible.disconnect();
+        this.#load();
+      }
+    });
+    this.#visible.observe(this);
+  }
+
+  disconnectedCallback() {
+    this.#visible?.disconnect();
+    this.#client?.terminate();
+    this.#client = null;
+    this.#loaded = null;
+  }
+
+  attributeChangedCallback(name, before, after) {
+    if (name === 'prompt' && after !== null) this.#ui.prompt.value = after;
+    if (name === 'src' && this.#loaded !== null && before !== after) this.#load();
+  }
+
+  /** The runtime and model, once loaded: { info, runtime }. */
+  get model() {
+    return this.#model;
+  }
+
+  #status(text) {
+    this.#ui.status.textContent = text;
+  }
+
+  async #load() {
+    const src = new URL(this.getAttribute('src') ?? DEFAULT_MODEL, this.getAttribute('src') ? document.baseURI : import.meta.url).href;
+    this.#loaded = src;
+    this.#client ??= new ModelClient();
+    this.#ui.go.disabled = true;
+    this.#ui.progress.hidden = false;
+    this.#status('loading the model…');
+    const threads = Number(this.getAttribute('threads')) || undefined;
+    try {
+      const m = await this.#client.load(src, {
+        threads,
+        onProgress: ({ loaded, total }) => {
+          if (total) this.#ui.progress.value = loaded / total;
+          this.#status(`loading: ${(loaded / 1048576).toFixed(2)} MB${total ? ` (${Math.floor((100 * loaded) / total)}%)` : ''}`);
+        },
+      });
+      this.#model = m;
+      this.#ui.progress.value = 1;
+      this.#ui.progress.hidden = true;
+      this.#store = new AttentionStore(m.info);
+      this.#fillSelections();
+      this.#ui.source.hidden = !this.#store.encdec;
+      this.#ui.go.disabled = false;
+      this.#status(this.#runtimeText());
+      this.dispatchEvent(new CustomEvent('load', { detail: m }));
+      if (this.hasAttribute('autoplay')) this.generate();
+    } catch (e) {
+      this.#status(`could not load ${src}: ${e.message}`);
+      this.dispatchEvent(new CustomEvent('error', { detail: e }));
+    }
+  }
+
+  #runtimeText() {
+    const { runtime, info } = this.#model;
+    return `${info.architecture} · ${info.layers} layers × ${info.heads} heads · ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}` +
+      `${runtime.isolated ? '' : ' (page not cross-origin isolated)'} · SIMD128`;
+  }
+
+  #kind() {
+    const kind = this.getAttribute('kind') ?? 'self';
+    return this.#store.kinds.includes(kind) ? kind : 'self';
+  }
+
+  #fillSelections() {
+    const kind = this.#kind();
+    const layers = this.#store.layersOf(kind);
+    const layer = Math.min(layers - 1, Math.max(0, Number(this.getAttribute('layer') ?? layers - 1) || 0));
+    this.#ui.layer.replaceChildren(...Array.from({ length: layers }, (_, l) => new Option(String(l), String(l))));
+    this.#ui.layer.value = String(layer);
+    const aggregates = AGGREGATES.filter(([v]) => !(v === 'rollout' && kind === 'cross'));
+    this.#ui.head.replaceChildren(
+      ...Array.from({ length: this.#store.heads }, (_, h) => new Option(String(h), String(h))),
+      ...aggregates.map(([v, t]) => new Option(t, v)),
+    );
+    const head = this.getAttribute('head') ?? 'mean';
+    this.#ui.head.value = [...this.#ui.head.options].some((o) => o.value === head) ? head : 'mean';
+  }
+
+  #selection() {
+    const v = this.#ui.head.value;
+    return { kind: this.#kind(), layer: Number(this.#ui.layer.value), head: /^\d+$/.test(v) ? Number(v) : v };
+  }
+
+  /** Generates from the prompt box; resolves when the generation ends. */
+  async generate() {
+    if (!this.#model || this.#running) return;
+    const attr = (name, fallback) => {
+      const v = Number(this.getAttribute(name));
+      return this.hasAttribute(name) && Number.isFinite(v) ? v : fallback;
+    };
+    const options = {
+      maxTokens: Math.max(1, Math.round(attr('max-tokens', 32))),
+      temperature: attr('temperature', 0.8),
+      topK: Math.round(attr('top-k', 40)),
+      topP: attr('top-p', 0.95),
+      seed: attr('seed', Math.floor(Math.random() * 2 ** 32)),
+    };
+    let prompt = this.#ui.prompt.value;
+    if (!this.#model.info.hasTokenizer) prompt = prompt.split(/[\s,]+/).filter(Boolean).map(Number);
+    this.#running = true;
+    this.#ui.go.disabled = true;
+    this.#ui.stop.disabled = false;
+    this.#generation++;
+    this.#store.clear();
+    this.#line.clear();
+    this.#sourceLine.clear();
+    let count = 0;
+    let first = 0;
+    let last = 0;
+    try {
+      const done = await this.#client.generate(prompt, options, {
+        onStart: (msg) => {
+          this.#store.start(msg);
+          this.#schedule();
+        },
+        onToken: (msg) => {
+          this.#store.add(msg);
+          if (count++ === 0) first = msg.ms;
+          last = msg.ms;
+          this.#schedule();
+        },
+      });
+      const rate = count > 1 ? ` · ${(((count - 1) * 1000) / (last - first)).toFixed(0)} tokens/s` : '';
+      this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${done.reason}`);
+      this.dispatchEvent(new CustomEvent('generated', { detail: { count, reason: done.reason } }));
+    } catch (e) {
+      this.#status(`error: ${e.message}`);
+      this.dispatchEvent(new CustomEvent('error', { detail: e }));
+    } finally {
+      this.#running = false;
+      this.#ui.go.disabled = false;
+      this.#ui.stop.disabled = true;
+      this.#schedule();
+    }
+  }
+
+  #setHover(hover) {
+    this.#hover = hover;
+    this.#applyHover();
+  }
+
+  #applyHover() {
+    if (!this.#store) return;
+    const { kind, layer, head } = this.#selection();
+    const { lines, marks } = hoverWeights(this.#store.matrix(kind, layer, head), kind, this.#hover);
+    this.#line.highlight(lines.output);
+    this.#sourceLine.highlight(lines.source);
+    this.#heatmap.mark(marks);
+  }
+
+  #schedule() {
+    if (!this.#frame) this.#frame = requestAnimationFrame(() => this.#render());
+  }
+
+  #render() {
+    this.#frame = 0;
+    const store = this.#store;
+    if (!store) return;
+    this.#line.sync(store.tokens);
+    this.#sourceLine.sync(store.source);
+    if (this.#running) this.#ui.output.scrollTop = this.#ui.output.scrollHeight;
+    const { kind, layer, head } = this.#selection();
+    const labels = store.labels(kind);
+    const what = typeof head == 'number' ? `head ${head}`
+      : { mean: 'mean over heads', max: 'max over heads', all: 'mean of all layers and heads', rollout: 'rollout' }[head];
+    this.#heatmap.render({
+      matrix: store.matrix(kind, layer, head),
+      key: `${this.#generation}/${kind}/${layer}/${head}`,
+      rowLabels: labels.rows,
+      colLabels: labels.cols,
+      title: `${kind} · ${head === 'all' ? '' : `layer ${layer} · `}${what}`,
+      scale: this.getAttribute('scale') ?? 'linear',
+    });
+    this.#applyHover();
+  }
+}
+
+if (!customElements.get('saccade-attention')) customElements.define('saccade-attention', SaccadeAttention);

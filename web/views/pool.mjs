@@ -1,0 +1,98 @@
+// Downsampling past screen resolution: a map of n × n cells drawn into p pixels is max-pooled
+// into blocks of ⌈n / p⌉ × ⌈n / p⌉ cells (a sharp peak stays visible). Rows are pooled as they
+// arrive, and block colours are kept: a new token costs one row of blocks, unless the block size
+// grows, which re-pools everything (rarely: each time the context passes a multiple of p).
+
+export class Pooled {
+  /** `capacity`: the most blocks per side (the pixels the map is drawn into). */
+  constructor(capacity) {
+    this.capacity = Math.max(1, Math.floor(capacity));
+    this.data = new Float32Array(this.capacity * this.capacity); // -1: no data (above the diagonal)
+    this.colors = new Uint32Array(this.capacity * this.capacity);
+    this.colorKey = null;
+    this.reset();
+  }
+
+  reset() {
+    this.block = 0;
+    this.rowsDone = 0;
+    this.w = 0;
+    this.h = 0;
+    this.data.fill(-1);
+    this.dirtyRow = 0; // block rows from here on need colouring
+    this.coloredW = 0; // block columns coloured in the rows above dirtyRow
+  }
+
+  /** Pools the rows of `m` ({ nq, nk, row(q) }) not seen yet. Returns whether anything changed. */
+  update(m) {
+    const block = Math.max(1, Math.ceil(Math.max(m.nq, m.nk) / this.capacity));
+    if (block !== this.block || m.nq < this.rowsDone) {
+      this.reset();
+      this.block = block;
+    }
+    this.w = Math.ceil(m.nk / block);
+    this.h = Math.ceil(m.nq / block);
+    if (this.rowsDone === m.nq) return false;
+    const stride = this.capacity;
+    const data = this.data;
+    this.dirtyRow = Math.min(this.dirtyRow, Math.floor(this.rowsDone / block));
+    for (let q = this.rowsDone; q < m.nq; q++) {
+      const row = m.row(q);
+      const base = Math.floor(q / block) * stride;
+      if (block === 1) {
+        for (let k = 0; k < row.length; k++) if (row[k] > data[base + k]) data[base + k] = row[k];
+      } else {
+        for (let i = base, k = 0; k < row.length; i++) {
+          const end = Math.min(row.length, k + block);
+          let max = data[i];
+          for (; k < end; k++) if (row[k] > max) max = row[k];
+          data[i] = max;
+        }
+      }
+    }
+    this.rowsDone = m.nq;
+    return true;
+  }
+
+  /** Colours the blocks that changed since the last call (all of them when the colours changed). */
+  #color(color, empty, colorKey) {
+    const { w, h, data, colors, capacity } = this;
+    if (colorKey !== this.colorKey) {
+      this.colorKey = colorKey;
+      this.dirtyRow = 0;
+    }
+    const paint = (r, from, to) => {
+      for (let c = from, i = r * capacity + from; c < to; c++, i++) colors[i] = data[i] < 0 ? empty : color(data[i]);
+    };
+    for (let r = 0; r < Math.min(this.dirtyRow, h); r++) if (this.coloredW < w) paint(r, this.coloredW, w);
+    for (let r = this.dirtyRow; r < h; r++) paint(r, 0, w);
+    this.dirtyRow = h;
+    this.coloredW = w;
+  }
+
+  /**
+   * Paints the pooled blocks, stretched to `width` × `height` pixels at (x, y), into `pixels`
+   * (a Uint32Array over ImageData of row length `stride`); `color(v)` gives packed RGBA,
+   * `empty` is painted where there is no data; `colorKey` names the colouring (scale).
+   */
+  paint(pixels, stride, x, y, width, height, color, empty, colorKey) {
+    const { w, h, colors, capacity } = this;
+    if (w === 0 || h === 0) {
+      for (let py = 0; py < height; py++) pixels.fill(empty, (y + py) * stride + x, (y + py) * stride + x + width);
+      return;
+    }
+    this.#color(color, empty, colorKey);
+    const cols = new Int32Array(width);
+    for (let px = 0; px < width; px++) cols[px] = Math.min(w - 1, Math.floor((px * w) / width));
+    let lastSrc = -1;
+    let lastDst = 0;
+    for (let py = 0; py < height; py++) {
+      const src = Math.min(h - 1, Math.floor((py * h) / height)) * capacity;
+      const dst = (y + py) * stride + x;
+      if (src === lastSrc) pixels.copyWithin(dst, lastDst, lastDst + width);
+      else for (let px = 0; px < width; px++) pixels[dst + px] = colors[src + cols[px]];
+      lastSrc = src;
+      lastDst = dst;
+    }
+  }
+}

@@ -1,0 +1,227 @@
+// Every attention map captured during one generation, kept as query rows the way the engine
+// hands them out, and the aggregates the views show, computed lazily and incrementally.
+//
+// Kinds: 'self' (the decoder's causal self-attention; row q has q + 1 keys), and for
+// encoder–decoder models 'cross' (decoder query → source; nSource keys) and 'encoder'
+// (bidirectional, nSource × nSource). A self or cross row holds layers × heads × keys floats,
+// layer-major then head. Rows of earlier queries never change as tokens are added (causal
+// attention over a KV cache), so aggregates of old rows are computed once.
+//
+// Selections (what a view shows of one kind): a head number, or
+//   'mean' | 'max'  over the heads of one layer,
+//   'all'           the mean over every layer and head,
+//   'rollout'       attention rollout (Abnar & Zuidema, 2020) through layers 0..layer: each
+//                   layer's head-mean with the residual added (½A + ½I, rows renormalised),
+//                   multiplied layer by layer — how much each token's representation at that
+//                   layer draws on each input token.
+
+export const AGGREGATES = ['mean', 'max', 'all', 'rollout'];
+
+export class AttentionStore {
+  constructor({ layers, heads, encoderLayers = 0 }) {
+    this.layers = layers;
+    this.heads = heads;
+    this.encoderLayers = encoderLayers;
+    this.clear();
+  }
+
+  clear() {
+    /** Decoder-side tokens: [{ id, text, label, generated }]; row q belongs to tokens[q]. */
+    this.tokens = [];
+    /** Source tokens of an encoder–decoder model. */
+    this.source = [];
+    this.rows = { self: [], cross: [] };
+    this.encoder = null; // encoderLayers × heads × S × S
+    this.cache = new Map(); // `${kind}/${selection}` → aggregate rows
+    this.version = (this.version ?? 0) + 1;
+  }
+
+  get encdec() {
+    return this.encoderLayers > 0;
+  }
+
+  get kinds() {
+    return this.encdec ? ['self', 'cross', 'encoder'] : ['self'];
+  }
+
+  /** The prompt (and, for encoder–decoder models, the source) from the worker's 'start'. */
+  start({ tokens, self, cross, source, encoder }) {
+    this.clear();
+    this.tokens = tokens.map((t) => ({ ...t, generated: false }));
+    this.source = source ?? [];
+    const LH = this.layers * this.heads;
+    for (let q = 0, at = 0; self && at < self.length; q++) {
+      this.rows.self[q] = self.subarray(at, at + LH * (q + 1));
+      at += LH * (q + 1);
+    }
+    const S = this.source.length;
+    for (let q = 0, at = 0; cross && S && at < cross.length; q++, at += LH * S) this.rows.cross[q] = cross.subarray(at, at + LH * S);
+    this.encoder = encoder ?? null;
+  }
+
+  /** One generated token and the query row that produced it. */
+  add({ token, query, self, cross }) {
+    this.rows.self[query] = self;
+    if (cross) this.rows.cross[query] = cross;
+    this.tokens.push({ ...token, generated: true });
+    this.version++;
+  }
+
+  layersOf(kind) {
+    return kind === 'encoder' ? this.encoderLayers : this.layers;
+  }
+
+  /** Query rows available (0 … n-1). */
+  queries(kind) {
+    if (kind === 'encoder') return this.encoder ? this.source.length : 0;
+    return this.rows[kind].length; // rows arrive in order: the prompt's, then one per token
+  }
+
+  keysOf(kind, q) {
+    return kind === 'self' ? q + 1 : this.source.length;
+  }
+
+  /** Keys of the widest row. */
+  keys(kind) {
+    return kind === 'self' ? this.queries('self') : this.source.length;
+  }
+
+  /** Token labels along a kind's rows and columns. */
+  labels(kind) {
+    const out = this.tokens.map((t) => t.label);
+    const src = this.source.map((t) => t.label);
+    if (kind === 'cross') return { rows: out, cols: src };
+    if (kind === 'encoder') return { rows: src, cols: src };
+    return { rows: out, cols: out };
+  }
+
+  /** Row q of one head (a view, not a copy). */
+  headRow(kind, layer, head, q) {
+    const k = this.keysOf(kind, q);
+    if (kind === 'encoder') {
+      const at = ((layer * this.heads + head) * k + q) * k;
+      return this.encoder.subarray(at, at + k);
+    }
+    const at = (layer * this.heads + head) * k;
+    return this.rows[kind][q].subarray(at, at + k);
+  }
+
+  /** { kind, layer, selection, nq, nk, row(q) } for a head number or an aggregate. */
+  matrix(kind, layer, selection) {
+    const nq = this.queries(kind);
+    const nk = this.keys(kind);
+    if (typeof selection == 'number')
+      return { kind, layer, selection, nq, nk, row: (q) => this.headRow(kind, layer, selection, q) };
+    const rows = this.#aggregate(kind, selection, nq);
+    if (selection === 'all') return { kind, layer, selection, nq, nk, row: (q) => rows[q] };
+    return {
+      kind, layer, selection, nq, nk,
+      row: (q) => {
+        const k = this.keysOf(kind, q);
+        return rows[q].subarray(layer * k, (layer + 1) * k);
+      },
+    };
+  }
+
+  /** Aggregate rows up to nq, extending the cached ones. */
+  #aggregate(kind, selection, nq) {
+    if (selection === 'rollout' && kind === 'cross') throw new Error('rollout is defined for self-attention only');
+    const key = `${kind}/${selection}`;
+    let rows = this.cache.get(key);
+    if (!rows) this.cache.set(key, (rows = []));
+    if (rows.length >= nq) return rows;
+    if (selection === 'rollout') this.#rollout(kind, rows, nq);
+    else for (let q = rows.length; q < nq; q++) rows.push(this.#headAggregate(kind, selection, q));
+    return rows;
+  }
+
+  /** mean / max over heads for every layer (layers × keys), or 'all': the mean of everything (keys). */
+  #headAggregate(kind, selection, q) {
+    const L = this.layersOf(kind);
+    const H = this.heads;
+    const k = this.keysOf(kind, q);
+    if (selection === 'all') {
+      const out = new Float32Array(k);
+      for (let l = 0; l < L; l++)
+        for (let h = 0; h < H; h++) {
+          const r = this.headRow(kind, l, h, q);
+          for (let j = 0; j < k; j++) out[j] += r[j];
+        }
+      for (let j = 0; j < k; j++) out[j] /= L * H;
+      return out;
+    }
+    const out = new Float32Array(L * k);
+    for (let l = 0; l < L; l++) {
+      const o = out.subarray(l * k, (l + 1) * k);
+      for (let h = 0; h < H; h++) {
+        const r = this.headRow(kind, l, h, q);
+        if (selection === 'max') for (let j = 0; j < k; j++) o[j] = Math.max(o[j], r[j]);
+        else for (let j = 0; j < k; j++) o[j] += r[j] / H;
+      }
+    }
+    return out;
+  }
+
+  /** Rollout rows (layers × keys each). Causal self-attention extends row by row; the encoder at once. */
+  #rollout(kind, rows, nq) {
+    const L = this.layersOf(kind);
+    const mean = this.#aggregate(kind, 'mean', nq);
+    const causal = kind === 'self';
+    const from = rows.length;
+    for (let q = from; q < nq; q++) rows.push(new Float32Array(L * this.keysOf(kind, q)));
+    // Ā = ½·mean + ½·I, renormalised; R_0 = Ā_0, R_l[q] = Σ_j Ā_l[q][j] · R_{l-1}[j].
+    const residual = (l, q) => {
+      const k = this.keysOf(kind, q);
+      const a = mean[q].slice(l * k, (l + 1) * k);
+      let sum = 0;
+      for (let j = 0; j < k; j++) sum += (a[j] = 0.5 * a[j] + (j === q ? 0.5 : 0));
+      if (sum > 0) for (let j = 0; j < k; j++) a[j] /= sum;
+      return a;
+    };
+    const layerRow = (l, q) => {
+      const k = this.keysOf(kind, q);
+      return rows[q].subarray(l * k, (l + 1) * k);
+    };
+    const step = (l, q) => {
+      const a = residual(l, q);
+      const out = layerRow(l, q);
+      if (l === 0) return out.set(a);
+      for (let j = 0; j < a.length; j++) {
+        const w = a[j];
+        if (w === 0) continue;
+        const prev = layerRow(l - 1, j); // causal: j + 1 keys, all ≤ q
+        for (let i = 0; i < prev.length; i++) out[i] += w * prev[i];
+      }
+    };
+    // Causal rows depend on earlier rows only; the encoder's on every row of the layer below.
+    if (causal) for (let q = from; q < nq; q++) for (let l = 0; l < L; l++) step(l, q);
+    else for (let l = 0; l < L; l++) for (let q = from; q < nq; q++) step(l, q);
+  }
+
+  /** Everything captured, for the JSON export. Maps are [layer][head][query][key], rounded to 1e-6. */
+  toJSON() {
+    const round = (r) => Array.from(r, (v) => Math.round(v * 1e6) / 1e6);
+    const maps = {};
+    for (const kind of this.kinds) {
+      const nq = this.queries(kind);
+      const L = this.layersOf(kind);
+      const data = [];
+      for (let l = 0; l < L; l++) {
+        const layer = [];
+        for (let h = 0; h < this.heads; h++) {
+          const head = [];
+          for (let q = 0; q < nq; q++) head.push(round(this.headRow(kind, l, h, q)));
+          layer.push(head);
+        }
+        data.push(layer);
+      }
+      maps[kind] = { layers: L, heads: this.heads, queries: nq, keys: this.keys(kind), data };
+    }
+    const strip = ({ id, text, label, generated }) => ({ id, text, label, generated });
+    return {
+      tokens: this.tokens.map(strip),
+      source: this.encdec ? this.source.map(({ id, text, label }) => ({ id, text, label })) : undefined,
+      maps,
+    };
+  }
+}
