@@ -1,4 +1,5 @@
 # saccade — `make` builds everything, `make test` runs every test, `make demo` serves the page.
+# (The include lines below are placed after the flavour rules, whose variables they use.)
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
@@ -34,6 +35,10 @@ $(eval $(call flavour,asan,$(ASAN_CFLAGS)))
 
 # The trainer, the quantizer and the shipped models (`make models`).
 include scripts/models.mk
+# The WebAssembly builds and the JS package (`make wasm`, `make test-js`, `make bench-wasm`).
+include scripts/wasm.mk
+# The demo page (`make demo`, `make test-web`, `make bench-web`).
+include scripts/web.mk
 
 build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS)
 	$(CC) $(NATIVE_CFLAGS) src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
@@ -48,7 +53,7 @@ build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a
 	$(CC) $(NATIVE_CFLAGS) $< build/native/obj/support_files.o build/native/libsaccade.a -o $@ $(LDLIBS)
 
 .PHONY: all native deps test test-c test-asan test-wasm-kernels fuzz clean bench
-all: native
+all: native wasm
 native: build/saccade build/tools/make_model build/tools/bench_tokenizer
 
 # Installs what a fresh Debian machine lacks (compilers' runtimes, emscripten, node packages).
@@ -88,10 +93,10 @@ fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_
 test-wasm-kernels: deps
 	@scripts/test-wasm-kernels.sh
 
-test: deps test-c test-asan test-wasm-kernels fuzz
+test: deps test-c test-asan test-wasm-kernels fuzz test-js test-web
 
 bench: native
 	scripts/bench_native.sh
 
 clean:
-	rm -rf build
+	rm -rf build dist

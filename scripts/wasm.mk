@@ -1,0 +1,83 @@
+# scripts/wasm.mk — the WebAssembly builds and the JavaScript package (included by the Makefile).
+#
+#   make wasm        dist/saccade-mt.{mjs,wasm,worker.js}  SIMD128 + pthreads (shared memory)
+#                    dist/saccade-st.{mjs,wasm}            SIMD128, single-threaded
+#   make test-js     node --test tests/js/ (needs the native CLI and the test-model tool)
+#   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
+#
+# No embind: the wasm exports the C API (every sac_* function declared in src/saccade.h, plus
+# malloc/free) and src/js/index.mjs reads and writes the heap itself.
+
+EMCC           ?= emcc
+# emcc 3.1.6 needs Debian's node modules (acorn) at -O2 and above.
+EMCC_RUN       := NODE_PATH=/usr/share/nodejs $(EMCC)
+
+WASM_SRC       := $(filter-out src/cli.c,$(wildcard src/*.c))
+WASM_HEADERS   := $(wildcard src/*.h)
+WASM_CFLAGS    := -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc -O3 -msimd128 -DNDEBUG \
+                  -Wall -Wextra -Wno-unused-parameter
+WASM_LDFLAGS   := -O3 -msimd128 --no-entry \
+                  -sMODULARIZE -sEXPORT_ES6 -sEXPORT_NAME=createSaccade -sENVIRONMENT=web,worker,node \
+                  -sEXPORTED_FUNCTIONS=@build/wasm/exports.json \
+                  -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sWASM_BIGINT \
+                  -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0 \
+                  --extern-pre-js src/js/node-esm-shim.js
+# The pthread pool is sized at run time by the JS layer (Module.pthreadPoolSize = threads - 1);
+# STRICT=2 makes pthread_create fail instead of deadlocking when the pool is exhausted.
+WASM_MT_FLAGS  := -pthread
+WASM_MT_LINK   := -sEXPORTED_RUNTIME_METHODS=HEAPU8,PThread,wasmMemory \
+                  "-sPTHREAD_POOL_SIZE=Module['pthreadPoolSize']||1" -sPTHREAD_POOL_SIZE_STRICT=2 \
+                  -Wno-pthreads-mem-growth
+WASM_ST_LINK   := -sEXPORTED_RUNTIME_METHODS=HEAPU8
+
+WASM_MT_OBJ    := $(patsubst src/%.c,build/wasm/mt/%.o,$(WASM_SRC))
+WASM_ST_OBJ    := $(patsubst src/%.c,build/wasm/st/%.o,$(WASM_SRC))
+
+.PHONY: wasm test-js bench-wasm emcc-installed
+wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/package.json
+
+# Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node).
+emcc-installed:
+	@command -v $(EMCC) >/dev/null || { \
+	  echo "wasm.mk: installing Debian's emscripten"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq emscripten >/dev/null; }
+
+build/wasm/exports.json: src/saccade.h scripts/wasm-exports.mjs | build/wasm
+	node scripts/wasm-exports.mjs src/saccade.h > $@
+
+build/wasm/mt/%.o: src/%.c $(WASM_HEADERS) | emcc-installed build/wasm/mt
+	$(EMCC_RUN) $(WASM_CFLAGS) $(WASM_MT_FLAGS) -c $< -o $@
+build/wasm/st/%.o: src/%.c $(WASM_HEADERS) | emcc-installed build/wasm/st
+	$(EMCC_RUN) $(WASM_CFLAGS) -c $< -o $@
+
+# One emcc link writes the .mjs glue, the .wasm and (mt) the .worker.js.
+dist/saccade-mt.mjs: $(WASM_MT_OBJ) build/wasm/exports.json src/js/node-esm-shim.js | dist
+	$(EMCC_RUN) $(WASM_MT_FLAGS) $(WASM_MT_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_MT_LINK)
+dist/saccade-st.mjs: $(WASM_ST_OBJ) build/wasm/exports.json src/js/node-esm-shim.js | dist
+	$(EMCC_RUN) $(WASM_ST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_ST_LINK)
+
+# The package is "type": "module"; the pthread worker script is CommonJS.
+dist/package.json: | dist
+	echo '{"type":"commonjs"}' > $@
+
+build/wasm build/wasm/mt build/wasm/st dist:
+	mkdir -p $@
+
+# npm packages for the tests and the benchmark (playwright-core, @wllama/wllama).
+node_modules/.stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Headless Chromium for the browser tests and the benchmark (Debian's package).
+/usr/bin/chromium:
+	SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null
+
+JS_TEST_DEPS := wasm build/saccade build/tools/make_model node_modules/.stamp /usr/bin/chromium
+
+test-js: $(JS_TEST_DEPS)
+	node --test tests/js/
+
+bench-wasm: $(JS_TEST_DEPS)
+	node scripts/bench-wasm.mjs

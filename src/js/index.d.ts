@@ -1,0 +1,236 @@
+// Type declarations for saccade's JavaScript API (src/js/index.mjs).
+
+/** An error from the engine or from argument checks. `code` is the C status name. */
+export class SaccadeError extends Error {
+  name: 'SaccadeError';
+  code:
+    | 'SAC_ERR_ARG'
+    | 'SAC_ERR_NOMEM'
+    | 'SAC_ERR_FORMAT'
+    | 'SAC_ERR_UNSUPPORTED'
+    | 'SAC_ERR_MODEL'
+    | 'SAC_ERR_CONTEXT'
+    | 'SAC_ERR_STATE'
+    | (string & {});
+  constructor(message: string, code?: string);
+}
+
+/** Which WebAssembly build runs a model, and why. */
+export interface Runtime {
+  /** 'mt': SIMD128 + threads on SharedArrayBuffer; 'st': SIMD128, single-threaded. */
+  variant: 'mt' | 'st';
+  /** Threads that really run (including the calling thread). */
+  threads: number;
+  /** Both builds use WebAssembly SIMD128. */
+  simd: true;
+  /** SharedArrayBuffer is usable: always in Node, in browsers when cross-origin isolated. */
+  isolated: boolean;
+  /** A sentence saying why this variant and thread count were chosen. */
+  reason: string;
+}
+
+export interface RuntimeOptions {
+  /** Threads including the caller. Default: one per core, at most 8 (1 → the 'st' build). */
+  threads?: number;
+  /** Force a build; 'mt' throws where SharedArrayBuffer is unavailable. */
+  variant?: 'mt' | 'st';
+}
+
+export interface Progress {
+  /** Bytes copied into the wasm heap so far. */
+  loaded: number;
+  /** The size of the model, or null when the source does not say (no Content-Length). */
+  total: number | null;
+}
+
+export interface LoadOptions extends RuntimeOptions {
+  /** Called after every chunk copied into the wasm heap. */
+  onProgress?: (progress: Progress) => void;
+  /** Aborts the download or copy; loadModel then rejects with signal.reason. */
+  signal?: AbortSignal;
+  /** Tokens the KV cache holds. Default (0): the model's training context length. */
+  contextLength?: number;
+  /** Most tokens evaluated in one pass; longer inputs are split. Default (0): 64. */
+  batchSize?: number;
+  /** Capture attention on every forward/generate (memory: 4 × layers × heads × n²/2 bytes). */
+  attention?: boolean;
+  /** Read only the tokenizer: the model can tokenize and detokenize, nothing else. */
+  vocabOnly?: boolean;
+}
+
+export type ModelSource = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Response | ReadableStream<Uint8Array> | URL | string;
+
+export interface TensorInfo {
+  name: string;
+  /** 'F32' | 'F16' | 'Q8_0' | 'Q4_0' */
+  type: string;
+  /** Innermost first, as GGUF stores them. */
+  dims: number[];
+}
+
+export interface ModelInfo {
+  /** 'gpt2', 'llama' or 'encdec' ('' for a vocabOnly model). */
+  architecture: string;
+  /** general.name, or ''. */
+  name: string;
+  ggufVersion: number;
+  vocabSize: number;
+  /** The context length the model was trained for. */
+  contextLength: number;
+  embeddingSize: number;
+  feedForwardSize: number;
+  /** Transformer blocks (decoder blocks for 'encdec'). */
+  layers: number;
+  /** Encoder blocks of an 'encdec' model, else 0. */
+  encoderLayers: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  /** llama: rotary dimensions; gpt2: 0. */
+  ropeDim: number;
+  ropeFreqBase: number;
+  normEps: number;
+  tiedOutput: boolean;
+  hasTokenizer: boolean;
+  /** Values in all tensors. */
+  parameters: number;
+  /** Bytes of tensor data. */
+  tensorBytes: number;
+  /** Tensor type name → number of tensors. */
+  tensorTypes: Record<string, number>;
+  tensors: TensorInfo[];
+  /** GGUF metadata rendered as text (arrays as "[type; count]"). */
+  metadata: Record<string, string>;
+  /** Special token ids, -1 when the vocabulary has none. */
+  bosId: number;
+  eosId: number;
+  /** The tokenizer asks for BOS before a prompt (generate adds it to text prompts). */
+  addBos: boolean;
+}
+
+export interface TokenizeOptions {
+  /** Prepend BOS. Default false. */
+  bos?: boolean;
+  /** Append EOS. Default false. */
+  eos?: boolean;
+  /** Recognise control tokens written in the text ("<s>"). Default false. */
+  special?: boolean;
+}
+
+export interface ForwardOptions {
+  /** Logits of every position (row-major, ids.length × vocabSize) instead of the last. */
+  allLogits?: boolean;
+  /** Capture attention for model.attention(). */
+  attention?: boolean;
+  /** Encoder–decoder models: the source ids to encode first (default: the last source). */
+  source?: ArrayLike<number>;
+}
+
+export interface GenerateOptions {
+  /** Default 64. Generation also ends at EOS (unless ignoreEos), a stop, or a full context. */
+  maxTokens?: number;
+  /** 0 → greedy. Default 0.8. */
+  temperature?: number;
+  /** 0 → off. Default 40. */
+  topK?: number;
+  /** In (0, 1]; 1 → off. Default 0.95. */
+  topP?: number;
+  /** > 0; 1 → off. Default 1. */
+  repeatPenalty?: number;
+  /** Recent ids the penalty looks at; 0 → off, -1 → the whole context. Default 64. */
+  repeatLastN?: number;
+  /** PRNG seed, an integer in [0, 2^64). Default: random. */
+  seed?: number | bigint;
+  /**
+   * Stop strings and/or token ids. The step whose text completes a stop string (or whose id is
+   * a stop id) is yielded, then the generation ends.
+   */
+  stop?: string | number | Array<string | number>;
+  /** Checked between steps: the iterator then rejects with signal.reason. */
+  signal?: AbortSignal;
+  /** Yield each step's attention row (and, for encoder–decoder models, its cross row). */
+  attention?: boolean;
+  /** Do not stop at the model's EOS. */
+  ignoreEos?: boolean;
+  /** Encoder–decoder models: the ids the decoder starts from. Default: [BOS]. */
+  decoderStart?: ArrayLike<number>;
+}
+
+/** The attention of the query that produced a token, over every layer and head. */
+export interface AttentionRow {
+  /** The query position (the last evaluated token). */
+  query: number;
+  /** query + 1 (self-attention), or the source length (cross-attention). */
+  keys: number;
+  /** layers × heads × keys probabilities, layer-major then head. A copy, yours to keep. */
+  data: Float32Array;
+}
+
+export interface GenerateStep {
+  id: number;
+  /** The text this token completes ('' without a tokenizer; multi-byte characters split
+   * across tokens arrive whole with the token that completes them). */
+  text: string;
+  /** With { attention: true }; otherwise undefined. */
+  attention?: AttentionRow;
+  /** Encoder–decoder models with { attention: true }: the decoder → source row. */
+  cross?: AttentionRow;
+}
+
+export interface AttentionMatrix {
+  queries: number;
+  keys: number;
+  /** queries × keys probabilities, row-major by query (0 above the diagonal). A copy. */
+  data: Float32Array;
+}
+
+export interface BenchOptions {
+  /** Default 128. */
+  promptTokens?: number;
+  /** Default 32. */
+  decodeTokens?: number;
+  /** Best of this many runs. Default 3. */
+  repeat?: number;
+}
+
+export interface BenchResult {
+  engine: 'saccade-wasm-mt' | 'saccade-wasm-st';
+  /** The type of the feed-forward weights. */
+  type: string;
+  threads: number;
+  promptTokens: number;
+  decodeTokens: number;
+  prefillTokensPerSecond: number;
+  decodeTokensPerSecond: number;
+}
+
+export class Model {
+  private constructor();
+  readonly info: Readonly<ModelInfo>;
+  readonly runtime: Readonly<Runtime>;
+  readonly disposed: boolean;
+  /** Encoder–decoder models: the source ids of the last generate/forward; otherwise null. */
+  readonly sourceIds: number[] | null;
+
+  tokenize(text: string, options?: TokenizeOptions): number[];
+  detokenize(ids: ArrayLike<number>): string;
+  /** Evaluates ids from a fresh context; a copy of the logits. */
+  forward(ids: ArrayLike<number>, options?: ForwardOptions): Float32Array;
+  /**
+   * An async iterator of steps. Options are checked at the call (throws); the prompt is
+   * evaluated at the first step. One generation at a time per model. For an encoder–decoder
+   * model the prompt is the source, and the decoder starts from options.decoderStart.
+   */
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
+  /** The captured attention of one layer and head over the current context. */
+  attention(layer: number, head: number, options?: { kind?: 'self' | 'cross' | 'encoder' }): AttentionMatrix;
+  /** Prefill and decode speed on synthetic ids, as `saccade bench` measures it. */
+  bench(options?: BenchOptions): BenchResult;
+  /** Frees the model and its wasm instance; later calls throw. */
+  dispose(): void;
+}
+
+export function loadModel(source: ModelSource, options?: LoadOptions): Promise<Model>;
+
+/** The runtime loadModel would pick for these options (throws on invalid ones). */
+export function chooseRuntime(options?: RuntimeOptions): Runtime;

@@ -1,0 +1,27 @@
+// A module worker that runs saccade off the main thread, as the demo page does: it loads the
+// model from a URL, generates, and posts back what it saw.
+import { loadModel } from '../../../src/js/index.mjs';
+
+onmessage = async ({ data }) => {
+  try {
+    const progress = [];
+    const model = await loadModel(data.url, { threads: data.threads, onProgress: (p) => progress.push(p) });
+    const ids = [];
+    const controller = new AbortController();
+    let aborted = false;
+    try {
+      for await (const step of model.generate(data.prompt, { maxTokens: data.maxTokens + 5, temperature: 0, ignoreEos: true, signal: controller.signal })) {
+        ids.push(step.id);
+        if (ids.length === data.maxTokens) controller.abort();
+      }
+    } catch (e) {
+      aborted = e.name === 'AbortError';
+    }
+    const logits = Array.from(model.forward(data.prompt));
+    postMessage({ runtime: { ...model.runtime }, isolated: globalThis.crossOriginIsolated, ids, aborted, logits,
+      progress: progress.at(-1), reports: progress.length });
+    model.dispose();
+  } catch (e) {
+    postMessage({ error: `${e.name}: ${e.message}` });
+  }
+};

@@ -1,0 +1,118 @@
+// The Node CLI prints what the native CLI prints: byte for byte where no timing or float
+// rounding is involved, the same values otherwise; errors go to stderr with status 1.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { formatG, jsonString } from '../../src/js/cli.mjs';
+import { fixture, relativeError, root } from './helpers.mjs';
+
+const exec = promisify(execFile);
+const cli = path.join(root, 'src/js/cli.mjs');
+const nativeCli = path.join(root, 'build/saccade');
+
+async function both(...args) {
+  const run = async (cmd, argv) => {
+    try {
+      const { stdout, stderr } = await exec(cmd, argv.map(String));
+      return { status: 0, stdout, stderr };
+    } catch (e) {
+      return { status: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  };
+  const [js, native] = await Promise.all([run(process.execPath, [cli, ...args]), run(nativeCli, args)]);
+  return { js, native };
+}
+
+describe('printf-compatible formatting', () => {
+  test('formatG is C\'s %g', () => {
+    const cases = [[0, 6, '0'], [-0, 6, '-0'], [1e-5, 6, '1e-05'], [10000, 6, '10000'], [1e6, 6, '1e+06'],
+      [123456789, 9, '123456789'], [0.1, 9, '0.1'], [Math.fround(0.1), 9, '0.100000001'], [0.0001, 6, '0.0001'],
+      [0.00001234, 6, '1.234e-05'], [-2.5, 6, '-2.5'], [9.9999996, 6, '10'], [1e100, 6, '1e+100'], [NaN, 6, 'nan'],
+      [Infinity, 6, 'inf'], [Math.fround(9.99999975e-06), 9, '9.99999975e-06'], [Math.fround(-0.0476077199), 9, '-0.0476077199']];
+    for (const [x, p, s] of cases) assert.equal(formatG(x, p), s, `%.${p}g of ${x}`);
+  });
+
+  test('jsonString escapes as src/cli.c does', () => {
+    assert.equal(jsonString('a"b\\c\nd\te\rf\u0001\u0008é😀'), '"a\\"b\\\\c\\nd\\te\\rf\\u0001\\u0008é😀"');
+  });
+});
+
+describe('the same output as build/saccade', () => {
+  test('info: identical text', async () => {
+    for (const name of ['gpt2-q4_0', 'llama-f16-char-bos']) {
+      const { js, native } = await both('info', fixture(name));
+      assert.equal(js.status, 0, js.stderr);
+      assert.equal(js.stdout, native.stdout);
+    }
+  });
+
+  test('tokenize: identical text', async () => {
+    const file = fixture('llama-f32-char-bos');
+    for (const extra of [[], ['--bos']]) {
+      const { js, native } = await both('tokenize', file, '--text', 'Hé 😀 "x"', ...extra);
+      assert.equal(js.stdout, native.stdout);
+    }
+  });
+
+  test('logits: same shape, values within 1e-5 (wasm and native round differently)', async () => {
+    for (const extra of [[], ['--all'], ['--all', '--threads', '2']]) {
+      const { js, native } = await both('logits', fixture('gpt2-f32'), '--tokens', '4,8,15,16,23,42', ...extra);
+      const a = JSON.parse(js.stdout).logits;
+      const b = JSON.parse(native.stdout).logits;
+      assert.equal(a.length, extra.length ? 6 : 1);
+      assert.ok(relativeError(a.flat(), b.flat()) <= 1e-5);
+      assert.match(js.stdout, /^\{"logits":\[\[-?\d/);
+    }
+  });
+
+  test('generate: identical apart from the timings', async () => {
+    const strip = (s) => s.replace(/"prefill_ms":[\d.]+,"decode_ms":[\d.]+/, '');
+    for (const args of [
+      ['generate', fixture('llama-q8_0'), '--tokens', '1,2,3', '-n', 20, '--seed', 9, '--temp', 0.9, '--top-k', 10],
+      ['generate', fixture('gpt2-f32-char'), '--prompt', 'Hello', '-n', 16, '--seed', 1, '--threads', 2],
+      ['generate', fixture('llama-f32-char-bos'), '--prompt', 'é', '-n', 10, '--temp', 0, '--ignore-eos'],
+    ]) {
+      const { js, native } = await both(...args);
+      assert.equal(js.status, 0, js.stderr);
+      assert.equal(strip(js.stdout), strip(native.stdout));
+      assert.match(js.stdout, /"timings":\{"prefill_ms":\d+\.\d{3},"decode_ms":\d+\.\d{3},"threads":\d\}\}\n$/);
+    }
+  });
+
+  test('bench: the same fields', async () => {
+    const args = ['bench', fixture('gpt2-q8_0'), '--prompt-tokens', 16, '--decode-tokens', 8, '--repeat', 1];
+    const { js, native } = await both(...args);
+    const a = JSON.parse(js.stdout);
+    const b = JSON.parse(native.stdout);
+    assert.deepEqual(Object.keys(a), Object.keys(b));
+    assert.equal(a.engine, 'saccade-wasm-st');
+    assert.deepEqual([a.type, a.threads, a.prompt_tokens, a.decode_tokens], [b.type, b.threads, b.prompt_tokens, b.decode_tokens]);
+    assert.ok(a.prefill_tokens_per_s > 0 && a.decode_tokens_per_s > 0);
+    const mt = JSON.parse((await exec(process.execPath, [cli, ...args, '--threads', '2'])).stdout);
+    assert.equal(mt.engine, 'saccade-wasm-mt');
+    assert.equal(mt.threads, 2);
+  });
+
+  test('errors and usage: same messages and exit status', async () => {
+    const file = fixture('gpt2-f32');
+    for (const args of [
+      ['frobnicate', file], ['info', '/no/such.gguf'], ['logits', file], ['logits', file, '--tokens', '1,x'],
+      ['logits', file, '--tokens', '1,200'], ['generate', file], ['generate', file, '--tokens', '1', '-n', '-3'],
+      ['generate', file, '--tokens', '1', '--bogus', '1'], ['generate', file, '--tokens'], ['tokenize', file],
+      ['tokenize', file, '--text', 'hi'], ['bench', file, '--prompt-tokens', 40, '--decode-tokens', 20], ['info'], [],
+    ]) {
+      const { js, native } = await both(...args);
+      assert.equal(js.status, native.status, args.join(' '));
+      if (args[1] === '/no/such.gguf') // the library says why: "cannot open '…': no such file"
+        assert.ok(js.stderr.startsWith(native.stderr.trimEnd()), js.stderr);
+      else assert.equal(js.stderr, native.stderr, args.join(' '));
+      assert.equal(js.stdout, native.stdout, args.join(' '));
+    }
+    const { js, native } = await both('help');
+    assert.equal(js.status, 0);
+    assert.equal(js.stdout, native.stdout);
+  });
+});

@@ -1,0 +1,146 @@
+// Bad input throws an Error with a clear message, and the model stays usable where that
+// makes sense.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+
+import { loadModel, SaccadeError } from '../../src/js/index.mjs';
+import { collect, fixture } from './helpers.mjs';
+
+/** Asserts that fn (sync or async) throws a SaccadeError whose message matches `pattern`. */
+async function rejects(fn, pattern, code) {
+  await assert.rejects(async () => fn(), (e) => {
+    assert.ok(e instanceof SaccadeError, `expected a SaccadeError, got ${e?.name}: ${e?.message}`);
+    assert.match(e.message, pattern);
+    if (code) assert.equal(e.code, code);
+    return true;
+  });
+}
+
+describe('loading bad input', () => {
+  test('bytes that are not GGUF', async () => {
+    await rejects(() => loadModel(new TextEncoder().encode('<!doctype html><title>404</title>'), { threads: 1 }),
+      /GGUF|magic/i, 'SAC_ERR_FORMAT');
+  });
+
+  test('a truncated file', async () => {
+    const bytes = readFileSync(fixture('gpt2-f32'));
+    for (const size of [10, 100, bytes.length >> 1, bytes.length - 1])
+      await rejects(() => loadModel(bytes.subarray(0, size), { threads: 1 }), /truncat|end of|short|beyond|exceed/i, 'SAC_ERR_FORMAT');
+  });
+
+  test('empty input, a missing file, a wrong source type', async () => {
+    await rejects(() => loadModel(new Uint8Array(0)), /empty/);
+    await rejects(() => loadModel('/nonexistent/model.gguf'), /cannot open '\/nonexistent\/model.gguf': no such file/);
+    await rejects(() => loadModel(42), /source must be a Uint8Array, ArrayBuffer, .*got number/);
+    await rejects(() => loadModel(null), /got null/);
+  });
+
+  test('bad options', async () => {
+    const file = fixture('gpt2-f32');
+    await rejects(() => loadModel(file, { threads: 0 }), /threads must be an integer from 1 to 256, got 0/);
+    await rejects(() => loadModel(file, { threads: 2.5 }), /threads must be an integer/);
+    await rejects(() => loadModel(file, { variant: 'gpu' }), /variant must be 'mt' .* or 'st'/);
+    await rejects(() => loadModel(file, { contextLength: -1 }), /contextLength must be an integer >= 0/);
+    await rejects(() => loadModel(file, { onProgress: 'yes' }), /onProgress must be a function/);
+    // gpt2 has learned positions: no longer context than trained
+    await rejects(() => loadModel(file, { contextLength: 100 }), /exceeds the model's 48 learned positions/);
+  });
+
+  test('the memory budget is checked before allocating, with a clear message', async () => {
+    // llama (RoPE) accepts any context length; 2 layers x 10M positions x 32 floats of keys = 2.4 GB
+    await rejects(() => loadModel(fixture('llama-f32'), { threads: 1, contextLength: 10_000_000 }),
+      /does not fit in WebAssembly memory.*contextLength/, 'SAC_ERR_NOMEM');
+    // attention capture: 2 layers x 4 heads x 12000²/2 floats = 2.1 GB, too much for one allocation
+    await rejects(() => loadModel(fixture('llama-f32'), { threads: 1, contextLength: 12000, attention: true }),
+      /attention capture over a 12000-token context needs 2197\.\d MB .* turn attention capture off/, 'SAC_ERR_NOMEM');
+    // a source announcing more than one wasm allocation can hold fails before reading it
+    let pulled = 0;
+    const body = new ReadableStream({ pull: (c) => (pulled++, c.enqueue(new Uint8Array(16))) });
+    const response = new Response(body, { headers: { 'content-length': String(3 * 2 ** 30) } });
+    await rejects(() => loadModel(response, { threads: 1 }), /the model is 3072.0 MB: more than .* one WebAssembly allocation/);
+    assert.ok(pulled <= 1, 'the body was not read');
+  });
+});
+
+describe('bad calls on a loaded model', () => {
+  let m;
+  const prompt = [1, 2, 3];
+  let reference;
+  before(async () => {
+    m = await loadModel(fixture('llama-f32-char'), { threads: 2 });
+    reference = m.forward(prompt);
+  });
+  after(() => m.dispose());
+
+  async function stillUsable() {
+    assert.deepEqual(m.forward(prompt), reference);
+    assert.equal((await collect(m.generate(prompt, { maxTokens: 2, ignoreEos: true }))).length, 2);
+  }
+
+  test('ids out of range or not integers', async () => {
+    await rejects(() => m.forward([1, 97, 2]), /token id 97 at index 1 is out of range \(vocabulary size 97\)/, 'SAC_ERR_ARG');
+    await rejects(() => m.forward([-1]), /token id -1 at index 0 is out of range/);
+    await rejects(() => m.forward([1, 2.5]), /ids\[1\] is 2.5, not a token id/);
+    await rejects(() => m.forward(['1']), /ids\[0\] is 1, not a token id/);
+    await rejects(() => m.forward('abc'), /ids must be an array of token ids, got string/);
+    await rejects(() => m.forward([]), /no tokens to evaluate/);
+    await rejects(() => m.detokenize([3, 1000]), /token 1000 is out of range/);
+    await rejects(() => collect(m.generate([5, 100])), /out of range/); // at the first step
+    await stillUsable();
+  });
+
+  test('a prompt longer than the context', async () => {
+    const long = Array.from({ length: 49 }, (_, i) => i % 90);
+    await rejects(() => m.forward(long), /49 tokens do not fit in the context: it holds 48 tokens/, 'SAC_ERR_CONTEXT');
+    await rejects(() => collect(m.generate(long)), /49 tokens do not fit in the context/, 'SAC_ERR_CONTEXT');
+    await rejects(() => collect(m.generate('x'.repeat(60))), /60 tokens do not fit in the context/);
+    await stillUsable();
+  });
+
+  test('NaN, negative or infinite temperature; topP outside (0, 1]; other sampling options', async () => {
+    for (const temperature of [NaN, -0.1, Infinity, '0.5'])
+      await rejects(() => m.generate(prompt, { temperature }), /temperature must be a finite number >= 0/);
+    for (const topP of [0, -0.5, 1.01, NaN])
+      await rejects(() => m.generate(prompt, { topP }), /topP must be in \(0, 1\]/);
+    await rejects(() => m.generate(prompt, { topK: -1 }), /topK must be an integer >= 0/);
+    await rejects(() => m.generate(prompt, { repeatPenalty: 0 }), /repeatPenalty must be a finite number > 0/);
+    await rejects(() => m.generate(prompt, { maxTokens: -1 }), /maxTokens must be an integer >= 0/);
+    await rejects(() => m.generate(prompt, { seed: -1 }), /seed must be an integer in \[0, 2\^64\)/);
+    await rejects(() => m.generate(prompt, { seed: 2n ** 64n }), /seed must be/);
+    await rejects(() => m.generate(prompt, { stop: [''] }), /stop must be a non-empty string, a token id/);
+    await rejects(() => m.generate(prompt, { signal: 'stop' }), /signal must be an AbortSignal/);
+    await rejects(() => m.generate([]), /the prompt is empty/);
+    await stillUsable();
+  });
+
+  test('a second generate (or a forward) while one is running', async () => {
+    const first = m.generate(prompt, { maxTokens: 5, temperature: 0, ignoreEos: true });
+    const a = await first.next();
+    assert.equal(a.done, false);
+    await rejects(() => m.generate(prompt), /a generation is running on this model/, 'SAC_ERR_STATE');
+    await rejects(() => m.forward(prompt), /a generation is running on this model/);
+    // two iterators made before either started: the second fails at its first step
+    const rest = await collect(first);
+    assert.equal(rest.length, 4);
+    const x = m.generate(prompt, { maxTokens: 3 });
+    const y = m.generate(prompt, { maxTokens: 3 });
+    await x.next();
+    await rejects(() => y.next(), /a generation is running/);
+    await x.return();
+    await stillUsable();
+  });
+
+  test('attention without capture, bad layer or head', async () => {
+    m.forward(prompt);
+    await rejects(() => m.attention(0, 0), /no captured attention/);
+    await rejects(() => m.attention(0.5, 0), /layer must be an integer in \[0, 2\)/);
+    await rejects(() => m.attention(0, 4), /head must be an integer in \[0, 4\)/);
+    await stillUsable();
+  });
+
+  test('tokenize needs a string', async () => {
+    await rejects(() => m.tokenize(42), /text must be a string, got number/);
+    await stillUsable();
+  });
+});

@@ -1,0 +1,153 @@
+// Aborting generations, disposing models, and leaving nothing behind: memory after 200
+// load/dispose cycles, and Node processes that exit by themselves.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+import { loadModel } from '../../src/js/index.mjs';
+import { collect, fixture } from './helpers.mjs';
+
+const run = promisify(execFile);
+const indexUrl = new URL('../../src/js/index.mjs', import.meta.url).href;
+
+describe('AbortSignal', () => {
+  for (const variant of ['st', 'mt']) {
+    test(`${variant}: aborting between steps stops before the next token`, async () => {
+      const m = await loadModel(fixture('llama-f32'), { variant, threads: 2 });
+      try {
+        const controller = new AbortController();
+        const seen = [];
+        await assert.rejects(async () => {
+          for await (const step of m.generate([1, 2, 3], { maxTokens: 40, signal: controller.signal })) {
+            seen.push(step.id);
+            if (seen.length === 3) controller.abort();
+          }
+        }, { name: 'AbortError' });
+        assert.equal(seen.length, 3);
+        // the model is free again
+        assert.equal((await collect(m.generate([1, 2, 3], { maxTokens: 4 }))).length, 4);
+      } finally {
+        m.dispose();
+      }
+    });
+
+    test(`${variant}: an abort from a timer is seen within one token`, async () => {
+      // a long context (RoPE models take any length) so that the generation outlasts the timer
+      const m = await loadModel(fixture('llama-f32'), { variant, threads: 2, contextLength: 20000 });
+      try {
+        const controller = new AbortController();
+        const reason = new Error('user pressed stop');
+        let afterAbort = 0;
+        let before = 0;
+        await assert.rejects(async () => {
+          for await (const step of m.generate([1, 2, 3], { maxTokens: 19000, signal: controller.signal, ignoreEos: true })) {
+            assert.equal(typeof step.id, 'number');
+            if (controller.signal.aborted) afterAbort++;
+            else if (++before === 10) setTimeout(() => controller.abort(reason), 5); // fires while a token is computed
+          }
+        }, (e) => e === reason);
+        assert.ok(before < 19000 - 3, 'the timer fired during the generation');
+        assert.ok(afterAbort <= 1, `${afterAbort} tokens came after the abort`);
+      } finally {
+        m.dispose();
+      }
+    });
+  }
+
+  test('an already aborted signal stops generate and loadModel at once', async () => {
+    const reason = new Error('too late');
+    const signal = AbortSignal.abort(reason);
+    await assert.rejects(() => loadModel(fixture('gpt2-f32'), { signal }), (e) => e === reason);
+    const m = await loadModel(fixture('gpt2-f32'), { threads: 1 });
+    await assert.rejects(() => collect(m.generate([1], { signal })), (e) => e === reason);
+    m.dispose();
+  });
+
+  test('aborting a load mid-stream rejects and loads nothing', async () => {
+    const controller = new AbortController();
+    const bytes = new Uint8Array(await (await import('node:fs/promises')).readFile(fixture('gpt2-f32')));
+    // a stream of small chunks: abort after the first progress report past 0
+    let sent = 0;
+    const body = new ReadableStream({
+      pull(c) {
+        if (sent >= bytes.length) return c.close();
+        c.enqueue(bytes.slice(sent, sent + 4096));
+        sent += 4096;
+      },
+    });
+    const response = new Response(body, { headers: { 'content-length': String(bytes.length) } });
+    await assert.rejects(() => loadModel(response, {
+      threads: 1, signal: controller.signal, onProgress: ({ loaded }) => loaded > 0 && controller.abort(),
+    }), { name: 'AbortError' });
+    assert.ok(sent < bytes.length);
+  });
+});
+
+describe('dispose', () => {
+  test('later calls throw; dispose twice is harmless', async () => {
+    const m = await loadModel(fixture('gpt2-f32-char'), { threads: 2 });
+    m.dispose();
+    assert.equal(m.disposed, true);
+    for (const call of [() => m.forward([1]), () => m.generate([1]), () => m.tokenize('a'), () => m.detokenize([5]),
+      () => m.attention(0, 0), () => m.bench()])
+      assert.throws(call, { name: 'SaccadeError', message: 'the model was disposed' });
+    m.dispose();
+    assert.equal(m.info.layers, 2, 'info stays readable');
+  });
+
+  test('disposing during a generation ends it with an error at the next step', async () => {
+    const m = await loadModel(fixture('gpt2-f32'), { threads: 2 });
+    const steps = m.generate([1, 2], { maxTokens: 10 });
+    await steps.next();
+    m.dispose();
+    await assert.rejects(() => steps.next(), { message: 'the model was disposed' });
+  });
+
+  test('breaking out of the loop frees the model for the next generation', async () => {
+    const m = await loadModel(fixture('gpt2-f32'), { threads: 1 });
+    for await (const step of m.generate([1, 2], { maxTokens: 10 })) if (step) break;
+    assert.equal((await collect(m.generate([1, 2], { maxTokens: 3 }))).length, 3);
+    m.dispose();
+  });
+
+  // Each cycle instantiates a wasm module (16 MB of memory or more), so leaked modules would
+  // show as gigabytes; run in child processes to measure with a forced GC.
+  for (const variant of ['st', 'mt']) {
+    test(`${variant}: load/dispose 200 times, the memory does not grow`, { timeout: 180_000 }, async () => {
+      const script = `
+        import { loadModel } from ${JSON.stringify(indexUrl)};
+        const mb = () => (gc(), gc(), process.memoryUsage().rss / 2 ** 20);
+        let base;
+        for (let i = 0; i < 200; i++) {
+          const m = await loadModel(${JSON.stringify(fixture('gpt2-f32'))}, { variant: '${variant}', threads: 2 });
+          m.forward([1, 2, 3]);
+          m.dispose();
+          if (i === 19) base = mb();
+        }
+        console.log(JSON.stringify({ base, end: mb() }));`;
+      const { stdout } = await run(process.execPath, ['--expose-gc', '--input-type=module', '-e', script]);
+      const { base, end } = JSON.parse(stdout);
+      assert.ok(end - base < 48, `RSS grew from ${base.toFixed(1)} MB to ${end.toFixed(1)} MB`);
+    });
+  }
+});
+
+describe('Node exits by itself', () => {
+  for (const dispose of [true, false]) {
+    test(`after generating with threads${dispose ? ' and dispose()' : ', even without dispose()'}`, async () => {
+      const script = `
+        import { loadModel } from ${JSON.stringify(indexUrl)};
+        const m = await loadModel(${JSON.stringify(fixture('llama-q8_0'))}, { threads: 3 });
+        if (m.runtime.variant !== 'mt' || m.runtime.threads !== 3) throw new Error('not threaded');
+        let n = 0;
+        for await (const step of m.generate([1, 2, 3], { maxTokens: 8 })) n++;
+        ${dispose ? 'm.dispose();' : ''}
+        console.log('generated', n);`;
+      const t0 = performance.now();
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
+      assert.equal(stdout.trim(), 'generated 8');
+      assert.ok(performance.now() - t0 < 10_000);
+    });
+  }
+});
