@@ -117,8 +117,7 @@ const char *gguf_value_type_name(uint32_t type) {
     return type < GGUF_TYPE_COUNT ? names[type] : "unknown";
 }
 
-/* Bytes of a fixed-size value, or 0 for strings, arrays and unknown types. */
-static unsigned scalar_size(uint32_t type) {
+unsigned gguf_value_size(uint32_t type) {
     switch (type) {
     case GGUF_TYPE_U8: case GGUF_TYPE_I8: case GGUF_TYPE_BOOL: return 1;
     case GGUF_TYPE_U16: case GGUF_TYPE_I16: return 2;
@@ -164,7 +163,7 @@ static double bits_to_double(uint64_t bits, unsigned bytes) {
  * fields: integers and bool in i64 (unsigned values above INT64_MAX only in u64; every
  * non-negative integer also in u64), floats in f64. */
 static void widen_scalar(uint32_t type, uint64_t bits, gguf_kv *kv) {
-    unsigned n = scalar_size(type);
+    unsigned n = gguf_value_size(type);
     if (is_float(type)) {
         kv->f64 = bits_to_double(bits, n);
     } else if (is_signed_int(type)) {
@@ -201,7 +200,7 @@ static sac_status read_array(reader *r, gguf_kv *kv) {
 
     uint64_t start = r->pos;
     /* A string element is at least its 8-byte length. */
-    uint64_t elem_min = kv->arr_type == GGUF_TYPE_STRING ? 8 : scalar_size(kv->arr_type);
+    uint64_t elem_min = kv->arr_type == GGUF_TYPE_STRING ? 8 : gguf_value_size(kv->arr_type);
     uint64_t min_bytes;
     if (!sac_mul_u64(kv->arr_count, elem_min, &min_bytes) || min_bytes > remaining(r))
         return sac_fail(r->err, SAC_ERR_FORMAT,
@@ -231,7 +230,7 @@ static sac_status read_kv(reader *r, uint64_t index, gguf_kv *kv) {
     if ((st = read_u32(r, &kv->type))) return st;
     if (kv->type == GGUF_TYPE_STRING) return read_string(r, &kv->str);
     if (kv->type == GGUF_TYPE_ARRAY) return read_array(r, kv);
-    unsigned n = scalar_size(kv->type);
+    unsigned n = gguf_value_size(kv->type);
     if (n == 0) return unknown_value_type(r, kv, kv->type, "value");
     uint64_t bits;
     if ((st = read_le(r, n, &bits))) return st;
@@ -658,7 +657,7 @@ void gguf_array_strings(const gguf_kv *kv, gguf_string *out) {
 /* Integers (and bool) exactly; floats truncated toward zero and clamped; u64 values above
  * INT64_MAX clamp to INT64_MAX; strings give 0. */
 int64_t gguf_array_int(const gguf_kv *kv, uint64_t i) {
-    unsigned n = scalar_size(kv->arr_type);
+    unsigned n = gguf_value_size(kv->arr_type);
     if (n == 0 || i >= kv->arr_count) return 0;
     uint64_t bits = load_le(kv->arr_data + i * n, n);
     if (is_signed_int(kv->arr_type)) return sign_extend(bits, n);
@@ -674,7 +673,7 @@ int64_t gguf_array_int(const gguf_kv *kv, uint64_t i) {
 
 /* Any numeric element as a double; strings give 0. */
 double gguf_array_float(const gguf_kv *kv, uint64_t i) {
-    unsigned n = scalar_size(kv->arr_type);
+    unsigned n = gguf_value_size(kv->arr_type);
     if (n == 0 || i >= kv->arr_count) return 0;
     uint64_t bits = load_le(kv->arr_data + i * n, n);
     if (is_float(kv->arr_type)) return bits_to_double(bits, n);

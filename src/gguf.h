@@ -98,5 +98,7 @@ int64_t gguf_array_int(const gguf_kv *kv, uint64_t i);
 double gguf_array_float(const gguf_kv *kv, uint64_t i);
 
 const char *gguf_value_type_name(uint32_t type);
+/* Bytes of a fixed-size value type; 0 for strings, arrays and unknown types. */
+unsigned gguf_value_size(uint32_t type);
 
 #endif

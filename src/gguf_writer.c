@@ -53,16 +53,6 @@ static uint8_t *put_string(uint8_t *p, const char *s, size_t len) {
     return p + len;
 }
 
-/* Bytes of a numeric value type; 0 for strings, arrays and unknown types. */
-static unsigned numeric_size(uint32_t type) {
-    switch (type) {
-    case GGUF_TYPE_U8: case GGUF_TYPE_I8: case GGUF_TYPE_BOOL: return 1;
-    case GGUF_TYPE_U16: case GGUF_TYPE_I16: return 2;
-    case GGUF_TYPE_U32: case GGUF_TYPE_I32: case GGUF_TYPE_F32: return 4;
-    case GGUF_TYPE_U64: case GGUF_TYPE_I64: case GGUF_TYPE_F64: return 8;
-    }
-    return 0;
-}
 
 /* A host-order value of n bytes at p, as its bit pattern. */
 static uint64_t load_host(const void *p, unsigned n) {
@@ -156,7 +146,7 @@ static sac_status add_kv(gguf_writer *w, const char *key, uint32_t type, uint8_t
 }
 
 static sac_status set_scalar(gguf_writer *w, const char *key, uint32_t type, uint64_t bits, sac_error *err) {
-    unsigned n = numeric_size(type);
+    unsigned n = gguf_value_size(type);
     uint8_t *value = malloc(n);
     if (!value) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for metadata value");
     put_le(value, bits, n);
@@ -212,7 +202,7 @@ sac_status gguf_writer_set_string(gguf_writer *w, const char *key, const char *v
 sac_status gguf_writer_set_array(gguf_writer *w, const char *key, uint32_t elem_type,
                                  uint64_t count, const void *elems, size_t n_bytes,
                                  sac_error *err) {
-    unsigned n = numeric_size(elem_type);
+    unsigned n = gguf_value_size(elem_type);
     uint64_t expected;
     if (n == 0)
         return sac_fail(err, SAC_ERR_ARG,
