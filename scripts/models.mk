@@ -1,11 +1,13 @@
 # scripts/models.mk — the trainer and the quantizer, the trainer's tests, and the shipped models
 # (included by the Makefile after its flavour rules; uses CC, *_CFLAGS, LDLIBS, HEADERS, SUPPORT_SRC).
 #
-#   build/tools/train      character-level GPT-2 trainer (scripts/train/train_main.c)
-#   build/tools/quantize   GGUF → GGUF with matrices in F16, Q8_0 or Q4_0 (scripts/train/quantize_main.c)
-#   make models            trains Model A on ../shared/data/tinyshakespeare.txt (long: ~60 min on
-#                          2 cores; resumes from its checkpoint when interrupted) and writes
-#                          models/shakespeare-char-q8_0.gguf; not part of `make test`
+#   build/tools/train        character-level GPT-2 trainer (scripts/train/train_main.c)
+#   build/tools/train_dates  encoder-decoder date translator trainer (scripts/train/train_dates_main.c)
+#   build/tools/quantize     GGUF → GGUF with matrices in F16, Q8_0 or Q4_0 (scripts/train/quantize_main.c)
+#   make models              trains Model A on ../shared/data/tinyshakespeare.txt (long: ~60 min on
+#                            2 cores) and Model B on generated dates (~16 min on 1 core); both resume
+#                            from their checkpoints when interrupted; writes models/shakespeare-char-q8_0.gguf
+#                            and models/dates-q8_0.gguf; not part of `make test`
 
 TRAIN_DIR     := scripts/train
 TRAIN_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c gpt2.c optim.c data.c trainer.c eval_gguf.c quantize.c file_io.c)
