@@ -21,6 +21,7 @@
 #include "dates.h"
 #include "encdec.h"
 #include "file_io.h"
+#include "progress.h"
 #include "optim.h"
 #include "quantize.h"
 #include "types.h"
@@ -121,26 +122,7 @@ static int parse(int argc, char **argv, options *o) {
     return 1;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-/* Prints to stdout and, when there is one, appends to the log. */
-static void say(FILE *log, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    fflush(stdout);
-    if (log) {
-        va_start(ap, fmt);
-        vfprintf(log, fmt, ap);
-        va_end(ap);
-        fflush(log);
-    }
-}
 
 /* The held-out pairs: the first n drawn from the held-out days with the evaluation seed. */
 static date_pair *held_out_pairs(uint64_t seed, int32_t n) {
@@ -213,7 +195,7 @@ static encdec_batch pack(run *r, const date_pair *pairs, int32_t n) {
 }
 
 static float step(run *r, const options *o) {
-    const double t0 = now_seconds();
+    const double t0 = progress_wall_seconds();
     for (int32_t b = 0; b < o->batch; b++) dates_sample(&r->batch_rng, DATES_TRAIN, &r->pairs[b]);
     const encdec_batch batch = pack(r, r->pairs, o->batch);
     encdec_model *m = &r->model;
@@ -235,7 +217,7 @@ static float step(run *r, const options *o) {
         offset += n;
     }
     r->step++;
-    r->seconds += now_seconds() - t0;
+    r->seconds += progress_wall_seconds() - t0;
     return loss;
 }
 
@@ -354,7 +336,7 @@ static int engine_eval(const void *bytes, size_t size, const date_pair *pairs, i
             goto done;
         }
         if (!strcmp(out, pairs[i].iso)) right++;
-        else if (shown++ < 8) say(report, "#   miss: '%s' → '%s' (want %s)\n", pairs[i].src, out, pairs[i].iso);
+        else if (shown++ < 8) progress_say(report, "#   miss: '%s' → '%s' (want %s)\n", pairs[i].src, out, pairs[i].iso);
 
         int32_t src[DATES_MAX_SRC], n_src, tgt_in[TGT_LEN], tgt_out[TGT_LEN];
         dates_encode_pair(&pairs[i], src, &n_src, tgt_in, tgt_out);
@@ -386,13 +368,13 @@ static int eval_model(const options *o) {
     if (!bytes) return fprintf(stderr, "train_dates: cannot read '%s'\n", o->eval_model), 1;
     date_pair *pairs = held_out_pairs(o->eval_seed, o->n);
     if (!pairs) return fprintf(stderr, "train_dates: out of memory\n"), 1;
-    const double t0 = now_seconds();
+    const double t0 = progress_wall_seconds();
     double exact, loss;
     const int ok = engine_eval(bytes, size, pairs, o->n, o->threads, NULL, &exact, &loss);
     if (ok)
         printf("%s: exact match %.2f%% on %d held-out inputs (greedy), loss %.3g per target position "
                "(engine, %.1f s)\n",
-               o->eval_model, 100 * exact, o->n, loss, now_seconds() - t0);
+               o->eval_model, 100 * exact, o->n, loss, progress_wall_seconds() - t0);
     free(pairs);
     free(bytes);
     return !ok;
@@ -514,15 +496,15 @@ static int export_model(const options *o, run *r, const date_pair *held, FILE *l
         fprintf(stderr, "train_dates: cannot write '%s'\n", o->out);
         goto done;
     }
-    say(log, "# wrote %s (%.2f MB); Q8_0 would be %.2f MB\n", o->out, f32_size / 1e6, q8_size / 1e6);
-    const double t0 = now_seconds();
+    progress_say(log, "# wrote %s (%.2f MB); Q8_0 would be %.2f MB\n", o->out, f32_size / 1e6, q8_size / 1e6);
+    const double t0 = progress_wall_seconds();
     double exact_f32, loss_f32, exact_q8, loss_q8;
     if (!engine_eval(f32, f32_size, held, o->n, o->threads, log, &exact_f32, &loss_f32) ||
         !engine_eval(q8, q8_size, held, o->n, o->threads, log, &exact_q8, &loss_q8))
         goto done;
-    say(log, "# engine on %d held-out inputs: exact match F32 %.2f%%, Q8_0 %.2f%%; loss per target position F32 "
+    progress_say(log, "# engine on %d held-out inputs: exact match F32 %.2f%%, Q8_0 %.2f%%; loss per target position F32 "
              "%.3g, Q8_0 %.3g (%.1f s)\n",
-        o->n, 100 * exact_f32, 100 * exact_q8, loss_f32, loss_q8, now_seconds() - t0);
+        o->n, 100 * exact_f32, 100 * exact_q8, loss_f32, loss_q8, progress_wall_seconds() - t0);
     rc = 0;
 done:
     free(f32);
@@ -551,10 +533,10 @@ int main(int argc, char **argv) {
     if (o.checkpoint && !o.bench_steps) {
         const int got = checkpoint_load(&r, &o, o.checkpoint);
         if (got < 0) return fprintf(stderr, "train_dates: '%s' is not a checkpoint of this model\n", o.checkpoint), 1;
-        if (got) say(log, "# resumed from %s at step %lld\n", o.checkpoint, (long long)r.step);
+        if (got) progress_say(log, "# resumed from %s at step %lld\n", o.checkpoint, (long long)r.step);
     }
     const encdec_config *c = &o.model;
-    say(log, "# dates: vocab %d, encoder %d + decoder %d blocks, embd %d, %d heads, ff %d, ctx %d; %zu parameters; "
+    progress_say(log, "# dates: vocab %d, encoder %d + decoder %d blocks, embd %d, %d heads, ff %d, ctx %d; %zu parameters; "
              "batch %d; %lld steps, lr %g → %g, warm-up %lld; AdamW (0.9, %g) wd %g; clip %g; seed %llu; "
              "held-out seed %llu; %d threads\n",
         c->n_vocab, c->n_enc_layer, c->n_dec_layer, c->n_embd, c->n_head, c->n_ff, c->n_ctx, r.model.n_params, o.batch,
@@ -563,14 +545,14 @@ int main(int argc, char **argv) {
 
     if (o.bench_steps) {
         step(&r, &o); /* warm-up */
-        const double t0 = now_seconds();
+        const double t0 = progress_wall_seconds();
         float loss = 0;
         for (int64_t i = 0; i < o.bench_steps; i++) loss = step(&r, &o);
-        const double per_step = (now_seconds() - t0) / (double)o.bench_steps;
-        say(log, "bench: %lld steps of %d pairs: %.3f s/step, %.0f pairs/s; loss %.3f\n", (long long)o.bench_steps,
+        const double per_step = (progress_wall_seconds() - t0) / (double)o.bench_steps;
+        progress_say(log, "bench: %lld steps of %d pairs: %.3f s/step, %.0f pairs/s; loss %.3f\n", (long long)o.bench_steps,
             o.batch, per_step, o.batch / per_step, loss);
     } else {
-        say(log, "step,train_loss,val_loss,val_exact,lr,grad_norm,seconds,pairs_per_s\n");
+        progress_say(log, "step,train_loss,val_loss,val_exact,lr,grad_norm,seconds,pairs_per_s\n");
         double interval_loss = 0.0, interval_t0 = r.seconds;
         int interval_n = 0;
         while (r.step < o.steps) {
@@ -585,7 +567,7 @@ int main(int argc, char **argv) {
                     evaluate(&r, &o, held, o.val_n, &loss, &exact);
                     snprintf(val, sizeof val, "%.4g,%.4f", loss, exact);
                 }
-                say(log, "%lld,%.4g,%s,%.3g,%.3g,%.1f,%.0f\n", (long long)r.step, interval_loss / interval_n, val,
+                progress_say(log, "%lld,%.4g,%s,%.3g,%.3g,%.1f,%.0f\n", (long long)r.step, interval_loss / interval_n, val,
                     r.last_lr, r.last_grad_norm, r.seconds,
                     o.batch * interval_n / (r.seconds - interval_t0));
                 interval_loss = 0.0;
@@ -598,9 +580,9 @@ int main(int argc, char **argv) {
         }
         double loss, exact;
         evaluate(&r, &o, held, o.n, &loss, &exact);
-        say(log, "# trained %lld steps (%lld pairs) in %.1f min\n", (long long)r.step, (long long)r.step * o.batch,
+        progress_say(log, "# trained %lld steps (%lld pairs) in %.1f min\n", (long long)r.step, (long long)r.step * o.batch,
             r.seconds / 60);
-        say(log, "# held-out (%d inputs, trainer, teacher-forced): loss %.4g per position, exact match %.2f%%\n", o.n,
+        progress_say(log, "# held-out (%d inputs, trainer, teacher-forced): loss %.4g per position, exact match %.2f%%\n", o.n,
             loss, 100 * exact);
     }
     int rc = o.out && !o.bench_steps ? export_model(&o, &r, held, log) : 0;

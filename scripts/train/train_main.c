@@ -15,6 +15,7 @@
 
 #include "eval_gguf.h"
 #include "file_io.h"
+#include "progress.h"
 #include "quantize.h"
 #include "trainer.h"
 #include "types.h"
@@ -97,33 +98,8 @@ static int parse(int argc, char **argv, options *o) {
     return 1;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-/* CPU time of all the process's threads: on a shared machine, what the work itself cost. */
-static double cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-/* Prints to stdout and, when there is one, appends to the log. */
-static void say(FILE *log, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    fflush(stdout);
-    if (log) {
-        va_start(ap, fmt);
-        vfprintf(log, fmt, ap);
-        va_end(ap);
-        fflush(log);
-    }
-}
 
 /* The dataset's characters plus <unk>, as the GGUF tokenizer lists them. */
 typedef struct char_vocab {
@@ -162,12 +138,12 @@ static int eval_model(const options *o, const char_dataset *data) {
     if (!bytes) return fprintf(stderr, "train: cannot read '%s'\n", o->eval_model), 1;
     double loss;
     sac_error err = {0};
-    const double t0 = now_seconds();
+    const double t0 = progress_wall_seconds();
     sac_status st = eval_gguf_val_loss(bytes, size, data, o->train.seq_len, o->threads, o->eval_windows, &loss, &err);
     free(bytes);
     if (st) return fprintf(stderr, "train: %s\n", err.msg), 1;
     printf("%s: validation loss %.4f nats/char (windows of %d, engine, %.1f s)\n", o->eval_model, loss,
-           o->train.seq_len, now_seconds() - t0);
+           o->train.seq_len, progress_wall_seconds() - t0);
     return 0;
 }
 
@@ -188,7 +164,7 @@ static int export_model(const options *o, trainer *tr, const char_dataset *data,
         fprintf(stderr, "train: cannot write '%s'\n", o->out);
         goto done;
     }
-    say(log, "# wrote %s (%.2f MB)\n", o->out, f32_size / 1e6);
+    progress_say(log, "# wrote %s (%.2f MB)\n", o->out, f32_size / 1e6);
     double loss_f32, loss_q8;
     if (eval_gguf_val_loss(f32, f32_size, data, o->train.seq_len, o->threads, 0, &loss_f32, &err) ||
         quantize_gguf(f32, f32_size, SAC_TYPE_Q8_0, &q8, &q8_size, NULL, &err) ||
@@ -196,7 +172,7 @@ static int export_model(const options *o, trainer *tr, const char_dataset *data,
         fprintf(stderr, "train: %s\n", err.msg);
         goto done;
     }
-    say(log, "# engine validation loss: F32 %.4f, Q8_0 %.4f (%+.4f), Q8_0 file %.2f MB\n", loss_f32, loss_q8,
+    progress_say(log, "# engine validation loss: F32 %.4f, Q8_0 %.4f (%+.4f), Q8_0 file %.2f MB\n", loss_f32, loss_q8,
         loss_q8 - loss_f32, q8_size / 1e6);
     rc = 0;
 done:
@@ -237,9 +213,9 @@ int main(int argc, char **argv) {
     if (resume) {
         fclose(resume);
         if (trainer_load(&tr, o.checkpoint, &err)) return fprintf(stderr, "train: %s\n", err.msg), 1;
-        say(log, "# resumed from %s at step %lld\n", o.checkpoint, (long long)tr.step);
+        progress_say(log, "# resumed from %s at step %lld\n", o.checkpoint, (long long)tr.step);
     }
-    say(log, "# %s: vocab %d, %d layers, embd %d, %d heads, ff %d, ctx %d; %zu parameters; batch %d × %d; "
+    progress_say(log, "# %s: vocab %d, %d layers, embd %d, %d heads, ff %d, ctx %d; %zu parameters; batch %d × %d; "
              "%lld steps, lr %g → %g, warm-up %lld; AdamW (%g, %g) wd %g; clip %g; seed %llu; %d threads; "
              "%.1f MFLOP/token\n",
         o.data, c->n_vocab, c->n_layer, c->n_embd, c->n_head, c->n_ff, c->n_ctx, tr.model.n_params,
@@ -250,12 +226,12 @@ int main(int argc, char **argv) {
 
     if (o.bench_steps) { /* one warm-up step, then the timed ones */
         trainer_step(&tr);
-        const double t0 = now_seconds(), c0 = cpu_seconds();
+        const double t0 = progress_wall_seconds(), c0 = progress_cpu_seconds();
         float loss = 0;
         for (int64_t i = 0; i < o.bench_steps; i++) loss = trainer_step(&tr);
-        const double per_step = (now_seconds() - t0) / (double)o.bench_steps;
-        const double cpu_per_step = (cpu_seconds() - c0) / (double)o.bench_steps;
-        say(log, "bench: %lld steps of %.0f tokens: %.3f s/step, %.0f tokens/s, %.2f GFLOP/s; CPU %.3f s/step "
+        const double per_step = (progress_wall_seconds() - t0) / (double)o.bench_steps;
+        const double cpu_per_step = (progress_cpu_seconds() - c0) / (double)o.bench_steps;
+        progress_say(log, "bench: %lld steps of %.0f tokens: %.3f s/step, %.0f tokens/s, %.2f GFLOP/s; CPU %.3f s/step "
                  "(%.2f GFLOP per CPU-second); loss %.3f\n",
             (long long)o.bench_steps, tokens_per_step, per_step, tokens_per_step / per_step,
             tokens_per_step * flops_per_token / per_step / 1e9, cpu_per_step,
@@ -266,7 +242,7 @@ int main(int argc, char **argv) {
         return 0;
     }
 
-    say(log, "step,train_loss,val_loss,lr,grad_norm,seconds,tokens_per_s\n");
+    progress_say(log, "step,train_loss,val_loss,lr,grad_norm,seconds,tokens_per_s\n");
     double interval_loss = 0.0, interval_t0 = tr.train_seconds;
     int interval_n = 0;
     while (tr.step < o.train.max_steps) {
@@ -279,7 +255,7 @@ int main(int argc, char **argv) {
             const double rate = tokens_per_step * interval_n / (tr.train_seconds - interval_t0);
             char val_text[32] = "";
             if (eval) snprintf(val_text, sizeof val_text, "%.4f", val);
-            say(log, "%lld,%.4f,%s,%.3g,%.3f,%.1f,%.0f\n", (long long)tr.step, interval_loss / interval_n, val_text,
+            progress_say(log, "%lld,%.4f,%s,%.3g,%.3f,%.1f,%.0f\n", (long long)tr.step, interval_loss / interval_n, val_text,
                 tr.last_lr, tr.last_grad_norm, tr.train_seconds, rate);
             interval_loss = 0.0;
             interval_n = 0;
@@ -289,10 +265,10 @@ int main(int argc, char **argv) {
             trainer_save(&tr, o.checkpoint, &err))
             fprintf(stderr, "train: %s\n", err.msg);
     }
-    say(log, "# trained %lld steps (%.0f tokens) in %.1f min (%.2f GFLOP/s)\n", (long long)tr.step,
+    progress_say(log, "# trained %lld steps (%.0f tokens) in %.1f min (%.2f GFLOP/s)\n", (long long)tr.step,
         tokens_per_step * (double)tr.step, tr.train_seconds / 60,
         tokens_per_step * (double)tr.step * flops_per_token / tr.train_seconds / 1e9);
-    say(log, "# validation loss (trainer, all %lld windows of %d): %.4f\n",
+    progress_say(log, "# validation loss (trainer, all %lld windows of %d): %.4f\n",
         (long long)char_dataset_val_windows(&data, o.train.seq_len, NULL), o.train.seq_len, trainer_evaluate(&tr, 0));
     int rc = export_model(&o, &tr, &data, log);
     if (log) fclose(log);
