@@ -1,16 +1,17 @@
 # scripts/web.mk — the demo page (web/), its browser tests and its benchmark. Included by the
 # Makefile after scripts/wasm.mk, whose `wasm` and `node_modules/.stamp` targets it uses.
 #
-#   make demo        builds everything (native tools, both wasm builds), writes the development
-#                    models, then serves the repository on localhost with COOP/COEP headers and
-#                    prints the URL (DEMO_PORT=8000; DEMO_FLAGS=--no-isolation serves it without)
+#   make demo        builds everything (native tools, both wasm builds), then serves the
+#                    repository on localhost with COOP/COEP headers and prints the URL; the page
+#                    opens on the shipped Model A (DEMO_PORT=8000; DEMO_FLAGS=--no-isolation
+#                    serves it without the headers)
 #   make test-web    node --test tests/web/ — Playwright (playwright-core) driving Debian's
 #                    chromium, headless; installs chromium when it is missing
 #   make bench-web   time from navigation to the first token; render time per token at a
 #                    256-token context (scripts/bench-web.mjs)
 #
-# The development models (build/web-models/, random weights, character vocabulary) stand in for
-# the shipped ones until web/config.mjs points at models/.
+# The development models (build/web-models/, random weights) stand in for a shipped model the
+# tests cannot find, and give the benchmark its GPT-2-small-shaped model.
 
 DEMO_PORT  ?= 8000
 DEMO_FLAGS ?=
@@ -27,7 +28,7 @@ web-chromium:
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-demo: native wasm web-models
+demo: native wasm
 	node web/serve.mjs --port $(DEMO_PORT) $(DEMO_FLAGS)
 
 test-web: wasm build/tools/make_model node_modules/.stamp web-chromium
