@@ -12,7 +12,11 @@
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
  * computed together (4 weight rows per step for matvec, 4 activation rows per weight block
- * for matmat), never the arithmetic of one output. */
+ * for matmat), never the arithmetic of one output.
+ *
+ * f16 values (F16 weights, block scales) are converted on the SIMD path by a short sequence
+ * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
+ * step is redone with the full conversion (malformed or extreme files only). */
 #include "matmul.h"
 
 #include <math.h>
@@ -221,11 +225,18 @@ static inline v128_t f16_high_to_f32(v128_t v) {
     return wasm_v128_or(f, wasm_v128_and(v, wasm_i32x4_splat((int32_t)0x80000000u)));
 }
 
-/* The same for halves known to be finite: the sign rides on the ±2^112 factor. */
+/* The same for finite halves, in fewer steps: the arithmetic shift puts exponent and
+ * mantissa in place with copies of the sign above them, the mask keeps one sign bit, and
+ * 2^112 rebiases the exponent (which also normalizes subnormals). */
 static inline v128_t f16_high_finite_to_f32(v128_t v) {
-    v128_t em = wasm_u32x4_shr(wasm_i32x4_shl(v, 1), 4);
-    v128_t sign = wasm_v128_and(v, wasm_i32x4_splat((int32_t)0x80000000u));
-    return wasm_f32x4_mul(em, wasm_v128_or(sign, wasm_f32x4_splat(0x1p112f)));
+    v128_t bits = wasm_v128_and(wasm_i32x4_shr(v, 3), wasm_i32x4_splat((int32_t)0x8FFFE000u));
+    return wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
+}
+
+/* The fast conversions collect the exponent fields of what they convert in `seen` (an
+ * unsigned max per 16-bit lane): did an inf or NaN (exponent 0x7C00) pass through them? */
+static inline int seen_special(v128_t seen) {
+    return wasm_v128_any_true(wasm_i16x8_eq(seen, wasm_i16x8_splat(0x7C00)));
 }
 
 #else
@@ -287,37 +298,53 @@ KERNEL float quant_dot(const matmul_task *t, uint32_t type, int64_t o, int64_t b
     return acc;
 }
 
+#ifdef __wasm_simd128__
+/* quant_matvec's step: rows o..o+3 against the activations, as one vector whose lanes are the
+ * four rows. Four weight rows share each load of the activation block. The weight scales are
+ * converted as load8 converts F16 weights: `exact`, or fast while *seen collects exponents. */
+KERNEL v128_t quant_rows4(const matmul_task *t, uint32_t type, int exact, int64_t o, v128_t *seen) {
+    int64_t nb = t->w->n_in / SAC_QK;
+    size_t block_size = type == SAC_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
+    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
+    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    for (int64_t blk = 0; blk < nb; blk++) {
+        const int16_t *x = t->xq + blk * SAC_QK;
+        v128_t w[4], s0, s1, s2, s3;
+        decode_block(type, r0, blk, w);
+        s0 = block_dot(w, x);
+        decode_block(type, r1, blk, w);
+        s1 = block_dot(w, x);
+        decode_block(type, r2, blk, w);
+        s2 = block_dot(w, x);
+        decode_block(type, r3, blk, w);
+        s3 = block_dot(w, x);
+        size_t at = (size_t)blk * block_size; /* the f16 scale opens each block */
+        v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
+        dh = wasm_v128_load16_lane(r1 + at, dh, 3);
+        dh = wasm_v128_load16_lane(r2 + at, dh, 5);
+        dh = wasm_v128_load16_lane(r3 + at, dh, 7);
+        v128_t dw;
+        if (exact) {
+            dw = f16_high_to_f32(dh);
+        } else {
+            *seen = wasm_u16x8_max(*seen, wasm_v128_and(dh, wasm_i16x8_splat(0x7C00)));
+            dw = f16_high_finite_to_f32(dh);
+        }
+        v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(t->xd[blk]));
+        v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
+    }
+    return acc;
+}
+#endif
+
 KERNEL void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
     int64_t o = o0;
 #ifdef __wasm_simd128__
-    /* Four weight rows at a time share each load of the activation block; their four
-     * partial-sum vectors fold into one vector whose lanes are the four rows. */
-    int64_t nb = t->w->n_in / SAC_QK;
-    size_t block_size = type == SAC_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
-        const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
-        const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
-        v128_t acc = wasm_f32x4_splat(0.0f);
-        for (int64_t blk = 0; blk < nb; blk++) {
-            const int16_t *x = t->xq + blk * SAC_QK;
-            v128_t w[4], s0, s1, s2, s3;
-            decode_block(type, r0, blk, w);
-            s0 = block_dot(w, x);
-            decode_block(type, r1, blk, w);
-            s1 = block_dot(w, x);
-            decode_block(type, r2, blk, w);
-            s2 = block_dot(w, x);
-            decode_block(type, r3, blk, w);
-            s3 = block_dot(w, x);
-            size_t at = (size_t)blk * block_size; /* the f16 scale opens each block */
-            v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
-            dh = wasm_v128_load16_lane(r1 + at, dh, 3);
-            dh = wasm_v128_load16_lane(r2 + at, dh, 5);
-            dh = wasm_v128_load16_lane(r3 + at, dh, 7);
-            v128_t scale = wasm_f32x4_mul(f16_high_to_f32(dh), wasm_f32x4_splat(t->xd[blk]));
-            v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
-            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
-        }
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, type, 0, o, &seen);
+        if (seen_special(seen)) acc = quant_rows4(t, type, 1, o, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
@@ -389,19 +416,22 @@ KERNEL void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_
 
 #ifdef __wasm_simd128__
 
-/* Eight weights from element i on, as two f32x4. */
-KERNEL void load8(uint32_t type, const char *row, int64_t i, v128_t *lo, v128_t *hi) {
+/* Eight weights from element i on, as two f32x4. F16 has two ways: `exact` converts inf and
+ * NaN too; otherwise the cheaper finite conversion is used and *seen collects the exponent
+ * bits of the halves (an exponent of all ones, 0x7C00, means some half was inf or NaN and the
+ * caller redoes the work exactly: one max per 8 halves instead of a test and a branch). */
+KERNEL void load8(uint32_t type, int exact, const char *row, int64_t i, v128_t *lo, v128_t *hi, v128_t *seen) {
     if (type == SAC_TYPE_F16) {
         v128_t h = wasm_v128_load(row + (size_t)i * 2), zero = wasm_i32x4_splat(0);
-        v128_t h_lo = wasm_i16x8_shuffle(zero, h, 0, 8, 0, 9, 0, 10, 0, 11); /* h << 16 per lane */
-        v128_t h_hi = wasm_i16x8_shuffle(zero, h, 0, 12, 0, 13, 0, 14, 0, 15);
-        v128_t exp_mask = wasm_i16x8_splat(0x7C00);
-        if (!wasm_v128_any_true(wasm_i16x8_eq(wasm_v128_and(h, exp_mask), exp_mask))) {
-            *lo = f16_high_finite_to_f32(h_lo); /* the usual case: no inf or NaN among the 8 */
-            *hi = f16_high_finite_to_f32(h_hi);
-        } else {
+        v128_t h_lo = wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11); /* h << 16 per lane */
+        v128_t h_hi = wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15);
+        if (exact) {
             *lo = f16_high_to_f32(h_lo);
             *hi = f16_high_to_f32(h_hi);
+        } else {
+            *seen = wasm_u16x8_max(*seen, wasm_v128_and(h, wasm_i16x8_splat(0x7C00)));
+            *lo = f16_high_finite_to_f32(h_lo);
+            *hi = f16_high_finite_to_f32(h_hi);
         }
     } else {
         *lo = wasm_v128_load(row + (size_t)i * 4);
@@ -413,6 +443,42 @@ static inline float fold_v(v128_t lo, v128_t hi) {
     v128_t s = wasm_f32x4_add(lo, hi); /* [a0+a4, a1+a5, a2+a6, a3+a7] */
     s = wasm_f32x4_add(s, wasm_i32x4_shuffle(s, s, 2, 3, 0, 1));
     return wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1);
+}
+
+/* Four dot products at once, of rows w[k] with activations x[k] over the first n8 values,
+ * each with float_dot's two running f32x4 sums. matvec passes four weight rows and one x,
+ * matmat one weight row and four x: once inlined, the repeated loads (and F16 conversions)
+ * of the shared operand fold into one. */
+KERNEL void float_dot4_pass(uint32_t type, int exact, const char *const w[4], const float *const x[4],
+                            int64_t n8, float sum[4], v128_t *seen) {
+    v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l;
+    v128_t a2l = a0l, a2h = a0l, a3l = a0l, a3h = a0l;
+    for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
+        v128_t w0l, w0h, w1l, w1h, w2l, w2h, w3l, w3h;
+        load8(type, exact, w[0], i, &w0l, &w0h, seen);
+        load8(type, exact, w[1], i, &w1l, &w1h, seen);
+        load8(type, exact, w[2], i, &w2l, &w2h, seen);
+        load8(type, exact, w[3], i, &w3l, &w3h, seen);
+        a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(w0l, wasm_v128_load(x[0] + i)));
+        a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(w0h, wasm_v128_load(x[0] + i + 4)));
+        a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(w1l, wasm_v128_load(x[1] + i)));
+        a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(w1h, wasm_v128_load(x[1] + i + 4)));
+        a2l = wasm_f32x4_add(a2l, wasm_f32x4_mul(w2l, wasm_v128_load(x[2] + i)));
+        a2h = wasm_f32x4_add(a2h, wasm_f32x4_mul(w2h, wasm_v128_load(x[2] + i + 4)));
+        a3l = wasm_f32x4_add(a3l, wasm_f32x4_mul(w3l, wasm_v128_load(x[3] + i)));
+        a3h = wasm_f32x4_add(a3h, wasm_f32x4_mul(w3h, wasm_v128_load(x[3] + i + 4)));
+    }
+    sum[0] = fold_v(a0l, a0h);
+    sum[1] = fold_v(a1l, a1h);
+    sum[2] = fold_v(a2l, a2h);
+    sum[3] = fold_v(a3l, a3h);
+}
+
+KERNEL void float_dot4(uint32_t type, const char *const w[4], const float *const x[4], int64_t n8,
+                       float sum[4]) {
+    v128_t seen = wasm_i32x4_splat(0);
+    float_dot4_pass(type, 0, w, x, n8, sum, &seen);
+    if (type == SAC_TYPE_F16 && seen_special(seen)) float_dot4_pass(type, 1, w, x, n8, sum, &seen);
 }
 
 #else
@@ -448,14 +514,19 @@ static inline void lanes_dot(float acc[FLOAT_LANES], const float *restrict w,
 KERNEL float float_dot(uint32_t type, const char *row, const float *x, int64_t n) {
     int64_t n8 = n - n % FLOAT_LANES;
 #ifdef __wasm_simd128__
-    v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
-    for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-        v128_t lo, hi;
-        load8(type, row, i, &lo, &hi);
-        acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(lo, wasm_v128_load(x + i)));
-        acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(hi, wasm_v128_load(x + i + 4)));
+    float sum = 0.0f;
+    v128_t seen = wasm_i32x4_splat(0);
+    for (int exact = 0; exact <= 1; exact++) { /* the exact pass only after an inf or NaN */
+        v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
+        for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
+            v128_t lo, hi;
+            load8(type, exact, row, i, &lo, &hi, &seen);
+            acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(lo, wasm_v128_load(x + i)));
+            acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(hi, wasm_v128_load(x + i + 4)));
+        }
+        sum = fold_v(acc0, acc1);
+        if (type != SAC_TYPE_F16 || !seen_special(seen)) break;
     }
-    float sum = fold_v(acc0, acc1);
 #else
     float acc[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
     int64_t run = type == SAC_TYPE_F32 ? n8 : CONVERT_RUN;
@@ -469,7 +540,18 @@ KERNEL float float_dot(uint32_t type, const char *row, const float *x, int64_t n
 }
 
 KERNEL void float_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; o++) t->y[o] = float_dot(type, weight_row(t, o), t->x, t->w->n_in);
+    int64_t o = o0;
+#ifdef __wasm_simd128__
+    int64_t n = t->w->n_in, n8 = n - n % FLOAT_LANES;
+    const float *const x[4] = {t->x, t->x, t->x, t->x};
+    for (; o + ROW_TILE <= o1; o += ROW_TILE) {
+        const char *const w[4] = {weight_row(t, o), weight_row(t, o + 1), weight_row(t, o + 2), weight_row(t, o + 3)};
+        float sum[4];
+        float_dot4(type, w, x, n8, sum);
+        for (int r = 0; r < ROW_TILE; r++) t->y[o + r] = add_leftover(sum[r], type, w[r], t->x, n);
+    }
+#endif
+    for (; o < o1; o++) t->y[o] = float_dot(type, weight_row(t, o), t->x, t->w->n_in);
 }
 
 /* y[b][o] for every b and the weight rows o in [c0, c1), whose data starts at `rows` with
@@ -486,24 +568,8 @@ KERNEL void float_matmat_rows(const matmul_task *t, uint32_t type, const char *r
             const char *row = rows + (size_t)(o - c0) * row_bytes;
             float sum[BATCH_TILE];
 #ifdef __wasm_simd128__
-            v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l;
-            v128_t a2l = a0l, a2h = a0l, a3l = a0l, a3h = a0l;
-            for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-                v128_t lo, hi;
-                load8(type, row, i, &lo, &hi);
-                a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(lo, wasm_v128_load(x[0] + i)));
-                a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(hi, wasm_v128_load(x[0] + i + 4)));
-                a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(lo, wasm_v128_load(x[1] + i)));
-                a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(hi, wasm_v128_load(x[1] + i + 4)));
-                a2l = wasm_f32x4_add(a2l, wasm_f32x4_mul(lo, wasm_v128_load(x[2] + i)));
-                a2h = wasm_f32x4_add(a2h, wasm_f32x4_mul(hi, wasm_v128_load(x[2] + i + 4)));
-                a3l = wasm_f32x4_add(a3l, wasm_f32x4_mul(lo, wasm_v128_load(x[3] + i)));
-                a3h = wasm_f32x4_add(a3h, wasm_f32x4_mul(hi, wasm_v128_load(x[3] + i + 4)));
-            }
-            sum[0] = fold_v(a0l, a0h);
-            sum[1] = fold_v(a1l, a1h);
-            sum[2] = fold_v(a2l, a2h);
-            sum[3] = fold_v(a3l, a3h);
+            const char *const w[4] = {row, row, row, row};
+            float_dot4(type, w, x, n8, sum);
 #else
             float a0[FLOAT_LANES] = {0}, a1[FLOAT_LANES] = {0}, a2[FLOAT_LANES] = {0};
             float a3[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
@@ -547,8 +613,9 @@ KERNEL void float_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_
                 int64_t i = 0;
 #ifdef __wasm_simd128__
                 for (; i + FLOAT_LANES <= n; i += FLOAT_LANES) {
-                    v128_t lo, hi;
-                    load8(SAC_TYPE_F16, row, i, &lo, &hi);
+                    v128_t lo, hi, seen = wasm_i32x4_splat(0);
+                    load8(SAC_TYPE_F16, 0, row, i, &lo, &hi, &seen);
+                    if (seen_special(seen)) load8(SAC_TYPE_F16, 1, row, i, &lo, &hi, &seen);
                     wasm_v128_store(dst + i, lo);
                     wasm_v128_store(dst + i + 4, hi);
                 }

@@ -313,6 +313,54 @@ static void test_f16_every_half(void) {
     free(h);
 }
 
+/* Every half as a quantized block scale: row o has weight 1 at column 0 under scale half o
+ * (the row's other blocks are zero), and x = 127 quantizes to q = 127 with d = 1, so y[o] is
+ * exactly 127 × half o — inf and NaN included, which the kernels' fast scale conversion
+ * hands over to the exact one. Four rows share each matvec step, so a special scale sits
+ * beside ordinary ones. */
+static void test_quant_every_scale(void) {
+    const int64_t n_in = 64, n_out = 65536, nb = n_in / 32;
+    float x[4 * 64];
+    for (int i = 0; i < 4 * 64; i++) x[i] = 127.0f;
+    for (int q4 = 0; q4 <= 1; q4++) {
+        uint32_t type = q4 ? SAC_TYPE_Q4_0 : SAC_TYPE_Q8_0;
+        void *data = NULL;
+        if (q4) {
+            block_q4_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(b[o * nb + k].qs, 0x88, sizeof b[0].qs); /* nibbles of 8: weight 0 */
+                    if (k == 0) b[o * nb].qs[0] = 0x89;             /* weight 1 at column 0 */
+                }
+            data = b;
+        } else {
+            block_q8_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++) {
+                for (int64_t k = 0; k < nb; k++) b[o * nb + k].d = k == 0 ? (uint16_t)o : 0x3C00;
+                b[o * nb].qs[0] = 1;
+            }
+            data = b;
+        }
+        sac_matrix w = {type, n_in, n_out, data};
+        for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+            float *y = run_matmul(pools[2], &w, x, n_batch);
+            int bad = 0;
+            for (int64_t b = 0; b < n_batch; b++)
+                for (int64_t o = 0; o < n_out; o++) {
+                    double want = 127.0 * half_value((uint16_t)o), got = y[b * n_out + o];
+                    int ok = isnan(want) ? isnan(got) : got == want;
+                    if (!ok && bad++ < 3)
+                        CHECK_MSG(0, "%s n_batch=%lld scale 0x%04x: got %.9g want %.9g", sac_type_name(type),
+                                  (long long)n_batch, (unsigned)o, got, want);
+                }
+            CHECK(bad == 0);
+            free(y);
+        }
+        free(data);
+    }
+}
+
 /* The activation quantizer, observed exactly: Q8_0 weight rows that pick one input each
  * (q = 1, d = 1) make y[o] = d_x * q_x[o] with no rounding, to compare with the reference
  * bit for bit — including the ties that ggml rounds away from zero. */
@@ -411,6 +459,7 @@ int main(void) {
     RUN(test_work_size);
     RUN(test_activation_quantization_exact);
     RUN(test_f16_every_half);
+    RUN(test_quant_every_scale);
     RUN(test_f32);
     RUN(test_f16);
     RUN(test_q8_0);
