@@ -20,6 +20,7 @@
 #include "matmul.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "types.h"
@@ -689,17 +690,33 @@ size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch) {
 typedef struct matmul_call {
     const matmul_kernel *kernel;
     matmul_task task;
+    int64_t unit;                /* rows per unit of work: whole ROW_TILE groups */
+    _Atomic int64_t next_row;    /* the first row of the next unit nobody has taken */
 } matmul_call;
 
+/* Threads take units of rows from a shared counter rather than a fixed slice each, so a
+ * thread that gets less of its core (a VM's stolen time, a busy or a small core) just takes
+ * fewer units while the others take more. Which thread computes a row never changes its bits.
+ * A unit is ~64 KB of weights for matvec, one L1 block of rows for matmat. */
+static int64_t rows_per_unit(const matmul_task *t) {
+    int64_t rows = t->n_batch == 1 ? (int64_t)((64u * 1024u) / (t->row_bytes ? t->row_bytes : 1))
+                                   : chunk_rows(t->row_bytes);
+    rows = rows / ROW_TILE * ROW_TILE;
+    return rows < ROW_TILE ? ROW_TILE : rows;
+}
+
 static void matmul_rows(void *arg, int ith, int nth) {
-    const matmul_call *c = arg;
-    int64_t n_out = c->task.w->n_out, g0, g1;
-    /* split in whole groups of ROW_TILE rows so matvec's four-row steps stay whole */
-    sac_split((n_out + ROW_TILE - 1) / ROW_TILE, ith, nth, &g0, &g1);
-    int64_t o0 = g0 * ROW_TILE, o1 = g1 * ROW_TILE < n_out ? g1 * ROW_TILE : n_out;
-    if (o0 >= o1) return;
-    if (c->task.n_batch == 1) c->kernel->matvec(&c->task, o0, o1);
-    else c->kernel->matmat(&c->task, o0, o1);
+    (void)ith;
+    (void)nth;
+    matmul_call *c = arg;
+    const int64_t n_out = c->task.w->n_out;
+    for (;;) {
+        int64_t o0 = atomic_fetch_add_explicit(&c->next_row, c->unit, memory_order_relaxed);
+        if (o0 >= n_out) return;
+        int64_t o1 = o0 + c->unit < n_out ? o0 + c->unit : n_out;
+        if (c->task.n_batch == 1) c->kernel->matvec(&c->task, o0, o1);
+        else c->kernel->matmat(&c->task, o0, o1);
+    }
 }
 
 void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch, float *y,
@@ -710,7 +727,7 @@ void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_b
         memset(y, 0, sizeof(float) * (size_t)(n_batch * w->n_out));
         return;
     }
-    matmul_call c = {k, {w, 0, x, NULL, NULL, y, n_batch}};
+    matmul_call c = {k, {w, 0, x, NULL, NULL, y, n_batch}, 0, 0};
     if (k->quantized) {
         c.task.row_bytes = (size_t)(w->n_in / SAC_QK) * sac_type_traits_get(w->type)->type_size;
         c.task.xd = work;
@@ -722,6 +739,8 @@ void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_b
     } else {
         c.task.row_bytes = (size_t)w->n_in * sac_type_traits_get(w->type)->type_size;
     }
+    c.unit = rows_per_unit(&c.task);
+    atomic_init(&c.next_row, 0);
     sac_pool_run(pool, matmul_rows, &c);
 }
 
