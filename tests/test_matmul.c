@@ -289,6 +289,25 @@ static void test_float_odd_lengths(void) {
                 check_shape(t ? SAC_TYPE_F16 : SAC_TYPE_F32, n_ins[a], 9, n_batch, 77 + a);
 }
 
+/* For the every-half tests: w has 65536 rows and x makes y[b][o] exactly factor × half o
+ * (inf and NaN included), through matvec (1 row of x) and matmat (4 rows). */
+static void check_every_half(const sac_matrix *w, const float *x, double factor) {
+    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+        float *y = run_matmul(pools[2], w, x, n_batch);
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++)
+            for (int64_t o = 0; o < w->n_out; o++) {
+                double want = factor * half_value((uint16_t)o), got = y[b * w->n_out + o];
+                int ok = isnan(want) ? isnan(got) : got == want;
+                if (!ok && bad++ < 3)
+                    CHECK_MSG(0, "%s n_batch=%lld half 0x%04x: got %.9g want %.9g", sac_type_name(w->type),
+                              (long long)n_batch, (unsigned)o, got, want);
+            }
+        CHECK(bad == 0);
+        free(y);
+    }
+}
+
 /* Every half through the F16 kernels: row o holds half o at column o % 16 and zeros
  * elsewhere, x = 1, so y[o] is exactly the value of half o (inf and NaN included). */
 static void test_f16_every_half(void) {
@@ -298,18 +317,7 @@ static void test_f16_every_half(void) {
     for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
     for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
     sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
-    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
-        float *y = run_matmul(pools[2], &w, x, n_batch);
-        int bad = 0;
-        for (int64_t b = 0; b < n_batch; b++)
-            for (int64_t o = 0; o < n_out; o++) {
-                double want = half_value((uint16_t)o), got = y[b * n_out + o];
-                int ok = isnan(want) ? isnan(got) : got == want;
-                if (!ok && bad++ < 3) CHECK_MSG(0, "half 0x%04x: got %.9g want %.9g", (unsigned)o, got, want);
-            }
-        CHECK(bad == 0);
-        free(y);
-    }
+    check_every_half(&w, x, 1.0);
     free(h);
 }
 
@@ -343,20 +351,7 @@ static void test_quant_every_scale(void) {
             data = b;
         }
         sac_matrix w = {type, n_in, n_out, data};
-        for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
-            float *y = run_matmul(pools[2], &w, x, n_batch);
-            int bad = 0;
-            for (int64_t b = 0; b < n_batch; b++)
-                for (int64_t o = 0; o < n_out; o++) {
-                    double want = 127.0 * half_value((uint16_t)o), got = y[b * n_out + o];
-                    int ok = isnan(want) ? isnan(got) : got == want;
-                    if (!ok && bad++ < 3)
-                        CHECK_MSG(0, "%s n_batch=%lld scale 0x%04x: got %.9g want %.9g", sac_type_name(type),
-                                  (long long)n_batch, (unsigned)o, got, want);
-                }
-            CHECK(bad == 0);
-            free(y);
-        }
+        check_every_half(&w, x, 127.0);
         free(data);
     }
 }
