@@ -10,7 +10,8 @@
 #                            and models/dates-q8_0.gguf; not part of `make test`
 
 TRAIN_DIR     := scripts/train
-TRAIN_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c gpt2.c optim.c data.c trainer.c eval_gguf.c quantize.c file_io.c progress.c)
+TRAIN_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c gpt2.c optim.c data.c trainer.c eval_gguf.c quantize.c file_io.c progress.c \
+                 cli_options.c)
 TRAIN_HEADERS := $(wildcard $(TRAIN_DIR)/*.h)
 
 build/tools/train: $(TRAIN_DIR)/train_main.c $(TRAIN_LIB_SRC) $(TRAIN_HEADERS) build/native/libsaccade.a $(HEADERS)
@@ -76,7 +77,7 @@ models: models/shakespeare-char-q8_0.gguf
 #   build/tools/train_dates   trainer, engine evaluation (--eval-model) and cross-attention
 #                             alignment (--align) for Model B (scripts/train/train_dates_main.c)
 # ------------------------------------------------------------------------------------------
-DATES_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c optim.c dates.c encdec.c quantize.c file_io.c progress.c)
+DATES_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c optim.c dates.c encdec.c quantize.c file_io.c progress.c cli_options.c)
 
 build/tools/train_dates: $(TRAIN_DIR)/train_dates_main.c $(DATES_LIB_SRC) $(TRAIN_HEADERS) build/native/libsaccade.a \
                          $(HEADERS)

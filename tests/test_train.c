@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_options.h"
 #include "data.h"
 #include "eval_gguf.h"
 #include "gguf.h"
@@ -823,6 +824,48 @@ static void test_quantize_fallback(void) {
     free(out);
 }
 
+/* The tools' option parser: values land typed, and bad ones are refused with the reason. */
+static void test_cli_options(void) {
+    const char *name = NULL, *texts[2];
+    int32_t layers = 0;
+    int64_t steps = 0;
+    uint64_t seed = 0;
+    float lr = 0.0f;
+    int n_texts = 0;
+    const cli_option table[] = {
+        {"--name", CLI_STRING, &name, NULL, 0},    {"--layers", CLI_INT32, &layers, NULL, 0},
+        {"--steps", CLI_INT64, &steps, NULL, 0},   {"--seed", CLI_UINT64, &seed, NULL, 0},
+        {"--lr", CLI_FLOAT, &lr, NULL, 0},         {"--text", CLI_STRINGS, (void *)texts, &n_texts, 2},
+    };
+    const int n = (int)(sizeof table / sizeof table[0]);
+    char why[128];
+    char *good[] = {"tool", "--name", "A", "--layers", "4", "--steps", "5000000000", "--seed", "18446744073709551615",
+                    "--lr", "1e-3", "--text", "x", "--text", "y"};
+    CHECK(cli_parse((int)(sizeof good / sizeof good[0]), good, table, n, why, sizeof why));
+    CHECK(name && !strcmp(name, "A") && layers == 4 && steps == 5000000000LL && seed == UINT64_MAX);
+    CHECK(lr == 1e-3f && n_texts == 2 && !strcmp(texts[1], "y"));
+    static const struct {
+        const char *option, *value, *why;
+    } bad[] = {
+        {"--layers", "4k", "--layers takes a whole number, not '4k'"},
+        {"--layers", "3000000000", "--layers takes a whole number, not '3000000000'"},
+        {"--steps", "", "--steps takes a whole number, not ''"},
+        {"--seed", "-1", "--seed takes a non-negative whole number, not '-1'"},
+        {"--lr", "nan", "--lr takes a finite number, not 'nan'"},
+        {"--lr", "1e-3x", "--lr takes a finite number, not '1e-3x'"},
+        {"--text", "z", "--text may be given at most 2 times"},
+        {"--colour", "red", "unknown option '--colour'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char *argv[] = {"tool", (char *)bad[k].option, (char *)bad[k].value};
+        n_texts = 2; /* --text is full */
+        CHECK_MSG(!cli_parse(3, argv, table, n, why, sizeof why) && !strcmp(why, bad[k].why), "%s %s: '%s'",
+                  bad[k].option, bad[k].value, why);
+    }
+    char *missing[] = {"tool", "--steps"};
+    CHECK(!cli_parse(2, missing, table, n, why, sizeof why) && !strcmp(why, "--steps needs a value"));
+}
+
 int main(void) {
     RUN(test_embedding_grad);
     RUN(test_layernorm_grad);
@@ -842,5 +885,6 @@ int main(void) {
     RUN(test_export_matches_engine);
     RUN(test_quantize_roundtrip);
     RUN(test_quantize_fallback);
+    RUN(test_cli_options);
     return check_summary("test_train");
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_options.h"
 #include "dates.h"
 #include "encdec.h"
 #include "file_io.h"
@@ -72,44 +73,41 @@ static int parse(int argc, char **argv, options *o) {
     o->val_n = 500;
     o->n = 2000;
     o->name = "saccade dates";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (i + 1 >= argc) return fprintf(stderr, "train_dates: %s needs a value\n", a), 0;
-        const char *v = argv[++i];
-        if (!strcmp(a, "--out")) o->out = v;
-        else if (!strcmp(a, "--checkpoint")) o->checkpoint = v;
-        else if (!strcmp(a, "--log")) o->log = v;
-        else if (!strcmp(a, "--eval-model")) o->eval_model = v;
-        else if (!strcmp(a, "--align")) o->align_model = v;
-        else if (!strcmp(a, "--text")) {
-            if (o->n_texts == 32) return fprintf(stderr, "train_dates: at most 32 --text\n"), 0;
-            o->texts[o->n_texts++] = v;
-        } else if (!strcmp(a, "--name")) o->name = v;
-        else if (!strcmp(a, "--bench")) o->bench_steps = atoll(v);
-        else if (!strcmp(a, "--enc-layers")) o->model.n_enc_layer = atoi(v);
-        else if (!strcmp(a, "--dec-layers")) o->model.n_dec_layer = atoi(v);
-        else if (!strcmp(a, "--embd")) o->model.n_embd = atoi(v);
-        else if (!strcmp(a, "--heads")) o->model.n_head = atoi(v);
-        else if (!strcmp(a, "--ff")) o->model.n_ff = atoi(v);
-        else if (!strcmp(a, "--ctx")) o->model.n_ctx = atoi(v);
-        else if (!strcmp(a, "--batch")) o->batch = atoi(v);
-        else if (!strcmp(a, "--steps")) o->steps = atoll(v);
-        else if (!strcmp(a, "--lr")) o->lr = (float)atof(v);
-        else if (!strcmp(a, "--min-lr")) o->min_lr = (float)atof(v);
-        else if (!strcmp(a, "--warmup")) o->warmup = atoll(v);
-        else if (!strcmp(a, "--wd")) o->wd = (float)atof(v);
-        else if (!strcmp(a, "--beta2")) o->beta2 = (float)atof(v);
-        else if (!strcmp(a, "--clip")) o->clip = (float)atof(v);
-        else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--eval-seed")) o->eval_seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--threads")) o->threads = atoi(v);
-        else if (!strcmp(a, "--print-every")) o->print_every = atoi(v);
-        else if (!strcmp(a, "--eval-every")) o->eval_every = atoi(v);
-        else if (!strcmp(a, "--checkpoint-every")) o->checkpoint_every = atoi(v);
-        else if (!strcmp(a, "--val-n")) o->val_n = atoi(v);
-        else if (!strcmp(a, "--n")) o->n = atoi(v);
-        else return fprintf(stderr, "train_dates: unknown option %s\n", a), 0;
-    }
+    const cli_option table[] = {
+        {"--out", CLI_STRING, &o->out, NULL, 0},
+        {"--checkpoint", CLI_STRING, &o->checkpoint, NULL, 0},
+        {"--log", CLI_STRING, &o->log, NULL, 0},
+        {"--eval-model", CLI_STRING, &o->eval_model, NULL, 0},
+        {"--align", CLI_STRING, &o->align_model, NULL, 0},
+        {"--text", CLI_STRINGS, (void *)o->texts, &o->n_texts, (int)(sizeof o->texts / sizeof o->texts[0])},
+        {"--name", CLI_STRING, &o->name, NULL, 0},
+        {"--bench", CLI_INT64, &o->bench_steps, NULL, 0},
+        {"--enc-layers", CLI_INT32, &o->model.n_enc_layer, NULL, 0},
+        {"--dec-layers", CLI_INT32, &o->model.n_dec_layer, NULL, 0},
+        {"--embd", CLI_INT32, &o->model.n_embd, NULL, 0},
+        {"--heads", CLI_INT32, &o->model.n_head, NULL, 0},
+        {"--ff", CLI_INT32, &o->model.n_ff, NULL, 0},
+        {"--ctx", CLI_INT32, &o->model.n_ctx, NULL, 0},
+        {"--batch", CLI_INT32, &o->batch, NULL, 0},
+        {"--steps", CLI_INT64, &o->steps, NULL, 0},
+        {"--lr", CLI_FLOAT, &o->lr, NULL, 0},
+        {"--min-lr", CLI_FLOAT, &o->min_lr, NULL, 0},
+        {"--warmup", CLI_INT64, &o->warmup, NULL, 0},
+        {"--wd", CLI_FLOAT, &o->wd, NULL, 0},
+        {"--beta2", CLI_FLOAT, &o->beta2, NULL, 0},
+        {"--clip", CLI_FLOAT, &o->clip, NULL, 0},
+        {"--seed", CLI_UINT64, &o->seed, NULL, 0},
+        {"--eval-seed", CLI_UINT64, &o->eval_seed, NULL, 0},
+        {"--threads", CLI_INT32, &o->threads, NULL, 0},
+        {"--print-every", CLI_INT32, &o->print_every, NULL, 0},
+        {"--eval-every", CLI_INT32, &o->eval_every, NULL, 0},
+        {"--checkpoint-every", CLI_INT32, &o->checkpoint_every, NULL, 0},
+        {"--val-n", CLI_INT32, &o->val_n, NULL, 0},
+        {"--n", CLI_INT32, &o->n, NULL, 0},
+    };
+    char why[256];
+    if (!cli_parse(argc, argv, table, (int)(sizeof table / sizeof table[0]), why, sizeof why))
+        return fprintf(stderr, "train_dates: %s\n", why), 0;
     if (!o->out && !o->bench_steps && !o->eval_model && !o->align_model) return 0;
     if (o->model.n_ff == 0) o->model.n_ff = 4 * o->model.n_embd;
     if (o->warmup < 0) o->warmup = o->steps / 20 > 0 ? o->steps / 20 : 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_options.h"
 #include "eval_gguf.h"
 #include "file_io.h"
 #include "progress.h"
@@ -52,48 +53,48 @@ static int parse(int argc, char **argv, options *o) {
     o->eval_every = 250;
     o->checkpoint_every = 250;
     o->name = "saccade char model";
-    int64_t warmup = -1, seq = 0;
-    double min_lr = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (i + 1 >= argc) return fprintf(stderr, "train: %s needs a value\n", a), 0;
-        const char *v = argv[++i];
-        if (!strcmp(a, "--data")) o->data = v;
-        else if (!strcmp(a, "--out")) o->out = v;
-        else if (!strcmp(a, "--checkpoint")) o->checkpoint = v;
-        else if (!strcmp(a, "--log")) o->log = v;
-        else if (!strcmp(a, "--eval-model")) o->eval_model = v;
-        else if (!strcmp(a, "--name")) o->name = v;
-        else if (!strcmp(a, "--bench")) o->bench_steps = atoll(v);
-        else if (!strcmp(a, "--layers")) m->n_layer = atoi(v);
-        else if (!strcmp(a, "--embd")) m->n_embd = atoi(v);
-        else if (!strcmp(a, "--heads")) m->n_head = atoi(v);
-        else if (!strcmp(a, "--ff")) m->n_ff = atoi(v);
-        else if (!strcmp(a, "--ctx")) m->n_ctx = atoi(v);
-        else if (!strcmp(a, "--batch")) o->train.batch_size = atoi(v);
-        else if (!strcmp(a, "--seq")) seq = atoi(v);
-        else if (!strcmp(a, "--steps")) o->train.max_steps = atoll(v);
-        else if (!strcmp(a, "--lr")) o->train.schedule.max_lr = (float)atof(v);
-        else if (!strcmp(a, "--min-lr")) min_lr = atof(v);
-        else if (!strcmp(a, "--warmup")) warmup = atoll(v);
-        else if (!strcmp(a, "--wd")) o->train.adamw.weight_decay = (float)atof(v);
-        else if (!strcmp(a, "--beta2")) o->train.adamw.beta2 = (float)atof(v);
-        else if (!strcmp(a, "--clip")) o->train.grad_clip = (float)atof(v);
-        else if (!strcmp(a, "--seed")) o->train.seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--threads")) o->threads = atoi(v);
-        else if (!strcmp(a, "--print-every")) o->print_every = atoi(v);
-        else if (!strcmp(a, "--eval-every")) o->eval_every = atoi(v);
-        else if (!strcmp(a, "--eval-windows")) o->eval_windows = atoi(v);
-        else if (!strcmp(a, "--checkpoint-every")) o->checkpoint_every = atoi(v);
-        else return fprintf(stderr, "train: unknown option %s\n", a), 0;
-    }
+    int64_t warmup = -1;
+    int32_t seq = 0;
+    float min_lr = -1.0f;
+    const cli_option table[] = {
+        {"--data", CLI_STRING, &o->data, NULL, 0},
+        {"--out", CLI_STRING, &o->out, NULL, 0},
+        {"--checkpoint", CLI_STRING, &o->checkpoint, NULL, 0},
+        {"--log", CLI_STRING, &o->log, NULL, 0},
+        {"--eval-model", CLI_STRING, &o->eval_model, NULL, 0},
+        {"--name", CLI_STRING, &o->name, NULL, 0},
+        {"--bench", CLI_INT64, &o->bench_steps, NULL, 0},
+        {"--layers", CLI_INT32, &m->n_layer, NULL, 0},
+        {"--embd", CLI_INT32, &m->n_embd, NULL, 0},
+        {"--heads", CLI_INT32, &m->n_head, NULL, 0},
+        {"--ff", CLI_INT32, &m->n_ff, NULL, 0},
+        {"--ctx", CLI_INT32, &m->n_ctx, NULL, 0},
+        {"--batch", CLI_INT32, &o->train.batch_size, NULL, 0},
+        {"--seq", CLI_INT32, &seq, NULL, 0},
+        {"--steps", CLI_INT64, &o->train.max_steps, NULL, 0},
+        {"--lr", CLI_FLOAT, &o->train.schedule.max_lr, NULL, 0},
+        {"--min-lr", CLI_FLOAT, &min_lr, NULL, 0},
+        {"--warmup", CLI_INT64, &warmup, NULL, 0},
+        {"--wd", CLI_FLOAT, &o->train.adamw.weight_decay, NULL, 0},
+        {"--beta2", CLI_FLOAT, &o->train.adamw.beta2, NULL, 0},
+        {"--clip", CLI_FLOAT, &o->train.grad_clip, NULL, 0},
+        {"--seed", CLI_UINT64, &o->train.seed, NULL, 0},
+        {"--threads", CLI_INT32, &o->threads, NULL, 0},
+        {"--print-every", CLI_INT32, &o->print_every, NULL, 0},
+        {"--eval-every", CLI_INT32, &o->eval_every, NULL, 0},
+        {"--eval-windows", CLI_INT32, &o->eval_windows, NULL, 0},
+        {"--checkpoint-every", CLI_INT32, &o->checkpoint_every, NULL, 0},
+    };
+    char why[256];
+    if (!cli_parse(argc, argv, table, (int)(sizeof table / sizeof table[0]), why, sizeof why))
+        return fprintf(stderr, "train: %s\n", why), 0;
     if (!o->data || (!o->out && !o->bench_steps && !o->eval_model)) return 0;
     if (m->n_ff == 0) m->n_ff = 4 * m->n_embd;
     o->train.seq_len = seq ? (int32_t)seq : m->n_ctx;
     o->train.schedule.total_steps = o->train.max_steps;
     o->train.schedule.warmup_steps = warmup >= 0 ? warmup : o->train.max_steps / 20;
     if (o->train.schedule.warmup_steps < 1) o->train.schedule.warmup_steps = 1;
-    o->train.schedule.min_lr = min_lr >= 0 ? (float)min_lr : o->train.schedule.max_lr / 10;
+    o->train.schedule.min_lr = min_lr >= 0 ? min_lr : o->train.schedule.max_lr / 10;
     if (o->print_every < 1) o->print_every = 1;
     return 1;
 }

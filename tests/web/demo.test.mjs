@@ -7,21 +7,12 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { devModel } from './dev-models.mjs';
-import { artifacts, canvasStats, frames, launch, modelA, root, screenshot, servers, watchErrors } from './helpers.mjs';
+import { artifacts, canvasStats, frames, modelA, root, screenshot, watchErrors, useBrowser } from './helpers.mjs';
 
 const A = modelA();
 const N = 12; // tokens to generate
-let browser;
-let srv;
+const env = useBrowser();
 
-before(async () => {
-  srv = await servers();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
 
 /** Records every state of the progress bar and its text, from the first byte of the page. */
 function recordProgress() {
@@ -62,7 +53,7 @@ for (const mode of ['isolated', 'plain']) {
     let info;
 
     before(async () => {
-      context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
+      context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
       await context.addInitScript(recordProgress);
       page = await context.newPage();
       errors = watchErrors(page);
@@ -70,7 +61,7 @@ for (const mode of ['isolated', 'plain']) {
     after(() => context?.close());
 
     test('loads the default model: the progress bar reaches 100% and the status line shows the runtime', async () => {
-      await page.goto(`${srv[mode].url}/web/${A.query ? `?${A.query}` : ''}`);
+      await page.goto(`${env.srv[mode].url}/web/${A.query ? `?${A.query}` : ''}`);
       await waitLoaded(page);
       const progress = await page.evaluate(() => window.__progress);
       assert.ok(progress.some((p) => /\(100%\)$/.test(p.text) && p.value === 1), `no 100% in ${JSON.stringify(progress.slice(-5))}`);
@@ -234,10 +225,10 @@ for (const mode of ['isolated', 'plain']) {
 
 describe('model cache', () => {
   test('a reload reads the weights from the browser cache, without downloading them again', async () => {
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const page = await context.newPage();
     const errors = watchErrors(page);
-    const url = `${srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`;
+    const url = `${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`;
     await page.goto(url);
     await waitLoaded(page);
     assert.match(await page.textContent('#progress-text'), /from the network/);
@@ -273,7 +264,7 @@ describe('model cache', () => {
         res.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => res.destroy(), 50));
       },
     });
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const page = await context.newPage();
     const modelPath = `/flaky/${path.relative(root, A.file)}`;
     await page.goto(`${flaky.url}/web/?model=${modelPath}`);
@@ -295,14 +286,14 @@ describe('model cache', () => {
   });
 
   test('any GGUF: by URL, and picked from disk (read without the network)', async () => {
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const page = await context.newPage();
     const errors = watchErrors(page);
-    await page.goto(`${srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
+    await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
     await waitLoaded(page);
     const other = devModel('encdec-char-q8_0');
     await page.selectOption('#model-select', 'url');
-    await page.fill('#model-url', `${srv.isolated.url}/${path.relative(root, other)}`);
+    await page.fill('#model-url', `${env.srv.isolated.url}/${path.relative(root, other)}`);
     await page.click('#url-form button');
     await page.waitForFunction(() => /encdec/.test(document.getElementById('model-info').textContent), null, { timeout: 30_000 });
     await waitLoaded(page);
@@ -320,10 +311,10 @@ describe('model cache', () => {
 
 describe('service worker shim (static hosts without headers)', () => {
   test('"Enable threads" installs it; after the reload the page is cross-origin isolated and runs threads', async () => {
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const page = await context.newPage();
     const errors = watchErrors(page);
-    await page.goto(`${srv.plain.url}/web/${A.query ? `?${A.query}` : ''}`);
+    await page.goto(`${env.srv.plain.url}/web/${A.query ? `?${A.query}` : ''}`);
     await waitLoaded(page);
     assert.equal(await page.evaluate(() => crossOriginIsolated), false);
     await Promise.all([page.waitForNavigation({ timeout: 20_000 }), page.click('#coi-on')]);

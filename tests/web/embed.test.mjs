@@ -1,22 +1,13 @@
 // The docs-site embed (web/embed.mjs, <saccade-attention>) on its example page, with and
 // without cross-origin isolation: it loads, generates, draws its heatmap, and highlights on hover.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { canvasStats, frames, launch, modelA, screenshot, servers, watchErrors } from './helpers.mjs';
+import { canvasStats, frames, modelA, screenshot, watchErrors, useBrowser } from './helpers.mjs';
 
 const A = modelA();
-let browser;
-let srv;
+const env = useBrowser();
 
-before(async () => {
-  srv = await servers();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
 
 const status = (page, id) => page.$eval(id, (el) => el.shadowRoot.querySelector('.status').textContent);
 const inShadow = (page, id, selector, fn) => page.$eval(id, (el, [s, f]) => new Function('els', `return (${f})(els)`)(
@@ -24,7 +15,7 @@ const inShadow = (page, id, selector, fn) => page.$eval(id, (el, [s, f]) => new 
 
 for (const mode of ['isolated', 'plain']) {
   test(`the embed example renders (${mode === 'isolated' ? 'cross-origin isolated' : 'without COOP/COEP'})`, async () => {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 1100 } });
+    const context = await env.browser.newContext({ viewport: { width: 1100, height: 1100 } });
     if (A.query) {
       // the default model is missing: point the widgets at the generated stand-in
       const src = new URLSearchParams(A.query).get('model');
@@ -36,7 +27,7 @@ for (const mode of ['isolated', 'plain']) {
     }
     const page = await context.newPage();
     const errors = watchErrors(page);
-    await page.goto(`${srv[mode].url}/web/embed-example.html`);
+    await page.goto(`${env.srv[mode].url}/web/embed-example.html`);
 
     // the first widget generates on its own (autoplay, 24 tokens)
     await page.waitForFunction(() => / · [a-z ]+$/.test(document.querySelector('#first').shadowRoot.querySelector('.status').textContent)

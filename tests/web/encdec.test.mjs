@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { artifacts, canvasStats, frames, launch, modelB, screenshot, servers, watchErrors } from './helpers.mjs';
+import { artifacts, canvasStats, frames, modelB, screenshot, watchErrors, useBrowser } from './helpers.mjs';
 
 const B = modelB();
 
@@ -19,29 +19,22 @@ probe.dispose();
 const skip = supported ? false : 'the saccade library cannot generate with encoder–decoder models yet (no model.sourceIds)';
 if (skip) console.log(`skipping Model B generation: ${skip}`);
 
-let browser;
-let srv;
+const env = useBrowser();
 let context;
 let page;
 let errors;
 
 before(async () => {
-  srv = await servers();
-  browser = await launch();
-  context = await browser.newContext({ viewport: { width: 1280, height: 1100 }, acceptDownloads: true });
+  await env.ready;
+  context = await env.browser.newContext({ viewport: { width: 1280, height: 1100 }, acceptDownloads: true });
   page = await context.newPage();
   errors = watchErrors(page);
-});
-after(async () => {
-  await context?.close();
-  await browser?.close();
-  await srv?.close();
 });
 
 describe('Model B (encoder–decoder)', () => {
   test('loads from the model switch, with the source line and the cross-attention and encoder views', async () => {
     assert.equal(architecture, 'encdec');
-    await page.goto(`${srv.isolated.url}/web/?${B.query}`);
+    await page.goto(`${env.srv.isolated.url}/web/?${B.query}`);
     await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
     assert.match(await page.textContent('#model-info'), /encdec · \d+ encoder \+ \d+ decoder layers/);
     assert.equal(await page.isVisible('#source-box'), true);

@@ -5,6 +5,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { after, before } from 'node:test';
+
 import { chromium } from 'playwright-core';
 
 import { DEFAULT_MODEL, MODEL_B } from '../../web/config.mjs';
@@ -55,6 +57,32 @@ export async function servers(handler) {
       await this.plain.close();
     },
   };
+}
+
+/**
+ * For a test file: starts the servers and Chromium before its tests and stops them after.
+ * Returns { browser, srv, ready }: filled in once `ready` resolves (Node 20 runs a file's
+ * top-level `before` hooks concurrently, so another one must await `ready`).
+ */
+export function useBrowser() {
+  let settle;
+  const env = { browser: null, srv: null, ready: new Promise((resolve, reject) => { settle = { resolve, reject }; }) };
+  env.ready.catch(() => {}); // a failed start is reported by the hook itself
+  before(async () => {
+    try {
+      env.srv = await servers();
+      env.browser = await launch();
+      settle.resolve();
+    } catch (e) {
+      settle.reject(e);
+      throw e;
+    }
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.srv?.close();
+  });
+  return env;
 }
 
 /** Records console errors and uncaught exceptions of a page (and its workers). */
