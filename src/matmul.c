@@ -11,8 +11,8 @@
  *     n % 8 leftover products summed in order and added.
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
- * computed together (4 weight rows per step for matvec, 4 activation rows per weight block
- * for matmat), never the arithmetic of one output.
+ * computed together (4 weight rows per step for the quantized matvec, 4 activation rows per
+ * weight row for matmat), never the arithmetic of one output.
  *
  * f16 values (F16 weights, block scales) are converted on the SIMD path by a short sequence
  * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
