@@ -4,7 +4,7 @@
 #   build/tools/train        character-level GPT-2 trainer (scripts/train/train_main.c)
 #   build/tools/train_dates  encoder-decoder date translator trainer (scripts/train/train_dates_main.c)
 #   build/tools/quantize     GGUF → GGUF with matrices in F16, Q8_0 or Q4_0 (scripts/train/quantize_main.c)
-#   make models              trains Model A on ../shared/data/tinyshakespeare.txt (long: ~60 min on
+#   make models              trains Model A on ../shared/data/tinyshakespeare.txt (long: ~75 min on
 #                            2 cores) and Model B on generated dates (~16 min on 1 core); both resume
 #                            from their checkpoints when interrupted; writes models/shakespeare-char-q8_0.gguf
 #                            and models/dates-q8_0.gguf; not part of `make test`
