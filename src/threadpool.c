@@ -36,11 +36,12 @@
 /* Spin this many polls of a counter before sleeping: long enough to bridge the gap between
  * two kernels of one token, short enough not to burn a core while the user reads. A poll
  * with a pause instruction costs ~30-150 cycles on x86; a wasm poll (no pause) ~1 ns, so
- * wasm spins ~1 ms: waking a sleeping wasm thread costs tens of microseconds, and with 50 000
- * polls GPT-2-small Q8_0 decoded ~9% slower on 2 threads (62.7 vs 68.2 tokens/s, mean of
- * five alternating runs in Node). */
+ * wasm spins ~50 µs. Longer is not better: wasm threads cannot yield, so when another
+ * process holds one of two cores, a waiting thread spins away the time the working one
+ * needs. With 1 000 000 polls GPT-2-small decoded ~9% faster on an idle 2-core machine, but
+ * 16-22 instead of ~50 tokens/s beside one busy loop. */
 #if defined(__EMSCRIPTEN__)
-#define SPIN_POLLS 1000000
+#define SPIN_POLLS 50000
 #else
 #define SPIN_POLLS 4000
 #endif
