@@ -321,6 +321,32 @@ static void test_f16_every_half(void) {
     free(h);
 }
 
+/* inf and NaN in F16 rows longer than the matmat kernel converts ahead (8192): those rows go
+ * through the SIMD matmat's own conversion, which must also redo a step exactly. Rows of ones
+ * with one special value; x = 1. */
+static void test_f16_specials_long_rows(void) {
+    const int64_t n_in = 8200, n_out = 8;
+    const uint16_t special[8] = {0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x7C01, 0x3C00, 0xFE00};
+    uint16_t *h = malloc(sizeof *h * (size_t)(n_in * n_out));
+    float *x = malloc(sizeof *x * (size_t)(n_in * 4));
+    for (int64_t i = 0; i < n_in * n_out; i++) h[i] = 0x3C00;
+    for (int64_t o = 0; o < n_out; o++) h[o * n_in + 37 * o + 5] = special[o];
+    for (int64_t i = 0; i < n_in * 4; i++) x[i] = 1.0f;
+    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
+    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+        float *y = run_matmul(pools[2], &w, x, n_batch);
+        for (int64_t b = 0; b < n_batch; b++)
+            for (int64_t o = 0; o < n_out; o++) {
+                double want = (double)(n_in - 1) + half_value(special[o]), got = y[b * n_out + o];
+                CHECK_MSG(isnan(want) ? isnan(got) : got == want, "n_batch=%lld row %lld: got %.9g want %.9g",
+                          (long long)n_batch, (long long)o, got, want);
+            }
+        free(y);
+    }
+    free(x);
+    free(h);
+}
+
 /* Every half as a quantized block scale: row o has weight 1 at column 0 under scale half o
  * (the row's other blocks are zero), and x = 127 quantizes to q = 127 with d = 1, so y[o] is
  * exactly 127 × half o — inf and NaN included, which the kernels' fast scale conversion
@@ -455,6 +481,7 @@ int main(void) {
     RUN(test_activation_quantization_exact);
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);
+    RUN(test_f16_specials_long_rows);
     RUN(test_f32);
     RUN(test_f16);
     RUN(test_q8_0);

@@ -853,6 +853,10 @@ static void test_cli_options(void) {
         {"--seed", "-1", "--seed takes a non-negative whole number, not '-1'"},
         {"--lr", "nan", "--lr takes a finite number, not 'nan'"},
         {"--lr", "1e-3x", "--lr takes a finite number, not '1e-3x'"},
+        {"--lr", "1e39", "--lr takes a finite number, not '1e39'"},
+        {"--lr", "0x1p-3", "--lr takes a finite number, not '0x1p-3'"},
+        {"--seed", " -1", "--seed takes a non-negative whole number, not ' -1'"},
+        {"--layers", "+4", "--layers takes a whole number, not '+4'"},
         {"--text", "z", "--text may be given at most 2 times"},
         {"--colour", "red", "unknown option '--colour'"},
     };
@@ -862,6 +866,8 @@ static void test_cli_options(void) {
         CHECK_MSG(!cli_parse(3, argv, table, n, why, sizeof why) && !strcmp(why, bad[k].why), "%s %s: '%s'",
                   bad[k].option, bad[k].value, why);
     }
+    char *tiny[] = {"tool", "--lr", "1e-40"}; /* underflows to a subnormal: still a number */
+    CHECK(cli_parse(3, tiny, table, n, why, sizeof why) && lr > 0.0f && lr < 1e-38f);
     char *missing[] = {"tool", "--steps"};
     CHECK(!cli_parse(2, missing, table, n, why, sizeof why) && !strcmp(why, "--steps needs a value"));
 }

@@ -1,6 +1,7 @@
 /* cli_options.c — see cli_options.h. */
 #include "cli_options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -8,8 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* strtoll/strtoull/strtof also take leading spaces, a '+' and (strtof) hexadecimal: not ours. */
+static int plain_number(const char *v) {
+    if (isspace((unsigned char)v[0]) || v[0] == '+') return 0;
+    return strpbrk(v, "xX") == NULL;
+}
+
 static int whole_number(const char *v, int64_t lo, int64_t hi, int64_t *out) {
     char *end;
+    if (!plain_number(v)) return 0;
     errno = 0;
     long long n = strtoll(v, &end, 10);
     if (end == v || *end || errno || n < lo || n > hi) return 0;
@@ -37,17 +45,18 @@ static int set_value(const cli_option *o, const char *v) {
         return 1;
     case CLI_UINT64: {
         char *end;
+        if (!plain_number(v) || v[0] == '-') return 0;
         errno = 0;
         unsigned long long u = strtoull(v, &end, 10);
-        if (end == v || *end || errno || v[0] == '-') return 0;
+        if (end == v || *end || errno) return 0;
         *(uint64_t *)o->value = u;
         return 1;
     }
     case CLI_FLOAT: {
         char *end;
-        errno = 0;
-        float f = strtof(v, &end);
-        if (end == v || *end || errno || !isfinite(f)) return 0;
+        if (!plain_number(v)) return 0;
+        float f = strtof(v, &end); /* too small for a float becomes 0 or subnormal, as atof did */
+        if (end == v || *end || !isfinite(f)) return 0;
         *(float *)o->value = f;
         return 1;
     }
