@@ -18,9 +18,9 @@ export const artifacts = path.join(root, 'build/test-artifacts');
 mkdirSync(artifacts, { recursive: true });
 
 /**
- * A model for the page: its configured path when that file exists (the shipped model, once
- * web/config.mjs points at models/), else a generated random-weight stand-in. Returns
- * { url: the page query (null: the page's default), file, label }.
+ * A model for the page: its configured path (web/config.mjs: the shipped models) when that
+ * file exists, else a generated random-weight stand-in. Returns { query: what to add to the
+ * page's URL ('' or the model B switch for the configured model), file, shipped }.
  */
 function pick(configured, devName, what, query) {
   const file = fileURLToPath(new URL(configured, new URL('../../web/', import.meta.url)));
