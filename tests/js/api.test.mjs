@@ -7,22 +7,13 @@ import { describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
 import { charVocabulary } from './gguf.mjs';
-import { collect, fixture, native, relativeError } from './helpers.mjs';
+import { collect, fixture, native, relativeError, withModel } from './helpers.mjs';
 
 const ARCHS = ['gpt2', 'llama'];
 const TYPES = ['f32', 'f16', 'q8_0', 'q4_0'];
 // st, and mt with one to three threads (the calling thread plus pool workers)
 const RUNTIMES = [{ variant: 'st' }, { variant: 'mt', threads: 1 }, { variant: 'mt', threads: 2 }, { variant: 'mt', threads: 3 }];
 const label = (r) => `${r.variant}${r.threads ? `×${r.threads}` : ''}`;
-
-async function withModel(file, options, fn) {
-  const model = await loadModel(file, options);
-  try {
-    return await fn(model);
-  } finally {
-    model.dispose();
-  }
-}
 
 describe('info', () => {
   for (const name of [...ARCHS.flatMap((a) => TYPES.map((t) => `${a}-${t}`)), 'llama-f32-char-bos']) {

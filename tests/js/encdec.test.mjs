@@ -3,20 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { loadModel } from '../../src/js/index.mjs';
-import { collect, fixture, native, relativeError } from './helpers.mjs';
+import { collect, fixture, native, relativeError, withModel } from './helpers.mjs';
 
 const source = [12, 40, 7, 7, 81, 3, 60, 22, 95, 1, 33];
 const RUNTIMES = [{ variant: 'st' }, { variant: 'mt', threads: 2 }, { variant: 'mt', threads: 3 }];
-
-async function withModel(file, options, fn) {
-  const model = await loadModel(file, options);
-  try {
-    return await fn(model);
-  } finally {
-    model.dispose();
-  }
-}
 
 const argmax = (row) => row.reduce((best, x, i) => (x > row[best] ? i : best), 0);
 

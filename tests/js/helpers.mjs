@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { loadModel } from '../../src/js/index.mjs';
 import { withCharTokenizer } from './gguf.mjs';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -60,4 +61,14 @@ export async function collect(steps) {
   const out = [];
   for await (const step of steps) out.push(step);
   return out;
+}
+
+/** Loads a model, runs fn(model) and disposes of the model whatever happens; returns fn's result. */
+export async function withModel(file, options, fn) {
+  const model = await loadModel(file, options);
+  try {
+    return await fn(model);
+  } finally {
+    model.dispose();
+  }
 }
