@@ -41,15 +41,6 @@ static void teardown(fixture *f) {
     test_model_free(&f->tm);
 }
 
-static double rel_error(const float *a, const double *b, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        num = fmax(num, fabs(a[i] - b[i]));
-        den = fmax(den, fabs(b[i]));
-    }
-    return num / den;
-}
-
 static void check_logits(uint32_t type, const uint8_t *mask, double tol) {
     fixture f;
     if (!setup(&f, type, 2, 0)) return teardown(&f);
@@ -59,7 +50,7 @@ static void check_logits(uint32_t type, const uint8_t *mask, double tol) {
     CHECK(sac_eval(f.ctx, tgt, N_TGT, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
     double *ref = malloc((size_t)N_TGT * V * sizeof *ref);
     ref_encdec_forward(&f.tm.ref, src, N_SRC, mask, tgt, N_TGT, ref, NULL, NULL, NULL);
-    double err = rel_error(sac_logits(f.ctx, NULL, NULL), ref, (size_t)N_TGT * V);
+    double err = ref_rel_error(sac_logits(f.ctx, NULL, NULL), ref, (size_t)N_TGT * V);
     CHECK_MSG(err <= tol, "%s: relative error %.3g > %g", sac_type_name(type), err, tol);
     free(ref);
     teardown(&f);

@@ -43,16 +43,6 @@ static sac_context *context(sac_model *m, int threads, int batch, int capture) {
     return ctx;
 }
 
-/* max |a − b| / max |b| over n values */
-static double rel_error(const float *a, const double *b, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (fabs(a[i] - b[i]) > num) num = fabs(a[i] - b[i]);
-        if (fabs(b[i]) > den) den = fabs(b[i]);
-    }
-    return num / den;
-}
-
 /* Evaluates the prompt as one batch with all logits and compares with the reference. */
 static double model_error(const test_model_spec *spec, int threads, int batch) {
     test_model tm;
@@ -67,7 +57,7 @@ static double model_error(const test_model_spec *spec, int threads, int batch) {
         CHECK(rows == N_PROMPT && V == spec->n_vocab);
         double *ref = malloc((size_t)N_PROMPT * V * sizeof *ref);
         ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
-        err = rel_error(logits, ref, (size_t)N_PROMPT * V);
+        err = ref_rel_error(logits, ref, (size_t)N_PROMPT * V);
         free(ref);
         sac_context_free(ctx);
         sac_model_free(m);
@@ -219,7 +209,7 @@ static void check_attention(const char *arch, const uint8_t *mask) {
     double *probs = malloc((size_t)L * H * n * n * sizeof *probs), *logits = malloc((size_t)n * s.n_vocab * sizeof *logits);
     ref_forward(&tm.ref, prompt, n, mask, logits, probs);
     /* the last call's logits rows are positions 12..n-1 */
-    CHECK(rel_error(sac_logits(ctx, NULL, NULL), logits + (size_t)12 * s.n_vocab, (size_t)(n - 12) * s.n_vocab) <= 1e-4);
+    CHECK(ref_rel_error(sac_logits(ctx, NULL, NULL), logits + (size_t)12 * s.n_vocab, (size_t)(n - 12) * s.n_vocab) <= 1e-4);
     float *mat = malloc((size_t)n * n * sizeof *mat);
     double worst = 0;
     for (int l = 0; l < L; l++)

@@ -295,3 +295,13 @@ void ref_encdec_forward(const ref_model *m, const int32_t *src, int n_src, const
     }
     free(mem); free(x); free(xn);
 }
+
+double ref_rel_error(const float *a, const double *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double d = fabs(a[i] - b[i]);
+        if (!(d <= num)) num = d; /* a NaN makes the error NaN, which no tolerance accepts */
+        den = fmax(den, fabs(b[i]));
+    }
+    return num / den;
+}

@@ -19,6 +19,9 @@ void ref_encdec_forward(const ref_model *m, const int32_t *src, int n_src, const
                         const int32_t *tgt, int n_tgt, double *logits, double *enc_probs, double *self_probs,
                         double *cross_probs);
 
+/* max |a − b| / max |b| over n values: the engine's error relative to the reference's scale. */
+double ref_rel_error(const float *a, const double *b, size_t n);
+
 /* Dequantizes n values of ggml type `type` from raw bytes (F32, F16, Q8_0, Q4_0). */
 void ref_dequantize(uint32_t type, const uint8_t *bytes, int64_t n, double *out);
 
