@@ -86,7 +86,7 @@ build/tools/train_dates: $(TRAIN_DIR)/train_dates_main.c $(DATES_LIB_SRC) $(TRAI
 
 # tests/test_train_encdec.c (Model B's trainer and generator) and tests/test_models_shipped.c
 # (the files in models/) link trainer sources too: explicit rules, as for test_train.
-SHIPPED_TEST_SRC := $(addprefix $(TRAIN_DIR)/,ops.c encdec.c data.c eval_gguf.c)
+SHIPPED_TEST_SRC := $(addprefix $(TRAIN_DIR)/,ops.c encdec.c data.c eval_gguf.c file_io.c)
 define train_extra_test
 build/$(1)/tests/$(2): tests/$(2).c $(3) $(TRAIN_HEADERS) build/$(1)/libsaccade.a \
     $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS) | build/$(1)/tests

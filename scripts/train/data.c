@@ -2,10 +2,12 @@
  * text to ids, and cut windows out of it for training and validation. */
 #include "data.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_io.h"
 #include "unicode.h"
 
 static int compare_u32(const void *a, const void *b) {
@@ -70,29 +72,10 @@ sac_status char_dataset_from_text(const char *text, size_t len, double train_fra
 
 sac_status char_dataset_load(const char *path, double train_fraction, char_dataset *out, sac_error *err) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return sac_fail(err, SAC_ERR_ARG, "cannot open '%s'", path);
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            char *grown = realloc(text, cap);
-            if (!grown) {
-                free(text);
-                fclose(f);
-                return sac_fail(err, SAC_ERR_NOMEM, "out of memory reading '%s'", path);
-            }
-            text = grown;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int failed = ferror(f);
-    fclose(f);
-    sac_status st = failed ? sac_fail(err, SAC_ERR_ARG, "cannot read '%s'", path)
-                           : char_dataset_from_text(text, len, train_fraction, out, err);
+    size_t len;
+    uint8_t *text = read_file(path, &len);
+    if (!text) return sac_fail(err, SAC_ERR_ARG, "cannot read '%s': %s", path, strerror(errno));
+    sac_status st = char_dataset_from_text((const char *)text, len, train_fraction, out, err);
     free(text);
     return st;
 }
