@@ -41,6 +41,19 @@ async function generate(page, { maxTokens, seed = 1, temperature = 0.8 }) {
   await frames(page);
 }
 
+/** The demo page's address on a server, with Model A's query when it is the stand-in. */
+const demoUrl = (server) => `${server.url}/web/${A.query ? `?${A.query}` : ''}`;
+
+/** A fresh browser context with the demo page loaded from `server`: { context, page, errors }. */
+async function openDemo(server) {
+  const context = await env.browser.newContext();
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(demoUrl(server));
+  await waitLoaded(page);
+  return { context, page, errors };
+}
+
 /** Indices of the output spans whose highlight variable is set. */
 const lit = (page, prop) => page.$$eval('#output .tok', (spans, prop) =>
   spans.filter((s) => Number(s.style.getPropertyValue(prop)) > 0).map((s) => Number(s.dataset.i)), prop);
@@ -61,7 +74,7 @@ for (const mode of ['isolated', 'plain']) {
     after(() => context?.close());
 
     test('loads the default model: the progress bar reaches 100% and the status line shows the runtime', async () => {
-      await page.goto(`${env.srv[mode].url}/web/${A.query ? `?${A.query}` : ''}`);
+      await page.goto(demoUrl(env.srv[mode]));
       await waitLoaded(page);
       const progress = await page.evaluate(() => window.__progress);
       assert.ok(progress.some((p) => /\(100%\)$/.test(p.text) && p.value === 1), `no 100% in ${JSON.stringify(progress.slice(-5))}`);
@@ -225,12 +238,7 @@ for (const mode of ['isolated', 'plain']) {
 
 describe('model cache', () => {
   test('a reload reads the weights from the browser cache, without downloading them again', async () => {
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    const url = `${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`;
-    await page.goto(url);
-    await waitLoaded(page);
+    const { context, page, errors } = await openDemo(env.srv.isolated);
     assert.match(await page.textContent('#progress-text'), /from the network/);
     await page.waitForFunction(() => document.getElementById('cache-note').dataset.note, null, { timeout: 10_000 });
     assert.equal(await page.getAttribute('#cache-note', 'data-note'), 'saved in the browser cache');
@@ -286,11 +294,7 @@ describe('model cache', () => {
   });
 
   test('any GGUF: by URL, and picked from disk (read without the network)', async () => {
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
-    await waitLoaded(page);
+    const { context, page, errors } = await openDemo(env.srv.isolated);
     const other = devModel('encdec-char-q8_0');
     await page.selectOption('#model-select', 'url');
     await page.fill('#model-url', `${env.srv.isolated.url}/${path.relative(root, other)}`);
@@ -311,11 +315,7 @@ describe('model cache', () => {
 
 describe('service worker shim (static hosts without headers)', () => {
   test('"Enable threads" installs it; after the reload the page is cross-origin isolated and runs threads', async () => {
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    await page.goto(`${env.srv.plain.url}/web/${A.query ? `?${A.query}` : ''}`);
-    await waitLoaded(page);
+    const { context, page, errors } = await openDemo(env.srv.plain);
     assert.equal(await page.evaluate(() => crossOriginIsolated), false);
     await Promise.all([page.waitForNavigation({ timeout: 20_000 }), page.click('#coi-on')]);
     await waitLoaded(page);
