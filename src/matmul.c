@@ -352,63 +352,60 @@ KERNEL void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_
     for (; o < o1; o++) t->y[o] = quant_dot(t, type, o, 0);
 }
 
-/* Rows of weights per cache chunk in matmat: this many rows stay in L1 while every group of
- * activation rows passes over them. */
+/* Rows of weights per L1 block in matmat (see rows_per_unit): ~16 KB of weights. */
 static int64_t chunk_rows(size_t row_bytes) {
     size_t rows = (16u * 1024u) / (row_bytes ? row_bytes : 1);
     return rows < 1 ? 1 : (int64_t)rows;
 }
 
+/* Rows [o0, o1) are one L1 block (rows_per_unit): they stay in cache while every group of
+ * activation rows passes over them. */
 KERNEL void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
     int64_t n_in = t->w->n_in, n_out = t->w->n_out, nb = n_in / SAC_QK, n_batch = t->n_batch;
-    int64_t chunk = chunk_rows(t->row_bytes);
-    for (int64_t c0 = o0; c0 < o1; c0 += chunk) {
-        int64_t c1 = c0 + chunk < o1 ? c0 + chunk : o1;
-        int64_t b = 0;
-        for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
-            const int16_t *x0 = t->xq + b * n_in, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
-            for (int64_t o = c0; o < c1; o++) {
-                /* one decoded weight block serves four activation rows */
-                const char *row = weight_row(t, o);
+    int64_t b = 0;
+    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
+        const int16_t *x0 = t->xq + b * n_in, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
+        for (int64_t o = o0; o < o1; o++) {
+            /* one decoded weight block serves four activation rows */
+            const char *row = weight_row(t, o);
 #ifdef __wasm_simd128__
-                v128_t acc = wasm_f32x4_splat(0.0f);
-                for (int64_t blk = 0; blk < nb; blk++) {
-                    v128_t w[4];
-                    decode_block(type, row, blk, w);
-                    int64_t at = blk * SAC_QK;
-                    v128_t isum = sum4_i32(block_dot(w, x0 + at), block_dot(w, x1 + at),
-                                           block_dot(w, x2 + at), block_dot(w, x3 + at));
-                    v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(type, row, blk)),
-                                                  wasm_v128_load(t->xd + blk * n_batch + b));
-                    acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
-                }
-                t->y[(b + 0) * n_out + o] = wasm_f32x4_extract_lane(acc, 0);
-                t->y[(b + 1) * n_out + o] = wasm_f32x4_extract_lane(acc, 1);
-                t->y[(b + 2) * n_out + o] = wasm_f32x4_extract_lane(acc, 2);
-                t->y[(b + 3) * n_out + o] = wasm_f32x4_extract_lane(acc, 3);
-#else
-                float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-                for (int64_t blk = 0; blk < nb; blk++) {
-                    int16_t w[SAC_QK];
-                    decode_block(type, row, blk, w);
-                    int64_t at = blk * SAC_QK;
-                    float dw = block_scale(type, row, blk);
-                    const float *xd = t->xd + blk * n_batch + b;
-                    acc0 = acc0 + (float)block_dot(w, x0 + at) * (dw * xd[0]);
-                    acc1 = acc1 + (float)block_dot(w, x1 + at) * (dw * xd[1]);
-                    acc2 = acc2 + (float)block_dot(w, x2 + at) * (dw * xd[2]);
-                    acc3 = acc3 + (float)block_dot(w, x3 + at) * (dw * xd[3]);
-                }
-                t->y[(b + 0) * n_out + o] = acc0;
-                t->y[(b + 1) * n_out + o] = acc1;
-                t->y[(b + 2) * n_out + o] = acc2;
-                t->y[(b + 3) * n_out + o] = acc3;
-#endif
+            v128_t acc = wasm_f32x4_splat(0.0f);
+            for (int64_t blk = 0; blk < nb; blk++) {
+                v128_t w[4];
+                decode_block(type, row, blk, w);
+                int64_t at = blk * SAC_QK;
+                v128_t isum = sum4_i32(block_dot(w, x0 + at), block_dot(w, x1 + at),
+                                       block_dot(w, x2 + at), block_dot(w, x3 + at));
+                v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(type, row, blk)),
+                                              wasm_v128_load(t->xd + blk * n_batch + b));
+                acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
             }
+            t->y[(b + 0) * n_out + o] = wasm_f32x4_extract_lane(acc, 0);
+            t->y[(b + 1) * n_out + o] = wasm_f32x4_extract_lane(acc, 1);
+            t->y[(b + 2) * n_out + o] = wasm_f32x4_extract_lane(acc, 2);
+            t->y[(b + 3) * n_out + o] = wasm_f32x4_extract_lane(acc, 3);
+#else
+            float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+            for (int64_t blk = 0; blk < nb; blk++) {
+                int16_t w[SAC_QK];
+                decode_block(type, row, blk, w);
+                int64_t at = blk * SAC_QK;
+                float dw = block_scale(type, row, blk);
+                const float *xd = t->xd + blk * n_batch + b;
+                acc0 = acc0 + (float)block_dot(w, x0 + at) * (dw * xd[0]);
+                acc1 = acc1 + (float)block_dot(w, x1 + at) * (dw * xd[1]);
+                acc2 = acc2 + (float)block_dot(w, x2 + at) * (dw * xd[2]);
+                acc3 = acc3 + (float)block_dot(w, x3 + at) * (dw * xd[3]);
+            }
+            t->y[(b + 0) * n_out + o] = acc0;
+            t->y[(b + 1) * n_out + o] = acc1;
+            t->y[(b + 2) * n_out + o] = acc2;
+            t->y[(b + 3) * n_out + o] = acc3;
+#endif
         }
-        for (; b < n_batch; b++)
-            for (int64_t o = c0; o < c1; o++) t->y[b * n_out + o] = quant_dot(t, type, o, b);
     }
+    for (; b < n_batch; b++)
+        for (int64_t o = o0; o < o1; o++) t->y[b * n_out + o] = quant_dot(t, type, o, b);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -615,11 +612,7 @@ KERNEL void float_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_
         }
         return;
     }
-    int64_t chunk = chunk_rows(t->row_bytes);
-    for (int64_t c0 = o0; c0 < o1; c0 += chunk) {
-        int64_t c1 = c0 + chunk < o1 ? c0 + chunk : o1;
-        float_matmat_rows(t, type, weight_row(t, c0), t->row_bytes, c0, c1);
-    }
+    float_matmat_rows(t, type, weight_row(t, o0), t->row_bytes, o0, o1); /* one L1 block */
 }
 
 /* ------------------------------------------------------------------------------------------
