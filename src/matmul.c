@@ -47,6 +47,7 @@
 #define ROW_TILE 4   /* weight rows per matvec step */
 #define BATCH_TILE 4 /* activation rows per matmat step */
 #define FLOAT_LANES 8
+#define CACHE_LINE 64 /* bytes; the quantized matvec reads ahead a line at a time */
 
 /* ------------------------------------------------------------------------------------------
  * The work of one call, shared by all threads
@@ -302,8 +303,16 @@ KERNEL float quant_dot(const matmul_task *t, uint32_t type, int64_t o, int64_t b
 #ifdef __wasm_simd128__
 /* quant_matvec's step: rows o..o+3 against the activations, as one vector whose lanes are the
  * four rows. Four weight rows share each load of the activation block. The weight scales are
- * converted as load8 converts F16 weights: `exact`, or fast while *seen collects exponents. */
-KERNEL v128_t quant_rows4(const matmul_task *t, uint32_t type, int exact, int64_t o, v128_t *seen) {
+ * converted as load8 converts F16 weights: `exact`, or fast while *seen collects exponents.
+ *
+ * The step also reads ahead: two cache lines per block of the next four rows (`ahead`, the
+ * bytes that follow these rows). Four rows read side by side are four short streams (a
+ * 768-wide Q8_0 row is 13 cache lines), too short for the hardware prefetcher to lock on to,
+ * and wasm has no prefetch instruction. The loads ahead form one sequential stream that it
+ * does follow. Measured on the GPT-2-small Q8_0 model, 1 thread in Node: 33-40 → 48-52
+ * tokens/s; the values loaded are not used. */
+KERNEL v128_t quant_rows4(const matmul_task *t, uint32_t type, int exact, int64_t o,
+                          const char *ahead, v128_t *seen) {
     int64_t nb = t->w->n_in / SAC_QK;
     size_t block_size = type == SAC_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
@@ -311,6 +320,9 @@ KERNEL v128_t quant_rows4(const matmul_task *t, uint32_t type, int exact, int64_
     v128_t acc = wasm_f32x4_splat(0.0f);
     for (int64_t blk = 0; blk < nb; blk++) {
         const int16_t *x = t->xq + blk * SAC_QK;
+        const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * block_size);
+        (void)next[0];
+        (void)next[CACHE_LINE];
         v128_t w[4], s0, s1, s2, s3;
         decode_block(type, r0, blk, w);
         s0 = block_dot(w, x);
@@ -344,8 +356,10 @@ KERNEL void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_
     int64_t o = o0;
 #ifdef __wasm_simd128__
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, type, 0, o, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, type, 1, o, &seen); /* an inf or NaN scale */
+        /* the next four rows, or these again at the end of the matrix: nothing past it */
+        const char *ahead = weight_row(t, o + 2 * ROW_TILE <= t->w->n_out ? o + ROW_TILE : o);
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, type, 0, o, ahead, &seen);
+        if (seen_special(seen)) acc = quant_rows4(t, type, 1, o, ahead, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
