@@ -463,6 +463,88 @@ static void test_dot_and_axpy(void) {
     }
 }
 
+/* The matvec reads ahead of the rows it computes (quant_rows4 in src/matmul.c) and must never
+ * read past the matrix. Each matrix here is copied so that its last byte is the last byte
+ * there is: of the wasm memory, where a read past it traps, or natively of a block of exactly
+ * its size, where AddressSanitizer stops it. The results must be those of the same matrix
+ * elsewhere, bit for bit. */
+#ifdef __wasm__
+#include <emscripten/heap.h>
+extern void *sbrk(intptr_t increment);
+#endif
+
+typedef struct end_copy {
+    char *data;
+    char *brk; /* wasm: the program break before the copy claimed the memory above it */
+} end_copy;
+
+static end_copy copy_to_end(const void *data, size_t bytes) {
+    end_copy c = {NULL, NULL};
+#ifdef __wasm__
+    /* Claim everything up to the top of memory (nothing may be allocated until release_end
+     * gives it back) and put the matrix at the very top. */
+    char *brk = sbrk(0);
+    uintptr_t top = (uintptr_t)__builtin_wasm_memory_size(0) * 65536u;
+    intptr_t room = (intptr_t)(top - (uintptr_t)brk);
+    if (room < (intptr_t)bytes || sbrk(room) != brk) return c;
+    c.brk = brk;
+    c.data = (char *)top - bytes;
+#else
+    c.data = malloc(bytes);
+    if (!c.data) return c;
+#endif
+    memcpy(c.data, data, bytes);
+    return c;
+}
+
+static void release_end(end_copy c) {
+#ifdef __wasm__
+    /* Emscripten's sbrk cannot shrink (a negative increment is refused), so the break is put
+     * back directly. */
+    *emscripten_get_sbrk_ptr() = (uintptr_t)c.brk;
+#else
+    free(c.data);
+#endif
+}
+
+static void test_matvec_reads_stay_inside(void) {
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_F16, SAC_TYPE_F32};
+    const int64_t n_ins[] = {32, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
+            for (size_t b = 0; b < sizeof n_outs / sizeof n_outs[0]; b++) {
+                uint64_t s = 4242 + 100 * t + 10 * a + b;
+                int64_t n_in = n_ins[a], n_out = n_outs[b];
+                const sac_type_traits *tr = sac_type_traits_get(types[t]);
+                size_t bytes = (size_t)(n_in / tr->block_size) * tr->type_size * (size_t)n_out;
+                void *data = make_weights(types[t], n_in, n_out, &s);
+                sac_matrix w = {types[t], n_in, n_out, data};
+                float *x = make_activations(n_in, &s);
+                size_t work_size = sac_matmul_work_size(&w, 1);
+                void *work = work_size ? malloc(work_size) : NULL;
+                float *want = run_matmul(pools[1], &w, x, 1);
+                float *y[2] = {malloc(sizeof(float) * (size_t)n_out), malloc(sizeof(float) * (size_t)n_out)};
+                end_copy end = copy_to_end(data, bytes);
+                CHECK_MSG(end.data != NULL, "no room for %zu bytes at the end of memory", bytes);
+                if (end.data) {
+                    sac_matrix at_end = w;
+                    at_end.data = end.data;
+                    for (int k = 0; k < 2; k++) sac_matmul(pools[k + 1], &at_end, x, 1, y[k], work);
+                    release_end(end);
+                    for (int k = 0; k < 2; k++)
+                        CHECK_MSG(memcmp(y[k], want, sizeof(float) * (size_t)n_out) == 0,
+                                  "%s %lld x %lld at the end of memory, %d thread(s): results differ",
+                                  sac_type_name(types[t]), (long long)n_out, (long long)n_in, k + 1);
+                }
+                free(y[0]);
+                free(y[1]);
+                free(want);
+                free(work);
+                free(x);
+                free(data);
+            }
+}
+
 int main(void) {
 #ifdef __wasm_simd128__
     printf("test_matmul: kernels compiled with wasm SIMD128\n");
@@ -488,6 +570,7 @@ int main(void) {
     RUN(test_q4_0);
     RUN(test_float_odd_lengths);
     RUN(test_dot_and_axpy);
+    RUN(test_matvec_reads_stay_inside);
     for (int k = 1; k <= 4; k++) sac_pool_free(pools[k]);
     printf("test_matmul: results hash %016llx\n", (unsigned long long)results_hash);
     return check_summary("test_matmul");
