@@ -4,10 +4,11 @@
 // (768 wide, 12 layers, 12 heads, vocab 50257, context 1024) at Q8_0, Q4_0, F16 and F32.
 // Every engine evaluates a 128-token prompt as one batch (prefill), then 32 single tokens
 // (decode); best of --repeat runs (in Node: --repeat rounds, each running every configuration
-// once). Figures move 10-20% between runs on a shared 2-core machine: read the ratios, which
-// come from one run. Decode reads every weight once per token, so its 2-thread gain is capped
-// by the memory bandwidth two cores share: the native build's 2t/1t, printed beside the wasm
-// one, shows what the machine allowed during the run.
+// once, in a process that runs it twice). Figures move 10-30% between runs on a shared 2-core
+// machine: read the ratios, which come from one invocation (best per configuration). Decode
+// reads every weight once per token, so its 2-thread gain is capped by the memory bandwidth
+// two cores share: the native build's 2t/1t, printed beside the wasm one, shows what the
+// machine allowed during the run.
 //
 //   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--repeat 3] [--no-browser] [--json OUT]
 //
@@ -63,9 +64,10 @@ function model(type) {
   return withVocab;
 }
 
+/** One process: the better of two runs, as the first pays for page faults and V8's tier-up. */
 function benchCli(cmd, args, file, threads) {
   const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(PROMPT),
-    '--decode-tokens', String(DECODE), '--repeat', '1'], { encoding: 'utf8' });
+    '--decode-tokens', String(DECODE), '--repeat', '2'], { encoding: 'utf8' });
   const j = JSON.parse(out);
   return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s, threads: j.threads };
 }

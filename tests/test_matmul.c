@@ -484,11 +484,12 @@ static end_copy copy_to_end(const void *data, size_t bytes) {
     /* Claim everything up to the top of memory (nothing may be allocated until release_end
      * gives it back) and put the matrix at the very top. */
     char *brk = sbrk(0);
-    uintptr_t top = (uintptr_t)__builtin_wasm_memory_size(0) * 65536u;
+    uint64_t top = (uint64_t)__builtin_wasm_memory_size(0) * 65536u; /* 2^32 with 4 GB */
+    if (top > UINTPTR_MAX) return c; /* no last byte to reach; the test fails with "no room" */
     intptr_t room = (intptr_t)(top - (uintptr_t)brk);
     if (room < (intptr_t)bytes || sbrk(room) != brk) return c;
     c.brk = brk;
-    c.data = (char *)top - bytes;
+    c.data = (char *)(uintptr_t)top - bytes;
 #else
     c.data = malloc(bytes);
     if (!c.data) return c;
@@ -497,12 +498,17 @@ static end_copy copy_to_end(const void *data, size_t bytes) {
     return c;
 }
 
-static void release_end(end_copy c) {
+static void release_end(end_copy c, size_t bytes) {
 #ifdef __wasm__
     /* Emscripten's sbrk cannot shrink (a negative increment is refused), so the break is put
-     * back directly. */
-    *emscripten_get_sbrk_ptr() = (uintptr_t)c.brk;
+     * back directly, as its pthread build moves it: atomically, and only if it is still at the
+     * top (nothing else may have moved it meanwhile). */
+    uintptr_t top = (uintptr_t)(c.data + bytes), brk = (uintptr_t)c.brk;
+    CHECK_MSG(__atomic_compare_exchange_n(emscripten_get_sbrk_ptr(), &top, brk, 0, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_SEQ_CST),
+              "the program break moved while the test held the top of memory");
 #else
+    (void)bytes;
     free(c.data);
 #endif
 }
@@ -518,6 +524,10 @@ static void test_matvec_reads_stay_inside(void) {
                 const sac_type_traits *tr = sac_type_traits_get(types[t]);
                 size_t bytes = (size_t)(n_in / tr->block_size) * tr->type_size * (size_t)n_out;
                 void *data = make_weights(types[t], n_in, n_out, &s);
+                if (tr->block_size == 32 && b % 2) { /* an inf scale in the last block: the exact redo */
+                    const uint16_t inf = 0x7C00;
+                    memcpy((char *)data + bytes - tr->type_size, &inf, sizeof inf);
+                }
                 sac_matrix w = {types[t], n_in, n_out, data};
                 float *x = make_activations(n_in, &s);
                 size_t work_size = sac_matmul_work_size(&w, 1);
@@ -530,7 +540,7 @@ static void test_matvec_reads_stay_inside(void) {
                     sac_matrix at_end = w;
                     at_end.data = end.data;
                     for (int k = 0; k < 2; k++) sac_matmul(pools[k + 1], &at_end, x, 1, y[k], work);
-                    release_end(end);
+                    release_end(end, bytes);
                     for (int k = 0; k < 2; k++)
                         CHECK_MSG(memcmp(y[k], want, sizeof(float) * (size_t)n_out) == 0,
                                   "%s %lld x %lld at the end of memory, %d thread(s): results differ",
