@@ -165,13 +165,18 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
  * Test data
  * ---------------------------------------------------------------------------------------- */
 
+/* The bytes of an n_out × n_in matrix of the given type. */
+static size_t weight_bytes(uint32_t type, int64_t n_in, int64_t n_out) {
+    const sac_type_traits *tr = sac_type_traits_get(type);
+    return (size_t)(n_in / tr->block_size) * tr->type_size * (size_t)n_out;
+}
+
 /* Random weights in the given type (quantized via the library's own quantizer, whose bytes
  * test_types checks against ggml's rules). */
 static void *make_weights(uint32_t type, int64_t n_in, int64_t n_out, uint64_t *s) {
     const sac_type_traits *tr = sac_type_traits_get(type);
-    size_t row_bytes = (size_t)(n_in / tr->block_size) * tr->type_size;
     float *f = malloc(sizeof(float) * (size_t)(n_in * n_out));
-    void *data = malloc(row_bytes * (size_t)n_out);
+    void *data = malloc(weight_bytes(type, n_in, n_out));
     for (int64_t i = 0; i < n_in * n_out; i++) {
         f[i] = rng_float(s, 1.0f);
         if (rng_next(s) % 97 == 0) f[i] *= 8; /* some outliers, to vary block scales */
@@ -522,7 +527,7 @@ static void test_matvec_reads_stay_inside(void) {
                 uint64_t s = 4242 + 100 * t + 10 * a + b;
                 int64_t n_in = n_ins[a], n_out = n_outs[b];
                 const sac_type_traits *tr = sac_type_traits_get(types[t]);
-                size_t bytes = (size_t)(n_in / tr->block_size) * tr->type_size * (size_t)n_out;
+                size_t bytes = weight_bytes(types[t], n_in, n_out);
                 void *data = make_weights(types[t], n_in, n_out, &s);
                 if (tr->block_size == 32 && b % 2) { /* an inf scale in the last block: the exact redo */
                     const uint16_t inf = 0x7C00;
