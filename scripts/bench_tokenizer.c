@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
     struct sac_model model;
     memset(&model, 0, sizeof model);
     double t0 = now_seconds();
-    if (gguf_parse(&model.gguf, vocab, vocab_size, &model.error) ||
+    if (sac_gguf_parse(&model.gguf, vocab, vocab_size, &model.error) ||
         sac_tokenizer_load(&model.gguf, &model.tokenizer, &model.error) || !model.tokenizer) {
         fprintf(stderr, "bench_tokenizer: %s: %s\n", vocab_path, model.error.msg[0] ? model.error.msg : "no tokenizer");
         return 1;
@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
            (double)out_bytes / detok_s / 1e6);
     free(ids);
     sac_tokenizer_free(model.tokenizer);
-    gguf_release(&model.gguf);
+    sac_gguf_release(&model.gguf);
     free(vocab);
     free(text);
     return 0;

@@ -110,14 +110,14 @@ static sac_status read_string(reader *r, gguf_string *out) {
  * Value types
  * ---------------------------------------------------------------------------------------- */
 
-const char *gguf_value_type_name(uint32_t type) {
+const char *sac_gguf_value_type_name(uint32_t type) {
     static const char *const names[GGUF_TYPE_COUNT] = {
         "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64",
     };
     return type < GGUF_TYPE_COUNT ? names[type] : "unknown";
 }
 
-unsigned gguf_value_size(uint32_t type) {
+unsigned sac_gguf_value_size(uint32_t type) {
     switch (type) {
     case GGUF_TYPE_U8: case GGUF_TYPE_I8: case GGUF_TYPE_BOOL: return 1;
     case GGUF_TYPE_U16: case GGUF_TYPE_I16: return 2;
@@ -163,7 +163,7 @@ static double bits_to_double(uint64_t bits, unsigned bytes) {
  * fields: integers and bool in i64 (unsigned values above INT64_MAX only in u64; every
  * non-negative integer also in u64), floats in f64. */
 static void widen_scalar(uint32_t type, uint64_t bits, gguf_kv *kv) {
-    unsigned n = gguf_value_size(type);
+    unsigned n = sac_gguf_value_size(type);
     if (is_float(type)) {
         kv->f64 = bits_to_double(bits, n);
     } else if (is_signed_int(type)) {
@@ -200,14 +200,14 @@ static sac_status read_array(reader *r, gguf_kv *kv) {
 
     uint64_t start = r->pos;
     /* A string element is at least its 8-byte length. */
-    uint64_t elem_min = kv->arr_type == GGUF_TYPE_STRING ? 8 : gguf_value_size(kv->arr_type);
+    uint64_t elem_min = kv->arr_type == GGUF_TYPE_STRING ? 8 : sac_gguf_value_size(kv->arr_type);
     uint64_t min_bytes;
     if (!sac_mul_u64(kv->arr_count, elem_min, &min_bytes) || min_bytes > remaining(r))
         return sac_fail(r->err, SAC_ERR_FORMAT,
                         "truncated file: metadata key '" NAME_FMT "' claims %" PRIu64
                         " elements of type %s at offset %" PRIu64
                         ", more than the %" PRIu64 " bytes left in the file",
-                        NAME_ARG(kv->key), kv->arr_count, gguf_value_type_name(kv->arr_type),
+                        NAME_ARG(kv->key), kv->arr_count, sac_gguf_value_type_name(kv->arr_type),
                         r->pos, remaining(r));
     if (kv->arr_type == GGUF_TYPE_STRING) {
         for (uint64_t i = 0; i < kv->arr_count; i++) {
@@ -230,7 +230,7 @@ static sac_status read_kv(reader *r, uint64_t index, gguf_kv *kv) {
     if ((st = read_u32(r, &kv->type))) return st;
     if (kv->type == GGUF_TYPE_STRING) return read_string(r, &kv->str);
     if (kv->type == GGUF_TYPE_ARRAY) return read_array(r, kv);
-    unsigned n = gguf_value_size(kv->type);
+    unsigned n = sac_gguf_value_size(kv->type);
     if (n == 0) return unknown_value_type(r, kv, kv->type, "value");
     uint64_t bits;
     if ((st = read_le(r, n, &bits))) return st;
@@ -290,11 +290,11 @@ static sac_status check_unique_keys(const gguf_file *f, sac_error *err) {
 /* general.alignment, when present, must be a u32 power of two. */
 static sac_status read_alignment(gguf_file *f, sac_error *err) {
     f->alignment = GGUF_DEFAULT_ALIGNMENT;
-    const gguf_kv *kv = gguf_find_kv(f, "general.alignment");
+    const gguf_kv *kv = sac_gguf_find_kv(f, "general.alignment");
     if (!kv) return SAC_OK;
     if (kv->type != GGUF_TYPE_U32)
         return sac_fail(err, SAC_ERR_FORMAT, "general.alignment must be a u32, but it is a %s",
-                        gguf_value_type_name(kv->type));
+                        sac_gguf_value_type_name(kv->type));
     if (kv->u64 == 0 || (kv->u64 & (kv->u64 - 1)) != 0)
         return sac_fail(err, SAC_ERR_FORMAT,
                         "general.alignment must be a power of two, but it is %" PRIu64, kv->u64);
@@ -487,10 +487,10 @@ static sac_status place_data(gguf_file *f, const uint8_t *buf, sac_error *err) {
     return SAC_OK;
 }
 
-sac_status gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error *err) {
-    if (!f) return sac_fail(err, SAC_ERR_ARG, "gguf_parse: no gguf_file given");
+sac_status sac_gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error *err) {
+    if (!f) return sac_fail(err, SAC_ERR_ARG, "sac_gguf_parse: no gguf_file given");
     memset(f, 0, sizeof *f);
-    if (!buf && size > 0) return sac_fail(err, SAC_ERR_ARG, "gguf_parse: NULL buffer of %zu bytes", size);
+    if (!buf && size > 0) return sac_fail(err, SAC_ERR_ARG, "sac_gguf_parse: NULL buffer of %zu bytes", size);
 
     reader r = {buf, size, 0, err, "", {NULL, 0}, UINT64_MAX};
     sac_status st;
@@ -529,7 +529,7 @@ sac_status gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error *err
     return place_data(f, buf, err);
 }
 
-void gguf_release(gguf_file *f) {
+void sac_gguf_release(gguf_file *f) {
     if (!f) return;
     free(f->kv);
     free(f->tensors);
@@ -541,23 +541,23 @@ void gguf_release(gguf_file *f) {
  * Lookups
  * ---------------------------------------------------------------------------------------- */
 
-int gguf_string_eq(gguf_string s, const char *cstr) {
+int sac_gguf_string_eq(gguf_string s, const char *cstr) {
     if (!cstr) return 0;
     size_t n = strlen(cstr);
     return s.len == n && (n == 0 || memcmp(s.data, cstr, n) == 0);
 }
 
-const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key) {
+const gguf_kv *sac_gguf_find_kv(const gguf_file *f, const char *key) {
     if (!f || !key) return NULL;
     for (uint64_t i = 0; i < f->n_kv; i++)
-        if (gguf_string_eq(f->kv[i].key, key)) return &f->kv[i];
+        if (sac_gguf_string_eq(f->kv[i].key, key)) return &f->kv[i];
     return NULL;
 }
 
-const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name) {
+const gguf_tensor *sac_gguf_find_tensor(const gguf_file *f, const char *name) {
     if (!f || !name) return NULL;
     for (uint64_t i = 0; i < f->n_tensors; i++)
-        if (gguf_string_eq(f->tensors[i].name, name)) return &f->tensors[i];
+        if (sac_gguf_string_eq(f->tensors[i].name, name)) return &f->tensors[i];
     return NULL;
 }
 
@@ -567,7 +567,7 @@ const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name) {
 
 static sac_status find_required(const gguf_file *f, const char *key, const gguf_kv **kv,
                                 sac_error *err) {
-    *kv = gguf_find_kv(f, key);
+    *kv = sac_gguf_find_kv(f, key);
     if (!*kv) return sac_fail(err, SAC_ERR_MODEL, "missing metadata key '%s'", key ? key : "(null)");
     return SAC_OK;
 }
@@ -575,12 +575,12 @@ static sac_status find_required(const gguf_file *f, const char *key, const gguf_
 static sac_status wrong_type(const gguf_kv *kv, const char *key, const char *expected, sac_error *err) {
     if (kv->type == GGUF_TYPE_ARRAY)
         return sac_fail(err, SAC_ERR_MODEL, "metadata key '%s' should be %s, but it is an array of %s",
-                        key, expected, gguf_value_type_name(kv->arr_type));
+                        key, expected, sac_gguf_value_type_name(kv->arr_type));
     return sac_fail(err, SAC_ERR_MODEL, "metadata key '%s' should be %s, but it is a %s", key,
-                    expected, gguf_value_type_name(kv->type));
+                    expected, sac_gguf_value_type_name(kv->type));
 }
 
-sac_status gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, sac_error *err) {
+sac_status sac_gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, sac_error *err) {
     const gguf_kv *kv;
     sac_status st = find_required(f, key, &kv, err);
     if (st) return st;
@@ -597,7 +597,7 @@ sac_status gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, sac_
     return SAC_OK;
 }
 
-sac_status gguf_get_f32(const gguf_file *f, const char *key, float *out, sac_error *err) {
+sac_status sac_gguf_get_f32(const gguf_file *f, const char *key, float *out, sac_error *err) {
     const gguf_kv *kv;
     sac_status st = find_required(f, key, &kv, err);
     if (st) return st;
@@ -609,7 +609,7 @@ sac_status gguf_get_f32(const gguf_file *f, const char *key, float *out, sac_err
     return SAC_OK;
 }
 
-sac_status gguf_get_bool(const gguf_file *f, const char *key, int *out, sac_error *err) {
+sac_status sac_gguf_get_bool(const gguf_file *f, const char *key, int *out, sac_error *err) {
     const gguf_kv *kv;
     sac_status st = find_required(f, key, &kv, err);
     if (st) return st;
@@ -618,7 +618,7 @@ sac_status gguf_get_bool(const gguf_file *f, const char *key, int *out, sac_erro
     return SAC_OK;
 }
 
-sac_status gguf_get_string(const gguf_file *f, const char *key, gguf_string *out, sac_error *err) {
+sac_status sac_gguf_get_string(const gguf_file *f, const char *key, gguf_string *out, sac_error *err) {
     const gguf_kv *kv;
     sac_status st = find_required(f, key, &kv, err);
     if (st) return st;
@@ -627,14 +627,14 @@ sac_status gguf_get_string(const gguf_file *f, const char *key, gguf_string *out
     return SAC_OK;
 }
 
-sac_status gguf_get_array(const gguf_file *f, const char *key, uint32_t elem_type,
+sac_status sac_gguf_get_array(const gguf_file *f, const char *key, uint32_t elem_type,
                           const gguf_kv **kv, sac_error *err) {
     const gguf_kv *found;
     sac_status st = find_required(f, key, &found, err);
     if (st) return st;
     if (found->type != GGUF_TYPE_ARRAY || found->arr_type != elem_type) {
         char expected[40];
-        snprintf(expected, sizeof expected, "an array of %s", gguf_value_type_name(elem_type));
+        snprintf(expected, sizeof expected, "an array of %s", sac_gguf_value_type_name(elem_type));
         return wrong_type(found, key, expected, err);
     }
     *kv = found;
@@ -642,10 +642,10 @@ sac_status gguf_get_array(const gguf_file *f, const char *key, uint32_t elem_typ
 }
 
 /* ------------------------------------------------------------------------------------------
- * Array elements (the array was validated by gguf_parse, so no bounds checks here)
+ * Array elements (the array was validated by sac_gguf_parse, so no bounds checks here)
  * ---------------------------------------------------------------------------------------- */
 
-void gguf_array_strings(const gguf_kv *kv, gguf_string *out) {
+void sac_gguf_array_strings(const gguf_kv *kv, gguf_string *out) {
     const uint8_t *p = kv->arr_data;
     for (uint64_t i = 0; i < kv->arr_count; i++) {
         out[i].len = load_le(p, 8);
@@ -656,8 +656,8 @@ void gguf_array_strings(const gguf_kv *kv, gguf_string *out) {
 
 /* Integers (and bool) exactly; floats truncated toward zero and clamped; u64 values above
  * INT64_MAX clamp to INT64_MAX; strings give 0. */
-int64_t gguf_array_int(const gguf_kv *kv, uint64_t i) {
-    unsigned n = gguf_value_size(kv->arr_type);
+int64_t sac_gguf_array_int(const gguf_kv *kv, uint64_t i) {
+    unsigned n = sac_gguf_value_size(kv->arr_type);
     if (n == 0 || i >= kv->arr_count) return 0;
     uint64_t bits = load_le(kv->arr_data + i * n, n);
     if (is_signed_int(kv->arr_type)) return sign_extend(bits, n);
@@ -672,8 +672,8 @@ int64_t gguf_array_int(const gguf_kv *kv, uint64_t i) {
 }
 
 /* Any numeric element as a double; strings give 0. */
-double gguf_array_float(const gguf_kv *kv, uint64_t i) {
-    unsigned n = gguf_value_size(kv->arr_type);
+double sac_gguf_array_float(const gguf_kv *kv, uint64_t i) {
+    unsigned n = sac_gguf_value_size(kv->arr_type);
     if (n == 0 || i >= kv->arr_count) return 0;
     uint64_t bits = load_le(kv->arr_data + i * n, n);
     if (is_float(kv->arr_type)) return bits_to_double(bits, n);

@@ -1,6 +1,6 @@
 /* gguf.h — a bounds-checked reader of GGUF files held in memory (versions 2 and 3).
  *
- * gguf_parse() validates everything up front — every length, count, offset and size is
+ * sac_gguf_parse() validates everything up front — every length, count, offset and size is
  * checked against the buffer with overflow-safe arithmetic — so that the accessors below
  * can trust the parsed structure. Strings and tensor data point into the caller's buffer
  * (or into one aligned copy of the data section when the buffer is misaligned). */
@@ -73,32 +73,32 @@ typedef struct gguf_file {
 /* Parses and validates `buf`. On failure returns FORMAT (malformed or truncated),
  * UNSUPPORTED (a tensor type saccade does not implement) or NOMEM, with a message that
  * names the problem (and the key or tensor involved). `f` is zeroed first and must be
- * released with gguf_release either way. */
-sac_status gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error *err);
-void gguf_release(gguf_file *f);
+ * released with sac_gguf_release either way. */
+sac_status sac_gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error *err);
+void sac_gguf_release(gguf_file *f);
 
-const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key);
-const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name);
-int gguf_string_eq(gguf_string s, const char *cstr);
+const gguf_kv *sac_gguf_find_kv(const gguf_file *f, const char *key);
+const gguf_tensor *sac_gguf_find_tensor(const gguf_file *f, const char *name);
+int sac_gguf_string_eq(gguf_string s, const char *cstr);
 
 /* Typed getters. A missing key is SAC_ERR_MODEL "missing metadata key 'x'"; a value of the
  * wrong type or out of range is SAC_ERR_MODEL naming the key. Integer getters accept any
- * integer type whose value fits; gguf_get_f32 accepts F32 and F64. */
-sac_status gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, sac_error *err);
-sac_status gguf_get_f32(const gguf_file *f, const char *key, float *out, sac_error *err);
-sac_status gguf_get_bool(const gguf_file *f, const char *key, int *out, sac_error *err);
-sac_status gguf_get_string(const gguf_file *f, const char *key, gguf_string *out, sac_error *err);
+ * integer type whose value fits; sac_gguf_get_f32 accepts F32 and F64. */
+sac_status sac_gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, sac_error *err);
+sac_status sac_gguf_get_f32(const gguf_file *f, const char *key, float *out, sac_error *err);
+sac_status sac_gguf_get_bool(const gguf_file *f, const char *key, int *out, sac_error *err);
+sac_status sac_gguf_get_string(const gguf_file *f, const char *key, gguf_string *out, sac_error *err);
 /* An array with elements of `elem_type`; *kv points at the entry. */
-sac_status gguf_get_array(const gguf_file *f, const char *key, uint32_t elem_type,
+sac_status sac_gguf_get_array(const gguf_file *f, const char *key, uint32_t elem_type,
                           const gguf_kv **kv, sac_error *err);
 /* Walks a validated array of strings once, filling out[0..arr_count). */
-void gguf_array_strings(const gguf_kv *kv, gguf_string *out);
+void sac_gguf_array_strings(const gguf_kv *kv, gguf_string *out);
 /* Element i of a validated numeric array, widened. */
-int64_t gguf_array_int(const gguf_kv *kv, uint64_t i);
-double gguf_array_float(const gguf_kv *kv, uint64_t i);
+int64_t sac_gguf_array_int(const gguf_kv *kv, uint64_t i);
+double sac_gguf_array_float(const gguf_kv *kv, uint64_t i);
 
-const char *gguf_value_type_name(uint32_t type);
+const char *sac_gguf_value_type_name(uint32_t type);
 /* Bytes of a fixed-size value type; 0 for strings, arrays and unknown types. */
-unsigned gguf_value_size(uint32_t type);
+unsigned sac_gguf_value_size(uint32_t type);
 
 #endif

@@ -70,15 +70,15 @@ static int is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
  * Building
  * ---------------------------------------------------------------------------------------- */
 
-sac_status gguf_writer_new(gguf_writer **out, sac_error *err) {
-    if (!out) return sac_fail(err, SAC_ERR_ARG, "gguf_writer_new: out is NULL");
+sac_status sac_gguf_writer_new(gguf_writer **out, sac_error *err) {
+    if (!out) return sac_fail(err, SAC_ERR_ARG, "sac_gguf_writer_new: out is NULL");
     *out = calloc(1, sizeof **out);
     if (!*out) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for a gguf_writer");
     (*out)->alignment = GGUF_DEFAULT_ALIGNMENT;
     return SAC_OK;
 }
 
-void gguf_writer_free(gguf_writer *w) {
+void sac_gguf_writer_free(gguf_writer *w) {
     if (!w) return;
     for (size_t i = 0; i < w->n_kv; i++) {
         free(w->kv[i].key);
@@ -146,48 +146,48 @@ static sac_status add_kv(gguf_writer *w, const char *key, uint32_t type, uint8_t
 }
 
 static sac_status set_scalar(gguf_writer *w, const char *key, uint32_t type, uint64_t bits, sac_error *err) {
-    unsigned n = gguf_value_size(type);
+    unsigned n = sac_gguf_value_size(type);
     uint8_t *value = malloc(n);
     if (!value) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for metadata value");
     put_le(value, bits, n);
     return add_kv(w, key, type, value, n, err);
 }
 
-sac_status gguf_writer_set_u8(gguf_writer *w, const char *key, uint8_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_u8(gguf_writer *w, const char *key, uint8_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_U8, v, err);
 }
-sac_status gguf_writer_set_i8(gguf_writer *w, const char *key, int8_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_i8(gguf_writer *w, const char *key, int8_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_I8, (uint64_t)(int64_t)v, err);
 }
-sac_status gguf_writer_set_u16(gguf_writer *w, const char *key, uint16_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_u16(gguf_writer *w, const char *key, uint16_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_U16, v, err);
 }
-sac_status gguf_writer_set_i16(gguf_writer *w, const char *key, int16_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_i16(gguf_writer *w, const char *key, int16_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_I16, (uint64_t)(int64_t)v, err);
 }
-sac_status gguf_writer_set_u32(gguf_writer *w, const char *key, uint32_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_u32(gguf_writer *w, const char *key, uint32_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_U32, v, err);
 }
-sac_status gguf_writer_set_i32(gguf_writer *w, const char *key, int32_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_i32(gguf_writer *w, const char *key, int32_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_I32, (uint64_t)(int64_t)v, err);
 }
-sac_status gguf_writer_set_u64(gguf_writer *w, const char *key, uint64_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_u64(gguf_writer *w, const char *key, uint64_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_U64, v, err);
 }
-sac_status gguf_writer_set_i64(gguf_writer *w, const char *key, int64_t v, sac_error *err) {
+sac_status sac_gguf_writer_set_i64(gguf_writer *w, const char *key, int64_t v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_I64, (uint64_t)v, err);
 }
-sac_status gguf_writer_set_f32(gguf_writer *w, const char *key, float v, sac_error *err) {
+sac_status sac_gguf_writer_set_f32(gguf_writer *w, const char *key, float v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_F32, load_host(&v, 4), err);
 }
-sac_status gguf_writer_set_f64(gguf_writer *w, const char *key, double v, sac_error *err) {
+sac_status sac_gguf_writer_set_f64(gguf_writer *w, const char *key, double v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_F64, load_host(&v, 8), err);
 }
-sac_status gguf_writer_set_bool(gguf_writer *w, const char *key, int v, sac_error *err) {
+sac_status sac_gguf_writer_set_bool(gguf_writer *w, const char *key, int v, sac_error *err) {
     return set_scalar(w, key, GGUF_TYPE_BOOL, v != 0, err);
 }
 
-sac_status gguf_writer_set_string(gguf_writer *w, const char *key, const char *v, sac_error *err) {
+sac_status sac_gguf_writer_set_string(gguf_writer *w, const char *key, const char *v, sac_error *err) {
     if (!v) return sac_fail(err, SAC_ERR_ARG, "gguf_writer: NULL string for key '%s'", key ? key : "(null)");
     size_t len = strlen(v);
     uint8_t *value = len <= SIZE_MAX - 8 ? malloc(8 + len) : NULL;
@@ -199,21 +199,21 @@ sac_status gguf_writer_set_string(gguf_writer *w, const char *key, const char *v
 /* An array value starts with its element type and count. */
 #define ARRAY_HEADER_BYTES 12u
 
-sac_status gguf_writer_set_array(gguf_writer *w, const char *key, uint32_t elem_type,
+sac_status sac_gguf_writer_set_array(gguf_writer *w, const char *key, uint32_t elem_type,
                                  uint64_t count, const void *elems, size_t n_bytes,
                                  sac_error *err) {
-    unsigned n = gguf_value_size(elem_type);
+    unsigned n = sac_gguf_value_size(elem_type);
     uint64_t expected;
     if (n == 0)
         return sac_fail(err, SAC_ERR_ARG,
                         "gguf_writer: array '%s' has element type %" PRIu32
-                        " (%s); use a numeric type, or gguf_writer_set_string_array",
-                        key ? key : "(null)", elem_type, gguf_value_type_name(elem_type));
+                        " (%s); use a numeric type, or sac_gguf_writer_set_string_array",
+                        key ? key : "(null)", elem_type, sac_gguf_value_type_name(elem_type));
     if (!sac_mul_u64(count, n, &expected) || expected != n_bytes || (n_bytes && !elems))
         return sac_fail(err, SAC_ERR_ARG,
                         "gguf_writer: array '%s' of %" PRIu64 " %s values needs %" PRIu64
                         " bytes of elements, got %zu",
-                        key ? key : "(null)", count, gguf_value_type_name(elem_type),
+                        key ? key : "(null)", count, sac_gguf_value_type_name(elem_type),
                         count <= UINT64_MAX / n ? count * n : UINT64_MAX, n_bytes);
     uint8_t *value = n_bytes <= SIZE_MAX - ARRAY_HEADER_BYTES ? malloc(ARRAY_HEADER_BYTES + n_bytes) : NULL;
     if (!value) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for array '%s'", key ? key : "(null)");
@@ -226,7 +226,7 @@ sac_status gguf_writer_set_array(gguf_writer *w, const char *key, uint32_t elem_
     return add_kv(w, key, GGUF_TYPE_ARRAY, value, ARRAY_HEADER_BYTES + n_bytes, err);
 }
 
-sac_status gguf_writer_set_string_array(gguf_writer *w, const char *key,
+sac_status sac_gguf_writer_set_string_array(gguf_writer *w, const char *key,
                                         const char *const *strings, uint64_t count,
                                         sac_error *err) {
     uint64_t total = ARRAY_HEADER_BYTES;
@@ -245,18 +245,18 @@ sac_status gguf_writer_set_string_array(gguf_writer *w, const char *key,
     return add_kv(w, key, GGUF_TYPE_ARRAY, value, (size_t)total, err);
 }
 
-sac_status gguf_writer_set_alignment(gguf_writer *w, uint32_t alignment, sac_error *err) {
+sac_status sac_gguf_writer_set_alignment(gguf_writer *w, uint32_t alignment, sac_error *err) {
     if (!is_power_of_two(alignment))
         return sac_fail(err, SAC_ERR_ARG, "gguf_writer: alignment %" PRIu32 " is not a power of two",
                         alignment);
-    return gguf_writer_set_u32(w, "general.alignment", alignment, err);
+    return sac_gguf_writer_set_u32(w, "general.alignment", alignment, err);
 }
 
-sac_status gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+sac_status sac_gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                                   const int64_t *ne, const void *data, size_t n_bytes,
                                   sac_error *err) {
     if (!w || !name || !ne || (!data && n_bytes))
-        return sac_fail(err, SAC_ERR_ARG, "gguf_writer_add_tensor: NULL writer, name, dims or data");
+        return sac_fail(err, SAC_ERR_ARG, "sac_gguf_writer_add_tensor: NULL writer, name, dims or data");
     for (size_t i = 0; i < w->n_tensors; i++)
         if (strcmp(w->tensors[i].name, name) == 0)
             return sac_fail(err, SAC_ERR_ARG, "gguf_writer: tensor '%s' is already added", name);
@@ -311,8 +311,8 @@ sac_status gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t typ
 
 static uint64_t pad_to(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
-sac_status gguf_writer_to_buffer(const gguf_writer *w, uint8_t **out, size_t *size, sac_error *err) {
-    if (!w || !out || !size) return sac_fail(err, SAC_ERR_ARG, "gguf_writer_to_buffer: NULL argument");
+sac_status sac_gguf_writer_to_buffer(const gguf_writer *w, uint8_t **out, size_t *size, sac_error *err) {
+    if (!w || !out || !size) return sac_fail(err, SAC_ERR_ARG, "sac_gguf_writer_to_buffer: NULL argument");
     *out = NULL;
     *size = 0;
 
@@ -359,11 +359,11 @@ sac_status gguf_writer_to_buffer(const gguf_writer *w, uint8_t **out, size_t *si
     return SAC_OK;
 }
 
-sac_status gguf_writer_write_file(const gguf_writer *w, const char *path, sac_error *err) {
-    if (!path) return sac_fail(err, SAC_ERR_ARG, "gguf_writer_write_file: NULL path");
+sac_status sac_gguf_writer_write_file(const gguf_writer *w, const char *path, sac_error *err) {
+    if (!path) return sac_fail(err, SAC_ERR_ARG, "sac_gguf_writer_write_file: NULL path");
     uint8_t *buf;
     size_t size;
-    sac_status st = gguf_writer_to_buffer(w, &buf, &size, err);
+    sac_status st = sac_gguf_writer_to_buffer(w, &buf, &size, err);
     if (st) return st;
     FILE *fp = fopen(path, "wb");
     if (!fp) {

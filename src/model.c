@@ -46,7 +46,7 @@ static sac_status get_dim(sac_model *m, const char *suffix, int32_t max, int32_t
     char key[96];
     uint32_t v;
     arch_key(m, suffix, key, sizeof key);
-    sac_status st = gguf_get_u32(&m->gguf, key, &v, &m->error);
+    sac_status st = sac_gguf_get_u32(&m->gguf, key, &v, &m->error);
     if (st != SAC_OK) return st;
     if (v == 0 || v > (uint32_t)max)
         return sac_fail(&m->error, SAC_ERR_MODEL, "metadata key '%s' is %" PRIu32 ", expected 1..%" PRId32,
@@ -59,11 +59,11 @@ static sac_status get_dim(sac_model *m, const char *suffix, int32_t max, int32_t
 static sac_status get_float_or(sac_model *m, const char *suffix, float fallback, float *out) {
     char key[96];
     arch_key(m, suffix, key, sizeof key);
-    if (!gguf_find_kv(&m->gguf, key)) {
+    if (!sac_gguf_find_kv(&m->gguf, key)) {
         *out = fallback;
         return SAC_OK;
     }
-    return gguf_get_f32(&m->gguf, key, out, &m->error);
+    return sac_gguf_get_f32(&m->gguf, key, out, &m->error);
 }
 
 static sac_status read_hparams(sac_model *m) {
@@ -84,7 +84,7 @@ static sac_status read_hparams(sac_model *m) {
     if (m->arch != SAC_ARCH_LLAMA) {
         char key[96];
         arch_key(m, "attention.layer_norm_epsilon", key, sizeof key);
-        if ((st = gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
+        if ((st = sac_gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
         if (m->arch == SAC_ARCH_ENCDEC &&
             (st = get_dim(m, "encoder.block_count", MAX_LAYERS, &hp->n_encoder_layer)))
             return st;
@@ -96,20 +96,20 @@ static sac_status read_hparams(sac_model *m) {
     /* llama */
     char key[96];
     arch_key(m, "attention.head_count_kv", key, sizeof key);
-    if (gguf_find_kv(&m->gguf, key) && (st = get_dim(m, "attention.head_count_kv", MAX_DIM, &hp->n_head_kv)))
+    if (sac_gguf_find_kv(&m->gguf, key) && (st = get_dim(m, "attention.head_count_kv", MAX_DIM, &hp->n_head_kv)))
         return st;
     if (hp->n_head % hp->n_head_kv != 0)
         return sac_fail(&m->error, SAC_ERR_MODEL, "head_count %d is not a multiple of head_count_kv %d",
                         hp->n_head, hp->n_head_kv);
     arch_key(m, "attention.layer_norm_rms_epsilon", key, sizeof key);
-    if ((st = gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
+    if ((st = sac_gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
     if ((st = get_float_or(m, "rope.freq_base", 10000.0f, &hp->rope_freq_base))) return st;
     if (!(hp->rope_freq_base > 0.0f))
         return sac_fail(&m->error, SAC_ERR_MODEL, "rope.freq_base must be positive, got %g",
                         (double)hp->rope_freq_base);
     hp->rope_dim = hp->head_dim;
     arch_key(m, "rope.dimension_count", key, sizeof key);
-    if (gguf_find_kv(&m->gguf, key)) {
+    if (sac_gguf_find_kv(&m->gguf, key)) {
         if ((st = get_dim(m, "rope.dimension_count", hp->head_dim, &hp->rope_dim))) return st;
         if (hp->rope_dim % 2)
             return sac_fail(&m->error, SAC_ERR_MODEL, "rope.dimension_count %d must be even", hp->rope_dim);
@@ -124,7 +124,7 @@ static sac_status read_hparams(sac_model *m) {
 /* ---------------------------------------------------------------------------------------- */
 
 static const gguf_tensor *find_tensor(sac_model *m, const char *name, int required) {
-    const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
+    const gguf_tensor *t = sac_gguf_find_tensor(&m->gguf, name);
     if (!t && required)
         sac_fail(&m->error, SAC_ERR_MODEL, "missing tensor '%s' (required by architecture %s)", name,
                  m->arch_name);
@@ -247,7 +247,7 @@ static sac_status bind_all(sac_model *m, size_t *used) {
         return st;
     m->output = m->token_embd;
     m->info.tied_output = 1;
-    if (gguf_find_tensor(&m->gguf, "output.weight")) {
+    if (sac_gguf_find_tensor(&m->gguf, "output.weight")) {
         if ((st = bind_matrix(m, "output.weight", hp->n_embd, n_vocab, 1, &m->output))) return st;
         m->info.tied_output = 0;
     }
@@ -266,7 +266,7 @@ static sac_status load_tokenizer(sac_model *m) {
 }
 
 static sac_status load(sac_model *m, const void *data, size_t size, int vocab_only) {
-    sac_status st = gguf_parse(&m->gguf, data, size, &m->error);
+    sac_status st = sac_gguf_parse(&m->gguf, data, size, &m->error);
     if (st != SAC_OK) return st;
     m->info.gguf_version = m->gguf.version;
     if (vocab_only) {
@@ -281,13 +281,13 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
     }
 
     gguf_string arch;
-    if (!gguf_find_kv(&m->gguf, "general.architecture"))
+    if (!sac_gguf_find_kv(&m->gguf, "general.architecture"))
         return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
-    if ((st = gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error))) return st;
+    if ((st = sac_gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error))) return st;
     static const char *const arch_names[] = {"gpt2", "llama", "encdec"};
     int found = 0;
     for (int a = 0; a < 3; a++)
-        if (gguf_string_eq(arch, arch_names[a])) {
+        if (sac_gguf_string_eq(arch, arch_names[a])) {
             m->arch = (enum sac_arch)a;
             found = 1;
         }
@@ -298,8 +298,8 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
     snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[m->arch]);
     m->info.architecture = m->arch_name;
     gguf_string name;
-    if (gguf_find_kv(&m->gguf, "general.name") &&
-        gguf_get_string(&m->gguf, "general.name", &name, NULL) == SAC_OK)
+    if (sac_gguf_find_kv(&m->gguf, "general.name") &&
+        sac_gguf_get_string(&m->gguf, "general.name", &name, NULL) == SAC_OK)
         snprintf(m->name, sizeof m->name, "%.*s", (int)(name.len > 127 ? 127 : name.len), name.data);
     m->info.name = m->name;
 
@@ -351,7 +351,7 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
 void sac_model_free(sac_model *m) {
     if (!m) return;
     sac_tokenizer_free(m->tokenizer);
-    gguf_release(&m->gguf);
+    sac_gguf_release(&m->gguf);
     free(m->layers);
     free(m->enc_layers);
     free(m->converted);
@@ -414,7 +414,7 @@ sac_status sac_model_metadata(sac_model *m, int32_t index, const char **key, con
     case GGUF_TYPE_BOOL: snprintf(v, cap, "%s", kv->i64 ? "true" : "false"); break;
     case GGUF_TYPE_U64: snprintf(v, cap, "%" PRIu64, kv->u64); break;
     case GGUF_TYPE_ARRAY:
-        snprintf(v, cap, "[%s; %" PRIu64 "]", gguf_value_type_name(kv->arr_type), kv->arr_count);
+        snprintf(v, cap, "[%s; %" PRIu64 "]", sac_gguf_value_type_name(kv->arr_type), kv->arr_count);
         break;
     default: snprintf(v, cap, "%" PRId64, kv->i64); break;
     }

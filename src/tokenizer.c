@@ -78,9 +78,9 @@ int32_t sac_tokenizer_n_vocab(const sac_tokenizer *tok) { return tok ? tok->n_vo
 /* An optional token id key: absent → -1. */
 static sac_status optional_id(const gguf_file *f, const char *key, int32_t n_vocab, int32_t *out, sac_error *err) {
     *out = -1;
-    if (!gguf_find_kv(f, key)) return SAC_OK;
+    if (!sac_gguf_find_kv(f, key)) return SAC_OK;
     uint32_t v;
-    sac_status st = gguf_get_u32(f, key, &v, err);
+    sac_status st = sac_gguf_get_u32(f, key, &v, err);
     if (st) return st;
     if (v >= (uint32_t)n_vocab)
         return sac_fail(err, SAC_ERR_MODEL, "%s = %u is not a token id (the vocabulary has %d)", key, v, n_vocab);
@@ -90,14 +90,14 @@ static sac_status optional_id(const gguf_file *f, const char *key, int32_t n_voc
 
 static sac_status optional_bool(const gguf_file *f, const char *key, int fallback, int *out, sac_error *err) {
     *out = fallback;
-    if (!gguf_find_kv(f, key)) return SAC_OK;
-    return gguf_get_bool(f, key, out, err);
+    if (!sac_gguf_find_kv(f, key)) return SAC_OK;
+    return sac_gguf_get_bool(f, key, out, err);
 }
 
 /* An optional numeric array with one element per token. */
 static sac_status optional_per_token(const gguf_file *f, const char *key, int32_t n_vocab, const gguf_kv **out,
                                      sac_error *err) {
-    const gguf_kv *kv = gguf_find_kv(f, key);
+    const gguf_kv *kv = sac_gguf_find_kv(f, key);
     *out = NULL;
     if (!kv) return SAC_OK;
     if (kv->type != GGUF_TYPE_ARRAY || kv->arr_type == GGUF_TYPE_STRING || kv->arr_type == GGUF_TYPE_ARRAY)
@@ -216,7 +216,7 @@ static sac_status build_specials(sac_tokenizer *tok, sac_error *err) {
 
 static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error *err) {
     const gguf_kv *tokens_kv, *scores_kv, *types_kv;
-    sac_status st = gguf_get_array(f, "tokenizer.ggml.tokens", GGUF_TYPE_STRING, &tokens_kv, err);
+    sac_status st = sac_gguf_get_array(f, "tokenizer.ggml.tokens", GGUF_TYPE_STRING, &tokens_kv, err);
     if (st) return st;
     /* (2^28 tokens keep every table's size within 32 bits, for wasm32) */
     if (tokens_kv->arr_count == 0 || tokens_kv->arr_count > (uint64_t)1 << 28)
@@ -233,7 +233,7 @@ static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error 
         free(strings);
         return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %d tokens", n);
     }
-    gguf_array_strings(tokens_kv, strings);
+    sac_gguf_array_strings(tokens_kv, strings);
     uint64_t total = 0;
     for (int32_t i = 0; i < n; i++) total += strings[i].len;
     if (total > UINT32_MAX - 1) {
@@ -260,8 +260,8 @@ static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error 
         t->text_len = (uint32_t)strings[i].len;
         off += t->text_len;
         if (t->text_len > tok->max_text_len) tok->max_text_len = t->text_len;
-        t->score = scores_kv ? (float)gguf_array_float(scores_kv, (uint64_t)i) : 0.0f;
-        int64_t type = types_kv ? gguf_array_int(types_kv, (uint64_t)i) : SAC_TOKEN_NORMAL;
+        t->score = scores_kv ? (float)sac_gguf_array_float(scores_kv, (uint64_t)i) : 0.0f;
+        int64_t type = types_kv ? sac_gguf_array_int(types_kv, (uint64_t)i) : SAC_TOKEN_NORMAL;
         if (type < SAC_TOKEN_NORMAL || type > SAC_TOKEN_BYTE) {
             free(strings);
             return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.token_type[%d] = %lld is not a token type (1..6)", i,
@@ -304,18 +304,18 @@ static int space_mark_only_leads(const sac_tokenizer *tok) {
 
 static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model, sac_error *err) {
     sac_status st;
-    if (gguf_string_eq(model, "gpt2")) {
+    if (sac_gguf_string_eq(model, "gpt2")) {
         tok->kind = SAC_TOKENIZER_GPT2;
-        const gguf_kv *pre = gguf_find_kv(f, "tokenizer.ggml.pre");
-        if (pre && (pre->type != GGUF_TYPE_STRING || !gguf_string_eq(pre->str, "gpt-2"))) {
+        const gguf_kv *pre = sac_gguf_find_kv(f, "tokenizer.ggml.pre");
+        if (pre && (pre->type != GGUF_TYPE_STRING || !sac_gguf_string_eq(pre->str, "gpt-2"))) {
             if (pre->type != GGUF_TYPE_STRING)
                 return sac_fail(err, SAC_ERR_MODEL, "metadata key 'tokenizer.ggml.pre' should be a string");
             return sac_fail(err, SAC_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (only 'gpt-2')",
                             (int)(pre->str.len > 64 ? 64 : pre->str.len), pre->str.data);
         }
-    } else if (gguf_string_eq(model, "llama")) {
+    } else if (sac_gguf_string_eq(model, "llama")) {
         tok->kind = SAC_TOKENIZER_LLAMA;
-    } else if (gguf_string_eq(model, "char")) {
+    } else if (sac_gguf_string_eq(model, "char")) {
         tok->kind = SAC_TOKENIZER_CHAR;
     } else {
         return sac_fail(err, SAC_ERR_UNSUPPORTED, "tokenizer model '%.*s' is not supported (gpt2, llama, char)",
@@ -368,12 +368,12 @@ sac_status sac_tokenizer_load(const gguf_file *f, sac_tokenizer **out, sac_error
     if (!out) return sac_fail(err, SAC_ERR_ARG, "sac_tokenizer_load: out is NULL");
     *out = NULL;
     if (!f) return sac_fail(err, SAC_ERR_ARG, "sac_tokenizer_load: no GGUF file");
-    const gguf_kv *model_kv = gguf_find_kv(f, "tokenizer.ggml.model");
+    const gguf_kv *model_kv = sac_gguf_find_kv(f, "tokenizer.ggml.model");
     if (!model_kv) return SAC_OK; /* a model without tokenizer */
     gguf_string model;
-    sac_status st = gguf_get_string(f, "tokenizer.ggml.model", &model, err);
+    sac_status st = sac_gguf_get_string(f, "tokenizer.ggml.model", &model, err);
     if (st) return st;
-    if (gguf_string_eq(model, "none") || gguf_string_eq(model, "no_vocab")) return SAC_OK; /* llama.cpp's "no vocabulary" */
+    if (sac_gguf_string_eq(model, "none") || sac_gguf_string_eq(model, "no_vocab")) return SAC_OK; /* llama.cpp's "no vocabulary" */
     sac_tokenizer *tok = calloc(1, sizeof *tok);
     if (!tok) return sac_fail(err, SAC_ERR_NOMEM, "out of memory for the tokenizer");
     tok->bos = tok->eos = tok->unk = -1;

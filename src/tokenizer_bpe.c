@@ -44,7 +44,7 @@ static const sac_merge *find_merge(const sac_tokenizer *tok, int32_t left, int32
 
 sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error *err) {
     const gguf_kv *kv;
-    sac_status st = gguf_get_array(f, "tokenizer.ggml.merges", GGUF_TYPE_STRING, &kv, err);
+    sac_status st = sac_gguf_get_array(f, "tokenizer.ggml.merges", GGUF_TYPE_STRING, &kv, err);
     if (st) return st;
     if (kv->arr_count > (uint64_t)1 << 28 || kv->arr_count > SIZE_MAX / 4 / sizeof *tok->merges)
         return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.merges has %llu entries, too many",
@@ -61,7 +61,7 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
     }
     tok->merges_mask = size - 1;
     for (uint64_t i = 0; i < size; i++) tok->merges[i].result = -1;
-    gguf_array_strings(kv, merges);
+    sac_gguf_array_strings(kv, merges);
 
     for (uint64_t rank = 0; rank < n; rank++) {
         /* "left right": split at the first space after the first byte (a space is never a

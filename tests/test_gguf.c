@@ -104,12 +104,12 @@ static void expect_fail_at(const void *data, size_t size, sac_status want, const
     if (size) memcpy(copy, data, size);
     gguf_file f;
     sac_error err = {0};
-    sac_status st = gguf_parse(&f, copy, size, &err);
+    sac_status st = sac_gguf_parse(&f, copy, size, &err);
     CHECK_MSG(st == want && err.status == want, "line %d, %s: status %s, want %s (msg: %s)", line,
               label, sac_status_name(st), sac_status_name(want), err.msg);
     CHECK_MSG(contains(err.msg, substr), "line %d, %s: message \"%s\" lacks \"%s\"", line, label,
               err.msg, substr);
-    gguf_release(&f);
+    sac_gguf_release(&f);
     free(copy);
 }
 #define EXPECT_FAIL(b, want, substr, label) expect_fail_at((b).p, (b).len, want, substr, label, __LINE__)
@@ -168,32 +168,32 @@ static const uint8_t rt_bools[] = {1, 0, 1};
 /* Fills the tensors' data and writes every kind of metadata and all tensors. */
 static sac_status write_round_trip(uint32_t alignment, uint8_t **out, size_t *size, sac_error *err) {
     gguf_writer *w;
-    sac_status st = gguf_writer_new(&w, err);
+    sac_status st = sac_gguf_writer_new(&w, err);
     if (st) return st;
-    if (alignment != GGUF_DEFAULT_ALIGNMENT && (st = gguf_writer_set_alignment(w, alignment, err))) goto done;
-    if ((st = gguf_writer_set_u8(w, "t.u8", 200, err)) || (st = gguf_writer_set_i8(w, "t.i8", -100, err)) ||
-        (st = gguf_writer_set_u16(w, "t.u16", 60000, err)) ||
-        (st = gguf_writer_set_i16(w, "t.i16", -30000, err)) ||
-        (st = gguf_writer_set_u32(w, "t.u32", 4000000000u, err)) ||
-        (st = gguf_writer_set_i32(w, "t.i32", -2000000000, err)) ||
-        (st = gguf_writer_set_f32(w, "t.f32", 3.14159f, err)) ||
-        (st = gguf_writer_set_bool(w, "t.bool_true", 1, err)) ||
-        (st = gguf_writer_set_bool(w, "t.bool_false", 0, err)) ||
-        (st = gguf_writer_set_string(w, "t.string", "hello, gguf", err)) ||
-        (st = gguf_writer_set_string(w, "t.empty_string", "", err)) ||
-        (st = gguf_writer_set_u64(w, "t.u64", UINT64_C(0xFEDCBA9876543210), err)) ||
-        (st = gguf_writer_set_i64(w, "t.i64", INT64_C(-9000000000000000000), err)) ||
-        (st = gguf_writer_set_f64(w, "t.f64", -2.718281828459045, err)) ||
-        (st = gguf_writer_set_string_array(w, "t.strings", rt_strings, 5, err)) ||
-        (st = gguf_writer_set_string_array(w, "t.no_strings", NULL, 0, err)) ||
-        (st = gguf_writer_set_array(w, "t.u8s", GGUF_TYPE_U8, 3, rt_u8s, sizeof rt_u8s, err)) ||
-        (st = gguf_writer_set_array(w, "t.i16s", GGUF_TYPE_I16, 4, rt_i16s, sizeof rt_i16s, err)) ||
-        (st = gguf_writer_set_array(w, "t.i32s", GGUF_TYPE_I32, 4, rt_i32s, sizeof rt_i32s, err)) ||
-        (st = gguf_writer_set_array(w, "t.u64s", GGUF_TYPE_U64, 3, rt_u64s, sizeof rt_u64s, err)) ||
-        (st = gguf_writer_set_array(w, "t.f32s", GGUF_TYPE_F32, 4, rt_f32s, sizeof rt_f32s, err)) ||
-        (st = gguf_writer_set_array(w, "t.f64s", GGUF_TYPE_F64, 2, rt_f64s, sizeof rt_f64s, err)) ||
-        (st = gguf_writer_set_array(w, "t.bools", GGUF_TYPE_BOOL, 3, rt_bools, sizeof rt_bools, err)) ||
-        (st = gguf_writer_set_array(w, "t.empty_u32s", GGUF_TYPE_U32, 0, NULL, 0, err)))
+    if (alignment != GGUF_DEFAULT_ALIGNMENT && (st = sac_gguf_writer_set_alignment(w, alignment, err))) goto done;
+    if ((st = sac_gguf_writer_set_u8(w, "t.u8", 200, err)) || (st = sac_gguf_writer_set_i8(w, "t.i8", -100, err)) ||
+        (st = sac_gguf_writer_set_u16(w, "t.u16", 60000, err)) ||
+        (st = sac_gguf_writer_set_i16(w, "t.i16", -30000, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "t.u32", 4000000000u, err)) ||
+        (st = sac_gguf_writer_set_i32(w, "t.i32", -2000000000, err)) ||
+        (st = sac_gguf_writer_set_f32(w, "t.f32", 3.14159f, err)) ||
+        (st = sac_gguf_writer_set_bool(w, "t.bool_true", 1, err)) ||
+        (st = sac_gguf_writer_set_bool(w, "t.bool_false", 0, err)) ||
+        (st = sac_gguf_writer_set_string(w, "t.string", "hello, gguf", err)) ||
+        (st = sac_gguf_writer_set_string(w, "t.empty_string", "", err)) ||
+        (st = sac_gguf_writer_set_u64(w, "t.u64", UINT64_C(0xFEDCBA9876543210), err)) ||
+        (st = sac_gguf_writer_set_i64(w, "t.i64", INT64_C(-9000000000000000000), err)) ||
+        (st = sac_gguf_writer_set_f64(w, "t.f64", -2.718281828459045, err)) ||
+        (st = sac_gguf_writer_set_string_array(w, "t.strings", rt_strings, 5, err)) ||
+        (st = sac_gguf_writer_set_string_array(w, "t.no_strings", NULL, 0, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.u8s", GGUF_TYPE_U8, 3, rt_u8s, sizeof rt_u8s, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.i16s", GGUF_TYPE_I16, 4, rt_i16s, sizeof rt_i16s, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.i32s", GGUF_TYPE_I32, 4, rt_i32s, sizeof rt_i32s, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.u64s", GGUF_TYPE_U64, 3, rt_u64s, sizeof rt_u64s, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.f32s", GGUF_TYPE_F32, 4, rt_f32s, sizeof rt_f32s, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.f64s", GGUF_TYPE_F64, 2, rt_f64s, sizeof rt_f64s, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.bools", GGUF_TYPE_BOOL, 3, rt_bools, sizeof rt_bools, err)) ||
+        (st = sac_gguf_writer_set_array(w, "t.empty_u32s", GGUF_TYPE_U32, 0, NULL, 0, err)))
         goto done;
     for (size_t i = 0; i < N_RT_TENSORS; i++) {
         test_tensor *t = &round_trip_tensors[i];
@@ -203,12 +203,12 @@ static sac_status write_round_trip(uint32_t alignment, uint8_t **out, size_t *si
         free(t->data);
         t->data = malloc(t->n_bytes);
         for (size_t j = 0; j < t->n_bytes; j++) t->data[j] = rng_byte();
-        if ((st = gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, t->n_bytes, err)))
+        if ((st = sac_gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, t->n_bytes, err)))
             goto done;
     }
-    st = gguf_writer_to_buffer(w, out, size, err);
+    st = sac_gguf_writer_to_buffer(w, out, size, err);
 done:
-    gguf_writer_free(w);
+    sac_gguf_writer_free(w);
     return st;
 }
 
@@ -221,12 +221,12 @@ static void free_round_trip_data(void) {
 
 static const gguf_kv *kv_checked(const gguf_file *f, uint64_t index, const char *key, uint32_t type) {
     CHECK_MSG(index < f->n_kv, "kv %s at index %" PRIu64 " missing", key, index);
-    if (index >= f->n_kv) return gguf_find_kv(f, "no such key");
+    if (index >= f->n_kv) return sac_gguf_find_kv(f, "no such key");
     const gguf_kv *kv = &f->kv[index];
-    CHECK_MSG(gguf_string_eq(kv->key, key), "kv %" PRIu64 " is '%.*s', want '%s'", index,
+    CHECK_MSG(sac_gguf_string_eq(kv->key, key), "kv %" PRIu64 " is '%.*s', want '%s'", index,
               (int)kv->key.len, kv->key.data, key);
     CHECK_MSG(kv->type == type, "%s: type %u, want %u", key, kv->type, type);
-    CHECK(gguf_find_kv(f, key) == kv);
+    CHECK(sac_gguf_find_kv(f, key) == kv);
     return kv;
 }
 
@@ -258,7 +258,7 @@ static void check_round_trip(const gguf_file *f, uint32_t alignment) {
     kv = kv_checked(f, k + 8, "t.bool_false", GGUF_TYPE_BOOL);
     CHECK(kv->i64 == 0);
     kv = kv_checked(f, k + 9, "t.string", GGUF_TYPE_STRING);
-    CHECK(gguf_string_eq(kv->str, "hello, gguf"));
+    CHECK(sac_gguf_string_eq(kv->str, "hello, gguf"));
     kv = kv_checked(f, k + 10, "t.empty_string", GGUF_TYPE_STRING);
     CHECK(kv->str.len == 0);
     kv = kv_checked(f, k + 11, "t.u64", GGUF_TYPE_U64);
@@ -272,8 +272,8 @@ static void check_round_trip(const gguf_file *f, uint32_t alignment) {
     CHECK(kv->arr_type == GGUF_TYPE_STRING && kv->arr_count == 5);
     if (kv->arr_count == 5) {
         gguf_string s[5];
-        gguf_array_strings(kv, s);
-        for (int i = 0; i < 5; i++) CHECK_MSG(gguf_string_eq(s[i], rt_strings[i]), "string %d", i);
+        sac_gguf_array_strings(kv, s);
+        for (int i = 0; i < 5; i++) CHECK_MSG(sac_gguf_string_eq(s[i], rt_strings[i]), "string %d", i);
     }
     kv = kv_checked(f, k + 15, "t.no_strings", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_STRING && kv->arr_count == 0 && kv->arr_nbytes == 0);
@@ -281,34 +281,34 @@ static void check_round_trip(const gguf_file *f, uint32_t alignment) {
     kv = kv_checked(f, k + 16, "t.u8s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_U8 && kv->arr_count == 3 && kv->arr_nbytes == 3);
     for (uint64_t i = 0; i < 3 && i < kv->arr_count; i++) {
-        CHECK(gguf_array_int(kv, i) == rt_u8s[i]);
-        CHECK(gguf_array_float(kv, i) == rt_u8s[i]);
+        CHECK(sac_gguf_array_int(kv, i) == rt_u8s[i]);
+        CHECK(sac_gguf_array_float(kv, i) == rt_u8s[i]);
     }
     kv = kv_checked(f, k + 17, "t.i16s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_I16 && kv->arr_count == 4);
-    for (uint64_t i = 0; i < 4 && i < kv->arr_count; i++) CHECK(gguf_array_int(kv, i) == rt_i16s[i]);
+    for (uint64_t i = 0; i < 4 && i < kv->arr_count; i++) CHECK(sac_gguf_array_int(kv, i) == rt_i16s[i]);
     kv = kv_checked(f, k + 18, "t.i32s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_I32 && kv->arr_count == 4);
     for (uint64_t i = 0; i < 4 && i < kv->arr_count; i++) {
-        CHECK(gguf_array_int(kv, i) == rt_i32s[i]);
-        CHECK(gguf_array_float(kv, i) == rt_i32s[i]);
+        CHECK(sac_gguf_array_int(kv, i) == rt_i32s[i]);
+        CHECK(sac_gguf_array_float(kv, i) == rt_i32s[i]);
     }
     kv = kv_checked(f, k + 19, "t.u64s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_U64 && kv->arr_count == 3 && kv->arr_nbytes == 24);
     if (kv->arr_count == 3) {
-        CHECK(gguf_array_int(kv, 0) == 0 && gguf_array_int(kv, 1) == 1);
-        CHECK(gguf_array_int(kv, 2) == INT64_MAX); /* above INT64_MAX: clamped */
-        CHECK(gguf_array_float(kv, 2) == (double)UINT64_C(0xFEDCBA9876543210));
+        CHECK(sac_gguf_array_int(kv, 0) == 0 && sac_gguf_array_int(kv, 1) == 1);
+        CHECK(sac_gguf_array_int(kv, 2) == INT64_MAX); /* above INT64_MAX: clamped */
+        CHECK(sac_gguf_array_float(kv, 2) == (double)UINT64_C(0xFEDCBA9876543210));
     }
     kv = kv_checked(f, k + 20, "t.f32s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_F32 && kv->arr_count == 4);
-    for (uint64_t i = 0; i < 4 && i < kv->arr_count; i++) CHECK(gguf_array_float(kv, i) == rt_f32s[i]);
+    for (uint64_t i = 0; i < 4 && i < kv->arr_count; i++) CHECK(sac_gguf_array_float(kv, i) == rt_f32s[i]);
     kv = kv_checked(f, k + 21, "t.f64s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_F64 && kv->arr_count == 2);
-    for (uint64_t i = 0; i < 2 && i < kv->arr_count; i++) CHECK(gguf_array_float(kv, i) == rt_f64s[i]);
+    for (uint64_t i = 0; i < 2 && i < kv->arr_count; i++) CHECK(sac_gguf_array_float(kv, i) == rt_f64s[i]);
     kv = kv_checked(f, k + 22, "t.bools", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_BOOL && kv->arr_count == 3);
-    for (uint64_t i = 0; i < 3 && i < kv->arr_count; i++) CHECK(gguf_array_int(kv, i) == rt_bools[i]);
+    for (uint64_t i = 0; i < 3 && i < kv->arr_count; i++) CHECK(sac_gguf_array_int(kv, i) == rt_bools[i]);
     kv = kv_checked(f, k + 23, "t.empty_u32s", GGUF_TYPE_ARRAY);
     CHECK(kv->arr_type == GGUF_TYPE_U32 && kv->arr_count == 0);
 
@@ -316,8 +316,8 @@ static void check_round_trip(const gguf_file *f, uint32_t alignment) {
     for (size_t i = 0; i < N_RT_TENSORS && i < f->n_tensors; i++) {
         const test_tensor *want = &round_trip_tensors[i];
         const gguf_tensor *t = &f->tensors[i];
-        CHECK_MSG(gguf_string_eq(t->name, want->name), "tensor %zu name", i);
-        CHECK(gguf_find_tensor(f, want->name) == t);
+        CHECK_MSG(sac_gguf_string_eq(t->name, want->name), "tensor %zu name", i);
+        CHECK(sac_gguf_find_tensor(f, want->name) == t);
         CHECK(t->n_dims == want->n_dims && t->type == want->type);
         uint64_t n = 1;
         for (uint32_t d = 0; d < GGUF_MAX_DIMS; d++) {
@@ -331,7 +331,7 @@ static void check_round_trip(const gguf_file *f, uint32_t alignment) {
         CHECK(t->data == f->data + t->offset);
         CHECK_MSG(memcmp(t->data, want->data, want->n_bytes) == 0, "%s: data differs", want->name);
     }
-    CHECK(gguf_find_tensor(f, "vec") == NULL && gguf_find_kv(f, "t.u") == NULL);
+    CHECK(sac_gguf_find_tensor(f, "vec") == NULL && sac_gguf_find_kv(f, "t.u") == NULL);
 }
 
 static void test_round_trip(void) {
@@ -343,18 +343,18 @@ static void test_round_trip(void) {
         CHECK_MSG(write_round_trip(alignment, &buf, &size, &err) == SAC_OK, "%s", err.msg);
         if (!buf) return;
         gguf_file f;
-        CHECK_MSG(gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
+        CHECK_MSG(sac_gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
         CHECK(f.version == 3);
         CHECK(f.data_offset % alignment == 0);
         check_round_trip(&f, alignment);
-        gguf_release(&f);
+        sac_gguf_release(&f);
 
         /* Version 2 has the same layout. */
         buf[4] = 2;
-        CHECK_MSG(gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
+        CHECK_MSG(sac_gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
         CHECK(f.version == 2);
         check_round_trip(&f, alignment);
-        gguf_release(&f);
+        sac_gguf_release(&f);
         free(buf);
     }
     free_round_trip_data();
@@ -368,11 +368,11 @@ static void test_writer_exact_bytes(void) {
     sac_error err = {0};
     uint8_t *buf = NULL;
     size_t size = 0;
-    CHECK(gguf_writer_new(&w, &err) == SAC_OK);
-    CHECK(gguf_writer_set_u32(w, "n", 7, &err) == SAC_OK);
-    CHECK(gguf_writer_add_tensor(w, "x", SAC_TYPE_F32, 1, ne, values, sizeof values, &err) == SAC_OK);
-    CHECK(gguf_writer_to_buffer(w, &buf, &size, &err) == SAC_OK);
-    gguf_writer_free(w);
+    CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_u32(w, "n", 7, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_add_tensor(w, "x", SAC_TYPE_F32, 1, ne, values, sizeof values, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_to_buffer(w, &buf, &size, &err) == SAC_OK);
+    sac_gguf_writer_free(w);
 
     bytes want = {0};
     put_header(&want, 3, 1, 1);
@@ -393,26 +393,26 @@ static void test_writer_rejects_bad_input(void) {
     sac_error err = {0};
     const int64_t ne_ok[2] = {32, 2}, ne_odd[1] = {48}, ne_zero[2] = {4, 0};
     uint8_t data[256] = {0};
-    CHECK(gguf_writer_new(&w, &err) == SAC_OK);
-    CHECK(gguf_writer_set_u32(w, "a", 1, &err) == SAC_OK);
-    CHECK(gguf_writer_set_i32(w, "a", 2, &err) == SAC_ERR_ARG && contains(err.msg, "already set"));
-    CHECK(gguf_writer_set_alignment(w, 48, &err) == SAC_ERR_ARG && contains(err.msg, "power of two"));
-    CHECK(gguf_writer_set_i32(w, "general.alignment", 64, &err) == SAC_ERR_ARG);
-    CHECK(gguf_writer_set_array(w, "b", GGUF_TYPE_U32, 3, data, 8, &err) == SAC_ERR_ARG &&
+    CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_u32(w, "a", 1, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_i32(w, "a", 2, &err) == SAC_ERR_ARG && contains(err.msg, "already set"));
+    CHECK(sac_gguf_writer_set_alignment(w, 48, &err) == SAC_ERR_ARG && contains(err.msg, "power of two"));
+    CHECK(sac_gguf_writer_set_i32(w, "general.alignment", 64, &err) == SAC_ERR_ARG);
+    CHECK(sac_gguf_writer_set_array(w, "b", GGUF_TYPE_U32, 3, data, 8, &err) == SAC_ERR_ARG &&
           contains(err.msg, "needs 12 bytes"));
-    CHECK(gguf_writer_set_array(w, "b", GGUF_TYPE_STRING, 1, data, 8, &err) == SAC_ERR_ARG);
-    CHECK(gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 67, &err) == SAC_ERR_ARG &&
+    CHECK(sac_gguf_writer_set_array(w, "b", GGUF_TYPE_STRING, 1, data, 8, &err) == SAC_ERR_ARG);
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 67, &err) == SAC_ERR_ARG &&
           contains(err.msg, "needs 68 bytes"));
-    CHECK(gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 1, ne_odd, data, 51, &err) == SAC_ERR_ARG &&
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 1, ne_odd, data, 51, &err) == SAC_ERR_ARG &&
           contains(err.msg, "not a multiple of 32"));
-    CHECK(gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 2, ne_zero, data, 0, &err) == SAC_ERR_ARG);
-    CHECK(gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 5, ne_ok, data, 256, &err) == SAC_ERR_ARG);
-    CHECK(gguf_writer_add_tensor(w, "t", 3, 2, ne_ok, data, 40, &err) == SAC_ERR_UNSUPPORTED &&
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 2, ne_zero, data, 0, &err) == SAC_ERR_ARG);
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 5, ne_ok, data, 256, &err) == SAC_ERR_ARG);
+    CHECK(sac_gguf_writer_add_tensor(w, "t", 3, 2, ne_ok, data, 40, &err) == SAC_ERR_UNSUPPORTED &&
           contains(err.msg, "Q4_1"));
-    CHECK(gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 68, &err) == SAC_OK);
-    CHECK(gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 68, &err) == SAC_ERR_ARG &&
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 68, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 68, &err) == SAC_ERR_ARG &&
           contains(err.msg, "already added"));
-    gguf_writer_free(w);
+    sac_gguf_writer_free(w);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -426,47 +426,47 @@ static void test_getters(void) {
     CHECK_MSG(write_round_trip(GGUF_DEFAULT_ALIGNMENT, &buf, &size, &err) == SAC_OK, "%s", err.msg);
     free_round_trip_data();
     gguf_file f;
-    CHECK_MSG(gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
+    CHECK_MSG(sac_gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
 
     uint32_t u = 0;
-    CHECK(gguf_get_u32(&f, "t.u8", &u, &err) == SAC_OK && u == 200);
-    CHECK(gguf_get_u32(&f, "t.u16", &u, &err) == SAC_OK && u == 60000);
-    CHECK(gguf_get_u32(&f, "t.u32", &u, &err) == SAC_OK && u == 4000000000u);
-    CHECK(gguf_get_u32(&f, "t.i32", &u, &err) == SAC_ERR_MODEL && contains(err.msg, "'t.i32'") &&
+    CHECK(sac_gguf_get_u32(&f, "t.u8", &u, &err) == SAC_OK && u == 200);
+    CHECK(sac_gguf_get_u32(&f, "t.u16", &u, &err) == SAC_OK && u == 60000);
+    CHECK(sac_gguf_get_u32(&f, "t.u32", &u, &err) == SAC_OK && u == 4000000000u);
+    CHECK(sac_gguf_get_u32(&f, "t.i32", &u, &err) == SAC_ERR_MODEL && contains(err.msg, "'t.i32'") &&
           contains(err.msg, "out of range"));
-    CHECK(gguf_get_u32(&f, "t.u64", &u, &err) == SAC_ERR_MODEL && contains(err.msg, "out of range"));
-    CHECK(gguf_get_u32(&f, "t.string", &u, &err) == SAC_ERR_MODEL &&
+    CHECK(sac_gguf_get_u32(&f, "t.u64", &u, &err) == SAC_ERR_MODEL && contains(err.msg, "out of range"));
+    CHECK(sac_gguf_get_u32(&f, "t.string", &u, &err) == SAC_ERR_MODEL &&
           contains(err.msg, "'t.string' should be an integer (u32), but it is a string"));
-    CHECK(gguf_get_u32(&f, "nope", &u, &err) == SAC_ERR_MODEL &&
+    CHECK(sac_gguf_get_u32(&f, "nope", &u, &err) == SAC_ERR_MODEL &&
           strcmp(err.msg, "missing metadata key 'nope'") == 0);
-    CHECK(gguf_get_u32(&f, "t.f32", &u, &err) == SAC_ERR_MODEL && contains(err.msg, "but it is a f32"));
+    CHECK(sac_gguf_get_u32(&f, "t.f32", &u, &err) == SAC_ERR_MODEL && contains(err.msg, "but it is a f32"));
 
     float x = 0;
-    CHECK(gguf_get_f32(&f, "t.f32", &x, &err) == SAC_OK && x == 3.14159f);
-    CHECK(gguf_get_f32(&f, "t.f64", &x, &err) == SAC_OK && x == (float)-2.718281828459045);
-    CHECK(gguf_get_f32(&f, "t.u32", &x, &err) == SAC_ERR_MODEL && contains(err.msg, "but it is a u32"));
+    CHECK(sac_gguf_get_f32(&f, "t.f32", &x, &err) == SAC_OK && x == 3.14159f);
+    CHECK(sac_gguf_get_f32(&f, "t.f64", &x, &err) == SAC_OK && x == (float)-2.718281828459045);
+    CHECK(sac_gguf_get_f32(&f, "t.u32", &x, &err) == SAC_ERR_MODEL && contains(err.msg, "but it is a u32"));
 
     int b = -1;
-    CHECK(gguf_get_bool(&f, "t.bool_true", &b, &err) == SAC_OK && b == 1);
-    CHECK(gguf_get_bool(&f, "t.bool_false", &b, &err) == SAC_OK && b == 0);
-    CHECK(gguf_get_bool(&f, "t.u8", &b, &err) == SAC_ERR_MODEL && contains(err.msg, "should be a bool"));
+    CHECK(sac_gguf_get_bool(&f, "t.bool_true", &b, &err) == SAC_OK && b == 1);
+    CHECK(sac_gguf_get_bool(&f, "t.bool_false", &b, &err) == SAC_OK && b == 0);
+    CHECK(sac_gguf_get_bool(&f, "t.u8", &b, &err) == SAC_ERR_MODEL && contains(err.msg, "should be a bool"));
 
     gguf_string s = {0};
-    CHECK(gguf_get_string(&f, "t.string", &s, &err) == SAC_OK && gguf_string_eq(s, "hello, gguf"));
-    CHECK(gguf_get_string(&f, "t.strings", &s, &err) == SAC_ERR_MODEL &&
+    CHECK(sac_gguf_get_string(&f, "t.string", &s, &err) == SAC_OK && sac_gguf_string_eq(s, "hello, gguf"));
+    CHECK(sac_gguf_get_string(&f, "t.strings", &s, &err) == SAC_ERR_MODEL &&
           contains(err.msg, "but it is an array of string"));
 
     const gguf_kv *kv = NULL;
-    CHECK(gguf_get_array(&f, "t.strings", GGUF_TYPE_STRING, &kv, &err) == SAC_OK && kv &&
+    CHECK(sac_gguf_get_array(&f, "t.strings", GGUF_TYPE_STRING, &kv, &err) == SAC_OK && kv &&
           kv->arr_count == 5);
-    CHECK(gguf_get_array(&f, "t.f32s", GGUF_TYPE_I32, &kv, &err) == SAC_ERR_MODEL &&
+    CHECK(sac_gguf_get_array(&f, "t.f32s", GGUF_TYPE_I32, &kv, &err) == SAC_ERR_MODEL &&
           contains(err.msg, "'t.f32s' should be an array of i32, but it is an array of f32"));
-    CHECK(gguf_get_array(&f, "t.u32", GGUF_TYPE_U32, &kv, &err) == SAC_ERR_MODEL);
+    CHECK(sac_gguf_get_array(&f, "t.u32", GGUF_TYPE_U32, &kv, &err) == SAC_ERR_MODEL);
 
-    CHECK(strcmp(gguf_value_type_name(GGUF_TYPE_F64), "f64") == 0);
-    CHECK(strcmp(gguf_value_type_name(GGUF_TYPE_STRING), "string") == 0);
-    CHECK(strcmp(gguf_value_type_name(99), "unknown") == 0);
-    gguf_release(&f);
+    CHECK(strcmp(sac_gguf_value_type_name(GGUF_TYPE_F64), "f64") == 0);
+    CHECK(strcmp(sac_gguf_value_type_name(GGUF_TYPE_STRING), "string") == 0);
+    CHECK(strcmp(sac_gguf_value_type_name(99), "unknown") == 0);
+    sac_gguf_release(&f);
     free(buf);
 }
 
@@ -478,7 +478,7 @@ static void test_getters(void) {
 static const gguf_kv *array_kv(const gguf_file *f, const char *key, uint32_t elem_type) {
     const gguf_kv *kv = NULL;
     sac_error err = {0};
-    CHECK_MSG(gguf_get_array(f, key, elem_type, &kv, &err) == SAC_OK, "%s", err.msg);
+    CHECK_MSG(sac_gguf_get_array(f, key, elem_type, &kv, &err) == SAC_OK, "%s", err.msg);
     return kv;
 }
 
@@ -496,28 +496,28 @@ static void test_vocab_gpt2(void) {
     if (!buf) SKIP("../shared/data/vocab/ggml-vocab-gpt-2.gguf not found (run from the repo root)");
     gguf_file f;
     sac_error err = {0};
-    CHECK_MSG(gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
+    CHECK_MSG(sac_gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
     CHECK(size == 1766807);
     CHECK(f.version == 3 && f.n_kv == 16 && f.n_tensors == 0 && f.data_size == 0);
     gguf_string s = {0};
-    CHECK(gguf_get_string(&f, "tokenizer.ggml.model", &s, &err) == SAC_OK && gguf_string_eq(s, "gpt2"));
-    CHECK(gguf_get_string(&f, "general.architecture", &s, &err) == SAC_OK && gguf_string_eq(s, "gpt2"));
+    CHECK(sac_gguf_get_string(&f, "tokenizer.ggml.model", &s, &err) == SAC_OK && sac_gguf_string_eq(s, "gpt2"));
+    CHECK(sac_gguf_get_string(&f, "general.architecture", &s, &err) == SAC_OK && sac_gguf_string_eq(s, "gpt2"));
     const gguf_kv *tokens = array_kv(&f, "tokenizer.ggml.tokens", GGUF_TYPE_STRING);
     const gguf_kv *merges = array_kv(&f, "tokenizer.ggml.merges", GGUF_TYPE_STRING);
     const gguf_kv *types = array_kv(&f, "tokenizer.ggml.token_type", GGUF_TYPE_I32);
     if (tokens && merges && types) {
         CHECK(tokens->arr_count == 50257 && merges->arr_count == 50000 && types->arr_count == 50257);
         gguf_string *strs = malloc(sizeof *strs * 50257);
-        gguf_array_strings(tokens, strs);
-        CHECK(gguf_string_eq(strs[0], "!") && gguf_string_eq(strs[50256], "<|endoftext|>"));
-        gguf_array_strings(merges, strs);
-        CHECK(gguf_string_eq(strs[0], "\xc4\xa0 t"));
+        sac_gguf_array_strings(tokens, strs);
+        CHECK(sac_gguf_string_eq(strs[0], "!") && sac_gguf_string_eq(strs[50256], "<|endoftext|>"));
+        sac_gguf_array_strings(merges, strs);
+        CHECK(sac_gguf_string_eq(strs[0], "\xc4\xa0 t"));
         free(strs);
-        CHECK(gguf_array_int(types, 50256) == 3);
+        CHECK(sac_gguf_array_int(types, 50256) == 3);
     }
     uint32_t bos = 0;
-    CHECK(gguf_get_u32(&f, "tokenizer.ggml.bos_token_id", &bos, &err) == SAC_OK && bos == 50256);
-    gguf_release(&f);
+    CHECK(sac_gguf_get_u32(&f, "tokenizer.ggml.bos_token_id", &bos, &err) == SAC_OK && bos == 50256);
+    sac_gguf_release(&f);
     free(buf);
 }
 
@@ -528,27 +528,27 @@ static void test_vocab_llama(void) {
     if (!buf) SKIP("../shared/data/vocab/ggml-vocab-llama-spm.gguf not found (run from the repo root)");
     gguf_file f;
     sac_error err = {0};
-    CHECK_MSG(gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
+    CHECK_MSG(sac_gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
     CHECK(size == 723869);
     CHECK(f.version == 3 && f.n_kv == 22 && f.n_tensors == 0);
     gguf_string s = {0};
-    CHECK(gguf_get_string(&f, "tokenizer.ggml.model", &s, &err) == SAC_OK && gguf_string_eq(s, "llama"));
+    CHECK(sac_gguf_get_string(&f, "tokenizer.ggml.model", &s, &err) == SAC_OK && sac_gguf_string_eq(s, "llama"));
     const gguf_kv *tokens = array_kv(&f, "tokenizer.ggml.tokens", GGUF_TYPE_STRING);
     const gguf_kv *scores = array_kv(&f, "tokenizer.ggml.scores", GGUF_TYPE_F32);
     const gguf_kv *types = array_kv(&f, "tokenizer.ggml.token_type", GGUF_TYPE_I32);
     if (tokens && scores && types) {
         CHECK(tokens->arr_count == 32000 && scores->arr_count == 32000 && types->arr_count == 32000);
         gguf_string *strs = malloc(sizeof *strs * 32000);
-        gguf_array_strings(tokens, strs);
-        CHECK(gguf_string_eq(strs[0], "<unk>") && gguf_string_eq(strs[1], "<s>"));
+        sac_gguf_array_strings(tokens, strs);
+        CHECK(sac_gguf_string_eq(strs[0], "<unk>") && sac_gguf_string_eq(strs[1], "<s>"));
         free(strs);
-        CHECK(gguf_array_float(scores, 31999) == -31740.0);
-        CHECK(gguf_array_int(types, 0) == 2);
+        CHECK(sac_gguf_array_float(scores, 31999) == -31740.0);
+        CHECK(sac_gguf_array_int(types, 0) == 2);
     }
-    CHECK(gguf_find_kv(&f, "tokenizer.ggml.merges") == NULL);
+    CHECK(sac_gguf_find_kv(&f, "tokenizer.ggml.merges") == NULL);
     int add_bos = 0;
-    CHECK(gguf_get_bool(&f, "tokenizer.ggml.add_bos_token", &add_bos, &err) == SAC_OK && add_bos == 1);
-    gguf_release(&f);
+    CHECK(sac_gguf_get_bool(&f, "tokenizer.ggml.add_bos_token", &add_bos, &err) == SAC_OK && add_bos == 1);
+    sac_gguf_release(&f);
     free(buf);
 }
 
@@ -570,29 +570,29 @@ static void test_every_truncation(void) {
     sac_error err = {0};
     uint8_t *buf = NULL;
     size_t size = 0;
-    CHECK(gguf_writer_new(&w, &err) == SAC_OK);
-    CHECK(gguf_writer_set_string(w, "general.architecture", "llama", &err) == SAC_OK);
-    CHECK(gguf_writer_set_string_array(w, "s", strs, 3, &err) == SAC_OK);
-    CHECK(gguf_writer_set_array(w, "i", GGUF_TYPE_I32, 2, ints, sizeof ints, &err) == SAC_OK);
-    CHECK(gguf_writer_set_f64(w, "d", 0.5, &err) == SAC_OK);
-    CHECK(gguf_writer_add_tensor(w, "a", SAC_TYPE_Q8_0, 2, ne_a, q8, sizeof q8, &err) == SAC_OK);
-    CHECK(gguf_writer_add_tensor(w, "b", SAC_TYPE_F32, 1, ne_b, f32, sizeof f32, &err) == SAC_OK);
-    CHECK(gguf_writer_to_buffer(w, &buf, &size, &err) == SAC_OK);
-    gguf_writer_free(w);
+    CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_string(w, "general.architecture", "llama", &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_string_array(w, "s", strs, 3, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_array(w, "i", GGUF_TYPE_I32, 2, ints, sizeof ints, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_f64(w, "d", 0.5, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_add_tensor(w, "a", SAC_TYPE_Q8_0, 2, ne_a, q8, sizeof q8, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_add_tensor(w, "b", SAC_TYPE_F32, 1, ne_b, f32, sizeof f32, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_to_buffer(w, &buf, &size, &err) == SAC_OK);
+    sac_gguf_writer_free(w);
     if (!buf) return;
 
     gguf_file f;
-    CHECK_MSG(gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
-    const gguf_tensor *b = gguf_find_tensor(&f, "b");
+    CHECK_MSG(sac_gguf_parse(&f, buf, size, &err) == SAC_OK, "%s", err.msg);
+    const gguf_tensor *b = sac_gguf_find_tensor(&f, "b");
     size_t end = b ? (size_t)(f.data_offset + b->offset + b->n_bytes) : size;
     CHECK(end < size); /* so that some padding prefixes are tried too */
-    gguf_release(&f);
+    sac_gguf_release(&f);
 
     int failures = 0;
     for (size_t len = 0; len <= size && failures < 5; len++) {
         uint8_t *copy = malloc(len ? len : 1);
         memcpy(copy, buf, len);
-        sac_status st = gguf_parse(&f, copy, len, &err);
+        sac_status st = sac_gguf_parse(&f, copy, len, &err);
         if (len < end) {
             int ok = st == SAC_ERR_FORMAT &&
                      (contains(err.msg, "truncated") || contains(err.msg, "out of bounds"));
@@ -602,7 +602,7 @@ static void test_every_truncation(void) {
             CHECK_MSG(st == SAC_OK, "prefix %zu: %s", len, err.msg);
             failures += st != SAC_OK;
         }
-        gguf_release(&f);
+        sac_gguf_release(&f);
         free(copy);
     }
     /* A sample of the messages, checked exactly, on a file with a single entry. */
@@ -662,12 +662,12 @@ static void test_bad_header(void) {
     put_header(&b, 3, 0, 0);
     gguf_file f;
     sac_error err = {0};
-    CHECK_MSG(gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "%s", err.msg);
+    CHECK_MSG(sac_gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "%s", err.msg);
     CHECK(f.n_kv == 0 && f.n_tensors == 0 && f.data_size == 0 && f.alignment == 32);
-    gguf_release(&f);
-    CHECK(gguf_parse(NULL, b.p, b.len, &err) == SAC_ERR_ARG);
-    CHECK(gguf_parse(&f, NULL, 10, &err) == SAC_ERR_ARG);
-    gguf_release(&f);
+    sac_gguf_release(&f);
+    CHECK(sac_gguf_parse(NULL, b.p, b.len, &err) == SAC_ERR_ARG);
+    CHECK(sac_gguf_parse(&f, NULL, 10, &err) == SAC_ERR_ARG);
+    sac_gguf_release(&f);
     free(b.p);
 }
 
@@ -765,9 +765,9 @@ static void test_bad_metadata(void) {
     put_kv_str(&b, "general.name", "tiny");
     gguf_file f;
     sac_error err = {0};
-    CHECK_MSG(gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "%s", err.msg);
+    CHECK_MSG(sac_gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "%s", err.msg);
     CHECK(f.alignment == 64 && f.data_offset == b.len && f.data_size == 0 && f.n_kv == 2);
-    gguf_release(&f);
+    sac_gguf_release(&f);
     free(b.p);
 }
 
@@ -823,8 +823,8 @@ static void test_bad_tensor_infos(void) {
     b = tensor_file(adjacent, 2, 64);
     gguf_file f;
     sac_error err = {0};
-    CHECK_MSG(gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "adjacent tensors: %s", err.msg);
-    gguf_release(&f);
+    CHECK_MSG(sac_gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "adjacent tensors: %s", err.msg);
+    sac_gguf_release(&f);
     free(b.p);
     const tinfo dup[2] = {{"same", 1, {8}, SAC_TYPE_F32, 0}, {"same", 1, {8}, SAC_TYPE_F32, 32}};
     b = tensor_file(dup, 2, 64);
@@ -856,7 +856,7 @@ static void test_misaligned_buffer(void) {
         uint8_t *at = mem + shift;
         memcpy(at, buf, size);
         gguf_file f;
-        CHECK_MSG(gguf_parse(&f, at, size, &err) == SAC_OK, "shift %d: %s", shift, err.msg);
+        CHECK_MSG(sac_gguf_parse(&f, at, size, &err) == SAC_OK, "shift %d: %s", shift, err.msg);
         int in_place = f.data >= at && f.data < at + size;
         if (shift == 0) {
             CHECK(f.data_copy == NULL && in_place && f.data == at + f.data_offset);
@@ -867,7 +867,7 @@ static void test_misaligned_buffer(void) {
         /* Metadata strings still point into the caller's buffer. */
         CHECK(f.n_kv > 0 && (const uint8_t *)f.kv[0].key.data >= at &&
               (const uint8_t *)f.kv[0].key.data < at + size);
-        gguf_release(&f);
+        sac_gguf_release(&f);
     }
     free(mem);
     free(buf);

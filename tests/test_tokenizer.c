@@ -4,7 +4,7 @@
  * The reference vocabularies are read from ../shared/data/vocab (relative to the current
  * directory, or to the binary's place in build/<flavour>/tests); tests that need them SKIP
  * when they are absent. Vocab-only files are no models, so a sac_model is put together by
- * hand: gguf_parse into model.gguf, sac_tokenizer_load into model.tokenizer. */
+ * hand: sac_gguf_parse into model.gguf, sac_tokenizer_load into model.tokenizer. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +46,7 @@ static void find_data_dir(const char *argv0) {
 /* Builds a tokenizer-only model from GGUF bytes; returns the status of the first failing step. */
 static sac_status model_from_gguf(struct sac_model *m, const void *buf, size_t size) {
     memset(m, 0, sizeof *m);
-    sac_status st = gguf_parse(&m->gguf, buf, size, &m->error);
+    sac_status st = sac_gguf_parse(&m->gguf, buf, size, &m->error);
     if (st) return st;
     return sac_tokenizer_load(&m->gguf, &m->tokenizer, &m->error);
 }
@@ -54,7 +54,7 @@ static sac_status model_from_gguf(struct sac_model *m, const void *buf, size_t s
 static void model_release(struct sac_model *m) {
     sac_tokenizer_free(m->tokenizer);
     m->tokenizer = NULL;
-    gguf_release(&m->gguf);
+    sac_gguf_release(&m->gguf);
 }
 
 static void vocab_open(vocab *v, const char *name) {
@@ -775,27 +775,27 @@ static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
     sac_error err = {0};
     gguf_writer *w = NULL;
     uint8_t *bytes = NULL;
-    int ok = gguf_writer_new(&w, &err) == SAC_OK;
-    ok = ok && gguf_writer_set_string(w, "general.architecture", "llama", &err) == SAC_OK;
-    if (s->model) ok = ok && gguf_writer_set_string(w, "tokenizer.ggml.model", s->model, &err) == SAC_OK;
-    if (s->pre) ok = ok && gguf_writer_set_string(w, "tokenizer.ggml.pre", s->pre, &err) == SAC_OK;
+    int ok = sac_gguf_writer_new(&w, &err) == SAC_OK;
+    ok = ok && sac_gguf_writer_set_string(w, "general.architecture", "llama", &err) == SAC_OK;
+    if (s->model) ok = ok && sac_gguf_writer_set_string(w, "tokenizer.ggml.model", s->model, &err) == SAC_OK;
+    if (s->pre) ok = ok && sac_gguf_writer_set_string(w, "tokenizer.ggml.pre", s->pre, &err) == SAC_OK;
     if (s->tokens)
-        ok = ok && gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", s->tokens, s->n_tokens, &err) == SAC_OK;
+        ok = ok && sac_gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", s->tokens, s->n_tokens, &err) == SAC_OK;
     if (s->types)
-        ok = ok && gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, s->n_types, s->types,
+        ok = ok && sac_gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, s->n_types, s->types,
                                          s->n_types * sizeof(int32_t), &err) == SAC_OK;
     if (s->scores)
-        ok = ok && gguf_writer_set_array(w, "tokenizer.ggml.scores", GGUF_TYPE_F32, s->n_scores, s->scores,
+        ok = ok && sac_gguf_writer_set_array(w, "tokenizer.ggml.scores", GGUF_TYPE_F32, s->n_scores, s->scores,
                                          s->n_scores * sizeof(float), &err) == SAC_OK;
     if (s->merges)
-        ok = ok && gguf_writer_set_string_array(w, "tokenizer.ggml.merges", s->merges, s->n_merges, &err) == SAC_OK;
-    if (s->bos >= 0) ok = ok && gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)s->bos, &err) == SAC_OK;
-    if (s->eos >= 0) ok = ok && gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)s->eos, &err) == SAC_OK;
+        ok = ok && sac_gguf_writer_set_string_array(w, "tokenizer.ggml.merges", s->merges, s->n_merges, &err) == SAC_OK;
+    if (s->bos >= 0) ok = ok && sac_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)s->bos, &err) == SAC_OK;
+    if (s->eos >= 0) ok = ok && sac_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)s->eos, &err) == SAC_OK;
     if (s->unk >= 0)
-        ok = ok && gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", (uint32_t)s->unk, &err) == SAC_OK;
-    ok = ok && gguf_writer_to_buffer(w, &bytes, size, &err) == SAC_OK;
+        ok = ok && sac_gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", (uint32_t)s->unk, &err) == SAC_OK;
+    ok = ok && sac_gguf_writer_to_buffer(w, &bytes, size, &err) == SAC_OK;
     CHECK_MSG(ok, "building the GGUF: %s", err.msg);
-    gguf_writer_free(w);
+    sac_gguf_writer_free(w);
     return ok ? bytes : NULL;
 }
 

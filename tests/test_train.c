@@ -697,7 +697,7 @@ static void test_export_matches_engine(void) {
 /* Quantizer                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-static const gguf_tensor *tensor_named(const gguf_file *f, const char *name) { return gguf_find_tensor(f, name); }
+static const gguf_tensor *tensor_named(const gguf_file *f, const char *name) { return sac_gguf_find_tensor(f, name); }
 
 /* F32 → type: matrices equal, byte for byte, the test model maker's own quantization of the
  * same values; vectors stay F32; metadata is kept; the engine's logits are those of the model
@@ -716,9 +716,9 @@ static void quantize_case(uint32_t type, double logit_tol) {
     CHECK_MSG(quantize_gguf(f32.bytes, f32.size, type, &out, &size, &stats, &err) == SAC_OK, "%s", err.msg);
 
     gguf_file a, b, q;
-    CHECK(gguf_parse(&a, f32.bytes, f32.size, &err) == SAC_OK);
-    CHECK(gguf_parse(&b, direct.bytes, direct.size, &err) == SAC_OK);
-    CHECK(gguf_parse(&q, out, size, &err) == SAC_OK);
+    CHECK(sac_gguf_parse(&a, f32.bytes, f32.size, &err) == SAC_OK);
+    CHECK(sac_gguf_parse(&b, direct.bytes, direct.size, &err) == SAC_OK);
+    CHECK(sac_gguf_parse(&q, out, size, &err) == SAC_OK);
     CHECK(q.n_tensors == a.n_tensors);
     CHECK(stats.n_converted + stats.n_kept == (int64_t)a.n_tensors && stats.n_fallback == 0);
     int64_t matrices = 0;
@@ -727,7 +727,7 @@ static void quantize_case(uint32_t type, double logit_tol) {
         char name[96];
         snprintf(name, sizeof name, "%.*s", (int)ta->name.len, ta->name.data);
         const gguf_tensor *tb = tensor_named(&b, name);
-        CHECK(gguf_string_eq(tq->name, name) && tb);
+        CHECK(sac_gguf_string_eq(tq->name, name) && tb);
         if (!tb) continue;
         CHECK(tq->type == (ta->n_dims >= 2 ? type : SAC_TYPE_F32));
         CHECK_MSG(tq->n_bytes == tb->n_bytes && memcmp(tq->data, tb->data, tq->n_bytes) == 0, "%s differs", name);
@@ -735,11 +735,11 @@ static void quantize_case(uint32_t type, double logit_tol) {
     }
     CHECK(stats.n_converted == (type == SAC_TYPE_F32 ? 0 : matrices));
     /* metadata: every key kept, general.file_type added */
-    CHECK(q.n_kv == a.n_kv + (gguf_find_kv(&a, "general.file_type") ? 0 : 1));
+    CHECK(q.n_kv == a.n_kv + (sac_gguf_find_kv(&a, "general.file_type") ? 0 : 1));
     uint32_t file_type = 99, ctx_len = 0;
-    CHECK(gguf_get_u32(&q, "general.file_type", &file_type, &err) == SAC_OK);
+    CHECK(sac_gguf_get_u32(&q, "general.file_type", &file_type, &err) == SAC_OK);
     CHECK(file_type == (type == SAC_TYPE_Q8_0 ? 7u : type == SAC_TYPE_Q4_0 ? 2u : type == SAC_TYPE_F16 ? 1u : 0u));
-    CHECK(gguf_get_u32(&q, "gpt2.context_length", &ctx_len, &err) == SAC_OK && ctx_len == (uint32_t)spec.n_ctx);
+    CHECK(sac_gguf_get_u32(&q, "gpt2.context_length", &ctx_len, &err) == SAC_OK && ctx_len == (uint32_t)spec.n_ctx);
 
     /* the engine runs it: the same logits as the model made directly in this type (same
      * tensor bytes), and close to the F32 model */
@@ -781,9 +781,9 @@ static void quantize_case(uint32_t type, double logit_tol) {
         free(back);
         free(again);
     }
-    gguf_release(&a);
-    gguf_release(&b);
-    gguf_release(&q);
+    sac_gguf_release(&a);
+    sac_gguf_release(&b);
+    sac_gguf_release(&q);
     free(out);
     test_model_free(&f32);
     test_model_free(&direct);
@@ -800,25 +800,25 @@ static void test_quantize_roundtrip(void) {
 static void test_quantize_fallback(void) {
     gguf_writer *w;
     sac_error err;
-    CHECK(gguf_writer_new(&w, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
     float m[20 * 3], v[20];
     for (int i = 0; i < 60; i++) m[i] = (float)i / 7.0f;
     for (int i = 0; i < 20; i++) v[i] = (float)i;
     const int64_t ne_m[2] = {20, 3}, ne_v[1] = {20};
-    CHECK(gguf_writer_set_string(w, "general.name", "odd", &err) == SAC_OK);
-    CHECK(gguf_writer_add_tensor(w, "m", SAC_TYPE_F32, 2, ne_m, m, sizeof m, &err) == SAC_OK);
-    CHECK(gguf_writer_add_tensor(w, "v", SAC_TYPE_F32, 1, ne_v, v, sizeof v, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_set_string(w, "general.name", "odd", &err) == SAC_OK);
+    CHECK(sac_gguf_writer_add_tensor(w, "m", SAC_TYPE_F32, 2, ne_m, m, sizeof m, &err) == SAC_OK);
+    CHECK(sac_gguf_writer_add_tensor(w, "v", SAC_TYPE_F32, 1, ne_v, v, sizeof v, &err) == SAC_OK);
     uint8_t *in = NULL, *out = NULL;
     size_t in_size = 0, out_size = 0;
-    CHECK(gguf_writer_to_buffer(w, &in, &in_size, &err) == SAC_OK);
-    gguf_writer_free(w);
+    CHECK(sac_gguf_writer_to_buffer(w, &in, &in_size, &err) == SAC_OK);
+    sac_gguf_writer_free(w);
     quantize_stats stats;
     CHECK(quantize_gguf(in, in_size, SAC_TYPE_Q8_0, &out, &out_size, &stats, &err) == SAC_OK);
     CHECK(stats.n_fallback == 1 && stats.n_converted == 1 && stats.n_kept == 1);
     gguf_file f;
-    CHECK(gguf_parse(&f, out, out_size, &err) == SAC_OK);
-    CHECK(gguf_find_tensor(&f, "m")->type == SAC_TYPE_F16 && gguf_find_tensor(&f, "v")->type == SAC_TYPE_F32);
-    gguf_release(&f);
+    CHECK(sac_gguf_parse(&f, out, out_size, &err) == SAC_OK);
+    CHECK(sac_gguf_find_tensor(&f, "m")->type == SAC_TYPE_F16 && sac_gguf_find_tensor(&f, "v")->type == SAC_TYPE_F32);
+    sac_gguf_release(&f);
     CHECK(quantize_gguf(in, in_size, 3 /* Q4_1 */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
     free(in);
     free(out);

@@ -567,7 +567,7 @@ void encdec_backward(encdec_model *m) {
 /* ---------------------------------------------------------------------------------------- */
 
 static sac_status set_id(gguf_writer *w, const char *key, int32_t id, sac_error *err) {
-    return id >= 0 ? gguf_writer_set_u32(w, key, (uint32_t)id, err) : SAC_OK;
+    return id >= 0 ? sac_gguf_writer_set_u32(w, key, (uint32_t)id, err) : SAC_OK;
 }
 
 sac_status encdec_export_gguf(const encdec_model *m, const char *name, const encdec_vocab *vocab, uint8_t **out,
@@ -576,30 +576,30 @@ sac_status encdec_export_gguf(const encdec_model *m, const char *name, const enc
     if (vocab->n_tokens > c->n_vocab)
         return sac_fail(err, SAC_ERR_ARG, "encdec: %d tokens for %d embedding rows", vocab->n_tokens, c->n_vocab);
     gguf_writer *w;
-    sac_status st = gguf_writer_new(&w, err);
+    sac_status st = sac_gguf_writer_new(&w, err);
     if (st) return st;
 
-    if ((st = gguf_writer_set_string(w, "general.architecture", "encdec", err)) ||
-        (st = gguf_writer_set_string(w, "general.name", name, err)) ||
-        (st = gguf_writer_set_u32(w, "general.file_type", 0, err)) || /* llama.cpp's ALL_F32 */
-        (st = gguf_writer_set_u32(w, "encdec.context_length", (uint32_t)c->n_ctx, err)) ||
-        (st = gguf_writer_set_u32(w, "encdec.embedding_length", (uint32_t)c->n_embd, err)) ||
-        (st = gguf_writer_set_u32(w, "encdec.feed_forward_length", (uint32_t)c->n_ff, err)) ||
-        (st = gguf_writer_set_u32(w, "encdec.encoder.block_count", (uint32_t)c->n_enc_layer, err)) ||
-        (st = gguf_writer_set_u32(w, "encdec.block_count", (uint32_t)c->n_dec_layer, err)) ||
-        (st = gguf_writer_set_u32(w, "encdec.attention.head_count", (uint32_t)c->n_head, err)) ||
-        (st = gguf_writer_set_f32(w, "encdec.attention.layer_norm_epsilon", c->norm_eps, err)) ||
-        (st = gguf_writer_set_string(w, "tokenizer.ggml.model", "char", err)) ||
-        (st = gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", vocab->tokens, (uint64_t)vocab->n_tokens,
+    if ((st = sac_gguf_writer_set_string(w, "general.architecture", "encdec", err)) ||
+        (st = sac_gguf_writer_set_string(w, "general.name", name, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "general.file_type", 0, err)) || /* llama.cpp's ALL_F32 */
+        (st = sac_gguf_writer_set_u32(w, "encdec.context_length", (uint32_t)c->n_ctx, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "encdec.embedding_length", (uint32_t)c->n_embd, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "encdec.feed_forward_length", (uint32_t)c->n_ff, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "encdec.encoder.block_count", (uint32_t)c->n_enc_layer, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "encdec.block_count", (uint32_t)c->n_dec_layer, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "encdec.attention.head_count", (uint32_t)c->n_head, err)) ||
+        (st = sac_gguf_writer_set_f32(w, "encdec.attention.layer_norm_epsilon", c->norm_eps, err)) ||
+        (st = sac_gguf_writer_set_string(w, "tokenizer.ggml.model", "char", err)) ||
+        (st = sac_gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", vocab->tokens, (uint64_t)vocab->n_tokens,
                                            err)) ||
-        (st = gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)vocab->n_tokens,
+        (st = sac_gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)vocab->n_tokens,
                                     vocab->token_types, (size_t)vocab->n_tokens * sizeof(int32_t), err)) ||
         (st = set_id(w, "tokenizer.ggml.bos_token_id", vocab->bos_id, err)) ||
         (st = set_id(w, "tokenizer.ggml.eos_token_id", vocab->eos_id, err)) ||
         (st = set_id(w, "tokenizer.ggml.padding_token_id", vocab->pad_id, err)) ||
         (st = set_id(w, "tokenizer.ggml.unknown_token_id", vocab->unknown_id, err)) ||
         /* the source is plain text; the caller starts the decoder with <bos> itself */
-        (st = gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", 0, err)))
+        (st = sac_gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", 0, err)))
         goto done;
 
     /* tensors in buffer order, a stack's tensors block by block: token_embd, enc.blk.0.*, …,
@@ -623,15 +623,15 @@ sac_status encdec_export_gguf(const encdec_model *m, const char *name, const enc
                               t[k].name);
                 const int64_t n = t[k].rows * t[k].cols;
                 const int64_t ne[2] = {t[k].cols, t[k].rows};
-                if ((st = gguf_writer_add_tensor(w, full, SAC_TYPE_F32, t[k].is_matrix ? 2 : 1, ne, *slots[k] + l * n,
+                if ((st = sac_gguf_writer_add_tensor(w, full, SAC_TYPE_F32, t[k].is_matrix ? 2 : 1, ne, *slots[k] + l * n,
                                                  (size_t)n * sizeof(float), err)))
                     goto done;
             }
         i = end;
     }
-    st = gguf_writer_to_buffer(w, out, size, err);
+    st = sac_gguf_writer_to_buffer(w, out, size, err);
 done:
-    gguf_writer_free(w);
+    sac_gguf_writer_free(w);
     return st;
 }
 

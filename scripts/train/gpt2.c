@@ -302,28 +302,28 @@ sac_status gpt2_export_gguf(const gpt2_model *m, const char *name, const gpt2_vo
     if (vocab->n_tokens > c->n_vocab)
         return sac_fail(err, SAC_ERR_ARG, "gpt2: %d tokens for %d embedding rows", vocab->n_tokens, c->n_vocab);
     gguf_writer *w;
-    sac_status st = gguf_writer_new(&w, err);
+    sac_status st = sac_gguf_writer_new(&w, err);
     if (st) return st;
 
-    if ((st = gguf_writer_set_string(w, "general.architecture", "gpt2", err)) ||
-        (st = gguf_writer_set_string(w, "general.name", name, err)) ||
-        (st = gguf_writer_set_u32(w, "general.file_type", 0, err)) || /* llama.cpp's ALL_F32 */
-        (st = gguf_writer_set_u32(w, "gpt2.context_length", (uint32_t)c->n_ctx, err)) ||
-        (st = gguf_writer_set_u32(w, "gpt2.embedding_length", (uint32_t)c->n_embd, err)) ||
-        (st = gguf_writer_set_u32(w, "gpt2.feed_forward_length", (uint32_t)c->n_ff, err)) ||
-        (st = gguf_writer_set_u32(w, "gpt2.block_count", (uint32_t)c->n_layer, err)) ||
-        (st = gguf_writer_set_u32(w, "gpt2.attention.head_count", (uint32_t)c->n_head, err)) ||
-        (st = gguf_writer_set_f32(w, "gpt2.attention.layer_norm_epsilon", c->norm_eps, err)) ||
-        (st = gguf_writer_set_string(w, "tokenizer.ggml.model", "char", err)) ||
-        (st = gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", vocab->tokens, (uint64_t)vocab->n_tokens,
+    if ((st = sac_gguf_writer_set_string(w, "general.architecture", "gpt2", err)) ||
+        (st = sac_gguf_writer_set_string(w, "general.name", name, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "general.file_type", 0, err)) || /* llama.cpp's ALL_F32 */
+        (st = sac_gguf_writer_set_u32(w, "gpt2.context_length", (uint32_t)c->n_ctx, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "gpt2.embedding_length", (uint32_t)c->n_embd, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "gpt2.feed_forward_length", (uint32_t)c->n_ff, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "gpt2.block_count", (uint32_t)c->n_layer, err)) ||
+        (st = sac_gguf_writer_set_u32(w, "gpt2.attention.head_count", (uint32_t)c->n_head, err)) ||
+        (st = sac_gguf_writer_set_f32(w, "gpt2.attention.layer_norm_epsilon", c->norm_eps, err)) ||
+        (st = sac_gguf_writer_set_string(w, "tokenizer.ggml.model", "char", err)) ||
+        (st = sac_gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", vocab->tokens, (uint64_t)vocab->n_tokens,
                                            err)))
         goto done;
     if (vocab->token_types &&
-        (st = gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)vocab->n_tokens,
+        (st = sac_gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)vocab->n_tokens,
                                     vocab->token_types, (size_t)vocab->n_tokens * sizeof(int32_t), err)))
         goto done;
     if (vocab->unknown_id >= 0 &&
-        (st = gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", (uint32_t)vocab->unknown_id, err)))
+        (st = sac_gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", (uint32_t)vocab->unknown_id, err)))
         goto done;
 
     /* tensors in the order llama.cpp writes them: embeddings, then block by block, then the
@@ -345,13 +345,13 @@ sac_status gpt2_export_gguf(const gpt2_model *m, const char *name, const gpt2_vo
                 else snprintf(full, sizeof full, "%s", t[i].name);
                 const int64_t n = t[i].rows * t[i].cols;
                 const int64_t ne[2] = {t[i].cols, t[i].rows};
-                if ((st = gguf_writer_add_tensor(w, full, SAC_TYPE_F32, t[i].is_matrix ? 2 : 1, ne, *slots[i] + l * n,
+                if ((st = sac_gguf_writer_add_tensor(w, full, SAC_TYPE_F32, t[i].is_matrix ? 2 : 1, ne, *slots[i] + l * n,
                                                  (size_t)n * sizeof(float), err)))
                     goto done;
             }
     }
-    st = gguf_writer_to_buffer(w, out, size, err);
+    st = sac_gguf_writer_to_buffer(w, out, size, err);
 done:
-    gguf_writer_free(w);
+    sac_gguf_writer_free(w);
     return st;
 }

@@ -41,7 +41,7 @@ static sac_status copy_string_array(gguf_writer *w, const char *key, const gguf_
         st = sac_fail(err, SAC_ERR_NOMEM, "quantize: out of memory copying '%s'", key);
         goto done;
     }
-    gguf_array_strings(kv, strings);
+    sac_gguf_array_strings(kv, strings);
     for (size_t i = 0; i < n; i++) {
         copies[i] = malloc((size_t)strings[i].len + 1);
         if (!copies[i]) {
@@ -53,7 +53,7 @@ static sac_status copy_string_array(gguf_writer *w, const char *key, const gguf_
             goto done;
         }
     }
-    st = gguf_writer_set_string_array(w, key, (const char *const *)copies, n, err);
+    st = sac_gguf_writer_set_string_array(w, key, (const char *const *)copies, n, err);
 done:
     if (copies)
         for (size_t i = 0; i < n; i++) free(copies[i]);
@@ -67,29 +67,29 @@ static sac_status copy_kv(gguf_writer *w, const gguf_kv *kv, sac_error *err) {
     if (!c_string(kv->key, key, sizeof key))
         return sac_fail(err, SAC_ERR_UNSUPPORTED, "quantize: a metadata key is too long or holds a NUL byte");
     switch (kv->type) {
-    case GGUF_TYPE_U8: return gguf_writer_set_u8(w, key, (uint8_t)kv->u64, err);
-    case GGUF_TYPE_I8: return gguf_writer_set_i8(w, key, (int8_t)kv->i64, err);
-    case GGUF_TYPE_U16: return gguf_writer_set_u16(w, key, (uint16_t)kv->u64, err);
-    case GGUF_TYPE_I16: return gguf_writer_set_i16(w, key, (int16_t)kv->i64, err);
-    case GGUF_TYPE_U32: return gguf_writer_set_u32(w, key, (uint32_t)kv->u64, err);
-    case GGUF_TYPE_I32: return gguf_writer_set_i32(w, key, (int32_t)kv->i64, err);
-    case GGUF_TYPE_U64: return gguf_writer_set_u64(w, key, kv->u64, err);
-    case GGUF_TYPE_I64: return gguf_writer_set_i64(w, key, kv->i64, err);
-    case GGUF_TYPE_F32: return gguf_writer_set_f32(w, key, (float)kv->f64, err);
-    case GGUF_TYPE_F64: return gguf_writer_set_f64(w, key, kv->f64, err);
-    case GGUF_TYPE_BOOL: return gguf_writer_set_bool(w, key, kv->u64 != 0, err);
+    case GGUF_TYPE_U8: return sac_gguf_writer_set_u8(w, key, (uint8_t)kv->u64, err);
+    case GGUF_TYPE_I8: return sac_gguf_writer_set_i8(w, key, (int8_t)kv->i64, err);
+    case GGUF_TYPE_U16: return sac_gguf_writer_set_u16(w, key, (uint16_t)kv->u64, err);
+    case GGUF_TYPE_I16: return sac_gguf_writer_set_i16(w, key, (int16_t)kv->i64, err);
+    case GGUF_TYPE_U32: return sac_gguf_writer_set_u32(w, key, (uint32_t)kv->u64, err);
+    case GGUF_TYPE_I32: return sac_gguf_writer_set_i32(w, key, (int32_t)kv->i64, err);
+    case GGUF_TYPE_U64: return sac_gguf_writer_set_u64(w, key, kv->u64, err);
+    case GGUF_TYPE_I64: return sac_gguf_writer_set_i64(w, key, kv->i64, err);
+    case GGUF_TYPE_F32: return sac_gguf_writer_set_f32(w, key, (float)kv->f64, err);
+    case GGUF_TYPE_F64: return sac_gguf_writer_set_f64(w, key, kv->f64, err);
+    case GGUF_TYPE_BOOL: return sac_gguf_writer_set_bool(w, key, kv->u64 != 0, err);
     case GGUF_TYPE_STRING: {
         char *value = malloc((size_t)kv->str.len + 1);
         if (!value) return sac_fail(err, SAC_ERR_NOMEM, "quantize: out of memory copying '%s'", key);
         sac_status st = c_string(kv->str, value, (size_t)kv->str.len + 1)
-                            ? gguf_writer_set_string(w, key, value, err)
+                            ? sac_gguf_writer_set_string(w, key, value, err)
                             : sac_fail(err, SAC_ERR_UNSUPPORTED, "quantize: '%s' contains a NUL byte", key);
         free(value);
         return st;
     }
     case GGUF_TYPE_ARRAY:
         if (kv->arr_type == GGUF_TYPE_STRING) return copy_string_array(w, key, kv, err);
-        return gguf_writer_set_array(w, key, kv->arr_type, kv->arr_count, kv->arr_data, (size_t)kv->arr_nbytes, err);
+        return sac_gguf_writer_set_array(w, key, kv->arr_type, kv->arr_count, kv->arr_data, (size_t)kv->arr_nbytes, err);
     default: return sac_fail(err, SAC_ERR_UNSUPPORTED, "quantize: '%s' has value type %u", key, kv->type);
     }
 }
@@ -114,7 +114,7 @@ static sac_status add_tensor(gguf_writer *w, const gguf_tensor *t, uint32_t type
     if (target == t->type) {
         stats->n_kept++;
         stats->bytes_out += t->n_bytes;
-        return gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, (size_t)t->n_bytes, err);
+        return sac_gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, (size_t)t->n_bytes, err);
     }
 
     const int64_t n = (int64_t)t->n_elements;
@@ -127,7 +127,7 @@ static sac_status add_tensor(gguf_writer *w, const gguf_tensor *t, uint32_t type
     } else {
         sac_type_traits_get(t->type)->to_float(t->data, values, n);
         dst->from_float(values, converted, n);
-        st = gguf_writer_add_tensor(w, name, target, t->n_dims, ne, converted, n_bytes, err);
+        st = sac_gguf_writer_add_tensor(w, name, target, t->n_dims, ne, converted, n_bytes, err);
         stats->n_converted++;
         stats->bytes_out += n_bytes;
     }
@@ -144,28 +144,28 @@ sac_status quantize_gguf(const void *in, size_t in_size, uint32_t type, uint8_t 
     if (type != SAC_TYPE_F32 && type != SAC_TYPE_F16 && type != SAC_TYPE_Q8_0 && type != SAC_TYPE_Q4_0)
         return sac_fail(err, SAC_ERR_ARG, "quantize: cannot convert to %s", sac_type_name(type));
     gguf_file f;
-    sac_status st = gguf_parse(&f, in, in_size, err);
+    sac_status st = sac_gguf_parse(&f, in, in_size, err);
     if (st) {
-        gguf_release(&f);
+        sac_gguf_release(&f);
         return st;
     }
     gguf_writer *w = NULL;
-    if ((st = gguf_writer_new(&w, err))) goto done;
+    if ((st = sac_gguf_writer_new(&w, err))) goto done;
 
     int wrote_file_type = 0;
     for (uint64_t i = 0; i < f.n_kv && !st; i++) {
-        if (gguf_string_eq(f.kv[i].key, "general.file_type")) {
-            st = gguf_writer_set_u32(w, "general.file_type", file_type_of(type), err);
+        if (sac_gguf_string_eq(f.kv[i].key, "general.file_type")) {
+            st = sac_gguf_writer_set_u32(w, "general.file_type", file_type_of(type), err);
             wrote_file_type = 1;
         } else {
             st = copy_kv(w, &f.kv[i], err);
         }
     }
-    if (!st && !wrote_file_type) st = gguf_writer_set_u32(w, "general.file_type", file_type_of(type), err);
+    if (!st && !wrote_file_type) st = sac_gguf_writer_set_u32(w, "general.file_type", file_type_of(type), err);
     for (uint64_t i = 0; i < f.n_tensors && !st; i++) st = add_tensor(w, &f.tensors[i], type, stats, err);
-    if (!st) st = gguf_writer_to_buffer(w, out, out_size, err);
+    if (!st) st = sac_gguf_writer_to_buffer(w, out, out_size, err);
 done:
-    gguf_writer_free(w);
-    gguf_release(&f);
+    sac_gguf_writer_free(w);
+    sac_gguf_release(&f);
     return st;
 }

@@ -22,12 +22,12 @@ static uint8_t walk_kv(const gguf_kv *kv) {
     if (kv->arr_type == GGUF_TYPE_STRING) {
         gguf_string *strs = malloc(kv->arr_count ? (size_t)kv->arr_count * sizeof *strs : 1);
         if (!strs) return acc;
-        gguf_array_strings(kv, strs);
+        sac_gguf_array_strings(kv, strs);
         for (uint64_t i = 0; i < kv->arr_count; i++) acc ^= touch(strs[i].data, strs[i].len);
         free(strs);
     } else {
         for (uint64_t i = 0; i < kv->arr_count; i++)
-            acc ^= (uint8_t)(gguf_array_int(kv, i) ^ (int64_t)(gguf_array_float(kv, i) != 0.0));
+            acc ^= (uint8_t)(sac_gguf_array_int(kv, i) ^ (int64_t)(sac_gguf_array_float(kv, i) != 0.0));
     }
     return acc;
 }
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gguf_file f;
     sac_error err = {0};
     volatile uint8_t sink = 0;
-    if (gguf_parse(&f, data, size, &err) == SAC_OK) {
+    if (sac_gguf_parse(&f, data, size, &err) == SAC_OK) {
         for (uint64_t i = 0; i < f.n_kv; i++) sink ^= walk_kv(&f.kv[i]);
         for (uint64_t i = 0; i < f.n_tensors; i++) {
             const gguf_tensor *t = &f.tensors[i];
@@ -56,14 +56,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             int b;
             gguf_string s;
             const gguf_kv *kv;
-            gguf_get_u32(&f, key, &u, &err);
-            gguf_get_f32(&f, key, &x, &err);
-            gguf_get_bool(&f, key, &b, &err);
-            gguf_get_string(&f, key, &s, &err);
-            gguf_get_array(&f, key, GGUF_TYPE_STRING, &kv, &err);
+            sac_gguf_get_u32(&f, key, &u, &err);
+            sac_gguf_get_f32(&f, key, &x, &err);
+            sac_gguf_get_bool(&f, key, &b, &err);
+            sac_gguf_get_string(&f, key, &s, &err);
+            sac_gguf_get_array(&f, key, GGUF_TYPE_STRING, &kv, &err);
         }
     }
-    gguf_release(&f);
+    sac_gguf_release(&f);
     (void)sink;
     return 0;
 }

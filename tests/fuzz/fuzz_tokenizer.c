@@ -34,7 +34,7 @@ static fuzz_vocab vocabs[3];
 static int load_from_buffer(fuzz_vocab *v, void *buf, size_t size) {
     memset(&v->model, 0, sizeof v->model);
     v->buf = buf;
-    if (gguf_parse(&v->model.gguf, buf, size, &v->model.error) ||
+    if (sac_gguf_parse(&v->model.gguf, buf, size, &v->model.error) ||
         sac_tokenizer_load(&v->model.gguf, &v->model.tokenizer, &v->model.error) || !v->model.tokenizer) {
         fprintf(stderr, "fuzz_tokenizer: %s\n", v->model.error.msg);
         return 0;
@@ -70,17 +70,17 @@ static void load_char_vocab(fuzz_vocab *v) {
     uint8_t *bytes = NULL;
     size_t size = 0;
     int n = (int)(sizeof tokens / sizeof tokens[0]);
-    if (gguf_writer_new(&w, &err) || gguf_writer_set_string(w, "tokenizer.ggml.model", "char", &err) ||
-        gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", tokens, (uint64_t)n, &err) ||
-        gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)n, types, sizeof types, &err) ||
-        gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 0, &err) ||
-        gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 1, &err) ||
-        gguf_writer_to_buffer(w, &bytes, &size, &err)) {
+    if (sac_gguf_writer_new(&w, &err) || sac_gguf_writer_set_string(w, "tokenizer.ggml.model", "char", &err) ||
+        sac_gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", tokens, (uint64_t)n, &err) ||
+        sac_gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_I32, (uint64_t)n, types, sizeof types, &err) ||
+        sac_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 0, &err) ||
+        sac_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 1, &err) ||
+        sac_gguf_writer_to_buffer(w, &bytes, &size, &err)) {
         fprintf(stderr, "fuzz_tokenizer: building the char vocabulary: %s\n", err.msg);
-        gguf_writer_free(w);
+        sac_gguf_writer_free(w);
         return;
     }
-    gguf_writer_free(w);
+    sac_gguf_writer_free(w);
     load_from_buffer(v, bytes, size);
 }
 

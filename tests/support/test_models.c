@@ -75,7 +75,7 @@ static void add(maker *mk, const char *name, int64_t cols, int64_t rows, double 
     tt->from_float(f, q, n);
     int64_t ne[2] = {cols, rows};
     sac_error err;
-    if (gguf_writer_add_tensor(mk->w, name, type, matrix ? 2 : 1, ne, q, bytes, &err) != SAC_OK) {
+    if (sac_gguf_writer_add_tensor(mk->w, name, type, matrix ? 2 : 1, ne, q, bytes, &err) != SAC_OK) {
         fprintf(stderr, "test_models: %s\n", err.msg);
         mk->failed = 1;
     }
@@ -97,26 +97,26 @@ int test_model_make(const test_model_spec *s, test_model *out) {
     out->ref.t = calloc((size_t)(24 * (s->n_layer + s->n_enc_layer) + 8), sizeof *out->ref.t);
     maker mk = {NULL, &out->ref, s, s->seed * 2654435761ull + 1, 0};
     sac_error err;
-    if (gguf_writer_new(&mk.w, &err) != SAC_OK) return 1;
+    if (sac_gguf_writer_new(&mk.w, &err) != SAC_OK) return 1;
     const int encdec = !strcmp(s->arch, "encdec");
     const int gpt2 = !strcmp(s->arch, "gpt2") || encdec; /* encdec blocks are gpt2 blocks */
     char key[96];
 #define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", s->arch, suffix), key)
-    gguf_writer_set_string(mk.w, "general.architecture", s->arch, &err);
-    gguf_writer_set_string(mk.w, "general.name", "saccade test model", &err);
-    gguf_writer_set_u32(mk.w, KEY("context_length"), (uint32_t)s->n_ctx, &err);
-    gguf_writer_set_u32(mk.w, KEY("embedding_length"), (uint32_t)s->n_embd, &err);
-    gguf_writer_set_u32(mk.w, KEY("feed_forward_length"), (uint32_t)s->n_ff, &err);
-    gguf_writer_set_u32(mk.w, KEY("block_count"), (uint32_t)s->n_layer, &err);
-    gguf_writer_set_u32(mk.w, KEY("attention.head_count"), (uint32_t)s->n_head, &err);
-    if (encdec) gguf_writer_set_u32(mk.w, KEY("encoder.block_count"), (uint32_t)s->n_enc_layer, &err);
+    sac_gguf_writer_set_string(mk.w, "general.architecture", s->arch, &err);
+    sac_gguf_writer_set_string(mk.w, "general.name", "saccade test model", &err);
+    sac_gguf_writer_set_u32(mk.w, KEY("context_length"), (uint32_t)s->n_ctx, &err);
+    sac_gguf_writer_set_u32(mk.w, KEY("embedding_length"), (uint32_t)s->n_embd, &err);
+    sac_gguf_writer_set_u32(mk.w, KEY("feed_forward_length"), (uint32_t)s->n_ff, &err);
+    sac_gguf_writer_set_u32(mk.w, KEY("block_count"), (uint32_t)s->n_layer, &err);
+    sac_gguf_writer_set_u32(mk.w, KEY("attention.head_count"), (uint32_t)s->n_head, &err);
+    if (encdec) sac_gguf_writer_set_u32(mk.w, KEY("encoder.block_count"), (uint32_t)s->n_enc_layer, &err);
     if (gpt2) {
-        gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_epsilon"), s->eps, &err);
+        sac_gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_epsilon"), s->eps, &err);
     } else {
-        gguf_writer_set_u32(mk.w, KEY("attention.head_count_kv"), (uint32_t)s->n_head_kv, &err);
-        gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_rms_epsilon"), s->eps, &err);
-        gguf_writer_set_f32(mk.w, KEY("rope.freq_base"), s->rope_base, &err);
-        gguf_writer_set_u32(mk.w, KEY("rope.dimension_count"), (uint32_t)s->rope_dim, &err);
+        sac_gguf_writer_set_u32(mk.w, KEY("attention.head_count_kv"), (uint32_t)s->n_head_kv, &err);
+        sac_gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_rms_epsilon"), s->eps, &err);
+        sac_gguf_writer_set_f32(mk.w, KEY("rope.freq_base"), s->rope_base, &err);
+        sac_gguf_writer_set_u32(mk.w, KEY("rope.dimension_count"), (uint32_t)s->rope_dim, &err);
     }
 #undef KEY
     const int64_t E = s->n_embd, F = s->n_ff, KV = (int64_t)s->n_head_kv * (E / s->n_head);
@@ -173,11 +173,11 @@ int test_model_make(const test_model_spec *s, test_model *out) {
     add(&mk, "output_norm.weight", E, 1, 1.0, 0.2);
     if (gpt2) add(&mk, "output_norm.bias", E, 1, 0, 0.1);
     if (!s->tied) add(&mk, "output.weight", E, s->n_vocab, 0, wE);
-    if (!mk.failed && gguf_writer_to_buffer(mk.w, &out->bytes, &out->size, &err) != SAC_OK) {
+    if (!mk.failed && sac_gguf_writer_to_buffer(mk.w, &out->bytes, &out->size, &err) != SAC_OK) {
         fprintf(stderr, "test_models: %s\n", err.msg);
         mk.failed = 1;
     }
-    gguf_writer_free(mk.w);
+    sac_gguf_writer_free(mk.w);
     return mk.failed;
 }
 
