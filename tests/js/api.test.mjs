@@ -158,14 +158,18 @@ describe('generation', () => {
     await withModel(fixture('gpt2-f32-char'), { variant: 'st' }, async (m) => {
       const greedy = await collect(m.generate(prompt, { maxTokens: 12, temperature: 0, ignoreEos: true }));
       assert.equal(greedy.length, 12);
+      // the last step says why the generation ended; the others carry null
+      assert.deepEqual(greedy.map((g) => g.finishReason), [...Array(11).fill(null), 'maxTokens']);
       assert.deepEqual(await collect(m.generate(prompt, { maxTokens: 0 })), []);
       const byId = await collect(m.generate(prompt, { maxTokens: 12, temperature: 0, ignoreEos: true, stop: greedy[4].id }));
       assert.deepEqual(byId.map((s) => s.id), greedy.slice(0, greedy.findIndex((s) => s.id === greedy[4].id) + 1).map((s) => s.id));
+      assert.equal(byId.at(-1).finishReason, 'stop');
       const text = greedy.map((s) => s.text).join('');
       const stop = text.slice(6, 8); // completed by the 8th token (or earlier if it repeats)
       const byText = await collect(m.generate(prompt, { maxTokens: 12, temperature: 0, ignoreEos: true, stop: ['zzzz', stop] }));
       const end = text.indexOf(stop) + stop.length;
       assert.equal(byText.map((s) => s.text).join(''), text.slice(0, end));
+      assert.equal(byText.at(-1).finishReason, 'stop');
     });
   });
 
@@ -183,6 +187,8 @@ describe('generation', () => {
         found = true;
         const stopped = await collect(m.generate(prompt2, { maxTokens: 40, temperature: 0, repeatPenalty: 0.5 }));
         assert.deepEqual(stopped.map((s) => s.id), free.slice(0, at + 1).map((s) => s.id));
+        assert.equal(stopped.at(-1).finishReason, 'eos');
+        assert.equal(free.at(-1).finishReason, 'maxTokens');
       }
       assert.ok(found, 'no prompt led to EOS');
     });
@@ -193,6 +199,7 @@ describe('generation', () => {
       const steps = await collect(m.generate([1, 2, 3, 4, 5], { maxTokens: 100, temperature: 0, ignoreEos: true }));
       // 5 prompt tokens + 7 evaluated generated tokens fill 12 positions; the 8th is sampled but not evaluated
       assert.equal(steps.length, 8);
+      assert.equal(steps.at(-1).finishReason, 'contextFull');
     });
   });
 });
@@ -298,6 +305,25 @@ describe('tokenizer', () => {
       // a long text grows the id buffer
       const long = 'abc😀'.repeat(3000);
       assert.equal(m.detokenize(m.tokenize(long)), long);
+    });
+  });
+
+  test('pieces: the text each id adds, in one pass; joined they are the detokenized text', async () => {
+    await withModel(fixture('llama-f32-char-bos'), { vocabOnly: true }, (m) => {
+      const { bosId, eosId } = m.info;
+      const ids = [bosId, ...m.tokenize('Hé 😀 x'), eosId];
+      const pieces = m.pieces(ids);
+      assert.equal(pieces.length, ids.length);
+      assert.deepEqual(pieces, ['', 'H', 'é', ' ', '😀', ' ', 'x', '']);
+      assert.equal(pieces.join(''), m.detokenize(ids));
+      assert.deepEqual(m.pieces([]), []);
+      // one pass: 4000 ids (re-detokenizing every prefix would be ~8 million pushes)
+      const long = m.tokenize('abcdé 😀'.repeat(500));
+      const t0 = performance.now();
+      assert.equal(m.pieces(long).join(''), 'abcdé 😀'.repeat(500));
+      assert.ok(performance.now() - t0 < 1000);
+      assert.throws(() => m.pieces([1, 500]), /out of range/);
+      assert.throws(() => m.pieces('ab'), /ids must be an array of token ids/);
     });
   });
 

@@ -61,6 +61,26 @@ describe('loading bad input', () => {
     await rejects(() => loadModel(response, { threads: 1 }), /the model is 3072.0 MB: more than .* one WebAssembly allocation/);
     assert.ok(pulled <= 1, 'the body was not read');
   });
+
+  test('per-call attention capture is checked as loadModel({ attention: true }) is, before anything runs', async () => {
+    // a 12000-token context loads without capture; a call that can capture ~12000 rows must not start
+    const m = await loadModel(fixture('llama-f32'), { threads: 2, contextLength: 12000 });
+    try {
+      // 3 prompt tokens + 11989 evaluated generated tokens: 2 layers x 4 heads x 11992²/2 floats = 2194.5 MB
+      await rejects(() => m.generate([1, 2, 3], { attention: true, maxTokens: 11990 }),
+        /^attention capture of 11992 query rows needs 2194\.5 MB in one allocation, more than the 2047\.9 MB WebAssembly allows; lower maxTokens or contextLength, or turn attention off$/,
+        'SAC_ERR_NOMEM');
+      const long = Array.from({ length: 11600 }, (_, i) => i % 97);
+      await rejects(() => m.forward(long, { attention: true }), /^attention capture of 11600 query rows needs 2053\.\d MB/,
+        'SAC_ERR_NOMEM');
+      // the same calls within the budget run
+      const steps = await collect(m.generate([1, 2, 3], { attention: true, maxTokens: 4, ignoreEos: true }));
+      assert.equal(steps.at(-1).attention.keys, 6);
+      assert.equal(m.forward(long.slice(0, 300), { attention: true }).length, m.info.vocabSize);
+    } finally {
+      m.dispose();
+    }
+  });
 });
 
 describe('bad calls on a loaded model', () => {

@@ -111,6 +111,47 @@ describe('dispose', () => {
     m.dispose();
   });
 
+  test('an abandoned generator does not lock the model: the next generate or forward takes over', async () => {
+    const m = await loadModel(fixture('gpt2-f32-char'), { threads: 1 });
+    try {
+      const reference = m.forward([1, 2]);
+      const dropped = m.generate('ab', { maxTokens: 10 });
+      await dropped.next(); // then never resumed, never returned
+      assert.deepEqual(m.forward([1, 2]), reference);
+      const again = m.generate('ab', { maxTokens: 10 });
+      await again.next();
+      assert.equal((await collect(m.generate([1, 2], { maxTokens: 3, ignoreEos: true }))).length, 3);
+      await assert.rejects(() => again.next(), { code: 'SAC_ERR_STATE', message: /this generation was stopped/ });
+    } finally {
+      m.dispose();
+    }
+  });
+
+  test('model.stop() ends the running generation: its next step rejects with an AbortError', async () => {
+    const m = await loadModel(fixture('llama-f32'), { threads: 2 });
+    try {
+      assert.equal(m.stop(), false, 'nothing to stop');
+      const steps = m.generate([1, 2, 3], { maxTokens: 10, attention: true });
+      await steps.next();
+      assert.equal(m.stop(), true);
+      assert.equal(m.stop(), false);
+      await assert.rejects(() => steps.next(), { name: 'AbortError', message: 'the generation was stopped by model.stop()' });
+      assert.deepEqual(await steps.next(), { done: true, value: undefined });
+      // capture is back to the load setting (off): nothing is captured by a forward
+      m.forward([1, 2]);
+      assert.throws(() => m.attention(0, 0), /no captured attention/);
+      // with a reason of the caller's
+      const reason = new Error('user left');
+      const more = m.generate([1, 2, 3], { maxTokens: 10 });
+      await more.next();
+      m.stop(reason);
+      await assert.rejects(() => more.next(), (e) => e === reason);
+      assert.equal((await collect(m.generate([1, 2, 3], { maxTokens: 4, ignoreEos: true }))).length, 4);
+    } finally {
+      m.dispose();
+    }
+  });
+
   // Each cycle instantiates a wasm module (16 MB of memory or more), so leaked modules would
   // show as gigabytes; run in child processes to measure with a forced GC.
   for (const variant of ['st', 'mt']) {
