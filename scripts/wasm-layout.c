@@ -79,6 +79,7 @@ int main(void) {
     CONSTANT(SAC_ATTENTION_SELF);
     CONSTANT(SAC_ATTENTION_CROSS);
     CONSTANT(SAC_ATTENTION_ENCODER);
+    CONSTANT(SAC_DEFAULT_N_CTX);
     printf("};\n\n// Sizes of the C types JS passes pointers to.\n");
     printf("export const sizes = { pointer: %zu, size_t: %zu, int64_t: %zu };\n", sizeof(void *), sizeof(size_t),
            sizeof(int64_t));

@@ -11,7 +11,7 @@ import { abortSignal, bool, int, optionsOf } from './options.mjs';
 import { chooseRuntime } from './runtime.mjs';
 import { openSource } from './sources.mjs';
 
-const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY } = constants;
+const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
   'vocabOnly'];
@@ -142,15 +142,15 @@ export async function loadModel(source, options) {
   }
 }
 
-/** The context C gives for n_ctx = 0. */
+/** The context C gives for n_ctx = 0: the model's training length, at most SAC_DEFAULT_N_CTX. */
 function defaultContext(info) {
-  return info.contextLength;
+  return Math.min(info.contextLength, SAC_DEFAULT_N_CTX);
 }
 
 function contextReason(requested, inUse, trained) {
   if (requested) return `contextLength: ${requested} requested (the model was trained for ${trained} tokens)`;
   if (inUse < trained)
-    return `the default: at most ${inUse} tokens, to fit the device (the model was trained for ${trained}; ` +
+    return `the default: at most ${SAC_DEFAULT_N_CTX} tokens, to fit the device (the model was trained for ${trained}; ` +
       `pass { contextLength: ${trained} } for the full length)`;
   return `the default: the model's training length (${trained} tokens)`;
 }
