@@ -2,7 +2,7 @@
 // out-parameters) and thin wrappers over the C calls, each turning a failed status into a
 // SaccadeError with the handle's message. The public Model class is built on this.
 import { fail } from './errors.mjs';
-import { terminate } from './instantiate.mjs';
+import { release } from './instantiate.mjs';
 import { constants } from './layout.mjs';
 
 const { SAC_OK, SAC_ERR_ARG } = constants;
@@ -124,13 +124,13 @@ export class Engine {
     return heap.f32s(ptr, heap.i32(s) * heap.i32(s + 4)).slice();
   }
 
-  /** Frees the C handles and the wasm instance (and its threads). */
+  /** Frees the C handles, and the wasm instance (and its threads) or parks it for reuse. */
   free() {
     const { M } = this;
     if (this.ctx) M._sac_context_free(this.ctx);
     if (this.model) M._sac_model_free(this.model);
     this.heap.free(this.scratch);
-    terminate(M);
+    release(M);
     this.M = this.heap = null;
   }
 }

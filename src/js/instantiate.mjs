@@ -1,5 +1,9 @@
-// Instantiating a wasm module: one per model, so disposing a model returns all its memory.
-// The compiled WebAssembly.Module is cached per variant; instantiating it again is cheap.
+// Instantiating a wasm module: one per live model, so two models never share a heap. The
+// compiled WebAssembly.Module is cached per variant. A disposed model's instance (its C objects
+// all freed) is parked for a few seconds and handed to the next load of the same variant and
+// thread count: a new instance means a new wasm memory and, threaded, new workers, which the
+// engine frees only when its garbage collector runs, so load/dispose loops would otherwise pile
+// up memories and worker isolates (3x the single-threaded peak RSS).
 import { fail } from './errors.mjs';
 import { isNode } from './runtime.mjs';
 
@@ -41,8 +45,20 @@ function compileVariant(variant) {
   return compiled.get(variant);
 }
 
+const PARK_MS = 5000;
+const PARK_MAX_BYTES = 512 * 2 ** 20; // a larger memory is returned at once rather than kept
+const parked = new Map(); // variant/pool size → { M, timer }
+const keys = new WeakMap(); // M → its variant/pool size
+
 /** A running Emscripten module of the runtime's variant, its pthread pool sized for its threads. */
 export async function instantiate(runtime) {
+  const key = `${runtime.variant}/${Math.max(1, runtime.threads - 1)}`;
+  const idle = parked.get(key);
+  if (idle) {
+    parked.delete(key);
+    clearTimeout(idle.timer);
+    return idle.M;
+  }
   const wasmModule = await compileVariant(runtime.variant);
   const factory = runtime.variant === 'mt'
     ? (await import('../../dist/saccade-mt.mjs')).default
@@ -65,7 +81,25 @@ export async function instantiate(runtime) {
   // Pool workers only compute while the main thread is inside a C call, so they need not keep
   // a Node process alive: unref them (terminate() stops them).
   if (M.PThread && isNode) for (const w of M.PThread.unusedWorkers) w.unref?.();
+  keys.set(M, key);
   return M;
+}
+
+/**
+ * Done with an instance whose C objects are all freed: parks it for the next load of the same
+ * runtime (see above), or terminates it when its memory is large or one is parked already.
+ */
+export function release(M) {
+  const key = keys.get(M);
+  const bytes = (M.wasmMemory ?? M.HEAPU8).buffer.byteLength;
+  if (!key || parked.has(key) || bytes > PARK_MAX_BYTES) return terminate(M);
+  const timer = setTimeout(() => {
+    if (parked.get(key)?.M !== M) return;
+    parked.delete(key);
+    terminate(M);
+  }, PARK_MS);
+  timer.unref?.(); // a parked instance never keeps a Node process alive
+  parked.set(key, { M, timer });
 }
 
 /** Stops the pool workers (a Node process can then exit); the module is unusable afterwards. */

@@ -174,6 +174,35 @@ describe('dispose', () => {
   }
 });
 
+describe('peak memory', () => {
+  // Each threaded instance brings a wasm memory and worker isolates that Node frees only when it
+  // collects them; a load → generate → dispose loop must not pile them up.
+  test('100 load → generate (with attention) → dispose cycles: the threaded peak RSS stays near the single-threaded one',
+    { timeout: 180_000 }, async () => {
+      const script = new URL('../../scripts/memory-cycles.mjs', import.meta.url).pathname;
+      const peak = async (variant) => JSON.parse((await run(process.execPath,
+        [script, '--variant', variant, '--cycles', '100', '--tokens', '8'])).stdout);
+      const [mt, st] = await Promise.all([peak('mt'), peak('st')]);
+      assert.ok(mt.peakRssMB < 1.5 * st.peakRssMB, `peak RSS: threaded ${mt.peakRssMB} MB, single-threaded ${st.peakRssMB} MB`);
+    });
+
+  test('a disposed instance is reused by the next load of the same runtime, and its threads all start again', async () => {
+    for (let i = 0; i < 4; i++) {
+      const m = await loadModel(fixture('llama-q8_0'), { threads: 3 });
+      assert.equal(m.runtime.threads, 3);
+      assert.equal((await collect(m.generate([1, 2, 3], { maxTokens: 4, ignoreEos: true, attention: true }))).length, 4);
+      m.dispose();
+    }
+    // two live models never share an instance
+    const [a, b] = await Promise.all([loadModel(fixture('llama-q8_0'), { threads: 2 }), loadModel(fixture('gpt2-q8_0'), { threads: 2 })]);
+    const ref = a.forward([1, 2, 3]);
+    b.forward([4, 5, 6, 7]);
+    assert.deepEqual(a.forward([1, 2, 3]), ref);
+    a.dispose();
+    b.dispose();
+  });
+});
+
 describe('Node exits by itself', () => {
   for (const dispose of [true, false]) {
     test(`after generating with threads${dispose ? ' and dispose()' : ', even without dispose()'}`, async () => {
