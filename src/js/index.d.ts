@@ -31,6 +31,10 @@ export interface Runtime {
   isolated: boolean;
   /** A sentence saying why this variant and thread count were chosen. */
   reason: string;
+}
+
+/** A loaded model's runtime: the build, and the context it runs with. */
+export interface ModelRuntime extends Runtime {
   /** Tokens the context holds (0 for a vocabOnly model). */
   contextLength: number;
   /**
@@ -270,7 +274,7 @@ export interface BenchResult {
 export class Model {
   private constructor();
   readonly info: Readonly<ModelInfo>;
-  readonly runtime: Readonly<Runtime>;
+  readonly runtime: Readonly<ModelRuntime>;
   readonly disposed: boolean;
   /** Encoder–decoder models: the source ids of the last generate/forward; otherwise null. */
   readonly sourceIds: number[] | null;
@@ -309,7 +313,10 @@ export class Model {
   capturedRows(kind?: AttentionKind): number;
   /** Prefill and decode speed on synthetic ids, as `saccade bench` measures it. */
   bench(options?: BenchOptions): BenchResult;
-  /** Frees the model and its wasm instance; later calls throw. */
+  /**
+   * Frees the model; later calls throw. Its wasm instance is kept 5 s for the next loadModel of
+   * the same variant and thread count, then terminated with its threads.
+   */
   dispose(): void;
 }
 
