@@ -100,9 +100,40 @@ static sac_status run(const uint8_t *bytes, size_t size, const char *arch, float
     return st;
 }
 
-/* Each matrix of an F32 model in turn stored as Q8_0 or Q4_0 (the others stay F32): the
- * quantized activations of that one matrix must fit the workspace (an llama file with only
- * attn_v quantized overflowed it), and the logits stay within the quantized tolerance. */
+/* The model with matrix `t` stored as `type` runs, and its logits match the reference
+ * computed with the values the file now stores. */
+static void check_retyped(test_model *tm, const char *arch, ref_tensor *t, uint32_t type, double *ref, float *logits) {
+    const int V = tm->ref.spec.n_vocab;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (rewrite(tm, t->name, type, -1, 0, &bytes, &size)) return;
+    char msg[512];
+    sac_status st = run(bytes, size, arch, logits, V, msg, sizeof msg);
+    free(bytes);
+    CHECK_MSG(st == SAC_OK, "%s with %s as %s: %s", arch, t->name, sac_type_name(type), msg);
+    if (st != SAC_OK) return;
+    const int64_t n = t->ne[0] * t->ne[1];
+    const sac_type_traits *tt = sac_type_traits_get(type);
+    float *f = malloc((size_t)n * sizeof *f);
+    void *q = malloc((size_t)(n / tt->block_size) * tt->type_size);
+    double *stored = malloc((size_t)n * sizeof *stored), *orig = t->v;
+    for (int64_t j = 0; j < n; j++) f[j] = (float)orig[j];
+    tt->from_float(f, q, n);
+    ref_dequantize(type, q, n, stored);
+    t->v = stored;
+    if (!strcmp(arch, "encdec")) ref_encdec_forward(&tm->ref, src, N_SRC, NULL, prompt, N_PROMPT, ref, NULL, NULL, NULL);
+    else ref_forward(&tm->ref, prompt, N_PROMPT, NULL, ref, NULL);
+    t->v = orig;
+    double err = ref_rel_error(logits, ref, (size_t)N_PROMPT * V);
+    CHECK_MSG(err <= 3e-2, "%s with %s as %s: relative error %.3g", arch, t->name, sac_type_name(type), err);
+    free(stored);
+    free(q);
+    free(f);
+}
+
+/* Each matrix of an F32 model in turn stored as Q8_0 or Q4_0, alternating (the others stay
+ * F32): the quantized activations of that one matrix must fit the workspace (an llama file
+ * with only attn_v as Q8_0 overflowed it). */
 static void test_each_matrix_retyped(void) {
     const char *archs[] = {"gpt2", "llama", "encdec"};
     const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
@@ -110,44 +141,13 @@ static void test_each_matrix_retyped(void) {
         test_model tm;
         test_model_spec s = test_spec(archs[a], SAC_TYPE_F32);
         CHECK(test_model_make(&s, &tm) == 0);
-        const int V = s.n_vocab;
-        double *ref = malloc((size_t)N_PROMPT * V * sizeof *ref);
-        float *logits = malloc((size_t)N_PROMPT * V * sizeof *logits);
+        double *ref = malloc((size_t)N_PROMPT * s.n_vocab * sizeof *ref);
+        float *logits = malloc((size_t)N_PROMPT * s.n_vocab * sizeof *logits);
         int n_matrices = 0;
         for (int i = 0; i < tm.ref.n; i++) {
-            ref_tensor *t = &tm.ref.t[i];
-            if (t->ne[1] == 1) continue;
-            n_matrices++;
-            for (int k = 0; k < 2; k++) {
-                uint8_t *bytes = NULL;
-                size_t size = 0;
-                if (rewrite(&tm, t->name, types[k], -1, 0, &bytes, &size)) continue;
-                char msg[512];
-                sac_status st = run(bytes, size, archs[a], logits, V, msg, sizeof msg);
-                CHECK_MSG(st == SAC_OK, "%s with %s as %s: %s", archs[a], t->name, sac_type_name(types[k]), msg);
-                if (st == SAC_OK) {
-                    /* the reference computes with the values the file now stores */
-                    const int64_t n = t->ne[0] * t->ne[1];
-                    const sac_type_traits *tt = sac_type_traits_get(types[k]);
-                    float *f = malloc((size_t)n * sizeof *f);
-                    void *q = malloc((size_t)(n / tt->block_size) * tt->type_size);
-                    double *stored = malloc((size_t)n * sizeof *stored), *orig = t->v;
-                    for (int64_t j = 0; j < n; j++) f[j] = (float)orig[j];
-                    tt->from_float(f, q, n);
-                    ref_dequantize(types[k], q, n, stored);
-                    t->v = stored;
-                    if (a == 2) ref_encdec_forward(&tm.ref, src, N_SRC, NULL, prompt, N_PROMPT, ref, NULL, NULL, NULL);
-                    else ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
-                    t->v = orig;
-                    double err = ref_rel_error(logits, ref, (size_t)N_PROMPT * V);
-                    CHECK_MSG(err <= 3e-2, "%s with %s as %s: relative error %.3g", archs[a], t->name,
-                              sac_type_name(types[k]), err);
-                    free(stored);
-                    free(q);
-                    free(f);
-                }
-                free(bytes);
-            }
+            if (tm.ref.t[i].ne[1] == 1) continue;
+            n_matrices++; /* llama's blk.0.attn_v is the 4th: Q8_0, the case */
+            check_retyped(&tm, archs[a], &tm.ref.t[i], types[n_matrices % 2], ref, logits);
         }
         CHECK_MSG(n_matrices == (a == 0 ? 11 : a == 1 ? 16 : 24), "%s: %d matrices", archs[a], n_matrices);
         free(logits);
