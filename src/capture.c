@@ -82,10 +82,10 @@ static sac_status check_full(const sac_capture *c, sac_error *err) {
     if (fits(bytes, c->limit)) return SAC_OK;
     if (bytes == UINT64_MAX)
         return sac_fail(err, SAC_ERR_NOMEM,
-                        "attention capture of a %d-token context (%d layers x %d heads) overflows 64 bits: use a "
+                        "attention capture for a context of %d tokens (%d layers x %d heads) overflows 64 bits: use a "
                         "shorter context (n_ctx)", c->n_ctx, c->n_layer, c->n_head);
     return sac_fail(err, SAC_ERR_NOMEM,
-                    "attention capture of a %d-token context (%d layers x %d heads) needs %" PRIu64
+                    "attention capture for a context of %d tokens (%d layers x %d heads) needs %" PRIu64
                     " bytes (%.2f GiB), more than this build can address (%.2f GiB): use a shorter context (n_ctx)",
                     c->n_ctx, c->n_layer, c->n_head, bytes, gib(bytes), gib(c->limit));
 }

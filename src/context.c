@@ -64,21 +64,22 @@ static sac_status alloc_activations(sac_context *ctx) {
         (st = alloc_floats(ctx, &a->scores, mul3((uint64_t)ctx->n_threads, (uint64_t)ctx->n_ctx, 1), "attention scores")))
         return st;
 
-    /* Workspace: the most any matrix of the file needs for a full batch. Every 2-D tensor
-     * counts, bound or not, so no matrix can be missed. The bound (int16 values plus one
-     * float scale per 32, plus alignment) is checked in 64 bits before matmul.c's size_t
-     * arithmetic sees it. */
+    /* Workspace: the most any matrix needs for a full batch. Every 2-D tensor of the file
+     * counts, bound or not, so no matrix can be missed. The quantized copy of a batch is
+     * smaller than the batch in f32, so a batch that is addressable in f32 cannot wrap the
+     * workspace's size_t arithmetic. */
     size_t work = 0;
     for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
         const gguf_tensor *t = &m->gguf.tensors[i];
         if (t->n_dims < 2) continue;
-        const uint64_t bound = mul3(B, 2 * t->ne[0] + 4 * (t->ne[0] / 32), 1);
-        if (bound > SIZE_MAX - 64)
-            return sac_fail(&ctx->error, SAC_ERR_NOMEM,
-                            "the matmul workspace for tensor '%.*s' and a batch of %d tokens needs more than %" PRIu64
-                            " bytes: use a smaller batch", (int)t->name.len, t->name.data, ctx->n_batch, bound);
         const sac_matrix w = {t->type, (int64_t)t->ne[0], (int64_t)t->ne[1], t->data};
-        size_t s = sac_matmul_work_size(&w, ctx->n_batch);
+        const size_t s = mul3(B, t->ne[0], sizeof(float)) <= SIZE_MAX - 64 ? sac_matmul_work_size(&w, ctx->n_batch)
+                                                                           : SIZE_MAX;
+        if (s == SIZE_MAX)
+            return sac_fail(&ctx->error, SAC_ERR_NOMEM,
+                            "the matmul workspace for tensor '%.*s' (%" PRIu64 " inputs) and a batch of %d tokens "
+                            "does not fit in memory: use a smaller batch (n_batch)",
+                            (int)t->name.len, t->name.data, t->ne[0], ctx->n_batch);
         if (s > work) work = s;
     }
     if (!(a->work = malloc(work ? work : 1)))

@@ -249,7 +249,7 @@ static void attention_block_output(sac_context *ctx, const sac_layer *L, int32_t
     sac_activations *a = &ctx->act;
     matmul(ctx, &L->wo, a->att, n, a->proj);
     if (ctx->model->arch != SAC_ARCH_LLAMA) add_bias(a->proj, &L->bo, n);
-    add_into(a->x, a->proj, n * ctx->model->info.n_embd);
+    add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
 }
 
 /* encdec decoder blocks: x += W_co · cross_attention(W_cq · norm(x), encoder) */
@@ -270,7 +270,7 @@ static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) 
     sac_activations *a = &ctx->act;
     norm_rows(ctx->model, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
     feed_forward(ctx, L, n);
-    add_into(a->x, a->proj, n * ctx->model->info.n_embd);
+    add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
 }
 
 void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask, int all_logits,

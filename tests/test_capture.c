@@ -24,18 +24,17 @@ typedef struct fixture {
     sac_context *ctx;
 } fixture;
 
+/* The model of `s` and a context of 2 threads whose batches of 5 split every eval. */
 static int setup(fixture *f, const test_model_spec *s, int capture) {
     memset(f, 0, sizeof *f);
-    CHECK(test_model_make(s, &f->tm) == 0);
-    sac_status st = sac_model_load(f->tm.bytes, f->tm.size, 0, &f->model);
-    CHECK_MSG(st == SAC_OK, "%s", sac_model_errmsg(f->model));
     sac_context_params p = sac_context_default_params();
     p.n_threads = 2;
-    p.n_batch = 5; /* several batches per eval */
+    p.n_batch = 5;
     p.capture_attention = capture;
-    if (st == SAC_OK) st = sac_context_new(f->model, &p, &f->ctx);
-    CHECK_MSG(st == SAC_OK, "%s", f->ctx ? sac_context_errmsg(f->ctx) : "no context");
-    return st == SAC_OK;
+    const int ok = !test_model_make(s, &f->tm) && !sac_model_load(f->tm.bytes, f->tm.size, 0, &f->model) &&
+                   !sac_context_new(f->model, &p, &f->ctx);
+    CHECK_MSG(ok, "setup: %s", f->ctx ? sac_context_errmsg(f->ctx) : sac_model_errmsg(f->model));
+    return ok;
 }
 
 static void teardown(fixture *f) {
