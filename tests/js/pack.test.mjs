@@ -30,7 +30,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('the tarball holds the library, the declarations, the CLI and both wasm builds, and no tests', () => {
   const files = pack.files.map((f) => f.path).sort();
   for (const f of ['package.json', 'src/js/index.mjs', 'src/js/index.d.ts', 'src/js/cli.mjs', 'dist/package.json',
-    'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js', 'dist/saccade-st.mjs', 'dist/saccade-st.wasm'])
+    'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js', 'dist/saccade-st.mjs', 'dist/saccade-st.wasm',
+    'dist/saccade-layout.mjs', 'src/js/model.mjs', 'src/js/load.mjs'])
     assert.ok(files.includes(f), `${f} is missing from ${files.join(', ')}`);
   assert.ok(!files.some((f) => f.startsWith('tests/') || f.endsWith('.c') || f.endsWith('.gguf')), files.join(', '));
 });
