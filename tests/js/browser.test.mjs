@@ -104,6 +104,9 @@ describe('cross-origin isolated page (COOP + COEP)', () => {
     assert.ok(relativeError(r.logits, reference.logits) <= 1e-6);
     assert.ok(r.reports >= 2);
     assert.equal(r.progress.loaded, r.progress.total);
+    assert.deepEqual(r.attention, { finishReason: 'maxTokens', rows: r.attention.rows, rowsMatch: true,
+      floats: r.attention.end, end: r.attention.end });
+    assert.ok(r.attention.rows >= 3 && r.attention.floats > 0, JSON.stringify(r.attention));
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -133,6 +136,8 @@ describe('page without cross-origin isolation', () => {
     assert.equal(r.isolated, false);
     assert.equal(r.runtime.variant, 'st');
     assert.deepEqual(r.ids, reference.ids);
+    assert.equal(r.attention.finishReason, 'maxTokens');
+    assert.equal(r.attention.rowsMatch, true);
     await page.close();
   });
 });

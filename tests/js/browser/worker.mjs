@@ -18,8 +18,17 @@ onmessage = async ({ data }) => {
       aborted = e.name === 'AbortError';
     }
     const logits = Array.from(model.forward(data.prompt));
+    // attention in bulk: the rows of a generation, as a view, equal the rows its steps carried
+    const steps = [];
+    for await (const step of model.generate(data.prompt, { maxTokens: 3, temperature: 0, ignoreEos: true, attention: true }))
+      steps.push(step);
+    const rows = model.attentionRows('self', 0, undefined, { view: true });
+    const rowsMatch = steps.every(({ attention: a }) =>
+      String(rows.data.subarray(rows.offsets[a.query], rows.offsets[a.query + 1])) === String(a.data));
+    const attention = { finishReason: steps.at(-1).finishReason, rows: rows.to, rowsMatch,
+      floats: rows.data.length, end: rows.offsets[rows.to] };
     postMessage({ runtime: { ...model.runtime }, isolated: globalThis.crossOriginIsolated, ids, aborted, logits,
-      progress: progress.at(-1), reports: progress.length });
+      progress: progress.at(-1), reports: progress.length, attention });
     model.dispose();
   } catch (e) {
     postMessage({ error: `${e.name}: ${e.message}` });
