@@ -49,6 +49,27 @@ const PARK_MS = 5000;
 const PARK_MAX_BYTES = 512 * 2 ** 20; // a larger memory is returned at once rather than kept
 const parked = new Map(); // variant/pool size → { M, timer }
 const keys = new WeakMap(); // M → its variant/pool size
+const trapped = new WeakSet(); // instances a C call threw in (a trap): never reused
+
+/**
+ * The module as the library calls it: its exported functions wrapped so that a throw — a wasm
+ * trap or abort, which may leave the C heap inconsistent — marks the instance as never to be
+ * reused. Everything else (memory, PThread) is read through from the module.
+ */
+function guarded(M) {
+  const C = Object.create(M);
+  for (const name of Object.keys(M))
+    if (name.startsWith('_') && typeof M[name] == 'function')
+      C[name] = (...args) => {
+        try {
+          return M[name](...args); // looked up per call: Emscripten rebinds its exports lazily
+        } catch (e) {
+          trapped.add(C);
+          throw e;
+        }
+      };
+  return C;
+}
 
 /** A running Emscripten module of the runtime's variant, its pthread pool sized for its threads. */
 export async function instantiate(runtime) {
@@ -81,18 +102,20 @@ export async function instantiate(runtime) {
   // Pool workers only compute while the main thread is inside a C call, so they need not keep
   // a Node process alive: unref them (terminate() stops them).
   if (M.PThread && isNode) for (const w of M.PThread.unusedWorkers) w.unref?.();
-  keys.set(M, key);
-  return M;
+  const C = guarded(M);
+  keys.set(C, key);
+  return C;
 }
 
 /**
  * Done with an instance whose C objects are all freed: parks it for the next load of the same
- * runtime (see above), or terminates it when its memory is large or one is parked already.
+ * runtime (see above), or terminates it when a C call trapped in it, its memory is large, or one
+ * is parked already.
  */
 export function release(M) {
   const key = keys.get(M);
   const bytes = (M.wasmMemory ?? M.HEAPU8).buffer.byteLength;
-  if (!key || parked.has(key) || bytes > PARK_MAX_BYTES) return terminate(M);
+  if (!key || trapped.has(M) || parked.has(key) || bytes > PARK_MAX_BYTES) return terminate(M);
   const timer = setTimeout(() => {
     if (parked.get(key)?.M !== M) return;
     parked.delete(key);
