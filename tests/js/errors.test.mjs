@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 
 import { loadModel, SaccadeError } from '../../src/js/index.mjs';
-import { collect, fixture } from './helpers.mjs';
+import { llamaGguf } from './gguf.mjs';
+import { collect, fixture, withModel } from './helpers.mjs';
 
 /** Asserts that fn (sync or async) throws a SaccadeError whose message matches `pattern`. */
 async function rejects(fn, pattern, code) {
@@ -81,6 +82,37 @@ describe('loading bad input', () => {
       m.dispose();
     }
   });
+});
+
+describe('attention capture that cannot fit (llama, 2 layers, 64 heads, an 8192-token context)', () => {
+  // Its full capture is 16 GiB, which 32-bit sizes used to wrap to ~2 MB: rows were written past
+  // the buffer (wrong rows in st, a trap that killed the process in mt).
+  const bytes = llamaGguf({ ctx: 8192, embd: 128, heads: 64, headsKv: 2, ropeDim: 2 });
+  for (const variant of ['st', 'mt']) {
+    test(`${variant}: every capture path fails with the size and what to change; shorter contexts capture right rows`, async () => {
+      await rejects(() => loadModel(bytes, { variant, threads: 2, contextLength: 8192, attention: true }),
+        /^the model does not fit in WebAssembly memory: .* for a 8192-token context .*turn attention capture off$/, 'SAC_ERR_NOMEM');
+      await withModel(bytes, { variant, threads: 2, contextLength: 8192 }, async (m) => {
+        await rejects(() => collect(m.generate([1, 2, 3], { attention: true, maxTokens: 4 })),
+          /^attention capture for a context of 8192 tokens \(2 layers x 64 heads\) needs 17181966336 bytes .*use a shorter context/,
+          'SAC_ERR_NOMEM');
+        await rejects(() => m.forward([1, 2, 3], { attention: true }), /needs 17181966336 bytes/, 'SAC_ERR_NOMEM');
+        assert.equal((await collect(m.generate([1, 2, 3], { maxTokens: 4, ignoreEos: true }))).length, 4);
+      });
+      await withModel(bytes, { variant, threads: 2, contextLength: 1024 }, async (m) => {
+        const steps = await collect(m.generate([1, 2, 3], { attention: true, maxTokens: 4, ignoreEos: true }));
+        const rows = m.attentionRows();
+        assert.equal(rows.to, 6);
+        for (let q = 0; q < rows.to; q++)
+          for (let lh = 0; lh < rows.layers * rows.heads; lh++) {
+            const at = rows.offsets[q] + lh * (q + 1);
+            const sum = rows.data.subarray(at, at + q + 1).reduce((a, b) => a + b, 0);
+            assert.ok(Math.abs(sum - 1) < 1e-5, `row ${q}, layer×head ${lh} sums to ${sum}`);
+          }
+        assert.deepEqual(steps.at(-1).attention.data, rows.data.subarray(rows.offsets[5], rows.offsets[6]));
+      });
+    });
+  }
 });
 
 describe('bad calls on a loaded model', () => {

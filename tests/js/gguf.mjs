@@ -218,3 +218,49 @@ export function withU32(bytes, key, value) {
   }
   throw new Error(`no key ${key}`);
 }
+
+/**
+ * A llama GGUF file of random F32 weights in any shape (the native fixtures have one shape):
+ * { vocab, ctx, embd, ff, layers, heads, headsKv, ropeDim }.
+ */
+export function llamaGguf({ vocab = 97, ctx = 48, embd = 64, ff = 96, layers = 2, heads = 4, headsKv = 2, ropeDim }) {
+  const headDim = embd / heads;
+  const kv = headsKv * headDim;
+  const tensors = [['token_embd.weight', [embd, vocab]]];
+  for (let l = 0; l < layers; l++)
+    tensors.push([`blk.${l}.attn_norm.weight`, [embd]], [`blk.${l}.attn_q.weight`, [embd, embd]],
+      [`blk.${l}.attn_k.weight`, [embd, kv]], [`blk.${l}.attn_v.weight`, [embd, kv]],
+      [`blk.${l}.attn_output.weight`, [embd, embd]], [`blk.${l}.ffn_norm.weight`, [embd]],
+      [`blk.${l}.ffn_gate.weight`, [embd, ff]], [`blk.${l}.ffn_up.weight`, [embd, ff]],
+      [`blk.${l}.ffn_down.weight`, [ff, embd]]);
+  tensors.push(['output_norm.weight', [embd]], ['output.weight', [embd, vocab]]);
+  const w = new Writer();
+  w.u32(0x46554747);
+  w.u32(3);
+  w.u64(tensors.length);
+  const kvs = [['general.architecture', 'string', 'llama'], ['llama.context_length', 'u32', ctx],
+    ['llama.embedding_length', 'u32', embd], ['llama.feed_forward_length', 'u32', ff], ['llama.block_count', 'u32', layers],
+    ['llama.attention.head_count', 'u32', heads], ['llama.attention.head_count_kv', 'u32', headsKv],
+    ['llama.attention.layer_norm_rms_epsilon', 'f32', 1e-5], ['llama.rope.freq_base', 'f32', 10000],
+    ['llama.rope.dimension_count', 'u32', ropeDim ?? headDim]];
+  w.u64(kvs.length);
+  for (const [key, type, value] of kvs) w.kv(key, TYPE[type], value);
+  let offset = 0;
+  for (const [name, dims] of tensors) {
+    w.string(name);
+    w.u32(dims.length);
+    for (const d of dims) w.u64(d);
+    w.u32(0); // F32
+    w.u64(offset);
+    offset += Math.ceil((4 * dims.reduce((a, b) => a * b, 1)) / 32) * 32;
+  }
+  w.raw(new Uint8Array((32 - (w.length % 32)) % 32));
+  const data = new Float32Array(offset / 4);
+  let seed = 1;
+  for (let i = 0; i < data.length; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31; // reproducible weights in (-0.2, 0.2)
+    data[i] = (seed / 2 ** 31 - 0.5) * 0.4;
+  }
+  w.raw(new Uint8Array(data.buffer));
+  return w.bytes();
+}
