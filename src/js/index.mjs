@@ -941,15 +941,19 @@ export class Model {
     const M = this.#M;
     const ctx = this.#ctx;
     const V = this.info.vocabSize;
-    if (promptTokens + decodeTokens > M._sac_context_n_ctx(ctx))
-      fail('promptTokens + decodeTokens exceed the context length');
+    const nCtx = M._sac_context_n_ctx(ctx);
+    // An encoder–decoder model encodes the prompt ids and decodes against them: each has the whole context.
+    if (this.#encdec ? promptTokens > nCtx || decodeTokens > nCtx : promptTokens + decodeTokens > nCtx)
+      fail(this.#encdec ? 'promptTokens and decodeTokens must each fit in the context length'
+        : 'promptTokens + decodeTokens exceed the context length');
     const ids = Array.from({ length: promptTokens }, (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
     const decode = Array.from({ length: decodeTokens }, (_, i) => Number((BigInt(i) * 104729n + 7n) % BigInt(V)));
     let prefill = Infinity;
     let step = Infinity;
     for (let r = 0; r < repeat; r++) {
       const t0 = performance.now();
-      this.#evalFresh(ids, 0, false);
+      if (this.#encdec) this.#reset(false, ids);
+      else this.#evalFresh(ids, 0, false);
       const t1 = performance.now();
       for (const id of decode) this.#eval([id]);
       const t2 = performance.now();
