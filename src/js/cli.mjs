@@ -60,19 +60,22 @@ const jsonIds = (ids) => `[${ids.join(',')}]`;
 // src/cli.c's option_specs does, with the same ranges and messages)
 // ---------------------------------------------------------------------------------------------
 
-const IDS = 'a comma-separated list of token ids (integers from 0 to 2147483647)';
+// Integers are [+-]digits; floats plain decimal (no spaces, hex, "inf" or "nan"), judged after
+// rounding to float32: what the sampler stores, and what src/cli.c gets from (float)strtod.
+const bigint = (v, min, max) => {
+  if (!/^[+-]?\d+$/.test(v)) return undefined;
+  const n = BigInt(v);
+  return n >= min && n <= max ? n : undefined;
+};
 const INT32_MAX = 2147483647n;
-const intRange = (min, max, note = '') => ({
+const integer = (min, max, note = '') => ({
   accepts: `an integer from ${min} to ${max}${note}`,
   parse: (v) => {
-    if (!/^[+-]?\d+$/.test(v)) return undefined;
-    const n = BigInt(v);
-    return n >= BigInt(min) && n <= BigInt(max) ? Number(n) : undefined;
+    const n = bigint(v, BigInt(min), BigInt(max));
+    return n === undefined ? undefined : Number(n);
   },
 });
-// Plain decimal numbers (no spaces, hex, "inf" or "nan"), judged after rounding to float32:
-// what the sampler stores, and what src/cli.c gets from (float)strtod.
-const floatRange = (accepts, ok) => ({
+const number = (accepts, ok) => ({
   accepts,
   parse: (v) => {
     if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v)) return undefined;
@@ -80,17 +83,16 @@ const floatRange = (accepts, ok) => ({
     return ok(x) ? x : undefined;
   },
 });
+const seed = { accepts: 'an integer from 0 to 18446744073709551615', parse: (v) => bigint(v, 0n, (1n << 64n) - 1n) };
 const ids = {
-  accepts: IDS,
+  accepts: 'a comma-separated list of token ids (integers from 0 to 2147483647)',
   parse: (v) => (v.split(',').every((s) => /^\d+$/.test(s) && BigInt(s) <= INT32_MAX) ? v : undefined),
 };
 const text = { parse: (v) => v };
 const flag = null;
 
-const L = 'logits';
-const G = 'generate';
-const T = 'tokenize';
-const B = 'bench';
+const [L, G, T, B] = ['logits', 'generate', 'tokenize', 'bench'];
+// option → [key in the parsed options, the commands that take it, its values]
 const OPTIONS = {
   '--tokens': ['tokens', [L, G], ids],
   '--source': ['source', [L], ids],
@@ -100,27 +102,23 @@ const OPTIONS = {
   '--all': ['all', [L], flag],
   '--bos': ['bos', [G, T], flag],
   '--ignore-eos': ['ignoreEos', [G], flag],
-  '-n': ['nPredict', [G], intRange(0, 2147483647)],
-  '--threads': ['threads', [L, G, B], intRange(1, 256)],
-  '--prompt-tokens': ['promptTokens', [B], intRange(1, 2147483647)],
-  '--decode-tokens': ['decodeTokens', [B], intRange(1, 2147483647)],
-  '--repeat': ['repeat', [B], intRange(1, 2147483647)],
-  '--temp': ['temperature', [G], floatRange('a finite number >= 0 (0: greedy)', (x) => Number.isFinite(x) && x >= 0)],
-  '--top-k': ['topK', [G], intRange(0, 2147483647, ' (0: off)')],
-  '--top-p': ['topP', [G], floatRange('a number in (0, 1] (1: off)', (x) => x > 0 && x <= 1)],
-  '--repeat-penalty': ['repeatPenalty', [G], floatRange('a finite number > 0 (1: off)', (x) => Number.isFinite(x) && x > 0)],
-  '--seed': ['seed', [G], {
-    accepts: 'an integer from 0 to 18446744073709551615',
-    parse: (v) => {
-      if (!/^[+-]?\d+$/.test(v)) return undefined;
-      const n = BigInt(v);
-      return n >= 0n && n < 1n << 64n ? n : undefined;
-    },
-  }],
+  '-n': ['nPredict', [G], integer(0, 2147483647)],
+  '--threads': ['threads', [L, G, B], integer(1, 256)],
+  '--prompt-tokens': ['promptTokens', [B], integer(1, 2147483647)],
+  '--decode-tokens': ['decodeTokens', [B], integer(1, 2147483647)],
+  '--repeat': ['repeat', [B], integer(1, 2147483647)],
+  '--temp': ['temperature', [G], number('a finite number >= 0 (0: greedy)', (x) => Number.isFinite(x) && x >= 0)],
+  '--top-k': ['topK', [G], integer(0, 2147483647, ' (0: off)')],
+  '--top-p': ['topP', [G], number('a number in (0, 1] (1: off)', (x) => x > 0 && x <= 1)],
+  '--repeat-penalty': ['repeatPenalty', [G], number('a finite number > 0 (1: off)', (x) => Number.isFinite(x) && x > 0)],
+  '--seed': ['seed', [G], seed],
 };
 
 function parseOptions(cmd, args) {
-  const o = { all: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3, seed: 0n };
+  const o = {
+    all: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
+    seed: 0n,
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (!Object.hasOwn(OPTIONS, a)) throw new UsageError(`unknown option ${a}`);
