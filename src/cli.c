@@ -69,8 +69,13 @@ static void json_ids(FILE *out, const int32_t *ids, int32_t n) {
 /* Options: one table says which command takes which option and what values it accepts.     */
 /* ---------------------------------------------------------------------------------------- */
 
-enum { CMD_INFO = 1, CMD_LOGITS = 2, CMD_GENERATE = 4, CMD_TOKENIZE = 8, CMD_BENCH = 16 };
-static const char *const command_names[] = {"info", "logits", "generate", "tokenize", "bench"};
+typedef enum { CMD_INFO, CMD_LOGITS, CMD_GENERATE, CMD_TOKENIZE, CMD_BENCH, N_COMMANDS } command;
+static const char *const command_names[N_COMMANDS] = {"info", "logits", "generate", "tokenize", "bench"};
+/* The commands an option belongs to, as a bit set. */
+#define LOGITS (1u << CMD_LOGITS)
+#define GENERATE (1u << CMD_GENERATE)
+#define TOKENIZE (1u << CMD_TOKENIZE)
+#define BENCH (1u << CMD_BENCH)
 
 typedef struct options {
     const char *tokens, *source, *decoder_start, *prompt, *text;
@@ -95,28 +100,28 @@ typedef struct option_spec {
 #define IDS_ACCEPTS "a comma-separated list of token ids (integers from 0 to 2147483647)"
 #define AT(field) offsetof(options, field)
 static const option_spec option_specs[] = {
-    {"--tokens", OPT_IDS, CMD_LOGITS | CMD_GENERATE, AT(tokens), 0, 0, 0, IDS_ACCEPTS},
-    {"--source", OPT_IDS, CMD_LOGITS, AT(source), 0, 0, 0, IDS_ACCEPTS},
-    {"--decoder-start", OPT_IDS, CMD_GENERATE, AT(decoder_start), 0, 0, 0, IDS_ACCEPTS},
-    {"--prompt", OPT_TEXT, CMD_GENERATE, AT(prompt), 0, 0, 0, NULL},
-    {"--text", OPT_TEXT, CMD_GENERATE | CMD_TOKENIZE, AT(text), 0, 0, 0, NULL},
-    {"--all", OPT_FLAG, CMD_LOGITS, AT(all), 0, 0, 0, NULL},
-    {"--bos", OPT_FLAG, CMD_GENERATE | CMD_TOKENIZE, AT(bos), 0, 0, 0, NULL},
-    {"--ignore-eos", OPT_FLAG, CMD_GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
-    {"-n", OPT_INT, CMD_GENERATE, AT(n_predict), 0, 2147483647, 0, "an integer from 0 to 2147483647"},
-    {"--threads", OPT_INT, CMD_LOGITS | CMD_GENERATE | CMD_BENCH, AT(threads), 1, 256, 0,
+    {"--tokens", OPT_IDS, LOGITS | GENERATE, AT(tokens), 0, 0, 0, IDS_ACCEPTS},
+    {"--source", OPT_IDS, LOGITS, AT(source), 0, 0, 0, IDS_ACCEPTS},
+    {"--decoder-start", OPT_IDS, GENERATE, AT(decoder_start), 0, 0, 0, IDS_ACCEPTS},
+    {"--prompt", OPT_TEXT, GENERATE, AT(prompt), 0, 0, 0, NULL},
+    {"--text", OPT_TEXT, GENERATE | TOKENIZE, AT(text), 0, 0, 0, NULL},
+    {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
+    {"--bos", OPT_FLAG, GENERATE | TOKENIZE, AT(bos), 0, 0, 0, NULL},
+    {"--ignore-eos", OPT_FLAG, GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
+    {"-n", OPT_INT, GENERATE, AT(n_predict), 0, 2147483647, 0, "an integer from 0 to 2147483647"},
+    {"--threads", OPT_INT, LOGITS | GENERATE | BENCH, AT(threads), 1, 256, 0,
      "an integer from 1 to 256"},
-    {"--prompt-tokens", OPT_INT, CMD_BENCH, AT(prompt_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
-    {"--decode-tokens", OPT_INT, CMD_BENCH, AT(decode_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
-    {"--repeat", OPT_INT, CMD_BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
-    {"--temp", OPT_FLOAT, CMD_GENERATE, AT(sampling.temperature), 0, 0, FLOAT_GE_0,
+    {"--prompt-tokens", OPT_INT, BENCH, AT(prompt_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--decode-tokens", OPT_INT, BENCH, AT(decode_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--repeat", OPT_INT, BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--temp", OPT_FLOAT, GENERATE, AT(sampling.temperature), 0, 0, FLOAT_GE_0,
      "a finite number >= 0 (0: greedy)"},
-    {"--top-k", OPT_INT, CMD_GENERATE, AT(sampling.top_k), 0, 2147483647, 0,
+    {"--top-k", OPT_INT, GENERATE, AT(sampling.top_k), 0, 2147483647, 0,
      "an integer from 0 to 2147483647 (0: off)"},
-    {"--top-p", OPT_FLOAT, CMD_GENERATE, AT(sampling.top_p), 0, 0, FLOAT_0_1, "a number in (0, 1] (1: off)"},
-    {"--repeat-penalty", OPT_FLOAT, CMD_GENERATE, AT(sampling.repeat_penalty), 0, 0, FLOAT_GT_0,
+    {"--top-p", OPT_FLOAT, GENERATE, AT(sampling.top_p), 0, 0, FLOAT_0_1, "a number in (0, 1] (1: off)"},
+    {"--repeat-penalty", OPT_FLOAT, GENERATE, AT(sampling.repeat_penalty), 0, 0, FLOAT_GT_0,
      "a finite number > 0 (1: off)"},
-    {"--seed", OPT_SEED, CMD_GENERATE, AT(sampling.seed), 0, 0, 0, "an integer from 0 to 18446744073709551615"},
+    {"--seed", OPT_SEED, GENERATE, AT(sampling.seed), 0, 0, 0, "an integer from 0 to 18446744073709551615"},
 };
 #undef AT
 
@@ -194,7 +199,7 @@ static int is_id_list(const char *s) {
     }
 }
 
-static int parse_options(int argc, char **argv, unsigned command, options *o) {
+static int parse_options(int argc, char **argv, command cmd, options *o) {
     memset(o, 0, sizeof *o);
     o->n_predict = 32;
     o->threads = 1;
@@ -207,8 +212,7 @@ static int parse_options(int argc, char **argv, unsigned command, options *o) {
         for (size_t k = 0; k < sizeof option_specs / sizeof *option_specs; k++)
             if (!strcmp(argv[i], option_specs[k].name)) spec = &option_specs[k];
         if (!spec) return fail("unknown option %s", argv[i]), 0;
-        const char *name = command_names[__builtin_ctz(command)];
-        if (!(spec->commands & command)) return fail("%s does not take %s", name, spec->name), 0;
+        if (!(spec->commands & 1u << cmd)) return fail("%s does not take %s", command_names[cmd], spec->name), 0;
         char *field = (char *)o + spec->offset;
         if (spec->kind == OPT_FLAG) {
             *(int *)field = 1;
@@ -567,20 +571,19 @@ int main(int argc, char **argv) {
         return argc < 2 ? 1 : (strcmp(argv[1], "help") && strcmp(argv[1], "--help"));
     }
     const char *cmd = argv[1];
-    unsigned command = 0;
-    for (unsigned i = 0; i < sizeof command_names / sizeof *command_names; i++)
-        if (!strcmp(cmd, command_names[i])) command = 1u << i;
-    if (!command) return fail("unknown command '%s' (try: saccade help)", cmd);
+    command c = 0;
+    while (c < N_COMMANDS && strcmp(cmd, command_names[c])) c++;
+    if (c == N_COMMANDS) return fail("unknown command '%s' (try: saccade help)", cmd);
     options o;
-    if (!parse_options(argc - 3, argv + 3, command, &o)) return 1;
+    if (!parse_options(argc - 3, argv + 3, c, &o)) return 1;
     /* tokenize needs only the vocabulary: it also works on vocab-only GGUF files */
-    sac_model *m = load_model(argv[2], command == CMD_TOKENIZE ? SAC_LOAD_VOCAB_ONLY : 0);
+    sac_model *m = load_model(argv[2], c == CMD_TOKENIZE ? SAC_LOAD_VOCAB_ONLY : 0);
     if (!m) return 1;
-    int rc = command == CMD_INFO       ? cmd_info(m)
-             : command == CMD_LOGITS   ? cmd_logits(m, &o)
-             : command == CMD_GENERATE ? cmd_generate(m, &o)
-             : command == CMD_TOKENIZE ? cmd_tokenize(m, &o)
-                                       : cmd_bench(m, &o);
+    int rc = c == CMD_INFO       ? cmd_info(m)
+             : c == CMD_LOGITS   ? cmd_logits(m, &o)
+             : c == CMD_GENERATE ? cmd_generate(m, &o)
+             : c == CMD_TOKENIZE ? cmd_tokenize(m, &o)
+                                 : cmd_bench(m, &o);
     sac_model_free(m);
     return rc;
 }

@@ -93,12 +93,12 @@ static int write_model(const char *arch, char *path, size_t size) {
 /* ---------------------------------------------------------------------------------------- */
 
 /* parse_options with its message out of the way */
-static int parses(unsigned command, int argc, const char **argv, options *o) {
+static int parses(command cmd, int argc, const char **argv, options *o) {
     fflush(stderr);
     int saved = dup(2);
     FILE *null = fopen("/dev/null", "w");
     dup2(fileno(null), 2);
-    int ok = parse_options(argc, (char **)argv, command, o);
+    int ok = parse_options(argc, (char **)argv, cmd, o);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -143,16 +143,16 @@ static void test_bench_sums_in_64_bits(void) {
 }
 
 /* Every eval (and encode) of a command, failed in turn: the command fails with the message. */
-static void fail_each_call(const char *what, int n_calls, cli_run (*command)(void)) {
+static void fail_each_call(const char *what, int n_calls, cli_run (*invoke)(void)) {
     for (int k = 0; k < n_calls; k++) {
         evals_until_failure = k;
-        cli_run r = command();
+        cli_run r = invoke();
         evals_until_failure = -1;
         CHECK_MSG(r.status == 1, "%s: call %d failed but the status is %d", what, k, r.status);
         CHECK_MSG(!*r.out, "%s: call %d failed but stdout has %s", what, k, r.out);
         CHECK_MSG(strstr(r.err, "no ") && strstr(r.err, "n_tokens = 0"), "%s: call %d: stderr %s", what, k, r.err);
     }
-    cli_run r = command();
+    cli_run r = invoke();
     CHECK_MSG(r.status == 0 && *r.out == '{', "%s without a failure: %d %s", what, r.status, r.err);
 }
 
