@@ -33,8 +33,12 @@ async function both(...args) {
 const untimed = (s) => s.replace(/"prefill_ms":\d+\.\d{3},"decode_ms":\d+\.\d{3}/, '"prefill_ms":T,"decode_ms":T');
 
 const stories = path.join(root, '../shared/data/models/stories260K.gguf');
-const shipped = readdirSync(path.join(root, 'models')).filter((f) => f.endsWith('.gguf')).map((f) => path.join(root, 'models', f));
-const prompts = { 'shakespeare-char-q8_0': 'ROMEO:\nWhat light', 'dates-q8_0': 'sat 21 nov 2026', stories260K: 'Once upon a time' };
+const shipped = readdirSync(path.join(root, 'models'))
+  .filter((f) => f.endsWith('.gguf'))
+  .map((f) => path.join(root, 'models', f));
+const prompts = {
+  'shakespeare-char-q8_0': 'ROMEO:\nWhat light', 'dates-q8_0': 'sat 21 nov 2026', stories260K: 'Once upon a time',
+};
 
 test('models/ ships models to compare on', () => assert.ok(shipped.length >= 2, shipped.join(', ')));
 
@@ -114,8 +118,10 @@ for (const file of [...shipped, stories]) {
         assert.equal(a.engine, threads === 1 ? 'saccade-wasm-st' : 'saccade-wasm-mt');
         assert.deepEqual([a.type, a.threads, a.prompt_tokens, a.decode_tokens], [b.type, threads, np, nd]);
         for (const r of [a, b])
-          for (const k of ['prefill_tokens_per_s', 'decode_tokens_per_s']) assert.ok(r[k] > 0 && Number.isFinite(r[k]), `${k}: ${r[k]}`);
-        for (const s of [js.stdout, native.stdout]) assert.match(s, /"prefill_tokens_per_s":\d+\.\d\d,"decode_tokens_per_s":\d+\.\d\d\}\n$/);
+          for (const k of ['prefill_tokens_per_s', 'decode_tokens_per_s'])
+            assert.ok(r[k] > 0 && Number.isFinite(r[k]), `${k}: ${r[k]}`);
+        for (const s of [js.stdout, native.stdout])
+          assert.match(s, /"prefill_tokens_per_s":\d+\.\d\d,"decode_tokens_per_s":\d+\.\d\d\}\n$/);
       }
     });
   });
@@ -151,7 +157,9 @@ describe('both CLIs judge every option the same way', () => {
   for (const [option, values] of Object.entries(bad))
     test(`bad values of ${option}`, async () => {
       for (const v of values) {
-        const args = option === '--decoder-start' ? ['generate', dates, '--prompt', '1 may 2020', option, v] : [...gen, option, v];
+        const args = option === '--decoder-start'
+          ? ['generate', dates, '--prompt', '1 may 2020', option, v]
+          : [...gen, option, v];
         const { native, js } = await both(...args);
         assert.equal(native.status, 1, `${option} '${v}' was accepted natively`);
         assert.match(native.stderr, new RegExp(`^saccade: ${option} must be .*, got '.*'\\n$`));
@@ -178,8 +186,10 @@ describe('both CLIs judge every option the same way', () => {
       ['bench', gpt2, '-n', 3], ['logits', gpt2, '--tokens', 1, '--temp', 0], ['frobnicate', gpt2, '--bogus'],
       [...gen, '--bogus'], [...gen, '--bogus', 1], [...gen, '--seed'], [...gen, '--decoder-start', 1],
       ['logits', gpt2, '--tokens', 1, '--source', 1], ['logits', dates, '--tokens', 1], ['logits', dates],
-      ['bench', dates, '--prompt-tokens', 41, '--decode-tokens', 1], ['bench', dates, '--prompt-tokens', 1, '--decode-tokens', 41],
-      ['bench', gpt2, '--prompt-tokens', 100, '--decode-tokens', 29], ['generate', dates, '--tokens', '1'.repeat(2) + ',5'.repeat(40)],
+      ['bench', dates, '--prompt-tokens', 41, '--decode-tokens', 1],
+      ['bench', dates, '--prompt-tokens', 1, '--decode-tokens', 41],
+      ['bench', gpt2, '--prompt-tokens', 100, '--decode-tokens', 29],
+      ['generate', dates, '--tokens', '11' + ',5'.repeat(40)], // a 41-token source in a 40-token context
       ['generate', gpt2, '--prompt', ''], ['generate', gpt2],
     ]) {
       const { native, js } = await both(...args);
@@ -196,7 +206,8 @@ describe('both CLIs judge every option the same way', () => {
     assert.equal(refused.native.stderr,
       'saccade: the model has no BOS token to start the decoder with: give --decoder-start 1,2,3\n');
     assert.deepEqual(refused.js, refused.native);
-    const { native, js } = await both('generate', file, '--tokens', '5,6,7', '--decoder-start', '2,9', '-n', 6, '--temp', 0, '--ignore-eos');
+    const args = ['--tokens', '5,6,7', '--decoder-start', '2,9', '-n', 6, '--temp', 0, '--ignore-eos'];
+    const { native, js } = await both('generate', file, ...args);
     assert.equal(native.status, 0, native.stderr);
     assert.equal(untimed(js.stdout), untimed(native.stdout));
     assert.equal(JSON.parse(native.stdout).tokens.length, 6);
@@ -204,7 +215,8 @@ describe('both CLIs judge every option the same way', () => {
 
   test('edge values both accept, with the same result', async () => {
     for (const extra of [
-      ['--seed', '18446744073709551615'], ['--seed', '-0'], ['--seed', '+12'], ['--top-p', '1'], ['--top-p', '1e-30'], ['--top-p', '1.00000005'],
+      ['--seed', '18446744073709551615'], ['--seed', '-0'], ['--seed', '+12'],
+      ['--top-p', '1'], ['--top-p', '1e-30'], ['--top-p', '1.00000005'],
       ['--temp', '0'], ['--temp', '-0'], ['--temp', '1e-50'], ['--temp', '5.'], ['--temp', '.5'], ['--temp', '+.5E+0'],
       ['--top-k', '2147483647'], ['--top-k', '0'], ['-n', '0'], ['-n', '+3'], ['-n', '007'],
       ['--repeat-penalty', '3.4e38'], ['--tokens', '0,65'],
