@@ -1,6 +1,10 @@
 /* cli.c — the native command line: `saccade info|logits|generate|tokenize|bench MODEL ...`.
- * Every command prints one JSON object on stdout; errors go to stderr with exit status 1. */
+ * Every command prints one JSON object on stdout; errors go to stderr with exit status 1.
+ * src/js/cli.mjs is the same program on Node: the same options, ranges, messages and JSON. */
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,20 +15,28 @@
 static const char *usage =
     "usage:\n"
     "  saccade info MODEL.gguf\n"
-    "  saccade logits MODEL.gguf --tokens 1,2,3 [--all] [--threads N]\n"
+    "  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N]\n"
     "  saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]\n"
-    "                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ignore-eos]\n"
+    "                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
+    "                   [--ignore-eos] [--bos] [--decoder-start 1]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
-    "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--repeat 3]\n";
+    "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
+    "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
+    "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
+    "--decode-tokens ids.\n"
+    "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n";
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers                                                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-static int fail(const char *fmt, const char *detail) {
-    fprintf(stderr, "saccade: ");
-    fprintf(stderr, fmt, detail);
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("saccade: ", stderr);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return 1;
 }
 
@@ -54,31 +66,142 @@ static void json_ids(FILE *out, const int32_t *ids, int32_t n) {
     fputc(']', out);
 }
 
-/* Command-line options after MODEL. */
+/* ---------------------------------------------------------------------------------------- */
+/* Options: one table says which command takes which option and what values it accepts.     */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef enum { CMD_INFO, CMD_LOGITS, CMD_GENERATE, CMD_TOKENIZE, CMD_BENCH, N_COMMANDS } command;
+static const char *const command_names[N_COMMANDS] = {"info", "logits", "generate", "tokenize", "bench"};
+/* The commands an option belongs to, as a bit set. */
+#define LOGITS (1u << CMD_LOGITS)
+#define GENERATE (1u << CMD_GENERATE)
+#define TOKENIZE (1u << CMD_TOKENIZE)
+#define BENCH (1u << CMD_BENCH)
+
 typedef struct options {
-    const char *tokens, *prompt, *text;
+    const char *tokens, *source, *decoder_start, *prompt, *text;
     int all, bos, ignore_eos;
-    int n_predict, threads, prompt_tokens, decode_tokens, repeat;
+    int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat;
     sac_sampling_params sampling;
 } options;
 
-static int parse_int(const char *s, int *out) {
-    char *end;
+typedef enum { OPT_FLAG, OPT_TEXT, OPT_IDS, OPT_INT, OPT_FLOAT, OPT_SEED } option_kind;
+typedef enum { FLOAT_GE_0, FLOAT_GT_0, FLOAT_0_1 } float_range;
+
+typedef struct option_spec {
+    const char *name;
+    option_kind kind;
+    unsigned commands;
+    size_t offset;       /* of the field in `options` */
+    long long min, max;  /* OPT_INT */
+    float_range range;   /* OPT_FLOAT */
+    const char *accepts; /* the values it takes, for the error message */
+} option_spec;
+
+#define IDS_ACCEPTS "a comma-separated list of token ids (integers from 0 to 2147483647)"
+#define AT(field) offsetof(options, field)
+static const option_spec option_specs[] = {
+    {"--tokens", OPT_IDS, LOGITS | GENERATE, AT(tokens), 0, 0, 0, IDS_ACCEPTS},
+    {"--source", OPT_IDS, LOGITS, AT(source), 0, 0, 0, IDS_ACCEPTS},
+    {"--decoder-start", OPT_IDS, GENERATE, AT(decoder_start), 0, 0, 0, IDS_ACCEPTS},
+    {"--prompt", OPT_TEXT, GENERATE, AT(prompt), 0, 0, 0, NULL},
+    {"--text", OPT_TEXT, GENERATE | TOKENIZE, AT(text), 0, 0, 0, NULL},
+    {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
+    {"--bos", OPT_FLAG, GENERATE | TOKENIZE, AT(bos), 0, 0, 0, NULL},
+    {"--ignore-eos", OPT_FLAG, GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
+    {"-n", OPT_INT, GENERATE, AT(n_predict), 0, 2147483647, 0, "an integer from 0 to 2147483647"},
+    {"--threads", OPT_INT, LOGITS | GENERATE | BENCH, AT(threads), 1, 256, 0,
+     "an integer from 1 to 256"},
+    {"--ctx", OPT_INT, LOGITS | GENERATE | BENCH, AT(n_ctx), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--prompt-tokens", OPT_INT, BENCH, AT(prompt_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--decode-tokens", OPT_INT, BENCH, AT(decode_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--repeat", OPT_INT, BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--temp", OPT_FLOAT, GENERATE, AT(sampling.temperature), 0, 0, FLOAT_GE_0,
+     "a finite number >= 0 (0: greedy)"},
+    {"--top-k", OPT_INT, GENERATE, AT(sampling.top_k), 0, 2147483647, 0,
+     "an integer from 0 to 2147483647 (0: off)"},
+    {"--top-p", OPT_FLOAT, GENERATE, AT(sampling.top_p), 0, 0, FLOAT_0_1, "a number in (0, 1] (1: off)"},
+    {"--repeat-penalty", OPT_FLOAT, GENERATE, AT(sampling.repeat_penalty), 0, 0, FLOAT_GT_0,
+     "a finite number > 0 (1: off)"},
+    {"--seed", OPT_SEED, GENERATE, AT(sampling.seed), 0, 0, 0, "an integer from 0 to 18446744073709551615"},
+};
+#undef AT
+
+/* Numbers are plain decimal: [+-]digits, or [+-]digits[.digits][e[+-]digits] for floats. No
+ * spaces, hex, "inf" or "nan": what strtod and JavaScript's Number() read the same way. */
+static const char *skip_digits(const char *s) {
+    while (*s >= '0' && *s <= '9') s++;
+    return s;
+}
+
+static int is_integer(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    const char *end = skip_digits(s);
+    return end > s && !*end;
+}
+
+static int is_decimal(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    const char *p = skip_digits(s);
+    int digits = p > s;
+    if (*p == '.') {
+        const char *q = skip_digits(p + 1);
+        digits |= q > p + 1;
+        p = q;
+    }
+    if (!digits) return 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        const char *q = skip_digits(p);
+        if (q == p) return 0;
+        p = q;
+    }
+    return !*p;
+}
+
+static int parse_int(const char *s, long long min, long long max, int32_t *out) {
+    if (!is_integer(s)) return 0;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < -2147483647L || v > 2147483647L) return 0;
-    *out = (int)v;
+    long long v = strtoll(s, NULL, 10);
+    if (errno || v < min || v > max) return 0;
+    *out = (int32_t)v;
     return 1;
 }
 
-static int parse_float(const char *s, float *out) {
-    char *end;
-    errno = 0;
-    *out = strtof(s, &end);
-    return !errno && !*end && end != s;
+/* The value as a float (what the sampler stores), checked after rounding to float. */
+static int parse_float(const char *s, float_range range, float *out) {
+    if (!is_decimal(s)) return 0;
+    float v = (float)strtod(s, NULL); /* overflow gives inf, underflow 0: both are then judged */
+    int ok = range == FLOAT_0_1 ? v > 0.0f && v <= 1.0f : isfinite(v) && (range == FLOAT_GT_0 ? v > 0.0f : v >= 0.0f);
+    if (ok) *out = v;
+    return ok;
 }
 
-static int parse_options(int argc, char **argv, options *o) {
+static int parse_seed(const char *s, uint64_t *out) {
+    if (!is_integer(s)) return 0;
+    const char *digits = s + (*s == '+' || *s == '-');
+    errno = 0;
+    unsigned long long v = strtoull(digits, NULL, 10);
+    if (errno || (*s == '-' && v != 0)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* "1,2,3": one or more ids in [0, 2^31). */
+static int is_id_list(const char *s) {
+    for (;;) {
+        const char *end = skip_digits(s);
+        if (end == s) return 0;
+        errno = 0;
+        if (strtoll(s, NULL, 10) > 2147483647LL || errno) return 0;
+        if (!*end) return 1;
+        if (*end != ',') return 0;
+        s = end + 1;
+    }
+}
+
+static int parse_options(int argc, char **argv, command cmd, options *o) {
     memset(o, 0, sizeof *o);
     o->n_predict = 32;
     o->threads = 1;
@@ -87,56 +210,38 @@ static int parse_options(int argc, char **argv, options *o) {
     o->repeat = 3;
     o->sampling = sac_sampling_default_params();
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int ok = 1, takes_value = 1;
-        unsigned long long seed;
-        if (!strcmp(a, "--all")) o->all = 1, takes_value = 0;
-        else if (!strcmp(a, "--bos")) o->bos = 1, takes_value = 0;
-        else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1, takes_value = 0;
-        else if (!v) return fail("option %s needs a value", a), 0;
-        else if (!strcmp(a, "--tokens")) o->tokens = v;
-        else if (!strcmp(a, "--prompt")) o->prompt = v;
-        else if (!strcmp(a, "--text")) o->text = v;
-        else if (!strcmp(a, "-n")) ok = parse_int(v, &o->n_predict) && o->n_predict >= 0;
-        else if (!strcmp(a, "--threads")) ok = parse_int(v, &o->threads) && o->threads >= 1;
-        else if (!strcmp(a, "--prompt-tokens")) ok = parse_int(v, &o->prompt_tokens) && o->prompt_tokens >= 1;
-        else if (!strcmp(a, "--decode-tokens")) ok = parse_int(v, &o->decode_tokens) && o->decode_tokens >= 1;
-        else if (!strcmp(a, "--repeat")) ok = parse_int(v, &o->repeat) && o->repeat >= 1;
-        else if (!strcmp(a, "--temp")) ok = parse_float(v, &o->sampling.temperature);
-        else if (!strcmp(a, "--top-k")) ok = parse_int(v, &o->sampling.top_k);
-        else if (!strcmp(a, "--top-p")) ok = parse_float(v, &o->sampling.top_p);
-        else if (!strcmp(a, "--repeat-penalty")) ok = parse_float(v, &o->sampling.repeat_penalty);
-        else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            seed = strtoull(v, &end, 10);
-            ok = !errno && !*end && end != v;
-            o->sampling.seed = seed;
-        } else return fail("unknown option %s", a), 0;
-        if (!ok) return fail("invalid value for %s", a), 0;
-        i += takes_value;
+        const option_spec *spec = NULL;
+        for (size_t k = 0; k < sizeof option_specs / sizeof *option_specs; k++)
+            if (!strcmp(argv[i], option_specs[k].name)) spec = &option_specs[k];
+        if (!spec) return fail("unknown option %s", argv[i]), 0;
+        if (!(spec->commands & 1u << cmd)) return fail("%s does not take %s", command_names[cmd], spec->name), 0;
+        char *field = (char *)o + spec->offset;
+        if (spec->kind == OPT_FLAG) {
+            *(int *)field = 1;
+            continue;
+        }
+        if (i + 1 >= argc) return fail("option %s needs a value", spec->name), 0;
+        const char *v = argv[++i];
+        int ok = spec->kind == OPT_TEXT    ? (*(const char **)field = v, 1)
+                 : spec->kind == OPT_IDS   ? is_id_list(v) && (*(const char **)field = v, 1)
+                 : spec->kind == OPT_INT   ? parse_int(v, spec->min, spec->max, (int32_t *)field)
+                 : spec->kind == OPT_FLOAT ? parse_float(v, spec->range, (float *)field)
+                                           : parse_seed(v, (uint64_t *)field);
+        if (!ok) return fail("%s must be %s, got '%s'", spec->name, spec->accepts, v), 0;
     }
     return 1;
 }
 
-/* "1,2,3" → ids; returns the count or -1. */
+/* A list that is_id_list accepted → ids; returns the count, or -1 when out of memory. */
 static int32_t parse_ids(const char *s, int32_t **out) {
-    int32_t n = 1, cap;
+    int32_t n = 1;
     for (const char *p = s; *p; p++) n += *p == ',';
-    cap = n;
-    int32_t *ids = malloc((size_t)cap * sizeof *ids);
-    if (!ids) return -1;
-    const char *p = s;
+    int32_t *ids = malloc((size_t)n * sizeof *ids);
+    if (!ids) return fail("out of memory"), -1;
     for (int32_t i = 0; i < n; i++) {
         char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || end == p || (*end && *end != ',') || v < -2147483647L || v > 2147483647L) {
-            free(ids);
-            return -1;
-        }
-        ids[i] = (int32_t)v;
-        p = end + (*end == ',');
+        ids[i] = (int32_t)strtol(s, &end, 10);
+        s = end + 1;
     }
     *out = ids;
     return n;
@@ -145,11 +250,9 @@ static int32_t parse_ids(const char *s, int32_t **out) {
 static sac_model *load_model(const char *path, uint32_t flags) {
     FILE *f = fopen(path, "rb");
     if (!f) return fail("cannot open '%s'", path), NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = size > 0 ? malloc((size_t)size) : NULL;
-    if (size <= 0 || !buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
+    long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+    void *buf = size > 0 && !fseek(f, 0, SEEK_SET) ? malloc((size_t)size) : NULL;
+    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
         fclose(f);
         free(buf);
         return fail("cannot read '%s'", path), NULL;
@@ -164,9 +267,11 @@ static sac_model *load_model(const char *path, uint32_t flags) {
     return m;
 }
 
-static sac_context *new_context(sac_model *m, int threads) {
+static sac_context *new_context(sac_model *m, const options *o, int32_t batch) {
     sac_context_params cp = sac_context_default_params();
-    cp.n_threads = threads;
+    cp.n_threads = o->threads;
+    cp.n_ctx = o->n_ctx; /* 0: the library's default */
+    if (batch) cp.n_batch = batch;
     sac_context *ctx;
     if (sac_context_new(m, &cp, &ctx) != SAC_OK) {
         fail("%s", ctx ? sac_context_errmsg(ctx) : "out of memory");
@@ -176,23 +281,43 @@ static sac_context *new_context(sac_model *m, int threads) {
     return ctx;
 }
 
+static int is_encdec(const sac_model *m) {
+    sac_model_info in;
+    sac_model_get_info(m, &in);
+    return !strcmp(in.architecture, "encdec");
+}
+
+static const char *architecture(const sac_model *m) {
+    sac_model_info in;
+    sac_model_get_info(m, &in);
+    return in.architecture;
+}
+
 /* The prompt as ids: --tokens, or --prompt through the model's tokenizer (BOS as the model asks). */
 static int32_t prompt_ids(sac_model *m, const options *o, int32_t **ids) {
-    if (o->tokens) {
-        int32_t n = parse_ids(o->tokens, ids);
-        if (n < 0) fail("--tokens must be a comma-separated list of integers, got '%s'", o->tokens);
-        return n;
-    }
+    if (o->tokens) return parse_ids(o->tokens, ids);
     const char *text = o->prompt ? o->prompt : o->text;
-    if (!text) return fail("%s", "give --tokens or --prompt"), -1;
+    if (!text) return fail("give --tokens or --prompt"), -1;
     uint32_t flags = (o->bos || (o->prompt && sac_token_add_bos(m))) ? SAC_TOKENIZE_BOS : 0;
     int32_t n = 0;
     sac_status st = sac_tokenize(m, text, strlen(text), flags, NULL, 0, &n);
     if (st != SAC_OK && st != SAC_ERR_ARG) return fail("%s", sac_model_errmsg(m)), -1;
     *ids = malloc((size_t)(n ? n : 1) * sizeof **ids);
-    if (!*ids || sac_tokenize(m, text, strlen(text), flags, *ids, n, &n) != SAC_OK)
-        return fail("%s", sac_model_errmsg(m)), -1;
+    if (!*ids) return fail("out of memory"), -1;
+    if (sac_tokenize(m, text, strlen(text), flags, *ids, n, &n) != SAC_OK) return fail("%s", sac_model_errmsg(m)), -1;
     return n;
+}
+
+/* Appends bytes to a growing text; 0 when out of memory. */
+static int append(char **text, size_t *len, const char *piece, size_t n) {
+    if (!n) return 1;
+    if (n > SIZE_MAX - *len) return 0;
+    char *grown = realloc(*text, *len + n);
+    if (!grown) return 0;
+    memcpy(grown + *len, piece, n);
+    *text = grown;
+    *len += n;
+    return 1;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -246,15 +371,26 @@ static int cmd_info(sac_model *m) {
     return 0;
 }
 
+/* Encoder-decoder models read --source; the others refuse it. */
+static int check_source(const sac_model *m, const options *o) {
+    if (is_encdec(m) && !o->source)
+        return fail("an encoder-decoder model needs --source 1,2,3 (the ids the encoder reads)");
+    if (!is_encdec(m) && o->source)
+        return fail("only encoder-decoder models take --source; this model is %s", architecture(m));
+    return 0;
+}
+
 static int cmd_logits(sac_model *m, const options *o) {
-    int32_t *ids = NULL, n = o->tokens ? parse_ids(o->tokens, &ids) : -1;
-    if (n < 0) return fail("%s", "logits needs --tokens 1,2,3");
-    sac_context *ctx = new_context(m, o->threads);
-    if (!ctx) return free(ids), 1;
-    int rc = 0;
-    if (sac_eval(ctx, ids, n, NULL, o->all ? SAC_EVAL_ALL_LOGITS : 0) != SAC_OK) {
+    if (!o->tokens) return fail("logits needs --tokens 1,2,3");
+    if (check_source(m, o)) return 1;
+    int32_t *ids = NULL, *src = NULL, n = parse_ids(o->tokens, &ids), n_src = 0;
+    if (n < 0 || (o->source && (n_src = parse_ids(o->source, &src)) < 0)) return free(ids), 1;
+    sac_context *ctx = new_context(m, o, 0);
+    int rc = !ctx;
+    if (ctx && ((src && sac_encode(ctx, src, n_src, NULL) != SAC_OK) ||
+                sac_eval(ctx, ids, n, NULL, o->all ? SAC_EVAL_ALL_LOGITS : 0) != SAC_OK)) {
         rc = fail("%s", sac_context_errmsg(ctx));
-    } else {
+    } else if (ctx) {
         int32_t rows, V;
         const float *logits = sac_logits(ctx, &rows, &V);
         printf("{\"logits\":[");
@@ -266,56 +402,76 @@ static int cmd_logits(sac_model *m, const options *o) {
         printf("]}\n");
     }
     sac_context_free(ctx);
+    free(src);
     free(ids);
     return rc;
 }
 
+/* What the decoder evaluates first: the prompt, or for an encoder-decoder model (whose prompt
+ * is the source) --decoder-start or BOS. */
+static int32_t decoder_start(sac_model *m, const options *o, int32_t **ids) {
+    if (!is_encdec(m)) {
+        if (o->decoder_start)
+            return fail("only encoder-decoder models take --decoder-start; this model is %s", architecture(m)), -1;
+        return 0;
+    }
+    if (o->decoder_start) return parse_ids(o->decoder_start, ids);
+    if (sac_token_bos(m) < 0)
+        return fail("the model has no BOS token to start the decoder with: give --decoder-start 1,2,3"), -1;
+    if (!(*ids = malloc(sizeof **ids))) return fail("out of memory"), -1;
+    **ids = sac_token_bos(m);
+    return 1;
+}
+
 static int cmd_generate(sac_model *m, const options *o) {
-    int32_t *ids = NULL, n = prompt_ids(m, o, &ids);
+    int32_t *ids = NULL, *start = NULL, n = prompt_ids(m, o, &ids), n_start = 0;
     if (n < 0) return 1;
-    if (n == 0) return free(ids), fail("%s", "the prompt is empty");
-    sac_context *ctx = new_context(m, o->threads);
-    if (!ctx) return free(ids), 1;
-    int32_t *out = malloc((size_t)(o->n_predict + 1) * sizeof *out);
+    if (n == 0) return free(ids), fail("the prompt is empty");
+    if ((n_start = decoder_start(m, o, &start)) < 0) return free(ids), 1;
+    sac_context *ctx = new_context(m, o, 0);
+    if (!ctx) return free(start), free(ids), 1;
+    /* Every token but the last is evaluated, so at most n_ctx + 1 come out, whatever -n says. */
+    int64_t cap = (int64_t)sac_context_n_ctx(ctx) + 1;
+    if (o->n_predict < cap) cap = o->n_predict;
+    int32_t *out = malloc((size_t)(cap ? cap : 1) * sizeof *out);
     char *text = NULL;
     size_t text_len = 0;
     sac_detokenizer *dt = NULL;
     int has_tokenizer = sac_detokenizer_new(m, &dt) == SAC_OK;
     int rc = 0;
     int32_t n_out = 0;
-    double t0 = now_ms(), t_prefill = 0;
-    if (!out) rc = fail("%s", "out of memory");
-    else if (sac_sampler_init(ctx, &o->sampling) != SAC_OK || sac_eval(ctx, ids, n, NULL, 0) != SAC_OK)
+    double t0 = now_ms();
+    if (!out) rc = fail("out of memory");
+    else if (sac_sampler_init(ctx, &o->sampling) != SAC_OK ||
+             (start ? sac_encode(ctx, ids, n, NULL) != SAC_OK || sac_eval(ctx, start, n_start, NULL, 0) != SAC_OK
+                    : sac_eval(ctx, ids, n, NULL, 0) != SAC_OK))
         rc = fail("%s", sac_context_errmsg(ctx));
-    t_prefill = now_ms() - t0;
-    double t1 = now_ms();
+    double t_prefill = now_ms() - t0, t1 = now_ms();
     while (!rc && n_out < o->n_predict) {
         int32_t tok;
-        if (sac_sample(ctx, &tok) != SAC_OK) { rc = fail("%s", sac_context_errmsg(ctx)); break; }
+        if (sac_sample(ctx, &tok) != SAC_OK) {
+            rc = fail("%s", sac_context_errmsg(ctx));
+            break;
+        }
         out[n_out++] = tok;
         if (has_tokenizer) {
             const char *piece;
             size_t len;
-            if (sac_detokenizer_push(dt, tok, &piece, &len) == SAC_OK && len) {
-                char *grown = realloc(text, text_len + len);
-                if (grown) memcpy((text = grown) + text_len, piece, len), text_len += len;
-            }
+            if (sac_detokenizer_push(dt, tok, &piece, &len) != SAC_OK) rc = fail("%s", sac_detokenizer_errmsg(dt));
+            else if (!append(&text, &text_len, piece, len)) rc = fail("out of memory");
         }
-        if (!o->ignore_eos && tok == sac_token_eos(m)) break;
-        if (n_out == o->n_predict) break;
+        if (rc || (!o->ignore_eos && tok == sac_token_eos(m)) || n_out == o->n_predict) break;
         if (sac_context_n_past(ctx) >= sac_context_n_ctx(ctx)) break; /* context full */
         if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) rc = fail("%s", sac_context_errmsg(ctx));
     }
     double t_decode = now_ms() - t1;
+    if (!rc && has_tokenizer) {
+        const char *piece;
+        size_t len;
+        if (sac_detokenizer_flush(dt, &piece, &len) != SAC_OK) rc = fail("%s", sac_detokenizer_errmsg(dt));
+        else if (!append(&text, &text_len, piece, len)) rc = fail("out of memory");
+    }
     if (!rc) {
-        if (has_tokenizer) {
-            const char *piece;
-            size_t len;
-            if (sac_detokenizer_flush(dt, &piece, &len) == SAC_OK && len) {
-                char *grown = realloc(text, text_len + len);
-                if (grown) memcpy((text = grown) + text_len, piece, len), text_len += len;
-            }
-        }
         printf("{\"prompt_tokens\":");
         json_ids(stdout, ids, n);
         printf(",\"tokens\":");
@@ -331,15 +487,14 @@ static int cmd_generate(sac_model *m, const options *o) {
     free(text);
     free(out);
     sac_context_free(ctx);
+    free(start);
     free(ids);
     return rc;
 }
 
 static int cmd_tokenize(sac_model *m, const options *o) {
-    if (!o->text) return fail("%s", "tokenize needs --text TEXT");
-    options t = *o;
-    t.prompt = NULL;
-    int32_t *ids = NULL, n = prompt_ids(m, &t, &ids);
+    if (!o->text) return fail("tokenize needs --text TEXT");
+    int32_t *ids = NULL, n = prompt_ids(m, o, &ids);
     if (n < 0) return 1;
     json_ids(stdout, ids, n);
     putchar('\n');
@@ -347,51 +502,70 @@ static int cmd_tokenize(sac_model *m, const options *o) {
     return 0;
 }
 
+/* One bench round: a prefill of np ids (an encoder-decoder model encodes them), then nd
+ * single-token decoder evals. Any failure is the command's failure. */
+static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t nd, int32_t n_vocab,
+                       double *prefill_ms, double *decode_ms) {
+    sac_context_reset(ctx);
+    double t0 = now_ms();
+    if ((encdec ? sac_encode(ctx, ids, np, NULL) : sac_eval(ctx, ids, np, NULL, 0)) != SAC_OK) return 0;
+    double t1 = now_ms();
+    for (int32_t i = 0; i < nd; i++) {
+        int32_t tok = (int32_t)(((uint64_t)i * 104729u + 7u) % (uint32_t)n_vocab);
+        if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) return 0;
+    }
+    *prefill_ms = t1 - t0;
+    *decode_ms = now_ms() - t1;
+    return 1;
+}
+
 /* Prefill and decode speed on synthetic ids (weights may be random): best of --repeat runs. */
 static int cmd_bench(sac_model *m, const options *o) {
     sac_model_info in;
     sac_model_get_info(m, &in);
-    int32_t np = o->prompt_tokens, nd = o->decode_tokens;
-    if (np + nd > in.n_ctx) return fail("%s", "--prompt-tokens + --decode-tokens exceed the context length");
-    sac_context_params cp = sac_context_default_params();
-    cp.n_threads = o->threads;
-    cp.n_batch = np;
-    sac_context *ctx;
-    if (sac_context_new(m, &cp, &ctx) != SAC_OK) {
-        fail("%s", ctx ? sac_context_errmsg(ctx) : "out of memory");
+    const int encdec = is_encdec(m);
+    const int32_t np = o->prompt_tokens, nd = o->decode_tokens;
+    /* The context clamps its batch to its length: a huge --prompt-tokens allocates nothing. */
+    sac_context *ctx = new_context(m, o, np);
+    if (!ctx) return 1;
+    const int64_t n_ctx = sac_context_n_ctx(ctx);
+    if (encdec ? np > n_ctx || nd > n_ctx : (int64_t)np + nd > n_ctx) {
         sac_context_free(ctx);
-        return 1;
+        return encdec ? fail("--prompt-tokens and --decode-tokens must each fit in the context length (%lld)",
+                             (long long)n_ctx)
+                      : fail("--prompt-tokens + --decode-tokens exceed the context length (%lld)", (long long)n_ctx);
     }
     int32_t *ids = malloc((size_t)np * sizeof *ids);
-    if (!ids) return sac_context_free(ctx), fail("%s", "out of memory");
-    for (int32_t i = 0; i < np; i++) ids[i] = (int32_t)((i * 7919u + 13u) % (uint32_t)in.n_vocab);
-    double best_prefill = 1e300, best_decode = 1e300;
-    for (int r = 0; r < o->repeat; r++) {
-        sac_context_reset(ctx);
-        double t0 = now_ms();
-        if (sac_eval(ctx, ids, np, NULL, 0) != SAC_OK) break;
-        double t1 = now_ms();
-        for (int32_t i = 0; i < nd; i++) {
-            int32_t tok = (int32_t)((i * 104729u + 7u) % (uint32_t)in.n_vocab);
-            if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) break;
+    if (!ids) return sac_context_free(ctx), fail("out of memory");
+    for (int32_t i = 0; i < np; i++) ids[i] = (int32_t)(((uint64_t)i * 7919u + 13u) % (uint32_t)in.n_vocab);
+    double best_prefill = INFINITY, best_decode = INFINITY;
+    int rc = 0;
+    for (int32_t r = 0; r < o->repeat && !rc; r++) {
+        double prefill, decode;
+        if (!bench_round(ctx, encdec, ids, np, nd, in.n_vocab, &prefill, &decode))
+            rc = fail("%s", sac_context_errmsg(ctx));
+        else {
+            if (prefill < best_prefill) best_prefill = prefill;
+            if (decode < best_decode) best_decode = decode;
         }
-        double t2 = now_ms();
-        if (t1 - t0 < best_prefill) best_prefill = t1 - t0;
-        if (t2 - t1 < best_decode) best_decode = t2 - t1;
     }
-    int32_t type_n = sac_model_n_tensors(m);
-    const char *type = "";
-    for (int32_t i = 0; i < type_n; i++) {
-        const char *name, *t;
-        sac_model_tensor(m, i, &name, &t, NULL, NULL);
-        if (strstr(name, "ffn_up")) { type = t; break; }
+    if (!rc) {
+        const char *type = "";
+        for (int32_t i = 0; i < sac_model_n_tensors(m); i++) {
+            const char *name, *t;
+            sac_model_tensor(m, i, &name, &t, NULL, NULL);
+            if (strstr(name, "ffn_up")) {
+                type = t;
+                break;
+            }
+        }
+        printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"prompt_tokens\":%d,"
+               "\"decode_tokens\":%d,\"prefill_tokens_per_s\":%.2f,\"decode_tokens_per_s\":%.2f}\n",
+               type, sac_context_n_threads(ctx), np, nd, np / (best_prefill / 1e3), nd / (best_decode / 1e3));
     }
-    printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"prompt_tokens\":%d,"
-           "\"decode_tokens\":%d,\"prefill_tokens_per_s\":%.2f,\"decode_tokens_per_s\":%.2f}\n",
-           type, sac_context_n_threads(ctx), np, nd, np / (best_prefill / 1e3), nd / (best_decode / 1e3));
     free(ids);
     sac_context_free(ctx);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -400,19 +574,19 @@ int main(int argc, char **argv) {
         return argc < 2 ? 1 : (strcmp(argv[1], "help") && strcmp(argv[1], "--help"));
     }
     const char *cmd = argv[1];
+    command c = 0;
+    while (c < N_COMMANDS && strcmp(cmd, command_names[c])) c++;
+    if (c == N_COMMANDS) return fail("unknown command '%s' (try: saccade help)", cmd);
     options o;
-    if (!parse_options(argc - 3, argv + 3, &o)) return 1;
-    if (strcmp(cmd, "info") && strcmp(cmd, "logits") && strcmp(cmd, "generate") && strcmp(cmd, "tokenize") &&
-        strcmp(cmd, "bench"))
-        return fail("unknown command '%s' (try: saccade help)", cmd);
+    if (!parse_options(argc - 3, argv + 3, c, &o)) return 1;
     /* tokenize needs only the vocabulary: it also works on vocab-only GGUF files */
-    sac_model *m = load_model(argv[2], strcmp(cmd, "tokenize") ? 0 : SAC_LOAD_VOCAB_ONLY);
+    sac_model *m = load_model(argv[2], c == CMD_TOKENIZE ? SAC_LOAD_VOCAB_ONLY : 0);
     if (!m) return 1;
-    int rc = !strcmp(cmd, "info")       ? cmd_info(m)
-             : !strcmp(cmd, "logits")   ? cmd_logits(m, &o)
-             : !strcmp(cmd, "generate") ? cmd_generate(m, &o)
-             : !strcmp(cmd, "tokenize") ? cmd_tokenize(m, &o)
-                                        : cmd_bench(m, &o);
+    int rc = c == CMD_INFO       ? cmd_info(m)
+             : c == CMD_LOGITS   ? cmd_logits(m, &o)
+             : c == CMD_GENERATE ? cmd_generate(m, &o)
+             : c == CMD_TOKENIZE ? cmd_tokenize(m, &o)
+                                 : cmd_bench(m, &o);
     sac_model_free(m);
     return rc;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The saccade command line on Node: the same subcommands, options and JSON as the native
-// build/saccade (src/cli.c), running the WebAssembly build. One JSON value on stdout per
-// command; errors go to stderr with exit status 1.
+// build/saccade (src/cli.c), running the WebAssembly build: the same ranges and messages too.
+// One JSON value on stdout per command; errors go to stderr with exit status 1.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -9,11 +9,16 @@ import { loadModel } from './index.mjs';
 
 const usage = `usage:
   saccade info MODEL.gguf
-  saccade logits MODEL.gguf --tokens 1,2,3 [--all] [--threads N]
+  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N]
   saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]
-                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ignore-eos]
+                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]
+                   [--ignore-eos] [--bos] [--decoder-start 1]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
-  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--repeat 3]
+  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
+Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
+logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
+--decode-tokens ids.
+--ctx N: tokens the context holds (default: the model's training length, at most 4096).
 `;
 
 class UsageError extends Error {}
@@ -52,65 +57,100 @@ export function jsonString(s) {
 const jsonIds = (ids) => `[${ids.join(',')}]`;
 
 // ---------------------------------------------------------------------------------------------
-// Options (as src/cli.c parses them)
+// Options: one table says which command takes which option and what values it accepts (as
+// src/cli.c's option_specs does, with the same ranges and messages)
 // ---------------------------------------------------------------------------------------------
 
-const isInt = (s) => /^\s*[+-]?\d+$/.test(s) && Math.abs(Number(s)) <= 2147483647;
-const isFloat = (s) => /^\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?|nan)$/i.test(s);
+// Integers are [+-]digits; floats plain decimal (no spaces, hex, "inf" or "nan"), judged after
+// rounding to float32: what the sampler stores, and what src/cli.c gets from (float)strtod.
+const bigint = (v, min, max) => {
+  if (!/^[+-]?\d+$/.test(v)) return undefined;
+  const n = BigInt(v);
+  return n >= min && n <= max ? n : undefined;
+};
+const INT32_MAX = 2147483647n;
+const integer = (min, max, note = '') => ({
+  accepts: `an integer from ${min} to ${max}${note}`,
+  parse: (v) => {
+    const n = bigint(v, BigInt(min), BigInt(max));
+    return n === undefined ? undefined : Number(n);
+  },
+});
+const number = (accepts, ok) => ({
+  accepts,
+  parse: (v) => {
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v)) return undefined;
+    const x = Math.fround(Number(v));
+    return ok(x) ? x : undefined;
+  },
+});
+const seed = { accepts: 'an integer from 0 to 18446744073709551615', parse: (v) => bigint(v, 0n, (1n << 64n) - 1n) };
+const ids = {
+  accepts: 'a comma-separated list of token ids (integers from 0 to 2147483647)',
+  parse: (v) => (v.split(',').every((s) => /^\d+$/.test(s) && BigInt(s) <= INT32_MAX) ? v : undefined),
+};
+const text = { parse: (v) => v };
+const flag = null;
 
-function parseOptions(args) {
+const [L, G, T, B] = ['logits', 'generate', 'tokenize', 'bench'];
+// option → [key in the parsed options, the commands that take it, its values]
+const OPTIONS = {
+  '--tokens': ['tokens', [L, G], ids],
+  '--source': ['source', [L], ids],
+  '--decoder-start': ['decoderStart', [G], ids],
+  '--prompt': ['prompt', [G], text],
+  '--text': ['text', [G, T], text],
+  '--all': ['all', [L], flag],
+  '--bos': ['bos', [G, T], flag],
+  '--ignore-eos': ['ignoreEos', [G], flag],
+  '-n': ['nPredict', [G], integer(0, 2147483647)],
+  '--threads': ['threads', [L, G, B], integer(1, 256)],
+  '--ctx': ['nCtx', [L, G, B], integer(1, 2147483647)],
+  '--prompt-tokens': ['promptTokens', [B], integer(1, 2147483647)],
+  '--decode-tokens': ['decodeTokens', [B], integer(1, 2147483647)],
+  '--repeat': ['repeat', [B], integer(1, 2147483647)],
+  '--temp': ['temperature', [G], number('a finite number >= 0 (0: greedy)', (x) => Number.isFinite(x) && x >= 0)],
+  '--top-k': ['topK', [G], integer(0, 2147483647, ' (0: off)')],
+  '--top-p': ['topP', [G], number('a number in (0, 1] (1: off)', (x) => x > 0 && x <= 1)],
+  '--repeat-penalty': ['repeatPenalty', [G], number('a finite number > 0 (1: off)', (x) => Number.isFinite(x) && x > 0)],
+  '--seed': ['seed', [G], seed],
+};
+
+function parseOptions(cmd, args) {
   const o = {
-    all: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32,
-    repeat: 3, sampling: { seed: 0n },
+    all: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
+    seed: 0n,
   };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    const v = args[i + 1];
-    let ok = true;
-    let takesValue = true;
-    const int = (min) => (ok = isInt(v) && Number(v) >= min) && Number(v);
-    const float = () => (ok = isFloat(v)) && Number(v.replace(/inf(inity)?/i, 'Infinity').replace(/nan/i, 'NaN'));
-    if (a === '--all') (o.all = true), (takesValue = false);
-    else if (a === '--bos') (o.bos = true), (takesValue = false);
-    else if (a === '--ignore-eos') (o.ignoreEos = true), (takesValue = false);
-    else if (v === undefined) throw new UsageError(`option ${a} needs a value`);
-    else if (a === '--tokens') o.tokens = v;
-    else if (a === '--prompt') o.prompt = v;
-    else if (a === '--text') o.text = v;
-    else if (a === '-n') o.nPredict = int(0);
-    else if (a === '--threads') o.threads = int(1);
-    else if (a === '--prompt-tokens') o.promptTokens = int(1);
-    else if (a === '--decode-tokens') o.decodeTokens = int(1);
-    else if (a === '--repeat') o.repeat = int(1);
-    else if (a === '--temp') o.sampling.temperature = float();
-    else if (a === '--top-k') o.sampling.topK = int(-2147483647);
-    else if (a === '--top-p') o.sampling.topP = float();
-    else if (a === '--repeat-penalty') o.sampling.repeatPenalty = float();
-    else if (a === '--seed') (ok = /^\d+$/.test(v) && BigInt(v) < 1n << 64n) && (o.sampling.seed = BigInt(v));
-    else throw new UsageError(`unknown option ${a}`);
-    if (!ok) throw new UsageError(`invalid value for ${a}`);
-    if (takesValue) i++;
+    if (!Object.hasOwn(OPTIONS, a)) throw new UsageError(`unknown option ${a}`);
+    const [key, commands, value] = OPTIONS[a];
+    if (!commands.includes(cmd)) throw new UsageError(`${cmd} does not take ${a}`);
+    if (value === flag) {
+      o[key] = true;
+      continue;
+    }
+    if (i + 1 >= args.length) throw new UsageError(`option ${a} needs a value`);
+    const v = args[++i];
+    const parsed = value.parse(v);
+    if (parsed === undefined) throw new UsageError(`${a} must be ${value.accepts}, got '${v}'`);
+    o[key] = parsed;
   }
   return o;
 }
 
-function parseIds(s) {
-  const parts = s.split(',');
-  if (!parts.every(isInt)) return null;
-  return parts.map(Number);
-}
+/** A list the options accepted → ids. */
+const parseIds = (s) => s.split(',').map(Number);
 
 /** The prompt as ids: --tokens, or --prompt/--text through the model's tokenizer. */
 function promptIds(model, o) {
-  if (o.tokens !== undefined) {
-    const ids = parseIds(o.tokens);
-    if (!ids) throw new UsageError(`--tokens must be a comma-separated list of integers, got '${o.tokens}'`);
-    return ids;
-  }
+  if (o.tokens !== undefined) return parseIds(o.tokens);
   const text = o.prompt ?? o.text;
   if (text === undefined) throw new UsageError('give --tokens or --prompt');
   return model.tokenize(text, { bos: o.bos || (o.prompt !== undefined && model.info.addBos) });
 }
+
+const isEncdec = (model) => model.info.architecture === 'encdec';
 
 // ---------------------------------------------------------------------------------------------
 // Commands
@@ -130,9 +170,13 @@ function info(model) {
 }
 
 function logits(model, o) {
-  const ids = o.tokens === undefined ? null : parseIds(o.tokens);
-  if (!ids) throw new UsageError('logits needs --tokens 1,2,3');
-  const out = model.forward(ids, { allLogits: o.all });
+  if (o.tokens === undefined) throw new UsageError('logits needs --tokens 1,2,3');
+  if (isEncdec(model) && o.source === undefined)
+    throw new UsageError('an encoder-decoder model needs --source 1,2,3 (the ids the encoder reads)');
+  if (!isEncdec(model) && o.source !== undefined)
+    throw new UsageError(`only encoder-decoder models take --source; this model is ${model.info.architecture}`);
+  const source = o.source === undefined ? {} : { source: parseIds(o.source) };
+  const out = model.forward(parseIds(o.tokens), { allLogits: o.all, ...source });
   const V = model.info.vocabSize;
   const rows = [];
   for (let r = 0; r < out.length / V; r++) {
@@ -143,14 +187,30 @@ function logits(model, o) {
   return `{"logits":[${rows.join(',')}]}`;
 }
 
+/** What the decoder evaluates first for an encoder-decoder model (whose prompt is the source). */
+function decoderStart(model, o) {
+  if (!isEncdec(model)) {
+    if (o.decoderStart !== undefined)
+      throw new UsageError(`only encoder-decoder models take --decoder-start; this model is ${model.info.architecture}`);
+    return {};
+  }
+  if (o.decoderStart !== undefined) return { decoderStart: parseIds(o.decoderStart) };
+  if (model.info.bosId < 0)
+    throw new UsageError('the model has no BOS token to start the decoder with: give --decoder-start 1,2,3');
+  return { decoderStart: [model.info.bosId] };
+}
+
 async function generate(model, o) {
   const ids = promptIds(model, o);
   if (ids.length === 0) throw new UsageError('the prompt is empty');
+  const start = decoderStart(model, o);
+  const sampling = {};
+  for (const k of ['temperature', 'topK', 'topP', 'repeatPenalty', 'seed']) if (o[k] !== undefined) sampling[k] = o[k];
   const tokens = [];
   let text = '';
   const t0 = performance.now();
   let t1 = t0;
-  const steps = model.generate(ids, { ...o.sampling, maxTokens: o.nPredict, ignoreEos: o.ignoreEos });
+  const steps = model.generate(ids, { ...sampling, ...start, maxTokens: o.nPredict, ignoreEos: o.ignoreEos });
   for await (const t of steps) {
     if (tokens.length === 0) t1 = performance.now(); // prefill ends with the first token
     tokens.push(t.id);
@@ -166,13 +226,18 @@ async function generate(model, o) {
 
 function tokenize(model, o) {
   if (o.text === undefined) throw new UsageError('tokenize needs --text TEXT');
-  return jsonIds(promptIds(model, { ...o, prompt: undefined }));
+  return jsonIds(promptIds(model, o));
 }
 
 function bench(model, o) {
-  if (o.promptTokens + o.decodeTokens > model.info.contextLength)
-    throw new UsageError('--prompt-tokens + --decode-tokens exceed the context length');
-  const r = model.bench({ promptTokens: o.promptTokens, decodeTokens: o.decodeTokens, repeat: o.repeat });
+  const { promptTokens: np, decodeTokens: nd } = o;
+  const nCtx = model.runtime.contextLength;
+  if (isEncdec(model) ? np > nCtx || nd > nCtx : np + nd > nCtx) {
+    throw new UsageError(isEncdec(model)
+      ? `--prompt-tokens and --decode-tokens must each fit in the context length (${nCtx})`
+      : `--prompt-tokens + --decode-tokens exceed the context length (${nCtx})`);
+  }
+  const r = model.bench({ promptTokens: np, decodeTokens: nd, repeat: o.repeat });
   return `{"engine":${jsonString(r.engine)},"type":${jsonString(r.type)},"threads":${r.threads},` +
     `"prompt_tokens":${r.promptTokens},"decode_tokens":${r.decodeTokens},` +
     `"prefill_tokens_per_s":${r.prefillTokensPerSecond.toFixed(2)},` +
@@ -190,11 +255,11 @@ export async function main(argv) {
   const [cmd, file, ...rest] = argv;
   let model;
   try {
-    const o = parseOptions(rest);
     if (!Object.hasOwn(commands, cmd)) throw new UsageError(`unknown command '${cmd}' (try: saccade help)`);
+    const o = parseOptions(cmd, rest);
     // tokenize needs only the vocabulary: it also works on vocab-only GGUF files
     model = await loadModel(file, {
-      threads: o.threads, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
+      threads: o.threads, contextLength: o.nCtx, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
     });
     process.stdout.write((await commands[cmd](model, o)) + '\n');
     return 0;

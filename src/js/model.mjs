@@ -262,15 +262,21 @@ export class Model {
     const repeat = int('repeat', o.repeat, 3, 1);
     const e = this.#takeOver();
     const V = this.info.vocabSize;
-    if (promptTokens + decodeTokens > e.nCtx) fail('promptTokens + decodeTokens exceed the context length');
+    // An encoder–decoder model encodes the prompt ids and decodes against them: each has the whole context.
+    if (this.#encdec ? promptTokens > e.nCtx || decodeTokens > e.nCtx : promptTokens + decodeTokens > e.nCtx)
+      fail(this.#encdec ? 'promptTokens and decodeTokens must each fit in the context length'
+        : 'promptTokens + decodeTokens exceed the context length');
     const ids = Array.from({ length: promptTokens }, (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
     const decode = Array.from({ length: decodeTokens }, (_, i) => Number((BigInt(i) * 104729n + 7n) % BigInt(V)));
     let prefill = Infinity;
     let step = Infinity;
     for (let r = 0; r < repeat; r++) {
       const t0 = performance.now();
-      this.#reset(false);
-      e.eval(ids);
+      if (this.#encdec) this.#reset(false, ids);
+      else {
+        this.#reset(false);
+        e.eval(ids);
+      }
       const t1 = performance.now();
       for (const id of decode) e.eval([id]);
       const t2 = performance.now();

@@ -116,3 +116,32 @@ describe('the same output as build/saccade', () => {
     assert.equal(js.stdout, native.stdout);
   });
 });
+
+describe('integer limits: checked ranges, 64-bit sums, every failure an error (both CLIs)', () => {
+  test('bench: --prompt-tokens + --decode-tokens beyond int32 is refused, not wrapped into a "successful" 0.00 tok/s', async () => {
+    const file = fixture('gpt2-f32'); // context 48
+    for (const [np, nd] of [[1073741824, 1073741824], [2147483647, 2147483647], [2147483647, 1], [48, 1]]) {
+      const { js, native } = await both('bench', file, '--prompt-tokens', np, '--decode-tokens', nd, '--repeat', 1);
+      assert.equal(native.status, 1, `${np} + ${nd}: ${native.stdout}`);
+      assert.equal(native.stderr, 'saccade: --prompt-tokens + --decode-tokens exceed the context length (48)\n');
+      assert.deepEqual(js, native);
+    }
+    const { js, native } = await both('bench', file, '--prompt-tokens', 47, '--decode-tokens', 1, '--repeat', 1);
+    assert.equal(native.status, 0, native.stderr);
+    assert.equal(js.status, 0, js.stderr);
+  });
+
+  test('generate -n 2147483647 runs until the context is full', async () => {
+    const file = fixture('llama-q8_0'); // context 48
+    const { js, native } = await both('generate', file, '--tokens', '1,2,3', '-n', 2147483647, '--temp', 0, '--ignore-eos');
+    assert.equal(native.status, 0, native.stderr);
+    assert.equal(js.status, 0, js.stderr);
+    const strip = (s) => s.replace(/"prefill_ms":[\d.]+,"decode_ms":[\d.]+/, '');
+    assert.equal(strip(js.stdout), strip(native.stdout));
+    assert.equal(JSON.parse(native.stdout).tokens.length, 48 - 3 + 1); // the last one is never evaluated
+    const over = await both('generate', file, '--tokens', '1', '-n', 2147483648);
+    assert.equal(over.native.status, 1);
+    assert.equal(over.native.stderr, "saccade: -n must be an integer from 0 to 2147483647, got '2147483648'\n");
+    assert.deepEqual(over.js, over.native);
+  });
+});
