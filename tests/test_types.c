@@ -230,13 +230,13 @@ static void test_codecs_stay_in_their_rows(void) {
         size_t bytes;
         CHECK(sac_type_row_bytes(type, n, &bytes) && bytes == 3 * t->type_size);
         float x[3 * SAC_QK + 2], y[3 * SAC_QK + 2];
-        unsigned char data[3 * sizeof(block_q8_0) + 2];
+        _Alignas(8) unsigned char data[8 + 3 * sizeof(block_q8_0) + 1]; /* the row starts aligned at 8 */
         for (int64_t i = 0; i < n; i++) x[i] = rng_float(&s, 4.0f);
         memset(data, 0xA5, sizeof data);
-        t->from_float(x, data + 1, n);
-        CHECK_MSG(data[0] == 0xA5 && data[bytes + 1] == 0xA5, "%s: from_float wrote outside its row", t->name);
+        t->from_float(x, data + 8, n);
+        CHECK_MSG(data[7] == 0xA5 && data[8 + bytes] == 0xA5, "%s: from_float wrote outside its row", t->name);
         y[0] = y[n + 1] = -1.0f;
-        t->to_float(data + 1, y + 1, n);
+        t->to_float(data + 8, y + 1, n);
         CHECK_MSG(y[0] == -1.0f && y[n + 1] == -1.0f, "%s: to_float wrote outside its row", t->name);
         int close = 1;
         for (int64_t i = 0; i < n; i++) close &= fabsf(y[i + 1] - x[i]) <= 0.8f; /* Q4_0, the coarsest: 1.5 d, d <= 4/8 */
