@@ -75,12 +75,13 @@ void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_b
     }
     size_t row_bytes;
     if (!sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return; /* the loader checked the shapes */
-    matmul_call c = {n_batch == 1 ? tr->matvec : tr->matmat,
-                     {w->data, row_bytes, w->n_in, w->n_out, n_batch, x, NULL, y}, 0, 0};
+    matmul_call c = {.kernel = n_batch == 1 ? tr->matvec : tr->matmat,
+                     .task = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out,
+                              .n_batch = n_batch, .x = x, .y = y}};
     const sac_type_traits *act = sac_type_traits_get(tr->vec_dot_type);
     if (act->quantize_activations) {
         c.task.act = work;
-        convert_task q = {act, x, w->n_in, n_batch, work};
+        convert_task q = {.act = act, .x = x, .n_in = w->n_in, .n_batch = n_batch, .work = work};
         /* a single row is quick to convert; more rows are worth a dispatch */
         if (n_batch >= 4) sac_pool_run(pool, convert_rows, &q);
         else convert_rows(&q, 0, 1);
