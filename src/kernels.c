@@ -481,10 +481,11 @@ typedef struct float_format {
     size_t elem_bytes;
     value_fn value;
     load8_fn load8;
+    int inexact_specials; /* load8's fast conversion may miss inf/NaN: redo when seen_special */
 } float_format;
 
-#define FORMAT_F32 ((float_format){4, value_f32, load8_f32})
-#define FORMAT_F16 ((float_format){2, value_f16, load8_f16})
+#define FORMAT_F32 ((float_format){4, value_f32, load8_f32, 0})
+#define FORMAT_F16 ((float_format){2, value_f16, load8_f16, 1})
 
 #else
 
@@ -559,7 +560,7 @@ KERNEL void float_dot4_pass(float_format f, int exact, const char *row, const fl
 KERNEL void float_dot4(float_format f, const char *row, const float *const x[4], int64_t n8, float sum[4]) {
     v128_t seen = wasm_i32x4_splat(0);
     float_dot4_pass(f, 0, row, x, n8, sum, &seen);
-    if (seen_special(seen)) float_dot4_pass(f, 1, row, x, n8, sum, &seen);
+    if (f.inexact_specials && seen_special(seen)) float_dot4_pass(f, 1, row, x, n8, sum, &seen);
 }
 
 #else
@@ -599,7 +600,7 @@ KERNEL float float_dot(float_format f, const char *row, const float *x, int64_t 
             acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(hi, wasm_v128_load(x + i + 4)));
         }
         sum = fold_v(acc0, acc1);
-        if (!seen_special(seen)) break;
+        if (!f.inexact_specials || !seen_special(seen)) break;
     }
 #else
     float acc[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
