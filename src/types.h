@@ -3,7 +3,8 @@
  * are converted to before the products (vec_dot_type, as in ggml), and its kernels.
  *
  * Adding a type is one entry in the table (types.c) plus what the entry names: the block
- * layout and codecs (quants.h) and the kernels (kernels.h). Nothing else dispatches on type. */
+ * layout and codecs (quants.h) and the kernels (kernels.h). No other code in src/ chooses
+ * by type. */
 #ifndef SAC_TYPES_H
 #define SAC_TYPES_H
 
