@@ -2,10 +2,10 @@
  * and a 128-row matmat (GFLOP/s), for 768×768 and 768×3072 matrices, on 1 and 2 threads.
  *
  * native: gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -march=native -pthread -Isrc \
- *           scripts/bench_kernels.c src/matmul.c src/types.c src/threadpool.c src/error.c -lm
+ *           scripts/bench_kernels.c src/{matmul,kernels,types,quants,threadpool,error}.c -lm
  * wasm:   emcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -msimd128 -pthread -Isrc \
  *           -sPTHREAD_POOL_SIZE=2 -sINITIAL_MEMORY=512MB -sEXIT_RUNTIME=1 -sSINGLE_FILE=1 \
- *           -sENVIRONMENT=node scripts/bench_kernels.c src/{matmul,types,threadpool,error}.c
+ *           -sENVIRONMENT=node scripts/bench_kernels.c src/{matmul,kernels,types,quants,threadpool,error}.c
  *         (run the .js with node from a directory without a "type": "module" package.json) */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,7 +57,9 @@ int main(int argc, char **argv) {
             float *f = malloc(sizeof(float) * (size_t)(n_in * n_out));
             float *x = malloc(sizeof(float) * (size_t)(n_in * n_batch));
             float *y = malloc(sizeof(float) * (size_t)(n_out * n_batch));
-            size_t bytes = (size_t)(n_in / tr->block_size) * tr->type_size * (size_t)n_out;
+            size_t row_bytes = 0;
+            sac_type_row_bytes(types[ti], n_in, &row_bytes);
+            size_t bytes = row_bytes * (size_t)n_out;
             void *data = malloc(bytes);
             for (int64_t i = 0; i < n_in * n_out; i++) {
                 s ^= s << 13, s ^= s >> 7, s ^= s << 17;

@@ -15,7 +15,7 @@ echo '{"type":"commonjs"}' >"$out/package.json"
 
 cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Isrc -Itests
         -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wvla -Werror)
-src=(src/types.c src/matmul.c src/threadpool.c src/error.c)
+src=(src/types.c src/quants.c src/kernels.c src/matmul.c src/threadpool.c src/error.c)
 # Plain (non-modular) programs with a main: EXIT_RUNTIME makes main's return value the exit
 # code. The pthread pool must hold every thread alive at once (test_matmul keeps pools of
 # 1-4 threads: 6 workers); STRICT=2 turns running out into EAGAIN instead of a hang.

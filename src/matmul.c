@@ -1,757 +1,92 @@
-/* matmul.c — y = W x for F32, F16, Q8_0 and Q4_0 weights: one matrix-vector and one
- * matrix-matrix kernel per type, found through one table.
- *
- * Every kernel computes each output with the same sequence of float operations, whatever the
- * path (wasm SIMD128 or plain C), the tile it falls in, or the thread that runs it:
- *   - quantized: per 32-value block an exact int32 dot of int8 weights with int8 activations
- *     (held as int16, so wasm can feed i32x4.dot_i16x8 without re-extending them for every
- *     weight row), then  acc = acc + (float)isum * (d_w * d_x), block after block;
- *   - F32/F16: eight running sums (lane l takes the elements i with i % 8 == l), each
- *     acc[l] = acc[l] + w*x, folded as ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the
- *     n % 8 leftover products summed in order and added.
- * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
- * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
- * computed together (4 weight rows per step for the quantized matvec, 4 activation rows per
- * weight row for matmat), never the arithmetic of one output.
- *
- * f16 values (F16 weights, block scales) are converted on the SIMD path by a short sequence
- * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
- * step is redone with the full conversion (malformed or extreme files only). */
+/* matmul.c — sac_matmul: converts the activations to the weight type's vec_dot_type, then
+ * shares the weight rows out over the pool's threads and runs the type's kernel on them. The
+ * type table (types.c) says which conversion and which kernels; nothing here depends on the
+ * type otherwise. */
 #include "matmul.h"
 
-#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "types.h"
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
-
-/* Fused multiply-add would change rounding between paths; keep mul and add separate.
- * (gcc in ISO C mode never contracts; clang does unless told.) */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
-/* The per-type kernels are one generic body specialized by a constant `type`; it must be
- * inlined for the type tests to fold away (clang would otherwise keep one shared copy with
- * the test inside the innermost loop). */
-#if defined(__GNUC__)
-#define KERNEL static inline __attribute__((always_inline))
-#else
-#define KERNEL static inline
-#endif
-
-#define ROW_TILE 4   /* weight rows per matvec step */
-#define BATCH_TILE 4 /* activation rows per matmat step */
-#define FLOAT_LANES 8
-#define CACHE_LINE 64 /* bytes; the quantized matvec's read-ahead loads are this far apart */
-
-/* ------------------------------------------------------------------------------------------
- * The work of one call, shared by all threads
- * ---------------------------------------------------------------------------------------- */
-
-typedef struct matmul_task {
-    const sac_matrix *w;
-    size_t row_bytes;
-    const float *x;      /* float types: the activations as given */
-    const int16_t *xq;   /* quantized types: n_batch × n_in int8 values, widened to int16 */
-    const float *xd;     /* quantized types: block scales, xd[block * n_batch + b] */
-    float *y;
-    int64_t n_batch;
-} matmul_task;
-
-static const char *weight_row(const matmul_task *t, int64_t o) {
-    return (const char *)t->w->data + (size_t)o * t->row_bytes;
-}
-
-/* Inline binary16 → binary32 (exact): shift exponent+mantissa into place and rescale by
- * 2^112 (which also normalizes subnormals), rebuild inf/NaN, put the sign back. */
-static inline float f16_to_f32_inline(uint16_t h) {
-    uint32_t em = (uint32_t)(h & 0x7FFF) << 13, bits;
-    float f;
-    memcpy(&f, &em, sizeof f);
-    f *= 0x1p112f;
-    memcpy(&bits, &f, sizeof bits);
-    uint32_t special = 0u - (uint32_t)(em >= 0x0F800000u); /* exponent 31: inf or NaN */
-    bits = (bits & ~special) | ((em | 0x70000000u) & special);
-    bits |= (uint32_t)(h & 0x8000) << 16;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-KERNEL float block_scale(uint32_t type, const char *row, int64_t blk) {
-    uint16_t d;
-    size_t size = type == SAC_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
-    memcpy(&d, row + (size_t)blk * size, sizeof d); /* d is the first field of both blocks */
-    return f16_to_f32_inline(d);
-}
-
-/* Weight i of a float-type row (leftovers, and the plain-C path). */
-KERNEL float weight_value(uint32_t type, const char *row, int64_t i) {
-    if (type == SAC_TYPE_F16) {
-        uint16_t h;
-        memcpy(&h, row + (size_t)i * 2, sizeof h);
-        return f16_to_f32_inline(h);
-    }
-    float f;
-    memcpy(&f, row + (size_t)i * 4, sizeof f);
-    return f;
-}
-
-KERNEL float add_leftover(float sum, uint32_t type, const char *row, const float *x, int64_t n) {
-    int64_t n8 = n - n % FLOAT_LANES;
-    if (n8 == n) return sum;
-    float tail = 0.0f;
-    for (int64_t i = n8; i < n; i++) tail = tail + weight_value(type, row, i) * x[i];
-    return sum + tail;
-}
-
-/* ------------------------------------------------------------------------------------------
- * Activation quantization: x → int8 per 32-value block (as int16), with d as ggml rounds it
- * ---------------------------------------------------------------------------------------- */
-
-/* ggml's quantize_row_q8_0 rules: d = amax/127, q = round(x * (1/d)) half away from zero,
- * and the scale used afterwards is d rounded to f16. */
-static void quantize_block(const float *x, int16_t *q, float *d_out) {
-#ifdef __wasm_simd128__
-    v128_t v[8], amax4 = wasm_f32x4_splat(0.0f);
-    for (int k = 0; k < 8; k++) {
-        v[k] = wasm_v128_load(x + 4 * k);
-        amax4 = wasm_f32x4_max(amax4, wasm_f32x4_abs(v[k]));
-    }
-    amax4 = wasm_f32x4_max(amax4, wasm_i32x4_shuffle(amax4, amax4, 2, 3, 0, 1));
-    amax4 = wasm_f32x4_max(amax4, wasm_i32x4_shuffle(amax4, amax4, 1, 0, 3, 2));
-    float amax = wasm_f32x4_extract_lane(amax4, 0);
-#else
-    float amax = 0.0f;
-    for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
-#endif
-    float d = amax / 127.0f;
-    float id = d != 0.0f ? 1.0f / d : 0.0f;
-    *d_out = sac_f16_to_f32(sac_f32_to_f16(d));
-#ifdef __wasm_simd128__
-    /* f32x4.nearest rounds ties to even; ggml rounds them away from zero: take the
-     * truncation and step one away from zero when the dropped fraction is >= 1/2. */
-    const v128_t idv = wasm_f32x4_splat(id), half = wasm_f32x4_splat(0.5f);
-    const v128_t one = wasm_f32x4_splat(1.0f), sign = wasm_i32x4_splat((int32_t)0x80000000u);
-    v128_t qi[8];
-    for (int k = 0; k < 8; k++) {
-        v128_t s = wasm_f32x4_mul(v[k], idv);
-        v128_t t = wasm_f32x4_trunc(s);
-        v128_t up = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(s, t)), half);
-        v128_t step = wasm_v128_and(wasm_v128_or(one, wasm_v128_and(s, sign)), up);
-        qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_add(t, step)); /* NaN → 0 */
-    }
-    for (int k = 0; k < 4; k++) wasm_v128_store(q + 8 * k, wasm_i16x8_narrow_i32x4(qi[2 * k], qi[2 * k + 1]));
-#else
-    for (int j = 0; j < SAC_QK; j++) {
-        float r = roundf(x[j] * id);
-        q[j] = (int16_t)(r >= -127.0f && r <= 127.0f ? r : 0.0f); /* only NaN/inf fall out */
-    }
-#endif
-}
-
-typedef struct quantize_task {
-    const float *x;
-    int16_t *xq;
-    float *xd;
-    int64_t n_in, n_batch;
-} quantize_task;
-
-static void quantize_rows(void *arg, int ith, int nth) {
-    const quantize_task *t = arg;
-    int64_t b0, b1, nb = t->n_in / SAC_QK;
-    sac_split(t->n_batch, ith, nth, &b0, &b1);
-    for (int64_t b = b0; b < b1; b++)
-        for (int64_t blk = 0; blk < nb; blk++)
-            quantize_block(t->x + b * t->n_in + blk * SAC_QK, t->xq + b * t->n_in + blk * SAC_QK,
-                           t->xd + blk * t->n_batch + b);
-}
-
-/* ------------------------------------------------------------------------------------------
- * Quantized kernels (Q8_0, Q4_0)
- * ---------------------------------------------------------------------------------------- */
-
-#ifdef __wasm_simd128__
-
-/* One weight block as four i16x8 vectors (values 0-7, 8-15, 16-23, 24-31). */
-KERNEL void decode_block(uint32_t type, const char *row, int64_t blk, v128_t w[4]) {
-    if (type == SAC_TYPE_Q8_0) {
-        const int8_t *qs = ((const block_q8_0 *)row)[blk].qs;
-        for (int k = 0; k < 4; k++) w[k] = wasm_i16x8_load8x8(qs + 8 * k);
-    } else {
-        v128_t packed = wasm_v128_load(((const block_q4_0 *)row)[blk].qs);
-        v128_t eight = wasm_i8x16_splat(8);
-        v128_t lo = wasm_i8x16_sub(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), eight);
-        v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(packed, 4), eight);
-        w[0] = wasm_i16x8_extend_low_i8x16(lo);
-        w[1] = wasm_i16x8_extend_high_i8x16(lo);
-        w[2] = wasm_i16x8_extend_low_i8x16(hi);
-        w[3] = wasm_i16x8_extend_high_i8x16(hi);
-    }
-}
-
-/* Four int32 partial sums of the block dot product. */
-static inline v128_t block_dot(const v128_t w[4], const int16_t *x) {
-    v128_t s0 = wasm_i32x4_dot_i16x8(w[0], wasm_v128_load(x));
-    v128_t s1 = wasm_i32x4_dot_i16x8(w[1], wasm_v128_load(x + 8));
-    v128_t s2 = wasm_i32x4_dot_i16x8(w[2], wasm_v128_load(x + 16));
-    v128_t s3 = wasm_i32x4_dot_i16x8(w[3], wasm_v128_load(x + 24));
-    return wasm_i32x4_add(wasm_i32x4_add(s0, s1), wasm_i32x4_add(s2, s3));
-}
-
-/* [sum(a), sum(b), sum(c), sum(d)]: integer sums, so the order is irrelevant. */
-static inline v128_t sum4_i32(v128_t a, v128_t b, v128_t c, v128_t d) {
-    v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-    v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-    return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
-}
-
-static inline int32_t hsum_i32(v128_t v) {
-    v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-    v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
-    return wasm_i32x4_extract_lane(v, 0);
-}
-
-/* Four halves held in the high 16 bits of u32 lanes (v = h << 16) → f32, as
- * f16_to_f32_inline does it. */
-static inline v128_t f16_high_to_f32(v128_t v) {
-    v128_t em = wasm_u32x4_shr(wasm_i32x4_shl(v, 1), 4); /* (h & 0x7FFF) << 13 */
-    v128_t f = wasm_f32x4_mul(em, wasm_f32x4_splat(0x1p112f));
-    v128_t exp_mask = wasm_i32x4_splat(0x7C000000);
-    v128_t special = wasm_i32x4_eq(wasm_v128_and(v, exp_mask), exp_mask); /* inf or NaN */
-    f = wasm_v128_bitselect(wasm_v128_or(em, wasm_i32x4_splat(0x70000000)), f, special);
-    return wasm_v128_or(f, wasm_v128_and(v, wasm_i32x4_splat((int32_t)0x80000000u)));
-}
-
-/* The same for finite halves, in fewer steps: the arithmetic shift puts exponent and
- * mantissa in place with copies of the sign above them, the mask keeps one sign bit, and
- * 2^112 rebiases the exponent (which also normalizes subnormals). */
-static inline v128_t f16_high_finite_to_f32(v128_t v) {
-    v128_t bits = wasm_v128_and(wasm_i32x4_shr(v, 3), wasm_i32x4_splat((int32_t)0x8FFFE000u));
-    return wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
-}
-
-/* The fast conversions collect the exponent fields of what they convert in `seen` (an
- * unsigned max per 16-bit lane): did an inf or NaN (exponent 0x7C00) pass through them? */
-static inline int seen_special(v128_t seen) {
-    return wasm_v128_any_true(wasm_i16x8_eq(seen, wasm_i16x8_splat(0x7C00)));
-}
-
-#else
-
-/* One weight block as 32 int16 values: int16 × int16 → int32 sums is the pattern gcc
- * vectorizes as a multiply-add of pairs (pmaddwd), which int8 × int16 is not. */
-KERNEL void decode_block(uint32_t type, const char *row, int64_t blk, int16_t w[SAC_QK]) {
-    if (type == SAC_TYPE_Q8_0) {
-        const int8_t *qs = ((const block_q8_0 *)row)[blk].qs;
-        for (int j = 0; j < SAC_QK; j++) w[j] = qs[j];
-    } else {
-        const uint8_t *qs = ((const block_q4_0 *)row)[blk].qs;
-        for (int j = 0; j < SAC_QK / 2; j++) {
-            w[j] = (int16_t)((qs[j] & 0x0F) - 8);
-            w[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - 8);
-        }
-    }
-}
-
-static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restrict x) {
-    int32_t s = 0;
-    for (int j = 0; j < SAC_QK; j++) s += (int32_t)w[j] * (int32_t)x[j];
-    return s;
-}
-
-#endif
-
-/* One output: weight row o against activation row b (matvec in plain C, and leftovers). */
-KERNEL float quant_dot(const matmul_task *t, uint32_t type, int64_t o, int64_t b) {
-    const char *row = weight_row(t, o);
-    const int16_t *x = t->xq + b * t->w->n_in;
-    int64_t nb = t->w->n_in / SAC_QK;
-    float acc = 0.0f;
-#ifdef __wasm_simd128__
-    for (int64_t blk = 0; blk < nb; blk++) {
-        v128_t w[4];
-        decode_block(type, row, blk, w);
-        int32_t isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
-        float scale = block_scale(type, row, blk) * t->xd[blk * t->n_batch + b];
-        acc = acc + (float)isum * scale;
-    }
-#else
-    /* integer dots for a run of blocks first (vectorized), then the serial float sums */
-    enum { RUN = 64 };
-    int32_t isum[RUN];
-    for (int64_t b0 = 0; b0 < nb; b0 += RUN) {
-        int64_t m = nb - b0 < RUN ? nb - b0 : RUN;
-        for (int64_t k = 0; k < m; k++) {
-            int16_t w[SAC_QK];
-            decode_block(type, row, b0 + k, w);
-            isum[k] = block_dot(w, x + (b0 + k) * SAC_QK);
-        }
-        for (int64_t k = 0; k < m; k++) {
-            float scale = block_scale(type, row, b0 + k) * t->xd[(b0 + k) * t->n_batch + b];
-            acc = acc + (float)isum[k] * scale;
-        }
-    }
-#endif
-    return acc;
-}
-
-#ifdef __wasm_simd128__
-/* quant_matvec's step: rows o..o+3 against the activations, as one vector whose lanes are the
- * four rows. Four weight rows share each load of the activation block. The weight scales are
- * converted as load8 converts F16 weights: `exact`, or fast while *seen collects exponents.
- *
- * The step also reads ahead, in `ahead`: the next four rows (the bytes that follow these), or
- * these rows again at the end of the matrix. Four rows read side by side are four short
- * streams (a 768-wide Q8_0 row is 13 cache lines), too short for the hardware prefetcher to
- * lock on to, and wasm has no prefetch instruction. So each block also loads two bytes a cache
- * line apart from its share of the next rows' bytes (4 blocks: 136 bytes for Q8_0, 72 for
- * Q4_0), in order: one sequential stream, which the prefetcher follows. The values are not
- * used. Measured on the GPT-2-small Q8_0 model, 1 thread in Node: 33-40 → 48-52 tokens/s. */
-KERNEL v128_t quant_rows4(const matmul_task *t, uint32_t type, int exact, int64_t o,
-                          const char *ahead, v128_t *seen) {
-    int64_t nb = t->w->n_in / SAC_QK;
-    size_t block_size = type == SAC_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q4_0);
-    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
-    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
-    v128_t acc = wasm_f32x4_splat(0.0f);
-    for (int64_t blk = 0; blk < nb; blk++) {
-        const int16_t *x = t->xq + blk * SAC_QK;
-        const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * block_size);
-        (void)next[0];
-        (void)next[CACHE_LINE];
-        v128_t w[4], s0, s1, s2, s3;
-        decode_block(type, r0, blk, w);
-        s0 = block_dot(w, x);
-        decode_block(type, r1, blk, w);
-        s1 = block_dot(w, x);
-        decode_block(type, r2, blk, w);
-        s2 = block_dot(w, x);
-        decode_block(type, r3, blk, w);
-        s3 = block_dot(w, x);
-        size_t at = (size_t)blk * block_size; /* the f16 scale opens each block */
-        v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
-        dh = wasm_v128_load16_lane(r1 + at, dh, 3);
-        dh = wasm_v128_load16_lane(r2 + at, dh, 5);
-        dh = wasm_v128_load16_lane(r3 + at, dh, 7);
-        v128_t dw;
-        if (exact) {
-            dw = f16_high_to_f32(dh);
-        } else {
-            *seen = wasm_u16x8_max(*seen, wasm_v128_and(dh, wasm_i16x8_splat(0x7C00)));
-            dw = f16_high_finite_to_f32(dh);
-        }
-        v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(t->xd[blk]));
-        v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
-    }
-    return acc;
-}
-#endif
-
-KERNEL void quant_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
-    int64_t o = o0;
-#ifdef __wasm_simd128__
-    for (; o + ROW_TILE <= o1; o += ROW_TILE) {
-        /* the next four rows, or these again at the end of the matrix: nothing past it */
-        const char *ahead = weight_row(t, o + 2 * ROW_TILE <= t->w->n_out ? o + ROW_TILE : o);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, type, 0, o, ahead, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, type, 1, o, ahead, &seen); /* an inf or NaN scale */
-        wasm_v128_store(t->y + o, acc);
-    }
-#endif
-    for (; o < o1; o++) t->y[o] = quant_dot(t, type, o, 0);
-}
-
-/* Rows of weights per L1 block in matmat (see rows_per_unit): ~16 KB of weights. */
-static int64_t chunk_rows(size_t row_bytes) {
-    size_t rows = (16u * 1024u) / (row_bytes ? row_bytes : 1);
-    return rows < 1 ? 1 : (int64_t)rows;
-}
-
-/* Rows [o0, o1) are one L1 block (rows_per_unit): they stay in cache while every group of
- * activation rows passes over them. */
-KERNEL void quant_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
-    int64_t n_in = t->w->n_in, n_out = t->w->n_out, nb = n_in / SAC_QK, n_batch = t->n_batch;
-    int64_t b = 0;
-    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
-        const int16_t *x0 = t->xq + b * n_in, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
-        for (int64_t o = o0; o < o1; o++) {
-            /* one decoded weight block serves four activation rows */
-            const char *row = weight_row(t, o);
-#ifdef __wasm_simd128__
-            v128_t acc = wasm_f32x4_splat(0.0f);
-            for (int64_t blk = 0; blk < nb; blk++) {
-                v128_t w[4];
-                decode_block(type, row, blk, w);
-                int64_t at = blk * SAC_QK;
-                v128_t isum = sum4_i32(block_dot(w, x0 + at), block_dot(w, x1 + at),
-                                       block_dot(w, x2 + at), block_dot(w, x3 + at));
-                v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(type, row, blk)),
-                                              wasm_v128_load(t->xd + blk * n_batch + b));
-                acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
-            }
-            t->y[(b + 0) * n_out + o] = wasm_f32x4_extract_lane(acc, 0);
-            t->y[(b + 1) * n_out + o] = wasm_f32x4_extract_lane(acc, 1);
-            t->y[(b + 2) * n_out + o] = wasm_f32x4_extract_lane(acc, 2);
-            t->y[(b + 3) * n_out + o] = wasm_f32x4_extract_lane(acc, 3);
-#else
-            float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-            for (int64_t blk = 0; blk < nb; blk++) {
-                int16_t w[SAC_QK];
-                decode_block(type, row, blk, w);
-                int64_t at = blk * SAC_QK;
-                float dw = block_scale(type, row, blk);
-                const float *xd = t->xd + blk * n_batch + b;
-                acc0 = acc0 + (float)block_dot(w, x0 + at) * (dw * xd[0]);
-                acc1 = acc1 + (float)block_dot(w, x1 + at) * (dw * xd[1]);
-                acc2 = acc2 + (float)block_dot(w, x2 + at) * (dw * xd[2]);
-                acc3 = acc3 + (float)block_dot(w, x3 + at) * (dw * xd[3]);
-            }
-            t->y[(b + 0) * n_out + o] = acc0;
-            t->y[(b + 1) * n_out + o] = acc1;
-            t->y[(b + 2) * n_out + o] = acc2;
-            t->y[(b + 3) * n_out + o] = acc3;
-#endif
-        }
-    }
-    for (; b < n_batch; b++)
-        for (int64_t o = o0; o < o1; o++) t->y[b * n_out + o] = quant_dot(t, type, o, b);
-}
-
-/* ------------------------------------------------------------------------------------------
- * Float kernels (F32, F16)
- * ---------------------------------------------------------------------------------------- */
-
-#ifdef __wasm_simd128__
-
-/* Eight weights from element i on, as two f32x4. F16 has two ways: `exact` converts inf and
- * NaN too; otherwise the cheaper finite conversion is used and *seen collects the exponent
- * bits of the halves (an exponent of all ones, 0x7C00, means some half was inf or NaN and the
- * caller redoes the work exactly: one max per 8 halves instead of a test and a branch). */
-KERNEL void load8(uint32_t type, int exact, const char *row, int64_t i, v128_t *lo, v128_t *hi, v128_t *seen) {
-    if (type == SAC_TYPE_F16) {
-        v128_t h = wasm_v128_load(row + (size_t)i * 2), zero = wasm_i32x4_splat(0);
-        v128_t h_lo = wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11); /* h << 16 per lane */
-        v128_t h_hi = wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15);
-        if (exact) {
-            *lo = f16_high_to_f32(h_lo);
-            *hi = f16_high_to_f32(h_hi);
-        } else {
-            *seen = wasm_u16x8_max(*seen, wasm_v128_and(h, wasm_i16x8_splat(0x7C00)));
-            *lo = f16_high_finite_to_f32(h_lo);
-            *hi = f16_high_finite_to_f32(h_hi);
-        }
-    } else {
-        *lo = wasm_v128_load(row + (size_t)i * 4);
-        *hi = wasm_v128_load(row + (size_t)i * 4 + 16);
-    }
-}
-
-static inline float fold_v(v128_t lo, v128_t hi) {
-    v128_t s = wasm_f32x4_add(lo, hi); /* [a0+a4, a1+a5, a2+a6, a3+a7] */
-    s = wasm_f32x4_add(s, wasm_i32x4_shuffle(s, s, 2, 3, 0, 1));
-    return wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1);
-}
-
-/* Four dot products at once, of one weight row with activation rows x[k] over the first n8
- * values, each with float_dot's two running f32x4 sums: eight weights are loaded (and
- * converted) once for the four. */
-KERNEL void float_dot4_pass(uint32_t type, int exact, const char *row, const float *const x[4], int64_t n8,
-                            float sum[4], v128_t *seen) {
-    v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l;
-    v128_t a2l = a0l, a2h = a0l, a3l = a0l, a3h = a0l;
-    for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-        v128_t lo, hi;
-        load8(type, exact, row, i, &lo, &hi, seen);
-        a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(lo, wasm_v128_load(x[0] + i)));
-        a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(hi, wasm_v128_load(x[0] + i + 4)));
-        a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(lo, wasm_v128_load(x[1] + i)));
-        a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(hi, wasm_v128_load(x[1] + i + 4)));
-        a2l = wasm_f32x4_add(a2l, wasm_f32x4_mul(lo, wasm_v128_load(x[2] + i)));
-        a2h = wasm_f32x4_add(a2h, wasm_f32x4_mul(hi, wasm_v128_load(x[2] + i + 4)));
-        a3l = wasm_f32x4_add(a3l, wasm_f32x4_mul(lo, wasm_v128_load(x[3] + i)));
-        a3h = wasm_f32x4_add(a3h, wasm_f32x4_mul(hi, wasm_v128_load(x[3] + i + 4)));
-    }
-    sum[0] = fold_v(a0l, a0h);
-    sum[1] = fold_v(a1l, a1h);
-    sum[2] = fold_v(a2l, a2h);
-    sum[3] = fold_v(a3l, a3h);
-}
-
-KERNEL void float_dot4(uint32_t type, const char *row, const float *const x[4], int64_t n8, float sum[4]) {
-    v128_t seen = wasm_i32x4_splat(0);
-    float_dot4_pass(type, 0, row, x, n8, sum, &seen);
-    if (type == SAC_TYPE_F16 && seen_special(seen)) float_dot4_pass(type, 1, row, x, n8, sum, &seen);
-}
-
-#else
-
-/* The lane fold, as fold_v does it with vectors. */
-static inline float fold_lanes(const float acc[FLOAT_LANES]) {
-    float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
-    return (s0 + s2) + (s1 + s3);
-}
-
-/* Weights [i, i + m) of a row as f32: F32 rows in place, F16 converted into buf (a plain
- * loop over an array, which gcc vectorizes; converting inside the dot loop it does not). */
-#define CONVERT_RUN 256
-KERNEL const float *row_as_f32(uint32_t type, const char *row, int64_t i, int64_t m, float *buf) {
-    if (type == SAC_TYPE_F32) return (const float *)row + i;
-    const uint16_t *h = (const uint16_t *)row + i;
-    for (int64_t k = 0; k < m; k++) buf[k] = f16_to_f32_inline(h[k]);
-    return buf;
-}
-
-static inline void lanes_dot(float acc[FLOAT_LANES], const float *restrict w,
-                             const float *restrict x, int64_t m) {
-    float a[FLOAT_LANES]; /* a local copy, so the compiler keeps it in one vector register */
-    memcpy(a, acc, sizeof a);
-    for (int64_t i = 0; i < m; i += FLOAT_LANES)
-        for (int l = 0; l < FLOAT_LANES; l++) a[l] = a[l] + w[i + l] * x[i + l];
-    memcpy(acc, a, sizeof a);
-}
-
-#endif
-
-/* One output: dot of a weight row with one activation row. */
-KERNEL float float_dot(uint32_t type, const char *row, const float *x, int64_t n) {
-    int64_t n8 = n - n % FLOAT_LANES;
-#ifdef __wasm_simd128__
-    float sum = 0.0f;
-    v128_t seen = wasm_i32x4_splat(0);
-    for (int exact = 0; exact <= 1; exact++) { /* the exact pass only after an inf or NaN */
-        v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
-        for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-            v128_t lo, hi;
-            load8(type, exact, row, i, &lo, &hi, &seen);
-            acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(lo, wasm_v128_load(x + i)));
-            acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(hi, wasm_v128_load(x + i + 4)));
-        }
-        sum = fold_v(acc0, acc1);
-        if (type != SAC_TYPE_F16 || !seen_special(seen)) break;
-    }
-#else
-    float acc[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
-    int64_t run = type == SAC_TYPE_F32 ? n8 : CONVERT_RUN;
-    for (int64_t c = 0; c < n8; c += run) { /* runs of a multiple of 8: lanes stay i % 8 */
-        int64_t m = n8 - c < run ? n8 - c : run;
-        lanes_dot(acc, row_as_f32(type, row, c, m, buf), x + c, m);
-    }
-    float sum = fold_lanes(acc);
-#endif
-    return add_leftover(sum, type, row, x, n);
-}
-
-/* One row at a time: in wasm, four rows per step (as the quantized kernels do) measured
- * slower, 1.11 vs 0.84 s (F32) and 1.28 vs 0.92 s (F16) for 300 products of a 12288 × 768
- * matrix in Node, best of three. */
-KERNEL void float_matvec(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; o++) t->y[o] = float_dot(type, weight_row(t, o), t->x, t->w->n_in);
-}
-
-/* y[b][o] for every b and the weight rows o in [c0, c1), whose data starts at `rows` with
- * `row_bytes` between rows. */
-KERNEL void float_matmat_rows(const matmul_task *t, uint32_t type, const char *rows,
-                              size_t row_bytes, int64_t c0, int64_t c1) {
-    int64_t n = t->w->n_in, n_out = t->w->n_out, n_batch = t->n_batch;
-    int64_t n8 = n - n % FLOAT_LANES, b = 0;
-    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
-        const float *x[BATCH_TILE];
-        for (int r = 0; r < BATCH_TILE; r++) x[r] = t->x + (b + r) * n;
-        for (int64_t o = c0; o < c1; o++) {
-            /* eight weights, loaded (and converted) once, serve four activation rows */
-            const char *row = rows + (size_t)(o - c0) * row_bytes;
-            float sum[BATCH_TILE];
-#ifdef __wasm_simd128__
-            float_dot4(type, row, x, n8, sum);
-#else
-            float a0[FLOAT_LANES] = {0}, a1[FLOAT_LANES] = {0}, a2[FLOAT_LANES] = {0};
-            float a3[FLOAT_LANES] = {0}, buf[CONVERT_RUN];
-            int64_t run = type == SAC_TYPE_F32 ? n8 : CONVERT_RUN;
-            for (int64_t c = 0; c < n8; c += run) {
-                int64_t m = n8 - c < run ? n8 - c : run;
-                const float *w = row_as_f32(type, row, c, m, buf);
-                lanes_dot(a0, w, x[0] + c, m);
-                lanes_dot(a1, w, x[1] + c, m);
-                lanes_dot(a2, w, x[2] + c, m);
-                lanes_dot(a3, w, x[3] + c, m);
-            }
-            sum[0] = fold_lanes(a0);
-            sum[1] = fold_lanes(a1);
-            sum[2] = fold_lanes(a2);
-            sum[3] = fold_lanes(a3);
-#endif
-            for (int r = 0; r < BATCH_TILE; r++)
-                t->y[(b + r) * n_out + o] = add_leftover(sum[r], type, row, x[r], n);
-        }
-    }
-    for (; b < n_batch; b++)
-        for (int64_t o = c0; o < c1; o++)
-            t->y[b * n_out + o] = float_dot(type, rows + (size_t)(o - c0) * row_bytes, t->x + b * n, n);
-}
-
-/* F16 rows are converted to f32 once per chunk of rows (exactly, so the sums are those of
- * the F16 kernels), rather than once for every group of four activation rows. */
-#define CONVERTED_FLOATS 8192
-
-KERNEL void float_matmat(const matmul_task *t, uint32_t type, int64_t o0, int64_t o1) {
-    int64_t n = t->w->n_in;
-    if (type == SAC_TYPE_F16 && n <= CONVERTED_FLOATS) {
-        float converted[CONVERTED_FLOATS];
-        int64_t chunk = CONVERTED_FLOATS / n;
-        for (int64_t c0 = o0; c0 < o1; c0 += chunk) {
-            int64_t c1 = c0 + chunk < o1 ? c0 + chunk : o1;
-            for (int64_t o = c0; o < c1; o++) {
-                const char *row = weight_row(t, o);
-                float *dst = converted + (o - c0) * n;
-                int64_t i = 0;
-#ifdef __wasm_simd128__
-                for (; i + FLOAT_LANES <= n; i += FLOAT_LANES) {
-                    v128_t lo, hi, seen = wasm_i32x4_splat(0);
-                    load8(SAC_TYPE_F16, 0, row, i, &lo, &hi, &seen);
-                    if (seen_special(seen)) load8(SAC_TYPE_F16, 1, row, i, &lo, &hi, &seen);
-                    wasm_v128_store(dst + i, lo);
-                    wasm_v128_store(dst + i + 4, hi);
-                }
-#else
-                for (; i + CONVERT_RUN <= n; i += CONVERT_RUN) row_as_f32(SAC_TYPE_F16, row, i, CONVERT_RUN, dst + i);
-#endif
-                for (; i < n; i++) dst[i] = weight_value(SAC_TYPE_F16, row, i);
-            }
-            float_matmat_rows(t, SAC_TYPE_F32, (const char *)converted, (size_t)n * sizeof(float), c0, c1);
-        }
-        return;
-    }
-    float_matmat_rows(t, type, weight_row(t, o0), t->row_bytes, o0, o1); /* one L1 block */
-}
-
-/* ------------------------------------------------------------------------------------------
- * The kernel table
- * ---------------------------------------------------------------------------------------- */
-
-typedef void (*rows_fn)(const matmul_task *t, int64_t o0, int64_t o1);
-
-static void matvec_f32(const matmul_task *t, int64_t o0, int64_t o1) { float_matvec(t, SAC_TYPE_F32, o0, o1); }
-static void matmat_f32(const matmul_task *t, int64_t o0, int64_t o1) { float_matmat(t, SAC_TYPE_F32, o0, o1); }
-static void matvec_f16(const matmul_task *t, int64_t o0, int64_t o1) { float_matvec(t, SAC_TYPE_F16, o0, o1); }
-static void matmat_f16(const matmul_task *t, int64_t o0, int64_t o1) { float_matmat(t, SAC_TYPE_F16, o0, o1); }
-static void matvec_q8_0(const matmul_task *t, int64_t o0, int64_t o1) { quant_matvec(t, SAC_TYPE_Q8_0, o0, o1); }
-static void matmat_q8_0(const matmul_task *t, int64_t o0, int64_t o1) { quant_matmat(t, SAC_TYPE_Q8_0, o0, o1); }
-static void matvec_q4_0(const matmul_task *t, int64_t o0, int64_t o1) { quant_matvec(t, SAC_TYPE_Q4_0, o0, o1); }
-static void matmat_q4_0(const matmul_task *t, int64_t o0, int64_t o1) { quant_matmat(t, SAC_TYPE_Q4_0, o0, o1); }
-
-typedef struct matmul_kernel {
-    uint32_t type;
-    int quantized; /* activations are quantized to int8 blocks first */
-    rows_fn matvec, matmat;
-} matmul_kernel;
-
-static const matmul_kernel kernels[] = {
-    {SAC_TYPE_F32, 0, matvec_f32, matmat_f32},
-    {SAC_TYPE_F16, 0, matvec_f16, matmat_f16},
-    {SAC_TYPE_Q8_0, 1, matvec_q8_0, matmat_q8_0},
-    {SAC_TYPE_Q4_0, 1, matvec_q4_0, matmat_q4_0},
-};
-
-static const matmul_kernel *find_kernel(uint32_t type) {
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-        if (kernels[i].type == type) return &kernels[i];
-    return NULL;
-}
-
-/* ------------------------------------------------------------------------------------------
- * Entry points
- * ---------------------------------------------------------------------------------------- */
-
-/* Workspace layout for quantized types: the block scales (float, [block][batch]) first,
- * then the int16-widened int8 values ([batch][n_in]); both keep 16-byte alignment. */
-static size_t scales_bytes(const sac_matrix *w, int64_t n_batch) {
-    size_t bytes = (size_t)(w->n_in / SAC_QK) * (size_t)n_batch * sizeof(float);
-    return (bytes + 15) & ~(size_t)15;
-}
-
 size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch) {
-    const matmul_kernel *k = find_kernel(w->type);
-    if (!k || !k->quantized || n_batch <= 0) return 0;
-    return scales_bytes(w, n_batch) + (size_t)n_batch * (size_t)w->n_in * sizeof(int16_t);
+    const sac_type_traits *tr = sac_type_traits_get(w->type);
+    if (!tr || n_batch <= 0) return 0;
+    const sac_type_traits *act = sac_type_traits_get(tr->vec_dot_type);
+    size_t bytes;
+    if (!act->activations_size) return 0;
+    return act->activations_size(w->n_in, n_batch, &bytes) ? bytes : SIZE_MAX;
+}
+
+/* Activation rows are converted in slices of the batch, one per thread. */
+typedef struct convert_task {
+    const sac_type_traits *act;
+    const float *x;
+    int64_t n_in, n_batch;
+    void *work;
+} convert_task;
+
+static void convert_rows(void *arg, int ith, int nth) {
+    const convert_task *c = arg;
+    int64_t b0, b1;
+    sac_split(c->n_batch, ith, nth, &b0, &b1);
+    c->act->quantize_activations(c->x, c->n_in, c->n_batch, b0, b1, c->work);
 }
 
 typedef struct matmul_call {
-    const matmul_kernel *kernel;
-    matmul_task task;
-    int64_t unit;                /* rows per unit of work: whole ROW_TILE groups */
-    _Atomic int64_t next_row;    /* the first row of the next unit nobody has taken */
+    sac_rows_fn kernel;       /* the type's matvec or matmat */
+    sac_kernel_task task;
+    int64_t unit;             /* rows per unit of work: whole SAC_ROW_TILE groups */
+    _Atomic int64_t next_row; /* the first row of the next unit nobody has taken */
 } matmul_call;
 
 /* Threads take units of rows from a shared counter rather than a fixed slice each, so a
  * thread that gets less of its core (a VM's stolen time, a busy or a small core) just takes
  * fewer units while the others take more. Which thread computes a row never changes its bits.
- * A unit is ~64 KB of weights for matvec, one L1 block of rows for matmat. */
-static int64_t rows_per_unit(const matmul_task *t) {
-    int64_t rows = t->n_batch == 1 ? (int64_t)((64u * 1024u) / (t->row_bytes ? t->row_bytes : 1))
-                                   : chunk_rows(t->row_bytes);
-    rows = rows / ROW_TILE * ROW_TILE;
-    return rows < ROW_TILE ? ROW_TILE : rows;
+ * A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one L1 block of rows that stays
+ * in cache while every group of activation rows passes over it. */
+static int64_t rows_per_unit(const sac_kernel_task *t) {
+    size_t bytes = t->n_batch == 1 ? 64u * 1024u : 16u * 1024u;
+    int64_t rows = (int64_t)(bytes / (t->row_bytes ? t->row_bytes : 1));
+    rows = rows / SAC_ROW_TILE * SAC_ROW_TILE;
+    return rows < SAC_ROW_TILE ? SAC_ROW_TILE : rows;
 }
 
 static void matmul_rows(void *arg, int ith, int nth) {
     (void)ith;
     (void)nth;
     matmul_call *c = arg;
-    const int64_t n_out = c->task.w->n_out;
+    const int64_t n_out = c->task.n_out;
     for (;;) {
         int64_t o0 = atomic_fetch_add_explicit(&c->next_row, c->unit, memory_order_relaxed);
         if (o0 >= n_out) return;
         int64_t o1 = o0 + c->unit < n_out ? o0 + c->unit : n_out;
-        if (c->task.n_batch == 1) c->kernel->matvec(&c->task, o0, o1);
-        else c->kernel->matmat(&c->task, o0, o1);
+        c->kernel(&c->task, o0, o1);
     }
 }
 
 void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch, float *y,
                 void *work) {
-    const matmul_kernel *k = find_kernel(w->type);
-    if (!k || n_batch <= 0 || w->n_out <= 0) return;
+    const sac_type_traits *tr = sac_type_traits_get(w->type);
+    if (!tr || n_batch <= 0 || w->n_out <= 0) return;
     if (w->n_in <= 0) { /* empty sums */
         memset(y, 0, sizeof(float) * (size_t)(n_batch * w->n_out));
         return;
     }
-    matmul_call c = {k, {w, 0, x, NULL, NULL, y, n_batch}, 0, 0};
-    if (k->quantized) {
-        c.task.row_bytes = (size_t)(w->n_in / SAC_QK) * sac_type_traits_get(w->type)->type_size;
-        c.task.xd = work;
-        c.task.xq = (const int16_t *)((char *)work + scales_bytes(w, n_batch));
-        quantize_task q = {x, (int16_t *)c.task.xq, (float *)c.task.xd, w->n_in, n_batch};
-        /* a single row is quick to quantize; more rows are worth a dispatch */
-        if (n_batch >= 4) sac_pool_run(pool, quantize_rows, &q);
-        else quantize_rows(&q, 0, 1);
-    } else {
-        c.task.row_bytes = (size_t)w->n_in * sac_type_traits_get(w->type)->type_size;
+    size_t row_bytes;
+    if (!sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return; /* the loader checked the shapes */
+    matmul_call c = {.kernel = n_batch == 1 ? tr->matvec : tr->matmat,
+                     .task = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out,
+                              .n_batch = n_batch, .x = x, .y = y}};
+    const sac_type_traits *act = sac_type_traits_get(tr->vec_dot_type);
+    if (act->quantize_activations) {
+        c.task.act = work;
+        convert_task q = {.act = act, .x = x, .n_in = w->n_in, .n_batch = n_batch, .work = work};
+        /* a single row is quick to convert; more rows are worth a dispatch */
+        if (n_batch >= 4) sac_pool_run(pool, convert_rows, &q);
+        else convert_rows(&q, 0, 1);
     }
     c.unit = rows_per_unit(&c.task);
     atomic_init(&c.next_row, 0);
     sac_pool_run(pool, matmul_rows, &c);
-}
-
-/* ------------------------------------------------------------------------------------------
- * f32 primitives for attention
- * ---------------------------------------------------------------------------------------- */
-
-float sac_dot_f32(const float *a, const float *b, int64_t n) {
-    return float_dot(SAC_TYPE_F32, (const char *)a, b, n);
-}
-
-void sac_axpy_f32(float *y, float a, const float *x, int64_t n) {
-    int64_t i = 0;
-#ifdef __wasm_simd128__
-    v128_t av = wasm_f32x4_splat(a);
-    for (; i + 4 <= n; i += 4)
-        wasm_v128_store(y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(av, wasm_v128_load(x + i))));
-#endif
-    for (; i < n; i++) y[i] = y[i] + a * x[i];
 }

@@ -1,6 +1,7 @@
-/* matmul.h — the only matrix kernels: one matrix-vector and one matrix-matrix kernel per
- * weight type (scalar path everywhere, wasm SIMD128 path under __wasm_simd128__), plus the
- * f32 vector primitives attention uses.
+/* matmul.h — y = W x for every weight type: the activations are converted to the type's
+ * vec_dot_type, then the rows of W are shared out over the pool's threads and computed by
+ * the type's kernels (both found in the type table, types.h; the kernels are in kernels.c,
+ * scalar everywhere plus wasm SIMD128 under __wasm_simd128__).
  *
  * Quantized weights (Q8_0, Q4_0) multiply activations quantized per 32-value block to
  * int8 (d = amax/127, q = round(x/d)), with integer dot products per block, as ggml does.
@@ -12,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels.h" /* also the f32 primitives attention uses: sac_dot_f32, sac_axpy_f32 */
 #include "threadpool.h"
 
 /* A weight matrix as GGUF stores it: dims [n_in, n_out] → n_out rows of n_in values.
- * n_in is a multiple of 32 for quantized types. */
+ * n_in is a multiple of the type's block size (32 for the quantized types). */
 typedef struct sac_matrix {
     uint32_t type;
     int64_t n_in;
@@ -23,8 +25,9 @@ typedef struct sac_matrix {
     const void *data;
 } sac_matrix;
 
-/* Bytes of workspace sac_matmul needs for n_batch activation rows of this matrix
- * (the int8-quantized copy of x for quantized types; 0 for float types). */
+/* Bytes of workspace sac_matmul needs for n_batch activation rows of this matrix (the
+ * activations in the vec_dot_type's layout: 0 for float types, whose activations are used as
+ * given). SIZE_MAX when the size does not fit a size_t, which no allocation satisfies. */
 size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch);
 
 /* y[b][o] = sum_i w[o][i] * x[b][i] for b < n_batch, o < n_out. x is n_batch × n_in and y
@@ -35,9 +38,5 @@ size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch);
  * sac_matmul_work_size() bytes. */
 void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch,
                 float *y, void *work);
-
-/* f32 primitives (SIMD where available): dot product and y += a * x. */
-float sac_dot_f32(const float *a, const float *b, int64_t n);
-void sac_axpy_f32(float *y, float a, const float *x, int64_t n);
 
 #endif

@@ -1,191 +1,49 @@
-/* types.c — f16 conversion, the Q8_0/Q4_0 block codecs, and the per-type traits table.
- *
- * The quantizers follow ggml's reference ones (quantize_row_q8_0_ref, quantize_row_q4_0_ref)
- * operation for operation, so that a tensor quantized here has the same bytes as one
- * quantized by ggml. */
+/* types.c — the type table: one entry per ggml type number, indexed by it. */
 #include "types.h"
 
-#include <math.h>
-#include <string.h>
+#include "error.h"
 
-/* ------------------------------------------------------------------------------------------
- * IEEE binary16 <-> binary32
- * ---------------------------------------------------------------------------------------- */
-
-static float bits_to_f32(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t f32_to_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-float sac_f16_to_f32(sac_f16 h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1Fu;
-    uint32_t mant = h & 0x3FFu;
-    if (exp == 0x1F) /* inf, NaN (payload kept) */
-        return bits_to_f32(sign | 0x7F800000u | (mant << 13));
-    if (exp != 0) /* normal: rebias 15 → 127 */
-        return bits_to_f32(sign | ((exp + 112) << 23) | (mant << 13));
-    if (mant == 0) return bits_to_f32(sign);
-    /* subnormal: mant * 2^-24, normalized so the leading 1 becomes implicit */
-    uint32_t e = 113; /* exponent of 2^-14 in binary32 */
-    while (!(mant & 0x400u)) {
-        mant <<= 1;
-        e--;
-    }
-    return bits_to_f32(sign | (e << 23) | ((mant & 0x3FFu) << 13));
-}
-
-sac_f16 sac_f32_to_f16(float f) {
-    uint32_t u = f32_to_bits(f);
-    uint32_t sign = (u >> 16) & 0x8000u;
-    uint32_t a = u & 0x7FFFFFFFu;
-    if (a > 0x7F800000u) /* NaN: quiet it, keep the top payload bits */
-        return (sac_f16)(sign | 0x7E00u | ((a >> 13) & 0x3FFu));
-    if (a >= 0x477FF000u) /* >= 65520 rounds past 65504 (the largest half): inf */
-        return (sac_f16)(sign | 0x7C00u);
-    if (a >= 0x38800000u) { /* normal half (>= 2^-14) */
-        uint32_t h = (a - (112u << 23)) >> 13;
-        uint32_t rem = a & 0x1FFFu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* carry may bump the exponent: fine */
-        return (sac_f16)(sign | h);
-    }
-    /* subnormal half: value = m * 2^-24, m = significand >> (126 - exp) */
-    uint32_t e = a >> 23;
-    if (e < 102) return (sac_f16)sign; /* below 2^-25: rounds to zero */
-    uint32_t sig = (a & 0x7FFFFFu) | 0x800000u;
-    uint32_t shift = 126 - e; /* 14..24 */
-    uint32_t m = sig >> shift;
-    uint32_t rem = sig & ((1u << shift) - 1u);
-    uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (m & 1u))) m++; /* m may reach 0x400: the smallest normal */
-    return (sac_f16)(sign | m);
-}
-
-/* ------------------------------------------------------------------------------------------
- * Row codecs (n is a multiple of the type's block size)
- * ---------------------------------------------------------------------------------------- */
-
-static void f32_to_float(const void *src, float *dst, int64_t n) {
-    memcpy(dst, src, (size_t)n * sizeof(float));
-}
-
-static void f32_from_float(const float *src, void *dst, int64_t n) {
-    memcpy(dst, src, (size_t)n * sizeof(float));
-}
-
-static void f16_to_float(const void *src, float *dst, int64_t n) {
-    const sac_f16 *h = src;
-    for (int64_t i = 0; i < n; i++) dst[i] = sac_f16_to_f32(h[i]);
-}
-
-static void f16_from_float(const float *src, void *dst, int64_t n) {
-    sac_f16 *h = dst;
-    for (int64_t i = 0; i < n; i++) h[i] = sac_f32_to_f16(src[i]);
-}
-
-static void q8_0_to_float(const void *src, float *dst, int64_t n) {
-    const block_q8_0 *b = src;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        float d = sac_f16_to_f32(b[i].d);
-        for (int j = 0; j < SAC_QK; j++) dst[i * SAC_QK + j] = (float)b[i].qs[j] * d;
-    }
-}
-
-/* ggml's quantize_row_q8_0_ref: d = amax/127 in f32; the ints use 1/d of that f32 d (before
- * it is rounded to f16 for storage), rounded half away from zero. */
-static void q8_0_from_float(const float *src, void *dst, int64_t n) {
-    block_q8_0 *b = dst;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        const float *x = src + i * SAC_QK;
-        float amax = 0.0f;
-        for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
-        float d = amax / 127.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[i].d = sac_f32_to_f16(d);
-        for (int j = 0; j < SAC_QK; j++) {
-            float q = roundf(x[j] * id);
-            /* finite inputs always land in [-127, 127]; the test keeps NaN/inf from being UB */
-            b[i].qs[j] = (int8_t)(q >= -127.0f && q <= 127.0f ? q : 0.0f);
-        }
-    }
-}
-
-static void q4_0_to_float(const void *src, float *dst, int64_t n) {
-    const block_q4_0 *b = src;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        float d = sac_f16_to_f32(b[i].d);
-        for (int j = 0; j < SAC_QK / 2; j++) {
-            dst[i * SAC_QK + j] = (float)((b[i].qs[j] & 0x0F) - 8) * d;
-            dst[i * SAC_QK + j + SAC_QK / 2] = (float)((b[i].qs[j] >> 4) - 8) * d;
-        }
-    }
-}
-
-/* ggml's quantize_row_q4_0_ref: the value of largest magnitude (sign kept) maps to -8, so
- * d = max / -8; q = min(15, trunc(x/d + 8.5)). */
-static void q4_0_from_float(const float *src, void *dst, int64_t n) {
-    block_q4_0 *b = dst;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        const float *x = src + i * SAC_QK;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < SAC_QK; j++) {
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
-        }
-        float d = max / -8.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[i].d = sac_f32_to_f16(d);
-        for (int j = 0; j < SAC_QK / 2; j++) {
-            /* two statements, as in ggml, so no compiler fuses them into one fma */
-            float x0 = x[j] * id, x1 = x[j + SAC_QK / 2] * id;
-            float v0 = x0 + 8.5f, v1 = x1 + 8.5f;
-            /* finite inputs give v in [0.5, 16.5]; the range test keeps NaN/inf from being UB */
-            int q0 = v0 >= 0.0f && v0 < 16.0f ? (int)v0 : (v0 >= 16.0f ? 15 : 8);
-            int q1 = v1 >= 0.0f && v1 < 16.0f ? (int)v1 : (v1 >= 16.0f ? 15 : 8);
-            b[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
-        }
-    }
-}
-
-/* ------------------------------------------------------------------------------------------
- * Traits and names
- * ---------------------------------------------------------------------------------------- */
-
-static const sac_type_traits traits_f32 = {"F32", 1, sizeof(float), f32_to_float, f32_from_float};
-static const sac_type_traits traits_f16 = {"F16", 1, sizeof(sac_f16), f16_to_float, f16_from_float};
-static const sac_type_traits traits_q4_0 = {"Q4_0", SAC_QK, sizeof(block_q4_0), q4_0_to_float,
-                                            q4_0_from_float};
-static const sac_type_traits traits_q8_0 = {"Q8_0", SAC_QK, sizeof(block_q8_0), q8_0_to_float,
-                                            q8_0_from_float};
+static const sac_type_traits type_table[SAC_TYPE_COUNT] = {
+    [SAC_TYPE_F32] = {.name = "F32", .block_size = 1, .type_size = sizeof(float),
+                      .to_float = sac_to_float_f32, .from_float = sac_from_float_f32,
+                      .vec_dot_type = SAC_TYPE_F32, .matvec = sac_matvec_f32, .matmat = sac_matmat_f32},
+    [SAC_TYPE_F16] = {.name = "F16", .block_size = 1, .type_size = sizeof(sac_f16),
+                      .to_float = sac_to_float_f16, .from_float = sac_from_float_f16,
+                      .vec_dot_type = SAC_TYPE_F32, .matvec = sac_matvec_f16, .matmat = sac_matmat_f16},
+    [SAC_TYPE_Q4_0] = {.name = "Q4_0", .block_size = SAC_QK, .type_size = sizeof(block_q4_0),
+                       .to_float = sac_to_float_q4_0, .from_float = sac_from_float_q4_0,
+                       .vec_dot_type = SAC_TYPE_Q8_0, .matvec = sac_matvec_q4_0, .matmat = sac_matmat_q4_0},
+    [SAC_TYPE_Q8_0] = {.name = "Q8_0", .block_size = SAC_QK, .type_size = sizeof(block_q8_0),
+                       .to_float = sac_to_float_q8_0, .from_float = sac_from_float_q8_0,
+                       .vec_dot_type = SAC_TYPE_Q8_0, .matvec = sac_matvec_q8_0, .matmat = sac_matmat_q8_0,
+                       .activations_size = sac_activations_size_q8_0,
+                       .quantize_activations = sac_quantize_activations_q8_0},
+    /* types saccade does not implement (yet): their names */
+    [SAC_TYPE_Q4_1] = {.name = "Q4_1"}, [SAC_TYPE_Q5_0] = {.name = "Q5_0"},
+    [SAC_TYPE_Q5_1] = {.name = "Q5_1"}, [SAC_TYPE_Q8_1] = {.name = "Q8_1"},
+    [SAC_TYPE_Q2_K] = {.name = "Q2_K"}, [SAC_TYPE_Q3_K] = {.name = "Q3_K"},
+    [SAC_TYPE_Q4_K] = {.name = "Q4_K"}, [SAC_TYPE_Q5_K] = {.name = "Q5_K"},
+    [SAC_TYPE_Q6_K] = {.name = "Q6_K"}, [SAC_TYPE_Q8_K] = {.name = "Q8_K"}, [16] = {.name = "IQ2_XXS"},
+    [17] = {.name = "IQ2_XS"}, [18] = {.name = "IQ3_XXS"}, [19] = {.name = "IQ1_S"},
+    [20] = {.name = "IQ4_NL"}, [21] = {.name = "IQ3_S"}, [22] = {.name = "IQ2_S"}, [23] = {.name = "IQ4_XS"},
+    [24] = {.name = "I8"}, [25] = {.name = "I16"}, [26] = {.name = "I32"}, [27] = {.name = "I64"},
+    [28] = {.name = "F64"}, [29] = {.name = "IQ1_M"}, [SAC_TYPE_BF16] = {.name = "BF16"},
+};
 
 const sac_type_traits *sac_type_traits_get(uint32_t type) {
-    switch (type) {
-    case SAC_TYPE_F32: return &traits_f32;
-    case SAC_TYPE_F16: return &traits_f16;
-    case SAC_TYPE_Q4_0: return &traits_q4_0;
-    case SAC_TYPE_Q8_0: return &traits_q8_0;
-    }
-    return NULL;
+    if (type >= SAC_TYPE_COUNT || !type_table[type].to_float) return NULL;
+    return &type_table[type];
 }
 
-/* ggml's enum ggml_type, by number (4 and 5, the removed Q4_2/Q4_3, stay unnamed). */
-static const char *const ggml_type_names[] = {
-    [0] = "F32",      [1] = "F16",      [2] = "Q4_0",     [3] = "Q4_1",    [6] = "Q5_0",
-    [7] = "Q5_1",     [8] = "Q8_0",     [9] = "Q8_1",     [10] = "Q2_K",   [11] = "Q3_K",
-    [12] = "Q4_K",    [13] = "Q5_K",    [14] = "Q6_K",    [15] = "Q8_K",   [16] = "IQ2_XXS",
-    [17] = "IQ2_XS",  [18] = "IQ3_XXS", [19] = "IQ1_S",   [20] = "IQ4_NL", [21] = "IQ3_S",
-    [22] = "IQ2_S",   [23] = "IQ4_XS",  [24] = "I8",      [25] = "I16",    [26] = "I32",
-    [27] = "I64",     [28] = "F64",     [29] = "IQ1_M",   [30] = "BF16",
-};
+int sac_type_row_bytes(uint32_t type, int64_t n, size_t *bytes) {
+    const sac_type_traits *tr = sac_type_traits_get(type);
+    uint64_t b;
+    if (!tr || n < 0 || n % tr->block_size != 0 ||
+        !sac_mul_u64((uint64_t)(n / tr->block_size), tr->type_size, &b) || b > SIZE_MAX)
+        return 0;
+    *bytes = (size_t)b;
+    return 1;
+}
 
 /* "type N" for the numbers ggml has not named, built by the preprocessor: a name must be a
  * constant string, since the library keeps no mutable global state. */
@@ -203,7 +61,6 @@ static const char numbered_type_names[256][10] = {
 #undef HUNDRED
 
 const char *sac_type_name(uint32_t type) {
-    if (type < sizeof ggml_type_names / sizeof ggml_type_names[0] && ggml_type_names[type])
-        return ggml_type_names[type];
+    if (type < SAC_TYPE_COUNT && type_table[type].name) return type_table[type].name;
     return type < 256 ? numbered_type_names[type] : "type >255";
 }

@@ -1,51 +1,64 @@
-/* types.h — tensor element types, with ggml's numbering and exact block layouts.
+/* types.h — tensor element types, with ggml's numbering, and the one table of what each type
+ * needs: its name, block size and bytes, its codecs to and from f32, the type its activations
+ * are converted to before the products (vec_dot_type, as in ggml), and its kernels.
  *
- * Per-type behaviour is found through one table of traits, so adding a type touches one
- * place (after ggml's type_traits). */
+ * Adding a type is one entry in the table (types.c) plus what the entry names: the block
+ * layout and codecs (quants.h) and the kernels (kernels.h). No other code in src/ chooses
+ * by type. */
 #ifndef SAC_TYPES_H
 #define SAC_TYPES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels.h"
+#include "quants.h"
+
+/* ggml's enum ggml_type (4 and 5, the removed Q4_2/Q4_3, have no name). */
 enum sac_type {
     SAC_TYPE_F32 = 0,
     SAC_TYPE_F16 = 1,
     SAC_TYPE_Q4_0 = 2,
+    SAC_TYPE_Q4_1 = 3,
+    SAC_TYPE_Q5_0 = 6,
+    SAC_TYPE_Q5_1 = 7,
     SAC_TYPE_Q8_0 = 8,
+    SAC_TYPE_Q8_1 = 9,
+    SAC_TYPE_Q2_K = 10,
+    SAC_TYPE_Q3_K = 11,
+    SAC_TYPE_Q4_K = 12,
+    SAC_TYPE_Q5_K = 13,
+    SAC_TYPE_Q6_K = 14,
+    SAC_TYPE_Q8_K = 15,
+    SAC_TYPE_BF16 = 30,
+    SAC_TYPE_COUNT = 31 /* ggml's numbers 0..30 have table entries (most name-only) */
 };
 
-#define SAC_QK 32 /* values per quantized block */
-
-typedef uint16_t sac_f16; /* IEEE 754 binary16 bits */
-
-/* Q8_0: value = d * qs[i]. 34 bytes. */
-typedef struct block_q8_0 {
-    sac_f16 d;
-    int8_t qs[SAC_QK];
-} block_q8_0;
-
-/* Q4_0: element j = ((qs[j] & 0xF) - 8) * d, element j + 16 = ((qs[j] >> 4) - 8) * d. 18 bytes. */
-typedef struct block_q4_0 {
-    sac_f16 d;
-    uint8_t qs[SAC_QK / 2];
-} block_q4_0;
-
 typedef struct sac_type_traits {
-    const char *name;     /* "F32", "F16", "Q4_0", "Q8_0" */
-    int64_t block_size;   /* values per block (1 for float types) */
-    size_t type_size;     /* bytes per block */
-    /* n must be a multiple of block_size */
+    const char *name;   /* "F32", "Q8_0", ... */
+    int64_t block_size; /* values per block (1 for float types) */
+    size_t type_size;   /* bytes per block */
+    /* row codecs; n must be a multiple of block_size */
     void (*to_float)(const void *src, float *dst, int64_t n);
     void (*from_float)(const float *src, void *dst, int64_t n);
+    /* As a weight type: activations are converted to this type's layout first, and the
+     * kernels compute output rows [o0, o1) for one activation row (matvec) or several. */
+    uint32_t vec_dot_type;
+    sac_rows_fn matvec, matmat;
+    /* As a vec_dot_type: the conversion into the kernels' layout and the bytes it takes for
+     * n_batch rows of n_in (0 on overflow). Both NULL for F32: activations are used as given. */
+    int (*activations_size)(int64_t n_in, int64_t n_batch, size_t *bytes);
+    void (*quantize_activations)(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                 void *act);
 } sac_type_traits;
 
-/* NULL for a type saccade does not implement. */
+/* The entry of a type saccade implements (every field above set but the two activation
+ * ones), or NULL. */
 const sac_type_traits *sac_type_traits_get(uint32_t type);
 /* A name for any ggml type number, supported or not ("Q4_1", "BF16", ...; "type 99" when unknown). */
 const char *sac_type_name(uint32_t type);
-
-float sac_f16_to_f32(sac_f16 h);
-sac_f16 sac_f32_to_f16(float f); /* round to nearest even, with subnormals, inf and NaN */
+/* Bytes of a row of n values: 1 and *bytes, or 0 if the type is not implemented, n is
+ * negative or not a multiple of the block size, or the size does not fit a size_t. */
+int sac_type_row_bytes(uint32_t type, int64_t n, size_t *bytes);
 
 #endif

@@ -167,8 +167,9 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
 
 /* The bytes of an n_out × n_in matrix of the given type. */
 static size_t weight_bytes(uint32_t type, int64_t n_in, int64_t n_out) {
-    const sac_type_traits *tr = sac_type_traits_get(type);
-    return (size_t)(n_in / tr->block_size) * tr->type_size * (size_t)n_out;
+    size_t row_bytes = 0;
+    CHECK(sac_type_row_bytes(type, n_in, &row_bytes));
+    return row_bytes * (size_t)n_out;
 }
 
 /* Random weights in the given type (quantized via the library's own quantizer, whose bytes
@@ -435,6 +436,20 @@ static void test_work_size(void) {
     CHECK(sac_matmul_work_size(&q8, 7) <= 7 * 4096 * 3);
 }
 
+/* A workspace too large for a size_t (wasm32's 4 GB, or 2^64) is SIZE_MAX, which no
+ * allocation satisfies, never a size that wrapped around to a small one. */
+static void test_work_size_overflow(void) {
+    const int64_t n_ins[] = {4096, (int64_t)1 << 40}, n_batches[] = {(int64_t)1 << 20, (int64_t)1 << 30};
+    for (int k = 0; k < 2; k++) {
+        sac_matrix w = {SAC_TYPE_Q8_0, n_ins[k], 10, NULL};
+        /* the scales (a float per block and row) and the int16 values, without rounding up */
+        double need = (double)(n_ins[k] / 32) * (double)n_batches[k] * 4 + (double)n_ins[k] * (double)n_batches[k] * 2;
+        size_t got = sac_matmul_work_size(&w, n_batches[k]);
+        if (need > (double)SIZE_MAX) CHECK_MSG(got == SIZE_MAX, "n_in=%lld: %zu bytes", (long long)n_ins[k], got);
+        else CHECK_MSG(got != SIZE_MAX && (double)got >= need, "n_in=%lld: %zu bytes", (long long)n_ins[k], got);
+    }
+}
+
 static void test_dot_and_axpy(void) {
     uint64_t s = 5;
     for (int64_t n = 0; n <= 300; n += (n < 20 ? 1 : 37)) {
@@ -468,7 +483,7 @@ static void test_dot_and_axpy(void) {
     }
 }
 
-/* The matvec reads ahead of the rows it computes (quant_rows4 in src/matmul.c) and must never
+/* The matvec reads ahead of the rows it computes (quant_rows4 in src/kernels.c) and must never
  * read past the matrix. Each matrix here is copied so that its last byte is the last byte
  * there is: of the wasm memory, where a read past it traps, or natively of a block of exactly
  * its size, where AddressSanitizer stops it. The results must be those of the same matrix
@@ -575,6 +590,7 @@ int main(void) {
     printf("test_matmul: pools of 1-4 threads have %d %d %d %d\n", sac_pool_size(pools[1]),
            sac_pool_size(pools[2]), sac_pool_size(pools[3]), sac_pool_size(pools[4]));
     RUN(test_work_size);
+    RUN(test_work_size_overflow);
     RUN(test_activation_quantization_exact);
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);

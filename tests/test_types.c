@@ -1,5 +1,6 @@
-/* test_types.c — f16 conversion and the Q8_0/Q4_0 codecs against references written here in
- * float64 (one IEEE operation at a time, each rounded to float where ggml's code rounds). */
+/* test_types.c — the type table's entries, f16 conversion, and the Q8_0/Q4_0 codecs against
+ * references written here in float64 (one IEEE operation at a time, each rounded to float
+ * where ggml's code rounds). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -189,6 +190,79 @@ static void test_block_layout(void) {
     CHECK(sac_type_traits_get(0xFFFFFFFFu) == NULL);
 }
 
+/* Every implemented entry is complete, so that sac_matmul, the loader and the quantizer can
+ * use any of its fields; its activation type is implemented and either converts activations
+ * (both functions) or is F32 (the kernels read them as given). */
+static void test_table_entries(void) {
+    int n_implemented = 0;
+    for (uint32_t type = 0; type < 300; type++) {
+        const sac_type_traits *t = sac_type_traits_get(type);
+        if (!t) continue;
+        n_implemented++;
+        CHECK_MSG(t->name && !strcmp(t->name, sac_type_name(type)), "type %u: name", type);
+        CHECK_MSG(t->block_size > 0 && t->type_size > 0, "type %u: sizes", type);
+        CHECK_MSG(t->to_float && t->from_float && t->matvec && t->matmat, "type %u: a codec or kernel is missing",
+                  type);
+        const sac_type_traits *act = sac_type_traits_get(t->vec_dot_type);
+        CHECK_MSG(act != NULL, "type %u: vec_dot_type %u is not implemented", type, t->vec_dot_type);
+        if (!act) continue;
+        CHECK_MSG(!act->activations_size == !act->quantize_activations, "type %u: half an activation conversion",
+                  t->vec_dot_type);
+        CHECK_MSG(act->quantize_activations || t->vec_dot_type == SAC_TYPE_F32,
+                  "type %u: vec_dot_type %u has no activation conversion", type, t->vec_dot_type);
+    }
+    CHECK(n_implemented == 4);
+    /* as ggml pairs them: the quantized weights meet Q8_0 activations, the float ones f32 */
+    CHECK(sac_type_traits_get(SAC_TYPE_F32)->vec_dot_type == SAC_TYPE_F32);
+    CHECK(sac_type_traits_get(SAC_TYPE_F16)->vec_dot_type == SAC_TYPE_F32);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q4_0)->vec_dot_type == SAC_TYPE_Q8_0);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q8_0)->vec_dot_type == SAC_TYPE_Q8_0);
+}
+
+/* Each codec reads and writes exactly the bytes of its rows: three blocks' worth between
+ * guard bytes, and back. */
+static void test_codecs_stay_in_their_rows(void) {
+    uint64_t s = 777;
+    for (uint32_t type = 0; type < SAC_TYPE_COUNT; type++) {
+        const sac_type_traits *t = sac_type_traits_get(type);
+        if (!t) continue;
+        int64_t n = 3 * t->block_size;
+        size_t bytes;
+        CHECK(sac_type_row_bytes(type, n, &bytes) && bytes == 3 * t->type_size);
+        float x[3 * SAC_QK + 2], y[3 * SAC_QK + 2];
+        _Alignas(8) unsigned char data[8 + 3 * sizeof(block_q8_0) + 1]; /* the row starts aligned at 8 */
+        for (int64_t i = 0; i < n; i++) x[i] = rng_float(&s, 4.0f);
+        memset(data, 0xA5, sizeof data);
+        t->from_float(x, data + 8, n);
+        CHECK_MSG(data[7] == 0xA5 && data[8 + bytes] == 0xA5, "%s: from_float wrote outside its row", t->name);
+        y[0] = y[n + 1] = -1.0f;
+        t->to_float(data + 8, y + 1, n);
+        CHECK_MSG(y[0] == -1.0f && y[n + 1] == -1.0f, "%s: to_float wrote outside its row", t->name);
+        int close = 1;
+        for (int64_t i = 0; i < n; i++) close &= fabsf(y[i + 1] - x[i]) <= 0.8f; /* Q4_0, the coarsest: 1.5 d, d <= 4/8 */
+        CHECK_MSG(close, "%s: the values did not come back", t->name);
+    }
+}
+
+static void test_row_bytes(void) {
+    size_t b = 12345;
+    CHECK(sac_type_row_bytes(SAC_TYPE_Q8_0, 64, &b) && b == 68);
+    CHECK(sac_type_row_bytes(SAC_TYPE_Q4_0, 4096, &b) && b == 128 * 18);
+    CHECK(sac_type_row_bytes(SAC_TYPE_F16, 7, &b) && b == 14);
+    CHECK(sac_type_row_bytes(SAC_TYPE_F32, 0, &b) && b == 0);
+    b = 12345;
+    CHECK(!sac_type_row_bytes(SAC_TYPE_Q8_0, 33, &b) && b == 12345); /* not whole blocks */
+    CHECK(!sac_type_row_bytes(SAC_TYPE_F32, -1, &b) && b == 12345);
+    CHECK(!sac_type_row_bytes(SAC_TYPE_Q4_1, 32, &b) && b == 12345); /* not implemented */
+    CHECK(!sac_type_row_bytes(1000, 32, &b) && b == 12345);
+    /* the largest row that fits a size_t (4 GB on wasm32), and one value more */
+    int64_t most = (int64_t)((uint64_t)SIZE_MAX / 4 < (uint64_t)INT64_MAX ? SIZE_MAX / 4 : INT64_MAX / 4);
+    CHECK(sac_type_row_bytes(SAC_TYPE_F32, most, &b) && b == (size_t)most * 4);
+    CHECK(!sac_type_row_bytes(SAC_TYPE_F32, most + 1, &b) && b == (size_t)most * 4);
+    uint64_t blocks = (uint64_t)SIZE_MAX / 34 + 1; /* Q8_0: one block more than fits */
+    if (blocks <= (uint64_t)INT64_MAX / 32) CHECK(!sac_type_row_bytes(SAC_TYPE_Q8_0, (int64_t)(blocks * 32), &b));
+}
+
 static void test_type_names(void) {
     CHECK(!strcmp(sac_type_name(0), "F32"));
     CHECK(!strcmp(sac_type_name(1), "F16"));
@@ -343,6 +417,9 @@ int main(void) {
     RUN(test_f16_round_trip);
     RUN(test_f32_to_f16_rounding);
     RUN(test_block_layout);
+    RUN(test_table_entries);
+    RUN(test_codecs_stay_in_their_rows);
+    RUN(test_row_bytes);
     RUN(test_type_names);
     RUN(test_q8_0_matches_reference);
     RUN(test_q8_0_rounding_ties);

@@ -1,0 +1,49 @@
+/* kernels.h — the per-type matrix kernels and activation converters, which the type table
+ * (types.c) names and sac_matmul (matmul.c) runs, plus the f32 primitives attention uses.
+ *
+ * A weight type's kernels compute output rows [o0, o1) of y = W x: matvec for one activation
+ * row, matmat for several. They read the activations in the layout of the weight type's
+ * vec_dot_type: f32 as given (x) for F32 and F16 weights; for Q8_0 and Q4_0 weights the
+ * Q8_0 activation layout (act) that sac_quantize_activations_q8_0 writes. */
+#ifndef SAC_KERNELS_H
+#define SAC_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SAC_ROW_TILE 4 /* weight rows per matvec step: row ranges should be whole tiles */
+
+/* The work of one sac_matmul call, shared by all threads. */
+typedef struct sac_kernel_task {
+    const char *w;    /* n_out weight rows, row_bytes apart */
+    size_t row_bytes;
+    int64_t n_in, n_out, n_batch;
+    const float *x;   /* n_batch × n_in activations, row-major */
+    const void *act;  /* the activations converted to the vec_dot_type's layout, or NULL */
+    float *y;         /* n_batch × n_out results, row-major */
+} sac_kernel_task;
+
+typedef void (*sac_rows_fn)(const sac_kernel_task *t, int64_t o0, int64_t o1);
+
+void sac_matvec_f32(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matmat_f32(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matvec_f16(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matmat_f16(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
+
+/* Q8_0 activations (n_in a multiple of 32): each 32-value block as int8 (held as int16) with
+ * an f16-rounded scale, by ggml's quantize_row_q8_0 rules. Size: 0 on overflow, else 1 and
+ * *bytes. The conversion writes rows [b0, b1) of the n_batch rows of x. */
+int sac_activations_size_q8_0(int64_t n_in, int64_t n_batch, size_t *bytes);
+void sac_quantize_activations_q8_0(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act);
+
+/* f32 primitives (SIMD where available): dot product and y += a * x. sac_dot_f32 gives the
+ * bits of an F32 matvec of that row. */
+float sac_dot_f32(const float *a, const float *b, int64_t n);
+void sac_axpy_f32(float *y, float a, const float *x, int64_t n);
+
+#endif
