@@ -100,7 +100,8 @@ export function staticHandler(root, { isolated = true, allow = DEMO_PATHS } = {}
     if (!real || realRel.startsWith('../') || realRel === '..' || path.isAbsolute(realRel) || !allowed(realRel)) {
       return fail(res, 404, 'not found');
     }
-    let handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+    let file = real;
+    let handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       let info = await handle.stat();
       if (info.isDirectory()) {
@@ -111,7 +112,8 @@ export function staticHandler(root, { isolated = true, allow = DEMO_PATHS } = {}
           res.writeHead(301, { ...common, location: `/${parts.map(encodeURIComponent).join('/')}/` }).end();
           return;
         }
-        handle = await open(path.join(real, 'index.html'), constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+        file = path.join(real, 'index.html');
+        handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
         if (!handle) return fail(res, 404, 'not found');
         info = await handle.stat();
       }
@@ -119,7 +121,7 @@ export function staticHandler(root, { isolated = true, allow = DEMO_PATHS } = {}
       const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
       const headers = {
         ...common,
-        'content-type': TYPES[path.extname(real)] ?? 'application/octet-stream',
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'cache-control': 'no-cache',
         etag,
         'last-modified': info.mtime.toUTCString(),

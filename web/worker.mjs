@@ -1,10 +1,7 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
-// and tokens decode. Messages (page → worker):
-//   { type: 'load', id, url | file, threads }      a URL (through the cache) or a File/Blob
-//   { type: 'generate', id, prompt, options }      prompt: text or token ids
-//   { type: 'stop' }                               ends the running generation
-// and back: 'progress', 'loaded', 'cache', 'start', 'token', 'done', 'error' (see client.mjs).
+// and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { openModel } from './model-cache.mjs';
+import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
 
 // Under the service worker shim the library is imported through its mount inside the shim's
 // scope (coi-serviceworker.js explains why); otherwise from where it lies.
@@ -21,14 +18,12 @@ let generation = null; // AbortController of the running generation
 const stopped = () => new DOMException('stopped', 'AbortError');
 
 onmessage = ({ data }) => {
-  if (data.type === 'load') load(data);
-  else if (data.type === 'generate') generate(data);
-  else if (data.type === 'stop') generation?.abort(stopped());
+  if (data.type === TO_WORKER.LOAD) load(data);
+  else if (data.type === TO_WORKER.GENERATE) generate(data);
+  else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
 };
 
-function fail(id, e) {
-  postMessage({ type: 'error', id, name: e?.name ?? 'Error', code: e?.code ?? null, message: e?.message ?? String(e) });
-}
+const fail = (id, e) => postMessage(toPage.error(id, e));
 
 // -------------------------------------------------------------------------------------------
 // Loading
@@ -52,9 +47,9 @@ async function load({ id, url, file, threads }) {
       opened = await openModel(url, { signal });
       source = opened.body;
       from = opened.from;
-      opened.stored.then((note) => postMessage({ type: 'cache', id, note }));
+      opened.stored.then((note) => postMessage(toPage.cache(id, note)));
     }
-    const onProgress = ({ loaded, total }) => postMessage({ type: 'progress', id, phase: from, loaded, total });
+    const onProgress = ({ loaded, total }) => postMessage(toPage.progress(id, { phase: from, loaded, total }));
     const options = { onProgress, signal };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
@@ -65,8 +60,8 @@ async function load({ id, url, file, threads }) {
     }
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
-    postMessage({ type: 'loaded', id, info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime }, from,
-      bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 });
+    postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime }, from,
+      bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 }));
   } catch (e) {
     if (e?.name === 'SaccadeError' && e.code === 'SAC_ERR_FORMAT') opened?.forget();
     if (loading === controller) fail(id, e);
@@ -165,27 +160,27 @@ async function generate({ id, prompt, options }) {
         if (!ids || ids.length !== query + 1) throw new Error(`unexpected first query row ${query}`);
         const texts = pieces(ids);
         const tokens = ids.map((t, i) => ({ id: t, text: texts[i], label: label(t, texts[i]) }));
-        const msg = { type: 'start', id, tokens, self: packRows('self', query), cross: null, source: null, encoder: null };
+        let source = null;
         if (encdec) {
           const sourceIds = Array.from(model.sourceIds);
           const sourceTexts = pieces(sourceIds);
-          msg.source = sourceIds.map((t, i) => ({ id: t, text: sourceTexts[i], label: label(t, sourceTexts[i]) }));
-          msg.cross = packRows('cross', query);
-          msg.encoder = encoderMaps(sourceIds.length);
+          source = sourceIds.map((t, i) => ({ id: t, text: sourceTexts[i], label: label(t, sourceTexts[i]) }));
         }
-        postMessage(msg, [msg.self, msg.cross, msg.encoder].filter(Boolean).map((a) => a.buffer));
+        const msg = toPage.start(id, { tokens, source, self: packRows('self', query),
+          cross: encdec ? packRows('cross', query) : null, encoder: encdec ? encoderMaps(source.length) : null });
+        postMessage(msg, transfers(msg));
       }
       count++;
       lastId = step.id;
       const token = { id: step.id, text: step.text, label: label(step.id, step.text) };
-      postMessage({ type: 'token', id, token, query, self, cross, ms: performance.now() - t0 },
-        [self, cross].filter(Boolean).map((a) => a.buffer));
+      const msg = toPage.token(id, { token, query, self, cross, ms: performance.now() - t0 });
+      postMessage(msg, transfers(msg));
     }
     const reason = lastId === eosId && !options.ignoreEos ? 'end of sequence'
       : count >= (options.maxTokens ?? 64) ? 'max tokens' : options.stop ? 'stop sequence or full context' : 'context full';
-    postMessage({ type: 'done', id, reason, count, ms: performance.now() - t0 });
+    postMessage(toPage.done(id, { reason, count, ms: performance.now() - t0 }));
   } catch (e) {
-    if (controller.signal.aborted) postMessage({ type: 'done', id, reason: 'stopped', count, ms: performance.now() - t0 });
+    if (controller.signal.aborted) postMessage(toPage.done(id, { reason: STOPPED, count, ms: performance.now() - t0 }));
     else fail(id, e);
   } finally {
     if (generation === controller) generation = null;

@@ -126,6 +126,7 @@ describe('web/serve.mjs', () => {
     const page = await get('/web/');
     assert.equal(page.status, 200);
     assert.match(page.body, /<title>demo/);
+    assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
     assert.equal((await get('/dist/saccade-st.wasm')).headers['content-type'], 'application/wasm');
     assert.equal((await get('/models/m.gguf', 'HEAD')).headers['content-length'], '4');
     const folder = await get('/web');

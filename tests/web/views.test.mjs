@@ -160,7 +160,7 @@ test('encoder–decoder rows: cross rows over the source, the encoder square, ro
   assert.deepEqual(Array.from(store.headRow('encoder', 1, 1, 2)), Array.from(encoder.subarray((3 * S + 2) * S, (3 * S + 3) * S)));
   const rollout = store.matrix('encoder', 1, 'rollout');
   for (let q = 0; q < S; q++) assert.ok(Math.abs(rollout.row(q).reduce((a, b) => a + b, 0) - 1) < 1e-5);
-  assert.throws(() => store.matrix('cross', 0, 'rollout'), /self-attention only/);
+  assert.throws(() => store.matrix('cross', 0, 'rollout'), /rollout is not defined for cross attention/);
   const doc = JSON.parse(JSON.stringify(store));
   assert.equal(doc.source.length, S);
   assert.equal(doc.maps.cross.data[1][1].length, 4);

@@ -15,7 +15,28 @@
 //                   multiplied layer by layer — how much each token's representation at that
 //                   layer draws on each input token.
 
-export const AGGREGATES = ['mean', 'max', 'all', 'rollout'];
+/**
+ * The aggregates a view can show instead of one head, by selection name: `title` (what the map
+ * shows), `option` (the page's menu entry), `short` (the widget's menu entry), `wholeModel` (one
+ * map for every layer: no layer applies), `notFor` (the kinds it is not defined for).
+ */
+export const AGGREGATES = Object.freeze({
+  mean: { title: 'mean over heads', option: 'mean over heads', short: 'mean' },
+  max: { title: 'max over heads', option: 'max over heads', short: 'max' },
+  all: { title: 'mean of all layers and heads', option: 'mean of all layers and heads', short: 'all layers', wholeModel: true },
+  rollout: { title: 'rollout', option: 'rollout through this layer', short: 'rollout', notFor: ['cross'] },
+});
+
+/** The aggregate names defined for `kind`, in menu order. */
+export const aggregatesFor = (kind) => Object.keys(AGGREGATES).filter((name) => !AGGREGATES[name].notFor?.includes(kind));
+
+/** A selection's description: 'head 3 · layer 2', 'mean over heads · layer 2', 'rollout through layer 2', … */
+export function selectionTitle(selection, layer) {
+  if (typeof selection == 'number') return `head ${selection} · layer ${layer}`;
+  const a = AGGREGATES[selection];
+  if (a.wholeModel) return a.title;
+  return selection === 'rollout' ? `${a.title} through layer ${layer}` : `${a.title} · layer ${layer}`;
+}
 
 export class AttentionStore {
   constructor({ layers, heads, encoderLayers = 0 }) {
@@ -113,7 +134,7 @@ export class AttentionStore {
     if (typeof selection == 'number')
       return { kind, layer, selection, nq, nk, row: (q) => this.headRow(kind, layer, selection, q) };
     const rows = this.#aggregate(kind, selection, nq);
-    if (selection === 'all') return { kind, layer, selection, nq, nk, row: (q) => rows[q] };
+    if (AGGREGATES[selection].wholeModel) return { kind, layer, selection, nq, nk, row: (q) => rows[q] };
     return {
       kind, layer, selection, nq, nk,
       row: (q) => {
@@ -125,7 +146,8 @@ export class AttentionStore {
 
   /** Aggregate rows up to nq, extending the cached ones. */
   #aggregate(kind, selection, nq) {
-    if (selection === 'rollout' && kind === 'cross') throw new Error('rollout is defined for self-attention only');
+    if (!(selection in AGGREGATES)) throw new Error(`unknown selection ${String(selection)}`);
+    if (AGGREGATES[selection].notFor?.includes(kind)) throw new Error(`${selection} is not defined for ${kind} attention`);
     const key = `${kind}/${selection}`;
     let rows = this.cache.get(key);
     if (!rows) this.cache.set(key, (rows = []));
