@@ -6,7 +6,8 @@
 #   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
 #
 # No embind: the wasm exports the C API (every sac_* function declared in src/saccade.h, plus
-# malloc/free) and src/js/index.mjs reads and writes the heap itself.
+# malloc/free) and src/js/ reads and writes the heap itself, with the struct layouts of
+# dist/saccade-layout.mjs.
 
 EMCC           ?= emcc
 # emcc 3.1.6 needs Debian's node modules (acorn) at -O2 and above.
@@ -34,7 +35,7 @@ WASM_MT_OBJ    := $(patsubst src/%.c,build/wasm/mt/%.o,$(WASM_SRC))
 WASM_ST_OBJ    := $(patsubst src/%.c,build/wasm/st/%.o,$(WASM_SRC))
 
 .PHONY: wasm test-js bench-wasm emcc-installed
-wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/package.json
+wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/package.json dist/saccade-layout.mjs
 
 # Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node).
 emcc-installed:
@@ -56,6 +57,11 @@ dist/saccade-mt.mjs: $(WASM_MT_OBJ) build/wasm/exports.json src/js/node-esm-shim
 	$(EMCC_RUN) $(WASM_MT_FLAGS) $(WASM_MT_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_MT_LINK)
 dist/saccade-st.mjs: $(WASM_ST_OBJ) build/wasm/exports.json src/js/node-esm-shim.js | dist
 	$(EMCC_RUN) $(WASM_ST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_ST_LINK)
+
+# The struct offsets and constants src/js uses, printed by the wasm32 compiler itself.
+dist/saccade-layout.mjs: scripts/wasm-layout.c src/saccade.h | emcc-installed build/wasm dist
+	$(EMCC_RUN) -Isrc -Wall -Wextra -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 $< -o build/wasm/layout.cjs
+	node build/wasm/layout.cjs > $@.tmp && mv $@.tmp $@
 
 # The package is "type": "module"; the pthread worker script is CommonJS.
 dist/package.json: | dist

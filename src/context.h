@@ -3,6 +3,7 @@
 #ifndef SAC_CONTEXT_H
 #define SAC_CONTEXT_H
 
+#include "capture.h"
 #include "model.h"
 #include "threadpool.h"
 
@@ -47,12 +48,7 @@ struct sac_context {
     size_t logits_cap;           /* floats allocated */
     int32_t logits_rows;
 
-    /* Attention capture: row q holds n_layer × n_head × (q + 1) floats at
-     * attn_row_offset(q); rows < attn_rows are captured (or zero-filled). */
-    int capture;
-    float *attn;
-    size_t attn_cap;             /* floats allocated */
-    int32_t attn_rows;
+    sac_capture capture;         /* captured attention (capture.h) */
 
     sac_sampler_state sampler;
 
@@ -60,24 +56,6 @@ struct sac_context {
     int32_t n_src;
     uint8_t *src_mask;           /* [n_ctx] */
     float *cross_k, *cross_v;    /* per decoder layer: [n_ctx][n_embd] */
-    float *cross_attn;           /* capture: decoder row q → [n_layer][n_head][n_src] */
-    float *enc_attn;             /* capture: [n_encoder_layer][n_head][n_src][n_src] */
-    int enc_attn_valid;          /* 1 when the last encode ran with capture on */
 };
-
-/* Offset in floats of query row q in the capture buffer. */
-size_t sac_attn_row_offset(const sac_context *ctx, int64_t q);
-/* Makes room for rows [0, n_rows) of attention capture. */
-sac_status sac_attn_reserve(sac_context *ctx, int32_t n_rows);
-
-/* The transformer itself: runs n tokens (n <= n_batch) at positions n_past.., writes logits
- * for the last token (or every token with all_logits) starting at row `logits_row`, or no
- * logits when logits_row < 0 (an early chunk of a long prompt). */
-void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask,
-                 int all_logits, int32_t logits_row);
-
-/* The encoder over n source tokens (n <= n_batch; ctx->src_mask and n_src already set):
- * fills cross_k/cross_v (and enc_attn when capturing). */
-void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n);
 
 #endif

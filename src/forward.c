@@ -3,11 +3,12 @@
  *
  * Read sac_forward from top to bottom to follow a token: embedding → for each layer
  * (norm → attention → residual → norm → feed-forward → residual) → final norm → logits.
- * Weight products go through sac_matmul (matmul.c); attention reads the KV cache. */
+ * Weight products go through sac_matmul (matmul.c); attention reads the KV cache and, when
+ * capture is on, writes its probabilities where capture.c says. */
 #include <math.h>
 #include <string.h>
 
-#include "context.h"
+#include "forward.h"
 #include "types.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -131,19 +132,6 @@ typedef struct attention_job {
     float *out;                /* [n][n_head × head_dim] */
 } attention_job;
 
-/* Where the probabilities of query t, head h go when capture is on. */
-static float *capture_row(const attention_job *job, int32_t t, int32_t h) {
-    sac_context *ctx = job->ctx;
-    const int64_t H = ctx->model->info.n_head, L = ctx->model->info.n_layer, n_src = ctx->n_src;
-    const int64_t pos = ctx->n_past + t;
-    switch (job->kind) {
-    case SAC_ATTENTION_SELF: return ctx->attn + sac_attn_row_offset(ctx, pos) + (job->layer * H + h) * (pos + 1);
-    case SAC_ATTENTION_CROSS: return ctx->cross_attn + ((pos * L + job->layer) * H + h) * n_src;
-    case SAC_ATTENTION_ENCODER: return ctx->enc_attn + ((job->layer * H + h) * n_src + t) * n_src;
-    }
-    return NULL;
-}
-
 static void attention_task(void *arg, int ith, int nth) {
     const attention_job *job = arg;
     sac_context *ctx = job->ctx;
@@ -188,7 +176,10 @@ static void attention_task(void *arg, int ith, int nth) {
             if (scores[j] != 0.0f)
                 sac_axpy_f32(out, scores[j], job->v + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd);
         }
-        if (ctx->capture) memcpy(capture_row(job, t, h), scores, (size_t)n_keys * sizeof *scores);
+        /* decoder rows are numbered by position, encoder rows by source token */
+        const int32_t query = job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t;
+        float *captured = sac_capture_slot(&ctx->capture, job->kind, job->layer, h, query);
+        if (captured) memcpy(captured, scores, (size_t)n_keys * sizeof *scores);
     }
 }
 
@@ -258,7 +249,7 @@ static void attention_block_output(sac_context *ctx, const sac_layer *L, int32_t
     sac_activations *a = &ctx->act;
     matmul(ctx, &L->wo, a->att, n, a->proj);
     if (ctx->model->arch != SAC_ARCH_LLAMA) add_bias(a->proj, &L->bo, n);
-    add_into(a->x, a->proj, n * ctx->model->info.n_embd);
+    add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
 }
 
 /* encdec decoder blocks: x += W_co · cross_attention(W_cq · norm(x), encoder) */
@@ -279,7 +270,7 @@ static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) 
     sac_activations *a = &ctx->act;
     norm_rows(ctx->model, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
     feed_forward(ctx, L, n);
-    add_into(a->x, a->proj, n * ctx->model->info.n_embd);
+    add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
 }
 
 void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask, int all_logits,

@@ -103,8 +103,13 @@ sac_status sac_model_metadata(sac_model *model, int32_t index, const char **key,
  * ---------------------------------------------------------------------------------------- */
 typedef struct sac_context sac_context;
 
+/* The context length n_ctx = 0 asks for, unless the model was trained on fewer tokens: a model
+ * declaring 32 768 tokens would otherwise make an 805 MB F32 KV cache by default. */
+#define SAC_DEFAULT_N_CTX 4096
+
 typedef struct sac_context_params {
-    int32_t n_ctx;             /* tokens the KV cache holds; 0 → the model's context length */
+    int32_t n_ctx;             /* tokens the KV cache holds; 0 → SAC_DEFAULT_N_CTX or the model's
+                                  training length if shorter (ask for more explicitly) */
     int32_t n_batch;           /* most tokens evaluated in one pass; longer inputs are split; 0 → 64 */
     int32_t n_threads;         /* threads including the caller; 0 or 1 → no worker threads */
     int32_t capture_attention; /* 1 → keep every softmax probability (see sac_attention_*) */
@@ -118,8 +123,10 @@ void sac_context_free(sac_context *ctx);
 const char *sac_context_errmsg(const sac_context *ctx);
 
 /* Bytes a context with these parameters allocates (KV cache, activations, logits of one
- * batch, sampler; with capture_attention, the capture of a full context too). Lets a host
- * check a memory budget before sac_context_new. Returns 0 for a NULL or unloaded model. */
+ * batch, sampler; with capture_attention, the capture of a full context too), with n_ctx = 0
+ * resolved as sac_context_new resolves it. Lets a host check a memory budget before
+ * sac_context_new. Returns 0 for a NULL or unloaded model, UINT64_MAX when the size does not
+ * fit in 64 bits. */
 uint64_t sac_context_memory(const sac_model *model, const sac_context_params *params);
 
 /* Forgets every token: the next eval starts at position 0. */
@@ -136,8 +143,10 @@ enum {
 /* Appends n_tokens ids to the context and runs the model over them (causal masked
  * attention over everything before). When `key_mask` is not NULL, key_mask[i] == 0 marks
  * token i as padding: no later query attends to it (its own row still attends to itself so
- * that softmax stays defined). Fails without changing the context when an id is out of range
- * or the tokens do not fit in the context. */
+ * that softmax stays defined). Fails without changing the context when an id is out of range,
+ * the tokens do not fit in the context, or their attention capture cannot be allocated; fails
+ * with SAC_ERR_MODEL, leaving n_past as it was and no logits, when a logit it would return is
+ * NaN or Inf. */
 sac_status sac_eval(sac_context *ctx, const int32_t *tokens, int32_t n_tokens,
                     const uint8_t *key_mask, uint32_t flags);
 
@@ -159,12 +168,24 @@ const float *sac_logits(const sac_context *ctx, int32_t *n_rows, int32_t *n_voca
  * Attention capture: with capture_attention set, the context keeps the softmax
  * probabilities of every layer × head × query row. Query row q has q + 1 keys (positions
  * 0..q); masked keys hold 0.
+ *
+ * Every kind uses one layout: query row q is a block of n_layers × n_head × n_keys(q) floats,
+ * layer-major, then head, then key, and the rows of a kind are contiguous in query order:
+ *   SAC_ATTENTION_SELF     n_layers = n_layer          n_keys(q) = q + 1
+ *   SAC_ATTENTION_CROSS    n_layers = n_layer          n_keys    = n_source
+ *   SAC_ATTENTION_ENCODER  n_layers = n_encoder_layer  n_keys    = n_source
+ * A context captures the whole of itself: n_ctx self rows (L·H·n_ctx(n_ctx+1)/2 floats) and,
+ * for encoder–decoder models, n_ctx cross and encoder rows against an n_ctx-token source.
+ * When that cannot be addressed by the build (4 GB in wasm32), sac_context_new with
+ * capture_attention and sac_attention_enable(ctx, 1) fail with SAC_ERR_NOMEM and a message
+ * naming the size: use a shorter context. Sizes are computed in 64 bits, never wrapped.
  * ---------------------------------------------------------------------------------------- */
 
 /* 1 when capture is on. */
 int32_t sac_attention_enabled(const sac_context *ctx);
 /* Turns capture on or off. Turning it on keeps rows only for tokens evaluated afterwards;
- * earlier rows read as 0 until the context is reset. */
+ * earlier rows read as 0 until the context is reset. Turning it off keeps the rows captured
+ * so far readable. */
 sac_status sac_attention_enable(sac_context *ctx, int32_t on);
 
 /* The probabilities of one query row for every layer and head: a contiguous block of
@@ -192,6 +213,18 @@ sac_status sac_attention_get(sac_context *ctx, sac_attention_kind kind, int32_t 
 /* The cross-attention of one decoder query row for every decoder layer and head: a block of
  * n_layer × n_head × n_source floats, layer-major. Valid until the next eval, encode or reset. */
 sac_status sac_attention_cross_row(sac_context *ctx, int32_t query, const float **row, int32_t *n_keys);
+
+/* Query rows captured so far for `kind`: 0 when capture was never on since the last reset
+ * (or encode), nothing ran, or the model lacks the kind. Rows stay readable after capture is
+ * turned off. */
+int32_t sac_attention_n_rows(const sac_context *ctx, sac_attention_kind kind);
+
+/* Rows [from, to) of `kind` as one contiguous block in the layout above: *data points into
+ * the context (valid until the next eval, encode, reset or sac_attention_enable), *n_floats is
+ * the block's length. Fails with SAC_ERR_ARG for a bad kind (or one the model lacks) or
+ * range, SAC_ERR_STATE when nothing of that kind is captured. */
+sac_status sac_attention_rows(sac_context *ctx, sac_attention_kind kind, int32_t from, int32_t to,
+                              const float **data, size_t *n_floats);
 
 /* ------------------------------------------------------------------------------------------
  * Sampling: picks the next id from the last row of logits. Deterministic for a seed.

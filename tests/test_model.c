@@ -605,6 +605,50 @@ static void test_bad_calls(void) {
     test_model_free(&tm);
 }
 
+/* n_ctx = 0 is the model's training length capped at SAC_DEFAULT_N_CTX: a model declaring
+ * 32 768 tokens gets 4096 unless the caller asks for more; sac_context_memory resolves
+ * n_ctx = 0 the same way. */
+static void test_default_context_length(void) {
+    test_model tm;
+    test_model_spec s = test_spec("llama", SAC_TYPE_Q8_0);
+    s.n_ctx = 32768;
+    CHECK(test_model_make(&s, &tm) == 0);
+    sac_model *m = load(&tm);
+    if (!m) return test_model_free(&tm);
+    sac_context_params p = sac_context_default_params();
+    CHECK(p.n_ctx == 0);
+    sac_context *ctx = NULL;
+    CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+    CHECK_MSG(sac_context_n_ctx(ctx) == SAC_DEFAULT_N_CTX, "default n_ctx %d", sac_context_n_ctx(ctx));
+    CHECK(sac_eval(ctx, prompt, N_PROMPT, NULL, 0) == SAC_OK);
+    sac_context_free(ctx);
+    const uint64_t by_default = sac_context_memory(m, &p), none = sac_context_memory(m, NULL);
+    p.n_ctx = SAC_DEFAULT_N_CTX;
+    CHECK(sac_context_memory(m, &p) == by_default && none == by_default);
+    p.capture_attention = 1;
+    const uint64_t capture_default = sac_context_memory(m, &p);
+    p.n_ctx = 0;
+    CHECK(sac_context_memory(m, &p) == capture_default);
+    /* the full length on request */
+    p.capture_attention = 0;
+    p.n_ctx = 32768;
+    CHECK(sac_context_memory(m, &p) > by_default);
+    CHECK(sac_context_new(m, &p, &ctx) == SAC_OK && sac_context_n_ctx(ctx) == 32768);
+    sac_context_free(ctx);
+    sac_model_free(m);
+    test_model_free(&tm);
+
+    /* a model trained on fewer tokens keeps its own length */
+    s = test_spec("gpt2", SAC_TYPE_F32);
+    CHECK(test_model_make(&s, &tm) == 0);
+    m = load(&tm);
+    if (!m) return test_model_free(&tm);
+    CHECK(sac_context_new(m, NULL, &ctx) == SAC_OK && sac_context_n_ctx(ctx) == s.n_ctx);
+    sac_context_free(ctx);
+    sac_model_free(m);
+    test_model_free(&tm);
+}
+
 int main(void) {
     RUN(test_f32_models_match_reference);
     RUN(test_quantized_models_match_reference);
@@ -619,5 +663,6 @@ int main(void) {
     RUN(test_bad_models);
     RUN(test_vocab_file_is_not_a_model);
     RUN(test_bad_calls);
+    RUN(test_default_context_length);
     return check_summary("test_model");
 }

@@ -1,4 +1,8 @@
 // Type declarations for saccade's JavaScript API (src/js/index.mjs).
+//
+// Every call checks its options before anything reaches C: a value of the wrong type or out of
+// range (integers beyond int32 included) throws a SaccadeError, and so does an option name the
+// call does not know (the message lists the ones it does).
 
 /** An error from the engine or from argument checks. `code` is the C status name. */
 export class SaccadeError extends Error {
@@ -29,6 +33,17 @@ export interface Runtime {
   reason: string;
 }
 
+/** A loaded model's runtime: the build, and the context it runs with. */
+export interface ModelRuntime extends Runtime {
+  /** Tokens the context holds (0 for a vocabOnly model). */
+  contextLength: number;
+  /**
+   * Why: requested, or the default — the model's training length, at most 4096 tokens so that the
+   * KV cache fits the device (the message then says how to ask for the full length).
+   */
+  contextReason: string;
+}
+
 export interface RuntimeOptions {
   /** Threads including the caller. Default: one per core, at most 8 (1 → the 'st' build). */
   threads?: number;
@@ -48,11 +63,17 @@ export interface LoadOptions extends RuntimeOptions {
   onProgress?: (progress: Progress) => void;
   /** Aborts the download or copy; loadModel then rejects with signal.reason. */
   signal?: AbortSignal;
-  /** Tokens the KV cache holds. Default (0): the model's training context length. */
+  /**
+   * Tokens the KV cache holds, up to 2^31 - 1. Default (0): the model's training context length, at
+   * most 4096 (runtime.contextLength says what is in use); pass the training length for all of it.
+   */
   contextLength?: number;
   /** Most tokens evaluated in one pass; longer inputs are split. Default (0): 64. */
   batchSize?: number;
-  /** Capture attention on every forward/generate (memory: 4 × layers × heads × n²/2 bytes). */
+  /**
+   * Capture attention on every forward/generate (memory: 4 × layers × heads × n²/2 bytes for an
+   * n-token context, checked against the wasm32 limits at load).
+   */
   attention?: boolean;
   /** Read only the tokenizer: the model can tokenize and detokenize, nothing else. */
   vocabOnly?: boolean;
@@ -166,6 +187,17 @@ export interface AttentionRow {
   data: Float32Array;
 }
 
+/** Why a generation ended, on its last step. */
+export type FinishReason =
+  /** The model's EOS token (yielded; not with ignoreEos). */
+  | 'eos'
+  /** A stop id or stop string (the step that completes it is yielded). */
+  | 'stop'
+  /** The context is full: the step's token could not be evaluated. */
+  | 'contextFull'
+  /** maxTokens steps. */
+  | 'maxTokens';
+
 export interface GenerateStep {
   id: number;
   /** The text this token completes ('' without a tokenizer; multi-byte characters split
@@ -175,6 +207,41 @@ export interface GenerateStep {
   attention?: AttentionRow;
   /** Encoder–decoder models with { attention: true }: the decoder → source row. */
   cross?: AttentionRow;
+  /** On the last step, why the generation ended; null on the others. */
+  finishReason: FinishReason | null;
+}
+
+export type AttentionKind = 'self' | 'cross' | 'encoder';
+
+/**
+ * Captured query rows [from, to) of one kind in one block. Row q (from ≤ q < to) holds
+ * layers × heads × keys[q - from] floats starting at data[offsets[q - from]], layer-major, then
+ * head, then key: the probability that query q of layer l, head h gives key k is
+ * data[offsets[q - from] + (l * heads + h) * keys[q - from] + k].
+ * Self rows have q + 1 keys; cross and encoder rows one per source token.
+ */
+export interface AttentionRows {
+  kind: AttentionKind;
+  /** Decoder layers (self, cross) or encoder layers (encoder). */
+  layers: number;
+  heads: number;
+  from: number;
+  to: number;
+  /** Keys of each row. */
+  keys: Int32Array;
+  /** Where each row starts in data; offsets[to - from] === data.length. */
+  offsets: Uint32Array;
+  /** A copy, or with { view: true } a view of the wasm memory (see AttentionRowsOptions.view). */
+  data: Float32Array;
+}
+
+export interface AttentionRowsOptions {
+  /**
+   * Return a view of the wasm memory instead of a copy (no copy for large maps). It is valid only
+   * until the next call on the model: the next eval overwrites it, and when the wasm memory grows
+   * the single-threaded build's view is detached (length 0). Copy what you keep.
+   */
+  view?: boolean;
 }
 
 export interface AttentionMatrix {
@@ -207,26 +274,49 @@ export interface BenchResult {
 export class Model {
   private constructor();
   readonly info: Readonly<ModelInfo>;
-  readonly runtime: Readonly<Runtime>;
+  readonly runtime: Readonly<ModelRuntime>;
   readonly disposed: boolean;
   /** Encoder–decoder models: the source ids of the last generate/forward; otherwise null. */
   readonly sourceIds: number[] | null;
 
   tokenize(text: string, options?: TokenizeOptions): number[];
   detokenize(ids: ArrayLike<number>): string;
+  /**
+   * The text each id adds, in one pass (pieces(ids).join('') === detokenize(ids)): a character
+   * split across ids comes whole with the id that completes it, the others get ''.
+   */
+  pieces(ids: ArrayLike<number>): string[];
   /** Evaluates ids from a fresh context; a copy of the logits. */
   forward(ids: ArrayLike<number>, options?: ForwardOptions): Float32Array;
   /**
    * An async iterator of steps. Options are checked at the call (throws); the prompt is
-   * evaluated at the first step. One generation at a time per model. For an encoder–decoder
-   * model the prompt is the source, and the decoder starts from options.decoderStart.
+   * evaluated at the first step. For an encoder–decoder model the prompt is the source, and the
+   * decoder starts from options.decoderStart.
+   * One generation at a time per model: a later generate, forward or bench takes the context over,
+   * and the generation it interrupts throws a SaccadeError (SAC_ERR_STATE) at its next step — so
+   * an iterator that is simply dropped never locks the model.
    */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
+  /**
+   * Ends the running generation: its next step rejects with `reason` (default: a DOMException
+   * named 'AbortError'). Returns false when none was running.
+   */
+  stop(reason?: unknown): boolean;
   /** The captured attention of one layer and head over the current context. */
-  attention(layer: number, head: number, options?: { kind?: 'self' | 'cross' | 'encoder' }): AttentionMatrix;
+  attention(layer: number, head: number, options?: { kind?: AttentionKind }): AttentionMatrix;
+  /**
+   * Captured query rows [from, to) of `kind` in one block (default: 'self', every row captured),
+   * in the layout captured: the same rows that generate steps carry, without per-head copies.
+   */
+  attentionRows(kind?: AttentionKind, from?: number, to?: number, options?: AttentionRowsOptions): AttentionRows;
+  /** Query rows captured so far for `kind` (0 when capture was off). */
+  capturedRows(kind?: AttentionKind): number;
   /** Prefill and decode speed on synthetic ids, as `saccade bench` measures it. */
   bench(options?: BenchOptions): BenchResult;
-  /** Frees the model and its wasm instance; later calls throw. */
+  /**
+   * Frees the model; later calls throw. Its wasm instance is kept 5 s for the next loadModel of
+   * the same variant and thread count, then terminated with its threads.
+   */
   dispose(): void;
 }
 

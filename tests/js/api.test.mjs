@@ -2,11 +2,12 @@
 // layouts), logits, greedy and sampled tokens across both variants and thread counts,
 // attention capture and tokenizers.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { charVocabulary } from './gguf.mjs';
+import { charVocabulary, withU32 } from './gguf.mjs';
 import { collect, fixture, native, relativeError, withModel } from './helpers.mjs';
 
 const ARCHS = ['gpt2', 'llama'];
@@ -56,13 +57,35 @@ describe('runtime', () => {
 
   test('threads: 1 runs the single-threaded build; threads: N starts N threads', async () => {
     await withModel(fixture('gpt2-f32'), { threads: 1 }, (m) => {
-      assert.deepEqual({ ...m.runtime, reason: undefined },
-        { variant: 'st', threads: 1, simd: true, isolated: true, reason: undefined });
+      assert.deepEqual({ ...m.runtime, reason: undefined, contextReason: undefined },
+        { variant: 'st', threads: 1, simd: true, isolated: true, reason: undefined, contextLength: 48, contextReason: undefined });
       assert.match(m.runtime.reason, /threads: 1/);
     });
     await withModel(fixture('gpt2-f32'), { threads: 3 }, (m) => {
       assert.equal(m.runtime.variant, 'mt');
       assert.equal(m.runtime.threads, 3);
+    });
+  });
+});
+
+describe('context length', () => {
+  test('the default fits the device: at most 4096 tokens, the full training length on request', async () => {
+    // the llama fixture, declaring a 32768-token training context
+    const bytes = withU32(readFileSync(fixture('llama-f32')), 'llama.context_length', 32768);
+    await withModel(bytes, { threads: 1 }, (m) => {
+      assert.equal(m.info.contextLength, 32768);
+      assert.equal(m.runtime.contextLength, 4096);
+      assert.equal(m.runtime.contextReason, 'the default: at most 4096 tokens, to fit the device (the model was ' +
+        'trained for 32768; pass { contextLength: 32768 } for the full length)');
+      assert.throws(() => m.forward(Array(4097).fill(1)), /4097 tokens do not fit in the context: it holds 4096 tokens/);
+    });
+    await withModel(bytes, { threads: 1, contextLength: 32768 }, (m) => {
+      assert.equal(m.runtime.contextLength, 32768);
+      assert.equal(m.runtime.contextReason, 'contextLength: 32768 requested (the model was trained for 32768 tokens)');
+    });
+    await withModel(fixture('llama-f32'), { threads: 1 }, (m) => {
+      assert.equal(m.runtime.contextLength, 48);
+      assert.equal(m.runtime.contextReason, "the default: the model's training length (48 tokens)");
     });
   });
 });
@@ -158,14 +181,18 @@ describe('generation', () => {
     await withModel(fixture('gpt2-f32-char'), { variant: 'st' }, async (m) => {
       const greedy = await collect(m.generate(prompt, { maxTokens: 12, temperature: 0, ignoreEos: true }));
       assert.equal(greedy.length, 12);
+      // the last step says why the generation ended; the others carry null
+      assert.deepEqual(greedy.map((g) => g.finishReason), [...Array(11).fill(null), 'maxTokens']);
       assert.deepEqual(await collect(m.generate(prompt, { maxTokens: 0 })), []);
       const byId = await collect(m.generate(prompt, { maxTokens: 12, temperature: 0, ignoreEos: true, stop: greedy[4].id }));
       assert.deepEqual(byId.map((s) => s.id), greedy.slice(0, greedy.findIndex((s) => s.id === greedy[4].id) + 1).map((s) => s.id));
+      assert.equal(byId.at(-1).finishReason, 'stop');
       const text = greedy.map((s) => s.text).join('');
       const stop = text.slice(6, 8); // completed by the 8th token (or earlier if it repeats)
       const byText = await collect(m.generate(prompt, { maxTokens: 12, temperature: 0, ignoreEos: true, stop: ['zzzz', stop] }));
       const end = text.indexOf(stop) + stop.length;
       assert.equal(byText.map((s) => s.text).join(''), text.slice(0, end));
+      assert.equal(byText.at(-1).finishReason, 'stop');
     });
   });
 
@@ -183,6 +210,8 @@ describe('generation', () => {
         found = true;
         const stopped = await collect(m.generate(prompt2, { maxTokens: 40, temperature: 0, repeatPenalty: 0.5 }));
         assert.deepEqual(stopped.map((s) => s.id), free.slice(0, at + 1).map((s) => s.id));
+        assert.equal(stopped.at(-1).finishReason, 'eos');
+        assert.equal(free.at(-1).finishReason, 'maxTokens');
       }
       assert.ok(found, 'no prompt led to EOS');
     });
@@ -193,6 +222,7 @@ describe('generation', () => {
       const steps = await collect(m.generate([1, 2, 3, 4, 5], { maxTokens: 100, temperature: 0, ignoreEos: true }));
       // 5 prompt tokens + 7 evaluated generated tokens fill 12 positions; the 8th is sampled but not evaluated
       assert.equal(steps.length, 8);
+      assert.equal(steps.at(-1).finishReason, 'contextFull');
     });
   });
 });
@@ -257,6 +287,54 @@ describe('attention', () => {
     assert.deepEqual(rows.st, rows['mt×2']);
   });
 
+  test('attentionRows: rows in bulk in one layout, equal to the per-head matrices and to the steps', async () => {
+    for (const r of [RUNTIMES[0], RUNTIMES[2]]) {
+      await withModel(fixture('llama-q8_0'), r, async (m) => {
+        const { layers, heads } = m.info;
+        const steps = await collect(m.generate(ids, { maxTokens: 5, temperature: 0, ignoreEos: true, attention: true }));
+        const n = ids.length + steps.length - 1;
+        assert.equal(m.capturedRows(), n);
+        const all = m.attentionRows();
+        assert.deepEqual({ ...all, keys: [...all.keys], offsets: [...all.offsets], data: undefined }, {
+          kind: 'self', layers, heads, from: 0, to: n, data: undefined,
+          keys: Array.from({ length: n }, (_, q) => q + 1),
+          offsets: Array.from({ length: n + 1 }, (_, q) => (layers * heads * q * (q + 1)) / 2),
+        });
+        assert.equal(all.data.length, all.offsets[n]);
+        for (let l = 0; l < layers; l++)
+          for (let h = 0; h < heads; h++) {
+            const matrix = m.attention(l, h).data;
+            for (let q = 0; q < n; q++) {
+              const at = all.offsets[q] + (l * heads + h) * all.keys[q];
+              assert.deepEqual(all.data.subarray(at, at + q + 1), matrix.subarray(q * n, q * n + q + 1), `l${l} h${h} q${q}`);
+            }
+          }
+        steps.forEach((s, i) => {
+          const q = s.attention.query;
+          assert.deepEqual(s.attention.data, all.data.subarray(all.offsets[q], all.offsets[q + 1]), `step ${i}`);
+        });
+        // a range is the same block cut out; a view holds the same values without a copy
+        const part = m.attentionRows('self', 3, 7);
+        assert.deepEqual([part.from, part.to, [...part.keys]], [3, 7, [4, 5, 6, 7]]);
+        assert.deepEqual(part.data, all.data.subarray(all.offsets[3], all.offsets[7]));
+        const view = m.attentionRows('self', 3, 7, { view: true });
+        assert.deepEqual(view.data, part.data);
+        assert.notEqual(view.data.buffer, part.data.buffer);
+        assert.equal(view.data.buffer instanceof SharedArrayBuffer, r.variant === 'mt');
+        assert.equal(m.attentionRows('self', 4, 4).data.length, 0);
+        assert.throws(() => m.attentionRows('self', 3, n + 1), new RegExp(`rows \\[3, ${n + 1}\\) are not within the ${n} captured self rows`));
+        assert.throws(() => m.attentionRows('self', 5, 4), /rows \[5, 4\) are not within/);
+        assert.throws(() => m.attentionRows('self', 0.5), /are not within/);
+        assert.throws(() => m.attentionRows('cross'), { code: 'SAC_ERR_ARG' }); // a decoder-only model has no cross rows
+        assert.throws(() => m.attentionRows('diagonal'), /kind must be 'self', 'cross' or 'encoder'/);
+        // without capture there is nothing to read, and C says why
+        m.forward(ids);
+        assert.equal(m.capturedRows(), 0);
+        assert.throws(() => m.attentionRows(), { code: 'SAC_ERR_STATE' });
+      });
+    }
+  });
+
   test('loadModel({ attention: true }) captures on every call; steps carry no rows unless asked', async () => {
     await withModel(fixture('gpt2-f32'), { variant: 'st', attention: true }, async (m) => {
       m.forward(ids);
@@ -298,6 +376,25 @@ describe('tokenizer', () => {
       // a long text grows the id buffer
       const long = 'abc😀'.repeat(3000);
       assert.equal(m.detokenize(m.tokenize(long)), long);
+    });
+  });
+
+  test('pieces: the text each id adds, in one pass; joined they are the detokenized text', async () => {
+    await withModel(fixture('llama-f32-char-bos'), { vocabOnly: true }, (m) => {
+      const { bosId, eosId } = m.info;
+      const ids = [bosId, ...m.tokenize('Hé 😀 x'), eosId];
+      const pieces = m.pieces(ids);
+      assert.equal(pieces.length, ids.length);
+      assert.deepEqual(pieces, ['', 'H', 'é', ' ', '😀', ' ', 'x', '']);
+      assert.equal(pieces.join(''), m.detokenize(ids));
+      assert.deepEqual(m.pieces([]), []);
+      // one pass: 4000 ids (re-detokenizing every prefix would be ~8 million pushes)
+      const long = m.tokenize('abcdé 😀'.repeat(500));
+      const t0 = performance.now();
+      assert.equal(m.pieces(long).join(''), 'abcdé 😀'.repeat(500));
+      assert.ok(performance.now() - t0 < 1000);
+      assert.throws(() => m.pieces([1, 500]), /out of range/);
+      assert.throws(() => m.pieces('ab'), /ids must be an array of token ids/);
     });
   });
 

@@ -84,6 +84,21 @@ describe('encoder–decoder', () => {
           assert.ok(row[S - 1] > 0);
         }
       }
+      // the same maps in bulk, in the one row layout: cross rows have S keys, encoder rows too
+      const cross = m.attentionRows('cross');
+      assert.deepEqual([cross.layers, cross.heads, cross.from, cross.to, [...cross.keys]], [layers, heads, 0, n, Array(n).fill(S)]);
+      steps.forEach((s, q) => assert.deepEqual(cross.data.subarray(cross.offsets[q], cross.offsets[q + 1]), s.cross.data));
+      const enc = m.attentionRows('encoder');
+      assert.deepEqual([enc.layers, enc.to, enc.offsets[1]], [encoderLayers, S, encoderLayers * heads * S]);
+      for (let l = 0; l < encoderLayers; l++)
+        for (let h = 0; h < heads; h++) {
+          const matrix = m.attention(l, h, { kind: 'encoder' }).data;
+          for (let q = 0; q < S; q++) {
+            const at = enc.offsets[q] + (l * heads + h) * S;
+            assert.deepEqual(enc.data.subarray(at, at + S), matrix.subarray(q * S, (q + 1) * S));
+          }
+        }
+      assert.equal(m.capturedRows('encoder'), S);
       assert.throws(() => m.attention(encoderLayers, 0, { kind: 'encoder' }), /layer must be an integer in \[0, 2\)/);
       assert.throws(() => m.attention(0, 0, { kind: 'sideways' }), /kind must be 'self', 'cross' or 'encoder'/);
       assert.equal(bosId, 1);

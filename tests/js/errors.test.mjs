@@ -61,6 +61,26 @@ describe('loading bad input', () => {
     await rejects(() => loadModel(response, { threads: 1 }), /the model is 3072.0 MB: more than .* one WebAssembly allocation/);
     assert.ok(pulled <= 1, 'the body was not read');
   });
+
+  test('per-call attention capture is checked as loadModel({ attention: true }) is, before anything runs', async () => {
+    // a 12000-token context loads without capture; a call that can capture ~12000 rows must not start
+    const m = await loadModel(fixture('llama-f32'), { threads: 2, contextLength: 12000 });
+    try {
+      // 3 prompt tokens + 11989 evaluated generated tokens: 2 layers x 4 heads x 11992²/2 floats = 2194.5 MB
+      await rejects(() => m.generate([1, 2, 3], { attention: true, maxTokens: 11990 }),
+        /^attention capture of 11992 query rows needs 2194\.5 MB in one allocation, more than the 2047\.9 MB WebAssembly allows; lower maxTokens or contextLength, or turn attention off$/,
+        'SAC_ERR_NOMEM');
+      const long = Array.from({ length: 11600 }, (_, i) => i % 97);
+      await rejects(() => m.forward(long, { attention: true }), /^attention capture of 11600 query rows needs 2053\.\d MB/,
+        'SAC_ERR_NOMEM');
+      // the same calls within the budget run
+      const steps = await collect(m.generate([1, 2, 3], { attention: true, maxTokens: 4, ignoreEos: true }));
+      assert.equal(steps.at(-1).attention.keys, 6);
+      assert.equal(m.forward(long.slice(0, 300), { attention: true }).length, m.info.vocabSize);
+    } finally {
+      m.dispose();
+    }
+  });
 });
 
 describe('bad calls on a loaded model', () => {
@@ -114,20 +134,17 @@ describe('bad calls on a loaded model', () => {
     await stillUsable();
   });
 
-  test('a second generate (or a forward) while one is running', async () => {
+  test('a new generate or forward takes the context over; the generation it stopped throws at its next step', async () => {
     const first = m.generate(prompt, { maxTokens: 5, temperature: 0, ignoreEos: true });
-    const a = await first.next();
-    assert.equal(a.done, false);
-    await rejects(() => m.generate(prompt), /a generation is running on this model/, 'SAC_ERR_STATE');
-    await rejects(() => m.forward(prompt), /a generation is running on this model/);
-    // two iterators made before either started: the second fails at its first step
-    const rest = await collect(first);
-    assert.equal(rest.length, 4);
-    const x = m.generate(prompt, { maxTokens: 3 });
-    const y = m.generate(prompt, { maxTokens: 3 });
-    await x.next();
-    await rejects(() => y.next(), /a generation is running/);
-    await x.return();
+    assert.equal((await first.next()).done, false);
+    assert.deepEqual(m.forward(prompt), reference);
+    await rejects(() => first.next(), /this generation was stopped: a later generate\(\), forward\(\) or bench\(\)/,
+      'SAC_ERR_STATE');
+    // two iterators made before either started: the later one holds the context
+    const x = m.generate(prompt, { maxTokens: 3, ignoreEos: true });
+    const y = m.generate(prompt, { maxTokens: 3, ignoreEos: true });
+    await rejects(() => x.next(), /this generation was stopped/);
+    assert.equal((await collect(y)).length, 3);
     await stillUsable();
   });
 

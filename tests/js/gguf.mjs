@@ -199,3 +199,22 @@ export function withSyntheticGpt2Tokenizer(bytes, vocabSize) {
     ['tokenizer.ggml.eos_token_id', 'u32', vocabSize - 1],
   ]);
 }
+
+/** Returns a copy of the GGUF `bytes` with the value of the existing u32 key `key` replaced. */
+export function withU32(bytes, key, value) {
+  const out = new Uint8Array(bytes);
+  const r = new Reader(out);
+  r.at = 16; // magic, version, tensor count
+  const nKv = r.u64();
+  for (let i = 0; i < nKv; i++) {
+    const k = r.string();
+    const type = r.u32();
+    if (k === key) {
+      if (type !== TYPE.u32) throw new Error(`${key} is not a u32`);
+      r.view.setUint32(r.at, value, true);
+      return out;
+    }
+    r.skipValue(type);
+  }
+  throw new Error(`no key ${key}`);
+}

@@ -111,6 +111,47 @@ describe('dispose', () => {
     m.dispose();
   });
 
+  test('an abandoned generator does not lock the model: the next generate or forward takes over', async () => {
+    const m = await loadModel(fixture('gpt2-f32-char'), { threads: 1 });
+    try {
+      const reference = m.forward([1, 2]);
+      const dropped = m.generate('ab', { maxTokens: 10 });
+      await dropped.next(); // then never resumed, never returned
+      assert.deepEqual(m.forward([1, 2]), reference);
+      const again = m.generate('ab', { maxTokens: 10 });
+      await again.next();
+      assert.equal((await collect(m.generate([1, 2], { maxTokens: 3, ignoreEos: true }))).length, 3);
+      await assert.rejects(() => again.next(), { code: 'SAC_ERR_STATE', message: /this generation was stopped/ });
+    } finally {
+      m.dispose();
+    }
+  });
+
+  test('model.stop() ends the running generation: its next step rejects with an AbortError', async () => {
+    const m = await loadModel(fixture('llama-f32'), { threads: 2 });
+    try {
+      assert.equal(m.stop(), false, 'nothing to stop');
+      const steps = m.generate([1, 2, 3], { maxTokens: 10, attention: true });
+      await steps.next();
+      assert.equal(m.stop(), true);
+      assert.equal(m.stop(), false);
+      await assert.rejects(() => steps.next(), { name: 'AbortError', message: 'the generation was stopped by model.stop()' });
+      assert.deepEqual(await steps.next(), { done: true, value: undefined });
+      // capture is back to the load setting (off): nothing is captured by a forward
+      m.forward([1, 2]);
+      assert.throws(() => m.attention(0, 0), /no captured attention/);
+      // with a reason of the caller's
+      const reason = new Error('user left');
+      const more = m.generate([1, 2, 3], { maxTokens: 10 });
+      await more.next();
+      m.stop(reason);
+      await assert.rejects(() => more.next(), (e) => e === reason);
+      assert.equal((await collect(m.generate([1, 2, 3], { maxTokens: 4, ignoreEos: true }))).length, 4);
+    } finally {
+      m.dispose();
+    }
+  });
+
   // Each cycle instantiates a wasm module (16 MB of memory or more), so leaked modules would
   // show as gigabytes; run in child processes to measure with a forced GC.
   for (const variant of ['st', 'mt']) {
@@ -131,6 +172,35 @@ describe('dispose', () => {
       assert.ok(end - base < 48, `RSS grew from ${base.toFixed(1)} MB to ${end.toFixed(1)} MB`);
     });
   }
+});
+
+describe('peak memory', () => {
+  // Each threaded instance brings a wasm memory and worker isolates that Node frees only when it
+  // collects them; a load → generate → dispose loop must not pile them up.
+  test('100 load → generate (with attention) → dispose cycles: the threaded peak RSS stays near the single-threaded one',
+    { timeout: 180_000 }, async () => {
+      const script = new URL('../../scripts/memory-cycles.mjs', import.meta.url).pathname;
+      const peak = async (variant) => JSON.parse((await run(process.execPath,
+        [script, '--variant', variant, '--cycles', '100', '--tokens', '8'])).stdout);
+      const [mt, st] = await Promise.all([peak('mt'), peak('st')]);
+      assert.ok(mt.peakRssMB < 1.5 * st.peakRssMB, `peak RSS: threaded ${mt.peakRssMB} MB, single-threaded ${st.peakRssMB} MB`);
+    });
+
+  test('a disposed instance is reused by the next load of the same runtime, and its threads all start again', async () => {
+    for (let i = 0; i < 4; i++) {
+      const m = await loadModel(fixture('llama-q8_0'), { threads: 3 });
+      assert.equal(m.runtime.threads, 3);
+      assert.equal((await collect(m.generate([1, 2, 3], { maxTokens: 4, ignoreEos: true, attention: true }))).length, 4);
+      m.dispose();
+    }
+    // two live models never share an instance
+    const [a, b] = await Promise.all([loadModel(fixture('llama-q8_0'), { threads: 2 }), loadModel(fixture('gpt2-q8_0'), { threads: 2 })]);
+    const ref = a.forward([1, 2, 3]);
+    b.forward([4, 5, 6, 7]);
+    assert.deepEqual(a.forward([1, 2, 3]), ref);
+    a.dispose();
+    b.dispose();
+  });
 });
 
 describe('Node exits by itself', () => {

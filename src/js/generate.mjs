@@ -1,0 +1,146 @@
+// Generation: option checks, and the loop that samples a token, yields it, and evaluates it.
+// A Run is one generation's claim on the model's context. The model keeps at most one: a new
+// generate, forward or bench — or model.stop() — stops the current one, which then throws at
+// its next step, so a dropped iterator never locks the model.
+import { stepRows } from './attention.mjs';
+import { fail, SaccadeError } from './errors.mjs';
+import { readSamplingDefaults, writeSamplingParams } from './layout.mjs';
+import { abortSignal, bool, int, number, optionsOf } from './options.mjs';
+
+export const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'topP', 'repeatPenalty', 'repeatLastN', 'seed',
+  'stop', 'signal', 'attention', 'ignoreEos', 'decoderStart'];
+
+/** Checks generate's options; returns them with defaults filled in (seed as a BigInt). */
+export function generateOptions(engine, options) {
+  const o = optionsOf(options, GENERATE_OPTIONS, 'generate');
+  engine.M._sac_sampling_default_params(engine.scratch);
+  const d = readSamplingDefaults(engine.heap, engine.scratch);
+  const nonNegative = (x) => x >= 0;
+  let seed64;
+  if (o.seed === undefined) seed64 = randomSeed();
+  else {
+    try {
+      seed64 = typeof o.seed == 'number' || typeof o.seed == 'bigint' ? BigInt(o.seed) : -1n;
+    } catch {
+      seed64 = -1n; // a non-integer number
+    }
+    if (seed64 < 0n || seed64 >= 1n << 64n) fail(`seed must be an integer in [0, 2^64), got ${String(o.seed)}`);
+  }
+  const stops = o.stop === undefined ? [] : Array.isArray(o.stop) ? o.stop : [o.stop];
+  for (const s of stops)
+    if (!(typeof s == 'string' && s.length > 0) && !(Number.isInteger(s) && s >= -0x80000000 && s <= 0x7fffffff))
+      fail(`stop must be a non-empty string, a token id, or an array of them, got ${String(s)}`);
+  return {
+    maxTokens: int('maxTokens', o.maxTokens, 64, 0),
+    temperature: number('temperature', o.temperature, d.temperature, nonNegative, 'a finite number >= 0 (0: greedy)'),
+    topK: int('topK', o.topK, d.topK, 0, undefined, ' (0: off)'),
+    topP: number('topP', o.topP, d.topP, (x) => x > 0 && x <= 1, 'in (0, 1] (1: off)'),
+    repeatPenalty: number('repeatPenalty', o.repeatPenalty, d.repeatPenalty, (x) => x > 0, 'a finite number > 0 (1: off)'),
+    repeatLastN: int('repeatLastN', o.repeatLastN, d.repeatLastN, -1, undefined, ' (-1: the whole context)'),
+    seed: seed64,
+    signal: abortSignal(o.signal),
+    attention: bool('attention', o.attention),
+    ignoreEos: bool('ignoreEos', o.ignoreEos),
+    decoderStart: o.decoderStart,
+    stopStrings: stops.filter((s) => typeof s == 'string'),
+    stopIds: new Set(stops.filter((s) => typeof s == 'number')),
+  };
+}
+
+function randomSeed() {
+  const words = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(words);
+  return (BigInt(words[0]) << 32n) | BigInt(words[1]);
+}
+
+/** One generation's claim on the context; `stop(reason)` ends it: its next step throws `reason`. */
+export class Run {
+  stopped = null;
+  dt = 0; // its detokenizer, freed when the run ends
+
+  constructor(engine) {
+    this.engine = engine;
+  }
+
+  stop(reason) {
+    if (this.stopped) return;
+    this.stopped = reason;
+    this.release();
+  }
+
+  release() {
+    if (this.dt) this.engine.freeDetokenizer(this.dt);
+    this.dt = 0;
+  }
+
+  /** Throws why the run was stopped, if it was. */
+  live() {
+    if (this.stopped) throw this.stopped;
+  }
+}
+
+export const superseded = () => new SaccadeError(
+  'this generation was stopped: a later generate(), forward() or bench() on the same model took over its context',
+  'SAC_ERR_STATE');
+
+// Lets the event loop run (timers, abort events, messages) between generated tokens.
+const nextTask = typeof setImmediate == 'function'
+  ? () => new Promise((resolve) => setImmediate(resolve))
+  : (() => {
+      const channel = new MessageChannel();
+      const waiting = [];
+      channel.port1.onmessage = () => waiting.shift()();
+      return () => new Promise((resolve) => {
+        waiting.push(resolve);
+        channel.port2.postMessage(0);
+      });
+    })();
+
+/**
+ * The steps of one generation. `begin()` starts a fresh context (encoding the source) with
+ * capture as asked; `ids` are what the decoder evaluates first; `end()` runs when the run ends
+ * without having been stopped.
+ */
+export async function* steps(run, { engine, info, ids, o, withCross, begin, end }) {
+  const { M, heap, scratch } = engine;
+  const ctx = engine.ctx;
+  try {
+    run.live();
+    o.signal?.throwIfAborted();
+    if (info.hasTokenizer) run.dt = engine.detokenizer();
+    writeSamplingParams(heap, scratch, o);
+    engine.check(M._sac_sampler_init(ctx, scratch));
+    begin();
+    engine.eval(ids);
+    const { eosId } = info;
+    let text = '';
+    for (let n = 1; n <= o.maxTokens; n++) {
+      // Let the event loop run (abort events, timers) after every evaluation.
+      await nextTask();
+      run.live(); // stop(), a newer call or dispose() may have run meanwhile
+      o.signal?.throwIfAborted();
+      engine.check(M._sac_sample(ctx, scratch));
+      const id = heap.i32(scratch);
+      let piece = run.dt ? engine.push(run.dt, id) : '';
+      const before = text.length;
+      text += piece;
+      const finishReason = id === eosId && !o.ignoreEos ? 'eos'
+        : o.stopIds.has(id) || o.stopStrings.some((s) => text.includes(s, Math.max(0, before - s.length + 1))) ? 'stop'
+          : engine.nPast >= engine.nCtx ? 'contextFull'
+            : n === o.maxTokens ? 'maxTokens' : null;
+      if (finishReason && run.dt) piece += engine.flush(run.dt);
+      // the query row whose output predicted `id`
+      const rows = o.attention ? stepRows(engine, info, engine.nPast - 1, withCross) : {};
+      yield { id, text: piece, attention: rows.attention, cross: rows.cross, finishReason };
+      if (finishReason) return;
+      run.live(); // the consumer may have stopped the run, disposed the model or aborted
+      o.signal?.throwIfAborted();
+      engine.eval([id]);
+    }
+  } finally {
+    if (!run.stopped) {
+      run.release();
+      end();
+    }
+  }
+}

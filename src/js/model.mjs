@@ -1,0 +1,300 @@
+// The Model class: the public API over one Engine (a model, its context and its wasm instance).
+// It owns the option checks of each call and the rule that one generation at a time uses the
+// context: the latest generate, forward or bench takes it over (see generate.mjs).
+import { attentionMatrix, attentionRows, capturedRows } from './attention.mjs';
+import { checkCallCapture } from './budget.mjs';
+import { fail, SaccadeError } from './errors.mjs';
+import { generateOptions, Run, steps, superseded } from './generate.mjs';
+import { constants, readInfo } from './layout.mjs';
+import { bool, checkIds, int, optionsOf } from './options.mjs';
+
+const { SAC_EVAL_ALL_LOGITS, SAC_TOKENIZE_BOS, SAC_TOKENIZE_EOS, SAC_TOKENIZE_SPECIAL } = constants;
+
+export class Model {
+  #engine;
+  #params;
+  #run = null; // the generation that holds the context, if any
+  #disposed = false;
+  #source = null; // encoder–decoder models: the ids of the last encoded source
+
+  /** @internal — use loadModel(). */
+  constructor(engine, runtime, params) {
+    this.#engine = engine;
+    this.#params = params;
+    this.info = Object.freeze(this.#readInfo());
+    this.runtime = Object.freeze(runtime);
+  }
+
+  #readInfo() {
+    const e = this.#engine;
+    const { M, heap, scratch: s } = e;
+    M._sac_model_get_info(e.model, s);
+    const info = readInfo(heap, s);
+    const tensors = [];
+    const tensorTypes = {};
+    for (let i = 0, n = M._sac_model_n_tensors(e.model); i < n; i++) {
+      // name, type, n_dims at s, s+4, s+8; dims (int64[4]) at s+16
+      e.check(M._sac_model_tensor(e.model, i, s, s + 4, s + 8, s + 16), 'model');
+      const v = heap.view(s, 48);
+      const name = heap.cstring(v.getUint32(0, true));
+      const type = heap.cstring(v.getUint32(4, true));
+      const nDims = v.getInt32(8, true);
+      const dims = [];
+      for (let d = 0; d < nDims; d++) dims.push(Number(v.getBigInt64(16 + 8 * d, true)));
+      tensors.push({ name, type, dims });
+      tensorTypes[type] = (tensorTypes[type] ?? 0) + 1;
+    }
+    const metadata = {};
+    for (let i = 0, n = M._sac_model_n_metadata(e.model); i < n; i++) {
+      e.check(M._sac_model_metadata(e.model, i, s, s + 4), 'model');
+      // defineProperty: a key such as "__proto__" is data here, not the prototype
+      Object.defineProperty(metadata, heap.cstring(heap.u32(s)),
+        { value: heap.cstring(heap.u32(s + 4)), enumerable: true, writable: true, configurable: true });
+    }
+    info.tensorTypes = tensorTypes;
+    info.tensors = tensors;
+    info.metadata = metadata;
+    info.bosId = M._sac_token_bos(e.model);
+    info.eosId = M._sac_token_eos(e.model);
+    info.addBos = M._sac_token_add_bos(e.model) === 1;
+    return info;
+  }
+
+  #usable() {
+    if (this.#disposed) fail('the model was disposed', 'SAC_ERR_STATE');
+    return this.#engine;
+  }
+
+  #hasContext() {
+    const e = this.#usable();
+    if (!e.ctx) fail('the model was loaded with { vocabOnly: true }: it can only tokenize and detokenize', 'SAC_ERR_STATE');
+    return e;
+  }
+
+  /** The context for a new use: a generation still holding it is stopped first. */
+  #takeOver() {
+    const e = this.#hasContext();
+    this.#run?.stop(superseded());
+    this.#run = null;
+    return e;
+  }
+
+  /**
+   * Ends the running generation, if any: its next step throws `reason` (default: an AbortError).
+   * Returns whether one was running. A generation whose iterator was dropped holds the context
+   * only until the next generate, forward or bench — or this call.
+   */
+  stop(reason) {
+    this.#usable();
+    const run = this.#run;
+    if (!run) return false;
+    run.stop(reason ?? new DOMException('the generation was stopped by model.stop()', 'AbortError'));
+    this.#run = null;
+    this.#engine.setCapture(this.#params.attention);
+    return true;
+  }
+
+  /** Text → token ids. Options: bos, eos (add the special tokens), special (parse "<s>" etc.). */
+  tokenize(text, options) {
+    const e = this.#usable();
+    const o = optionsOf(options, ['bos', 'eos', 'special'], 'tokenize');
+    if (typeof text != 'string') fail(`text must be a string, got ${typeof text}`);
+    const flags = (bool('bos', o.bos) ? SAC_TOKENIZE_BOS : 0) | (bool('eos', o.eos) ? SAC_TOKENIZE_EOS : 0) |
+      (bool('special', o.special) ? SAC_TOKENIZE_SPECIAL : 0);
+    return e.tokenize(text, flags);
+  }
+
+  /** Token ids → text (complete UTF-8 characters; a trailing partial one becomes U+FFFD). */
+  detokenize(ids) {
+    return this.pieces(ids).join('');
+  }
+
+  /**
+   * The text each id adds, in one pass: pieces(ids).join('') === detokenize(ids). A character
+   * split across ids comes with the id that completes it (the others get ''); an incomplete one
+   * at the end becomes U+FFFD in the last piece.
+   */
+  pieces(ids) {
+    const e = this.#usable();
+    checkIds(ids);
+    const dt = e.detokenizer();
+    try {
+      const out = Array.from(ids, (id) => e.push(dt, id));
+      const rest = e.flush(dt);
+      if (out.length) out[out.length - 1] += rest;
+      return out;
+    } finally {
+      e.freeDetokenizer(dt);
+    }
+  }
+
+  get #encdec() {
+    return this.info.architecture === 'encdec';
+  }
+
+  /**
+   * Starts over: forgets every token, sets attention capture, and for an encoder–decoder model
+   * runs the encoder over `source` (by default the last one again: a reset forgets it).
+   */
+  #reset(attention, source = this.#source) {
+    const e = this.#engine;
+    e.reset(attention || this.#params.attention);
+    if (!source) return;
+    e.encode(source);
+    this.#source = Array.from(source);
+  }
+
+  /** Capture that `rows` decoder rows (and `source` source tokens) need must fit the memory left. */
+  #checkCapture(rows, source, hint) {
+    const e = this.#engine;
+    const n = Math.min(rows, e.nCtx);
+    checkCallCapture(e.heap.buffer.byteLength, this.info, n, source ?? this.#source?.length ?? 0,
+      `of ${n} query rows`, hint);
+  }
+
+  /**
+   * Evaluates `ids` from a fresh context; returns the logits of the last position
+   * (vocabSize floats), or of every position with allLogits (row-major). A copy.
+   * Encoder–decoder models: `ids` are decoder tokens, read against `source` (encoded first)
+   * or, without it, against the last encoded source.
+   */
+  forward(ids, options) {
+    this.#hasContext();
+    const o = optionsOf(options, ['allLogits', 'attention', 'source'], 'forward');
+    const allLogits = bool('allLogits', o.allLogits);
+    const attention = bool('attention', o.attention);
+    checkIds(ids);
+    if (o.source !== undefined) this.#checkSource(o.source);
+    if (attention) this.#checkCapture(ids.length, o.source?.length, 'evaluate fewer tokens, or turn attention off');
+    const e = this.#takeOver();
+    this.#reset(attention, o.source);
+    e.eval(ids, allLogits ? SAC_EVAL_ALL_LOGITS : 0);
+    return e.logits();
+  }
+
+  /**
+   * The captured attention probabilities of one layer and head over the current context:
+   * { queries, keys, data } with data[q * keys + k] (zero above the diagonal). A copy.
+   */
+  attention(layer, head, options) {
+    const e = this.#hasContext();
+    const { kind = 'self' } = optionsOf(options, ['kind'], 'attention');
+    return attentionMatrix(e, this.info, layer, head, kind);
+  }
+
+  /**
+   * Captured rows [from, to) of `kind` ('self', 'cross' or 'encoder') in one block:
+   * { kind, layers, heads, from, to, keys, offsets, data }. `from` defaults to 0, `to` to every
+   * row captured. With { view: true } data is a view of the wasm memory, valid only until the
+   * next call on the model.
+   */
+  attentionRows(kind = 'self', from, to, options) {
+    const e = this.#hasContext();
+    const view = bool('view', optionsOf(options, ['view'], 'attentionRows').view);
+    return attentionRows(e, this.info, kind, from, to, view);
+  }
+
+  /** Query rows captured so far for `kind` (0 when capture is off or nothing ran). */
+  capturedRows(kind = 'self') {
+    return capturedRows(this.#hasContext(), kind);
+  }
+
+  /**
+   * Generates tokens after a prompt (text, tokenized with BOS when the model asks for it, or
+   * ids). Returns an async iterator of { id, text, attention, cross, finishReason }. Options are
+   * checked here, so bad ones throw at the call; the prompt is evaluated at the first step.
+   * Encoder–decoder models: the prompt is the source; the decoder starts from
+   * options.decoderStart (default [BOS]).
+   */
+  generate(prompt, options) {
+    const e = this.#hasContext();
+    const o = generateOptions(e, options);
+    const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
+    if (ids.length === 0) fail('the prompt is empty');
+    let source = null;
+    let start = ids;
+    if (this.#encdec) {
+      this.#checkSource(ids);
+      source = ids;
+      start = o.decoderStart ?? (this.info.bosId >= 0 ? [this.info.bosId] : null);
+      if (!start) fail('the model has no BOS token to start the decoder with: pass options.decoderStart (token ids)');
+      start = [...checkIds(start, 'decoderStart')];
+      if (start.length === 0) fail('decoderStart is empty');
+    } else if (o.decoderStart !== undefined) {
+      fail(`decoderStart is for encoder–decoder models; this model is ${this.info.architecture}`);
+    }
+    // evaluated: the start, then every sampled token but the last
+    if (o.attention) this.#checkCapture(start.length + Math.max(0, o.maxTokens - 1), source?.length,
+      'lower maxTokens or contextLength, or turn attention off');
+    this.#takeOver();
+    const run = new Run(e);
+    this.#run = run;
+    return steps(run, {
+      engine: e, info: this.info, ids: start, o, withCross: source !== null,
+      begin: () => this.#reset(o.attention, source ?? undefined),
+      end: () => {
+        if (this.#run !== run) return;
+        this.#run = null;
+        e.setCapture(this.#params.attention);
+      },
+    });
+  }
+
+  #checkSource(source) {
+    if (!this.#encdec) fail(`only encoder–decoder models take a source; this model is ${this.info.architecture}`);
+    checkIds(source, 'source');
+  }
+
+  /** Encoder–decoder models: the source ids the decoder reads (of the last generate or forward). */
+  get sourceIds() {
+    return this.#source ? [...this.#source] : null;
+  }
+
+  /**
+   * Prefill and decode speed on synthetic ids, as `saccade bench` measures it natively:
+   * best of `repeat` runs of a `promptTokens` prefill followed by `decodeTokens` single-token evals.
+   */
+  bench(options) {
+    this.#hasContext();
+    const o = optionsOf(options, ['promptTokens', 'decodeTokens', 'repeat'], 'bench');
+    const promptTokens = int('promptTokens', o.promptTokens, 128, 1);
+    const decodeTokens = int('decodeTokens', o.decodeTokens, 32, 1);
+    const repeat = int('repeat', o.repeat, 3, 1);
+    const e = this.#takeOver();
+    const V = this.info.vocabSize;
+    if (promptTokens + decodeTokens > e.nCtx) fail('promptTokens + decodeTokens exceed the context length');
+    const ids = Array.from({ length: promptTokens }, (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
+    const decode = Array.from({ length: decodeTokens }, (_, i) => Number((BigInt(i) * 104729n + 7n) % BigInt(V)));
+    let prefill = Infinity;
+    let step = Infinity;
+    for (let r = 0; r < repeat; r++) {
+      const t0 = performance.now();
+      this.#reset(false);
+      e.eval(ids);
+      const t1 = performance.now();
+      for (const id of decode) e.eval([id]);
+      const t2 = performance.now();
+      prefill = Math.min(prefill, t1 - t0);
+      step = Math.min(step, t2 - t1);
+    }
+    const type = this.info.tensors.find((t) => t.name.includes('ffn_up'))?.type ?? '';
+    return {
+      engine: `saccade-wasm-${this.runtime.variant}`, type, threads: this.runtime.threads, promptTokens, decodeTokens,
+      prefillTokensPerSecond: promptTokens / (prefill / 1e3), decodeTokensPerSecond: decodeTokens / (step / 1e3),
+    };
+  }
+
+  /** Frees the model, its context and its wasm instance (and threads). Later calls throw. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#run?.stop(new SaccadeError('the model was disposed', 'SAC_ERR_STATE'));
+    this.#run = null;
+    this.#disposed = true;
+    this.#engine.free();
+    this.#engine = null;
+  }
+
+  get disposed() {
+    return this.#disposed;
+  }
+}
