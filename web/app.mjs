@@ -7,6 +7,7 @@
 // left empty take the library's defaults.
 import { ModelClient } from './client.mjs';
 import { MODELS } from './config.mjs';
+import { REASONS } from './protocol.mjs';
 import { cachedModels, clearModelCache } from './model-cache.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
@@ -245,7 +246,7 @@ async function generate() {
         scheduleRender();
       },
     });
-    $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${done.reason}`;
+    $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${REASONS[done.reason]}`;
   } catch (e) {
     $('speed').textContent = `error: ${e.message}`;
     console.warn(`saccade: ${e.message}`);

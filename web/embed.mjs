@@ -11,8 +11,11 @@
 // number, or 'mean' | 'max' | 'all' | 'rollout'; default 'mean'), scale ('linear' | 'sqrt' |
 // 'log'), threads, autoplay (generate once the widget is on screen).
 // The model loads when the widget first scrolls into view; weights are cached as on the demo page.
+// Events: 'load' (detail: { info, runtime, … }), 'generated' (detail: { count, reason: the library's
+// finishReason, or 'stopped' }), 'error' (detail: the error).
 import { ModelClient } from './client.mjs';
 import { DEFAULT_MODEL } from './config.mjs';
+import { REASONS } from './protocol.mjs';
 import { HeatmapView } from './views/heatmap.mjs';
 import { hoverWeights } from './views/hover.mjs';
 import { AGGREGATES, AttentionStore, aggregatesFor, selectionTitle } from './views/store.mjs';
@@ -219,7 +222,7 @@ export class SaccadeAttention extends HTMLElement {
         },
       });
       const rate = count > 1 ? ` · ${(((count - 1) * 1000) / (last - first)).toFixed(0)} tokens/s` : '';
-      this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${done.reason}`);
+      this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${REASONS[done.reason]}`);
       this.dispatchEvent(new CustomEvent('generated', { detail: { count, reason: done.reason } }));
     } catch (e) {
       this.#status(`error: ${e.message}`);

@@ -20,8 +20,17 @@ export const TO_PAGE = Object.freeze({
   ERROR: 'error',
 });
 
-/** Why a generation ended, beside the library's own reasons: the page stopped it. */
+/** Why a generation ended, beside the library's own reasons (generate's finishReason): the page stopped it. */
 export const STOPPED = 'stopped';
+
+/** Each reason a generation ends for, as the page and the widget say it. */
+export const REASONS = Object.freeze({
+  eos: 'end of sequence',
+  stop: 'stop sequence',
+  contextFull: 'context full',
+  maxTokens: 'max tokens',
+  [STOPPED]: 'stopped',
+});
 
 export const toWorker = {
   /** A model from `url` (through the browser cache) or `file` (a File or Blob); `threads` undefined: the library's choice. */
@@ -50,7 +59,7 @@ export const toPage = {
   start: (id, { tokens, source, self, cross, encoder }) => ({ type: TO_PAGE.START, id, tokens, source, self, cross, encoder }),
   /** A generated `token` { id, text, label } and the query row `query` that produced it (`self`, `cross`). */
   token: (id, { token, query, self, cross, ms }) => ({ type: TO_PAGE.TOKEN, id, token, query, self, cross, ms }),
-  /** The generation ended: `reason` is the library's stop reason, or STOPPED. */
+  /** The generation ended: `reason` is a key of REASONS (the last step's finishReason, or STOPPED). */
   done: (id, { reason, count, ms }) => ({ type: TO_PAGE.DONE, id, reason, count, ms }),
   /** A request failed; `name` and `code` are the library's (SaccadeError, SAC_ERR_…) when it threw. */
   error: (id, e) => ({ type: TO_PAGE.ERROR, id, name: e?.name ?? 'Error', code: e?.code ?? null, message: e?.message ?? String(e) }),
