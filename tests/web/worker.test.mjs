@@ -138,6 +138,21 @@ describe('web/worker.mjs', () => {
     }
   });
 
+  test('a stop string ends with stop (the old guess said "stop sequence or full context")', async () => {
+    const file = devModel('gpt2-char-q8_0');
+    const options = { maxTokens: 12, seed: 9, ignoreEos: true };
+    const free = await reference(file, 'ab', options);
+    free.model.dispose();
+    const at = free.steps.findIndex((s, i) => i >= 2 && s.text !== '');
+    assert.ok(at >= 2, 'a generated step with text');
+    const stop = free.steps[at].text;
+    const { done } = await run(file, 'ab', { ...options, stop });
+    const ref = await reference(file, 'ab', { ...options, stop });
+    ref.model.dispose();
+    assert.equal(ref.steps.at(-1).finishReason, 'stop');
+    assert.deepEqual({ reason: done.reason, count: done.count }, { reason: 'stop', count: ref.steps.length });
+  });
+
   test('encoder–decoder: self, cross and encoder rows as captured; the source\'s pieces', async () => {
     const file = devModel('encdec-char-q8_0');
     const options = { maxTokens: 5, seed: 3 };
