@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { withSyntheticGpt2Tokenizer } from '../tests/js/gguf.mjs';
-import { serve } from '../web/serve.mjs';
+import { DEMO_PATHS, serve } from '../web/serve.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: opts } = parseArgs({
@@ -97,7 +97,8 @@ for (const type of types) {
 
 if (!opts['no-browser']) {
   const { chromium } = await import('playwright-core');
-  const server = await serve({ root, isolated: true });
+  const server = await serve({ root, isolated: true,
+    allow: [...DEMO_PATHS, '/scripts/bench-page/', '/node_modules/@wllama/wllama/esm/', '/build/bench-models/'] });
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless'],

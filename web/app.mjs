@@ -3,14 +3,16 @@
 // status → generating → the views (rendered once per animation frame) → hover → export.
 //
 // URL parameters: ?model=URL (any GGUF), ?source=a|b (the model switch), ?threads=N, ?prompt=TEXT,
-// ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is loaded).
+// ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is loaded). Sampling inputs
+// left empty take the library's defaults.
 import { ModelClient } from './client.mjs';
 import { MODELS } from './config.mjs';
+import { REASONS } from './protocol.mjs';
 import { cachedModels, clearModelCache } from './model-cache.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
 import { hoverWeights } from './views/hover.mjs';
-import { AttentionStore } from './views/store.mjs';
+import { AGGREGATES, AttentionStore, aggregatesFor, selectionTitle } from './views/store.mjs';
 import { ModelView } from './views/thumbnails.mjs';
 import { TokenLine } from './views/tokens.mjs';
 
@@ -126,10 +128,9 @@ function fillSelections() {
   state.layer = Math.min(state.layer, layers - 1);
   $('layer').value = String(state.layer);
   const heads = Array.from({ length: store.heads }, (_, h) => new Option(String(h), String(h)));
-  const aggregates = [['mean', 'mean over heads'], ['max', 'max over heads'], ['all', 'mean of all layers & heads']];
-  if (kind !== 'cross') aggregates.push(['rollout', 'rollout through this layer']);
-  $('head').replaceChildren(...heads, ...aggregates.map(([v, t]) => new Option(t, v)));
-  if (state.head === 'rollout' && kind === 'cross') state.head = 'mean';
+  const aggregates = aggregatesFor(kind);
+  $('head').replaceChildren(...heads, ...aggregates.map((name) => new Option(AGGREGATES[name].option, name)));
+  if (typeof state.head != 'number' && !aggregates.includes(state.head)) state.head = 'mean';
   $('head').value = String(state.head);
 }
 
@@ -185,20 +186,17 @@ function setRunning(running) {
   $('stop').disabled = !running;
 }
 
+/** The sampling inputs: input id → generate's option name. An empty input leaves the library's default. */
+const SAMPLING_INPUTS = { temperature: 'temperature', 'top-k': 'topK', 'top-p': 'topP', 'max-tokens': 'maxTokens', seed: 'seed' };
+
 function samplingOptions() {
-  const num = (id, fallback) => {
-    const v = Number($(id).value);
-    return $(id).value === '' || !Number.isFinite(v) ? fallback : v;
-  };
-  let seed = num('seed', null);
-  if (seed === null) seed = Math.floor(Math.random() * 2 ** 32);
-  return {
-    temperature: num('temperature', 0.8),
-    topK: Math.round(num('top-k', 40)),
-    topP: num('top-p', 0.95),
-    seed,
-    maxTokens: Math.max(1, Math.round(num('max-tokens', 64))),
-  };
+  const options = {};
+  for (const [id, name] of Object.entries(SAMPLING_INPUTS)) {
+    const input = $(id);
+    if (input.value !== '' && Number.isFinite(input.valueAsNumber)) options[name] = input.valueAsNumber;
+  }
+  options.seed ??= Math.floor(Math.random() * 2 ** 32); // drawn here so that the page can show it
+  return options;
 }
 
 /** Token ids typed as "1, 2, 3" — for models without a tokenizer. */
@@ -248,7 +246,7 @@ async function generate() {
         scheduleRender();
       },
     });
-    $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${done.reason}`;
+    $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${REASONS[done.reason]}`;
   } catch (e) {
     $('speed').textContent = `error: ${e.message}`;
     console.warn(`saccade: ${e.message}`);
@@ -300,11 +298,8 @@ function currentMatrix() {
 
 function viewTitle() {
   const { kind, layer, head, store } = state;
-  const what = typeof head == 'number' ? `head ${head}`
-    : { mean: 'mean over heads', max: 'max over heads', all: 'mean of all layers and heads', rollout: 'rollout' }[head];
-  const where = head === 'all' ? '' : head === 'rollout' ? ` through layer ${layer}` : ` · layer ${layer}`;
   const name = kind === 'self' ? (store.encdec ? 'decoder self-attention' : 'self-attention') : kind === 'cross' ? 'cross-attention' : 'encoder self-attention';
-  return `${name} · ${what}${where}`;
+  return `${name} · ${selectionTitle(head, layer)}`;
 }
 
 function render() {
@@ -332,7 +327,7 @@ function render() {
       matrix: useSelection ? m : store.matrix('cross', 0, 'all'),
       source: store.source.map((t) => t.label),
       output: store.tokens.slice(1).map((t) => t.label),
-      title: useSelection ? `cross-attention · ${viewTitle().split(' · ').slice(1).join(' · ')}` : 'cross-attention, mean of all layers and heads',
+      title: useSelection ? viewTitle() : `cross-attention · ${AGGREGATES.all.title}`,
       focus: state.hover?.side === 'output' && state.hover.index > 0 ? state.hover.index - 1 : null,
     });
   }

@@ -1,5 +1,7 @@
 // The page side of web/worker.mjs: one worker per client, requests as promises, streamed
-// messages as callbacks. Used by the demo page (app.mjs) and the embed (embed.mjs).
+// messages as callbacks. Used by the demo page (app.mjs) and the embed (embed.mjs). The messages
+// are defined in protocol.mjs.
+import { TO_PAGE, toWorker } from './protocol.mjs';
 
 /**
  * A module worker for worker.mjs; from another origin (an embed on a docs site) via a same-origin
@@ -34,11 +36,12 @@ export class ModelClient {
     };
   }
 
-  #request(message, handlers) {
+  /** Posts the message `make(id)` and resolves with the reply that ends the request. */
+  #request(make, handlers) {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, handlers });
-      this.#worker.postMessage({ ...message, id });
+      this.#worker.postMessage(make(id));
     });
   }
 
@@ -50,17 +53,17 @@ export class ModelClient {
       fn(value);
     };
     switch (msg.type) {
-      case 'progress': return p.handlers.onProgress?.(msg);
-      case 'cache': return p.handlers.onCache?.(msg.note);
-      case 'start': return p.handlers.onStart?.(msg);
-      case 'token': return p.handlers.onToken?.(msg);
-      case 'loaded':
+      case TO_PAGE.PROGRESS: return p.handlers.onProgress?.(msg);
+      case TO_PAGE.CACHE: return p.handlers.onCache?.(msg.note);
+      case TO_PAGE.START: return p.handlers.onStart?.(msg);
+      case TO_PAGE.TOKEN: return p.handlers.onToken?.(msg);
+      case TO_PAGE.LOADED:
         // the cache note may come after 'loaded': keep listening for it
         this.#pending.delete(msg.id);
         this.#pending.set(msg.id, { resolve() {}, reject() {}, handlers: { onCache: p.handlers.onCache } });
         return p.resolve(msg);
-      case 'done': return settle(p.resolve, msg);
-      case 'error': {
+      case TO_PAGE.DONE: return settle(p.resolve, msg);
+      case TO_PAGE.ERROR: {
         const error = new Error(msg.message);
         error.name = msg.name;
         error.code = msg.code;
@@ -71,30 +74,29 @@ export class ModelClient {
 
   /**
    * Loads a model: `source` is a URL string or a File/Blob. Resolves to the worker's 'loaded'
-   * message: { info, name, runtime, from: 'network' | 'cache' | 'file', bytes, ms }.
+   * message (protocol.mjs: { info, name, runtime, from, bytes, ms }).
    * A newer load supersedes this one (its promise then never settles).
    */
   load(source, { threads, onProgress, onCache } = {}) {
     for (const [id, p] of this.#pending) if (!p.handlers.onToken) this.#pending.delete(id);
-    const message = typeof source == 'string' ? { type: 'load', url: new URL(source, document.baseURI).href }
-      : { type: 'load', file: source };
-    if (threads) message.threads = threads;
+    const url = typeof source == 'string' ? new URL(source, document.baseURI).href : undefined;
+    const file = typeof source == 'string' ? undefined : source;
     // the library's thread workers cannot start from another origin's files
-    else if (this.#crossOrigin) message.threads = 1;
-    return this.#request(message, { onProgress, onCache });
+    if (!threads && this.#crossOrigin) threads = 1;
+    return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }), { onProgress, onCache });
   }
 
   /**
-   * Generates: `onStart({ tokens, self, cross, source, encoder })` once the prompt is evaluated,
-   * then `onToken({ token, query, self, cross, ms })` per token. Resolves to
-   * { reason, count, ms } when the generation ends (also when stopped).
+   * Generates: `onStart` with the worker's 'start' message once the prompt is evaluated, then
+   * `onToken` with each 'token' message. Resolves to the 'done' message ({ reason, count, ms })
+   * when the generation ends (also when stopped).
    */
   generate(prompt, options, { onStart, onToken } = {}) {
-    return this.#request({ type: 'generate', prompt, options }, { onStart, onToken: onToken ?? (() => {}) });
+    return this.#request((id) => toWorker.generate(id, prompt, options), { onStart, onToken: onToken ?? (() => {}) });
   }
 
   stop() {
-    this.#worker.postMessage({ type: 'stop' });
+    this.#worker.postMessage(toWorker.stop());
   }
 
   terminate() {

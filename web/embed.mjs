@@ -6,16 +6,19 @@
 //                      layer="3" head="mean" seed="1" autoplay></saccade-attention>
 //
 // Attributes: src (a GGUF URL, relative to the page; default: the demo's Model A), prompt,
-// max-tokens (32), temperature (0.8), top-k (40), top-p (0.95), seed (default: random), kind
+// max-tokens (32), temperature, top-k, top-p (default: the library's), seed (default: random), kind
 // ('self'; 'cross' or 'encoder' for encoder–decoder models), layer (default: the last), head (a
 // number, or 'mean' | 'max' | 'all' | 'rollout'; default 'mean'), scale ('linear' | 'sqrt' |
 // 'log'), threads, autoplay (generate once the widget is on screen).
 // The model loads when the widget first scrolls into view; weights are cached as on the demo page.
+// Events: 'load' (detail: { info, runtime, … }), 'generated' (detail: { count, reason: the library's
+// finishReason, or 'stopped' }), 'error' (detail: the error).
 import { ModelClient } from './client.mjs';
 import { DEFAULT_MODEL } from './config.mjs';
+import { REASONS } from './protocol.mjs';
 import { HeatmapView } from './views/heatmap.mjs';
 import { hoverWeights } from './views/hover.mjs';
-import { AttentionStore } from './views/store.mjs';
+import { AGGREGATES, AttentionStore, aggregatesFor, selectionTitle } from './views/store.mjs';
 import { TokenLine } from './views/tokens.mjs';
 
 const STYLE = `
@@ -40,7 +43,8 @@ button, select { font: inherit; }
 progress { width: 100%; height: 6px; }
 `;
 
-const AGGREGATES = [['mean', 'mean'], ['max', 'max'], ['all', 'all layers'], ['rollout', 'rollout']];
+/** Attributes given to generate: attribute → option name. Those absent take the library's defaults. */
+const SAMPLING_ATTRIBUTES = { 'max-tokens': 'maxTokens', temperature: 'temperature', 'top-k': 'topK', 'top-p': 'topP', seed: 'seed' };
 
 export class SaccadeAttention extends HTMLElement {
   static observedAttributes = ['src', 'prompt'];
@@ -170,10 +174,9 @@ export class SaccadeAttention extends HTMLElement {
     const layer = Math.min(layers - 1, Math.max(0, Number(this.getAttribute('layer') ?? layers - 1) || 0));
     this.#ui.layer.replaceChildren(...Array.from({ length: layers }, (_, l) => new Option(String(l), String(l))));
     this.#ui.layer.value = String(layer);
-    const aggregates = AGGREGATES.filter(([v]) => !(v === 'rollout' && kind === 'cross'));
     this.#ui.head.replaceChildren(
       ...Array.from({ length: this.#store.heads }, (_, h) => new Option(String(h), String(h))),
-      ...aggregates.map(([v, t]) => new Option(t, v)),
+      ...aggregatesFor(kind).map((name) => new Option(AGGREGATES[name].short, name)),
     );
     const head = this.getAttribute('head') ?? 'mean';
     this.#ui.head.value = [...this.#ui.head.options].some((o) => o.value === head) ? head : 'mean';
@@ -187,17 +190,12 @@ export class SaccadeAttention extends HTMLElement {
   /** Generates from the prompt box; resolves when the generation ends. */
   async generate() {
     if (!this.#model || this.#running) return;
-    const attr = (name, fallback) => {
-      const v = Number(this.getAttribute(name));
-      return this.hasAttribute(name) && Number.isFinite(v) ? v : fallback;
-    };
-    const options = {
-      maxTokens: Math.max(1, Math.round(attr('max-tokens', 32))),
-      temperature: attr('temperature', 0.8),
-      topK: Math.round(attr('top-k', 40)),
-      topP: attr('top-p', 0.95),
-      seed: attr('seed', Math.floor(Math.random() * 2 ** 32)),
-    };
+    const options = { maxTokens: 32 }; // a short text fits the widget
+    for (const [attribute, name] of Object.entries(SAMPLING_ATTRIBUTES)) {
+      const v = Number(this.getAttribute(attribute));
+      if (this.hasAttribute(attribute) && Number.isFinite(v)) options[name] = v;
+    }
+    options.seed ??= Math.floor(Math.random() * 2 ** 32);
     let prompt = this.#ui.prompt.value;
     if (!this.#model.info.hasTokenizer) prompt = prompt.split(/[\s,]+/).filter(Boolean).map(Number);
     this.#running = true;
@@ -224,7 +222,7 @@ export class SaccadeAttention extends HTMLElement {
         },
       });
       const rate = count > 1 ? ` · ${(((count - 1) * 1000) / (last - first)).toFixed(0)} tokens/s` : '';
-      this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${done.reason}`);
+      this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${REASONS[done.reason]}`);
       this.dispatchEvent(new CustomEvent('generated', { detail: { count, reason: done.reason } }));
     } catch (e) {
       this.#status(`error: ${e.message}`);
@@ -264,14 +262,12 @@ export class SaccadeAttention extends HTMLElement {
     if (this.#running) this.#ui.output.scrollTop = this.#ui.output.scrollHeight;
     const { kind, layer, head } = this.#selection();
     const labels = store.labels(kind);
-    const what = typeof head == 'number' ? `head ${head}`
-      : { mean: 'mean over heads', max: 'max over heads', all: 'mean of all layers and heads', rollout: 'rollout' }[head];
     this.#heatmap.render({
       matrix: store.matrix(kind, layer, head),
       key: `${this.#generation}/${kind}/${layer}/${head}`,
       rowLabels: labels.rows,
       colLabels: labels.cols,
-      title: `${kind} · ${head === 'all' ? '' : `layer ${layer} · `}${what}`,
+      title: `${kind} · ${selectionTitle(head, layer)}`,
       scale: this.getAttribute('scale') ?? 'linear',
     });
     this.#applyHover();

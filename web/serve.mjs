@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// A tiny static server for the demo: serves the repository (so /web/, /src/js/, /dist/ and
-// /models/ resolve as they do in the package) on localhost, cross-origin isolated by default.
+// A tiny static server for the demo: serves the folders of the repository the demo needs
+// (/web/, /src/js/, /dist/, /models/ and the generated stand-in models, at the paths they have in
+// the package) on localhost, cross-origin isolated by default.
 //
 //   node web/serve.mjs [--port 8000] [--host 127.0.0.1] [--root .] [--no-isolation]
 //
@@ -8,8 +9,8 @@
 // Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp;
 // every file also gets Cross-Origin-Resource-Policy: cross-origin and CORS, so that an isolated
 // page on another origin (a docs site embedding the widget) may load the files.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, realpath } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,72 +34,136 @@ export const ISOLATION_HEADERS = {
 };
 
 /**
- * The request handler: GET and HEAD of files under `root`, directories as their index.html,
- * ETag revalidation (a model rebuilt in place is fetched again). `isolated` adds COOP/COEP.
+ * What the demo needs, as folders of the repository: the page and the widget, the library and
+ * its wasm builds, the shipped models and the generated stand-ins the tests and the benchmark use.
+ * Nothing else is served (no .git/, node_modules/, sources or build products).
  */
-export function staticHandler(root, { isolated = true } = {}) {
+export const DEMO_PATHS = ['/web/', '/src/js/', '/dist/', '/models/', '/build/web-models/'];
+
+/**
+ * The path's segments, decoded one by one, or null when the path is not the plain form of a
+ * file name: an undecodable escape, an encoded slash or backslash, a control character, or a segment
+ * that is empty (inside the path), '.', '..' or starts with '.' (.git, .env). Nothing is
+ * normalised, so what is checked is what is opened.
+ */
+function segments(pathname) {
+  const parts = pathname.split('/').slice(1);
+  const out = [];
+  for (const [i, raw] of parts.entries()) {
+    let part;
+    try {
+      part = decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+    if (part === '' && i === parts.length - 1) break; // a trailing '/': a folder
+    if (part === '' || part.startsWith('.') || /[\\/\0-\x1f\x7f]/.test(part)) return null;
+    out.push(part);
+  }
+  return out;
+}
+
+/**
+ * The request handler: GET and HEAD of files under `root` whose path starts with one of `allow`
+ * (DEMO_PATHS by default), folders as their index.html, ETag revalidation (a model rebuilt in
+ * place is fetched again). A symbolic link is followed only when its target is allowed too.
+ * `isolated` adds COOP/COEP. No request can end the process: a failure is a 4xx or 500.
+ */
+export function staticHandler(root, { isolated = true, allow = DEMO_PATHS } = {}) {
   root = path.resolve(root);
-  return async (req, res) => {
-    const common = { 'cross-origin-resource-policy': 'cross-origin', 'access-control-allow-origin': '*' };
-    if (isolated) Object.assign(common, ISOLATION_HEADERS);
+  const realRoot = realpath(root);
+  const allowed = (rel) => allow.some((prefix) => `/${rel}/`.startsWith(prefix));
+  const common = { 'cross-origin-resource-policy': 'cross-origin', 'access-control-allow-origin': '*' };
+  if (isolated) Object.assign(common, ISOLATION_HEADERS);
+  const fail = (res, status, text) => {
+    res.writeHead(status, { ...common, 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
+  };
+
+  async function respond(req, res) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { ...common, allow: 'GET, HEAD' }).end();
       return;
     }
-    let pathname;
+    // the raw path, not a parsed URL: the WHATWG parser would resolve '..' and '%2e%2e' first
+    const pathname = req.url.split('?')[0];
+    if (pathname === '/') {
+      res.writeHead(302, { ...common, location: '/web/' }).end();
+      return;
+    }
+    const parts = pathname.startsWith('/') ? segments(pathname) : null;
+    if (!parts) return fail(res, 400, 'bad path');
+    const rel = parts.join('/');
+    if (!allowed(rel)) return fail(res, 404, 'not found');
+    // the file as the links resolve: it must still be an allowed path of the root
+    const real = await realpath(path.join(root, ...parts)).catch(() => null);
+    const realRel = real && path.relative(await realRoot, real).split(path.sep).join('/');
+    if (!real || realRel.startsWith('../') || realRel === '..' || path.isAbsolute(realRel) || !allowed(realRel)) {
+      return fail(res, 404, 'not found');
+    }
+    let file = real;
+    let handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
-      pathname = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
-    } catch {
-      res.writeHead(400, common).end();
-      return;
-    }
-    let file = path.join(root, path.normalize(pathname));
-    if (file !== root && !file.startsWith(root + path.sep)) {
-      res.writeHead(403, common).end();
-      return;
-    }
-    let info = await stat(file).catch(() => null);
-    if (info?.isDirectory()) {
-      if (!pathname.endsWith('/')) {
-        res.writeHead(301, { ...common, location: `${pathname}/` }).end();
+      let info = await handle.stat();
+      if (info.isDirectory()) {
+        await handle.close();
+        handle = null;
+        if (!pathname.endsWith('/')) {
+          // built from the checked segments, percent-encoded: nothing in it can break a header
+          res.writeHead(301, { ...common, location: `/${parts.map(encodeURIComponent).join('/')}/` }).end();
+          return;
+        }
+        file = path.join(real, 'index.html');
+        handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+        if (!handle) return fail(res, 404, 'not found');
+        info = await handle.stat();
+      }
+      if (!info.isFile()) return fail(res, 404, 'not found');
+      const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+      const headers = {
+        ...common,
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-cache',
+        etag,
+        'last-modified': info.mtime.toUTCString(),
+      };
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, headers).end();
         return;
       }
-      file = path.join(file, 'index.html');
-      info = await stat(file).catch(() => null);
+      res.writeHead(200, { ...headers, 'content-length': info.size });
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
+      const stream = handle.createReadStream();
+      handle = null; // the stream closes it
+      stream.on('error', () => res.destroy());
+      res.on('close', () => stream.destroy());
+      stream.pipe(res);
+    } finally {
+      await handle?.close();
     }
-    if (!info?.isFile()) {
-      res.writeHead(404, { ...common, 'content-type': 'text/plain; charset=utf-8' }).end(`not found: ${pathname}\n`);
-      return;
-    }
-    const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
-    const headers = {
-      ...common,
-      'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-      'cache-control': 'no-cache',
-      etag,
-      'last-modified': info.mtime.toUTCString(),
-    };
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, headers).end();
-      return;
-    }
-    res.writeHead(200, { ...headers, 'content-length': info.size });
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    const stream = createReadStream(file);
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+  }
+
+  return (req, res) => {
+    respond(req, res).catch((e) => {
+      try {
+        if (res.headersSent) res.destroy();
+        else if (['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EISDIR'].includes(e?.code)) fail(res, 404, 'not found');
+        else fail(res, 500, 'internal error');
+      } catch {
+        res.destroy();
+      }
+    });
   };
 }
 
 /**
  * Starts a server on `host`:`port` (port 0: any free port; a taken port: the next free one when
- * `tryNext`). Resolves to { url, port, close() }.
+ * `tryNext`). `allow`: the folders served (DEMO_PATHS by default). Resolves to { url, port, close() }.
  */
-export async function serve({ root, port = 0, host = '127.0.0.1', isolated = true, tryNext = false, handler } = {}) {
-  const server = createServer(handler ?? staticHandler(root, { isolated }));
+export async function serve({ root, port = 0, host = '127.0.0.1', isolated = true, allow, tryNext = false, handler } = {}) {
+  const server = createServer(handler ?? staticHandler(root, { isolated, allow }));
   for (;;) {
     try {
       await new Promise((resolve, reject) => {

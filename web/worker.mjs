@@ -1,10 +1,7 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
-// and tokens decode. Messages (page → worker):
-//   { type: 'load', id, url | file, threads }      a URL (through the cache) or a File/Blob
-//   { type: 'generate', id, prompt, options }      prompt: text or token ids
-//   { type: 'stop' }                               ends the running generation
-// and back: 'progress', 'loaded', 'cache', 'start', 'token', 'done', 'error' (see client.mjs).
+// and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { openModel } from './model-cache.mjs';
+import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
 
 // Under the service worker shim the library is imported through its mount inside the shim's
 // scope (coi-serviceworker.js explains why); otherwise from where it lies.
@@ -21,14 +18,12 @@ let generation = null; // AbortController of the running generation
 const stopped = () => new DOMException('stopped', 'AbortError');
 
 onmessage = ({ data }) => {
-  if (data.type === 'load') load(data);
-  else if (data.type === 'generate') generate(data);
-  else if (data.type === 'stop') generation?.abort(stopped());
+  if (data.type === TO_WORKER.LOAD) load(data);
+  else if (data.type === TO_WORKER.GENERATE) generate(data);
+  else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
 };
 
-function fail(id, e) {
-  postMessage({ type: 'error', id, name: e?.name ?? 'Error', code: e?.code ?? null, message: e?.message ?? String(e) });
-}
+const fail = (id, e) => postMessage(toPage.error(id, e));
 
 // -------------------------------------------------------------------------------------------
 // Loading
@@ -52,9 +47,9 @@ async function load({ id, url, file, threads }) {
       opened = await openModel(url, { signal });
       source = opened.body;
       from = opened.from;
-      opened.stored.then((note) => postMessage({ type: 'cache', id, note }));
+      opened.stored.then((note) => postMessage(toPage.cache(id, note)));
     }
-    const onProgress = ({ loaded, total }) => postMessage({ type: 'progress', id, phase: from, loaded, total });
+    const onProgress = ({ loaded, total }) => postMessage(toPage.progress(id, { phase: from, loaded, total }));
     const options = { onProgress, signal };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
@@ -65,8 +60,8 @@ async function load({ id, url, file, threads }) {
     }
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
-    postMessage({ type: 'loaded', id, info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime }, from,
-      bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 });
+    postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime }, from,
+      bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 }));
   } catch (e) {
     if (e?.name === 'SaccadeError' && e.code === 'SAC_ERR_FORMAT') opened?.forget();
     if (loading === controller) fail(id, e);
@@ -76,22 +71,14 @@ async function load({ id, url, file, threads }) {
 }
 
 // -------------------------------------------------------------------------------------------
-// Generation: the prompt's attention once (after the first step has evaluated it), then one
-// query row per token. Rows travel as { query, self, cross }: self holds layers × heads ×
-// (query + 1) floats, cross layers × heads × nSource (encoder–decoder models).
+// Generation: the prompt's attention once (after the first step has evaluated it), then the
+// query row each step carries. Rows are forwarded as the library gives them (protocol.mjs).
 // -------------------------------------------------------------------------------------------
 
-/** The text each id adds: the difference of detokenized prefixes (keeps SentencePiece spaces). */
-function pieces(ids) {
-  if (!model.info.hasTokenizer) return ids.map(() => '');
-  const out = [];
-  let before = '';
-  for (let i = 0; i < ids.length; i++) {
-    const text = model.detokenize(ids.slice(0, i + 1)).replace(/\uFFFD$/, ''); // a character still incomplete
-    out.push(text.startsWith(before) ? text.slice(before.length) : model.detokenize([ids[i]]));
-    before = text;
-  }
-  return out;
+/** [{ id, text, label }] of `ids`: each id's text from the library in one pass. */
+function tokensOf(ids) {
+  const texts = model.info.hasTokenizer ? model.pieces(ids) : ids.map(() => '');
+  return ids.map((t, i) => ({ id: t, text: texts[i], label: label(t, texts[i]) }));
 }
 
 /** A short name for an id, for axis labels: its text, or the special token's name. */
@@ -103,39 +90,16 @@ function label(id, text) {
   return hasTokenizer ? model.detokenize([id]) || `⟨${id}⟩` : `⟨${id}⟩`;
 }
 
-const rowOf = (a) => (a instanceof Float32Array ? a : a?.data ?? null);
+/** Captured rows [0, to) of `kind` as one block (a copy the message can transfer), or null. */
+const rows = (kind, to) => (to > 0 ? model.attentionRows(kind, 0, to).data : null);
 
-/**
- * Rows 0..n-1 of one kind, read from the full matrices, packed row after row: row q holds
- * layers × heads × keys(q) floats (layer-major), keys(q) = q + 1 for 'self', nSource for 'cross'.
- */
-function packRows(kind, n) {
-  const { layers, heads } = model.info;
-  if (n === 0) return null;
-  const mats = [];
-  for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) mats.push(model.attention(l, h, { kind }));
-  const keysOf = (q) => (kind === 'self' ? q + 1 : mats[0].keys);
-  let total = 0;
-  for (let q = 0; q < n; q++) total += layers * heads * keysOf(q);
-  const out = new Float32Array(total);
-  let at = 0;
-  for (let q = 0; q < n; q++) {
-    const k = keysOf(q);
-    for (const m of mats) {
-      out.set(m.data.subarray(q * m.keys, q * m.keys + k), at);
-      at += k;
-    }
-  }
-  return out;
-}
-
-/** The encoder's self-attention, every layer and head: encoderLayers × heads × S × S floats. */
-function encoderMaps(S) {
-  const { encoderLayers, heads } = model.info;
-  const out = new Float32Array(encoderLayers * heads * S * S);
-  for (let l = 0; l < encoderLayers; l++)
-    for (let h = 0; h < heads; h++) out.set(model.attention(l, h, { kind: 'encoder' }).data, (l * heads + h) * S * S);
-  return out;
+/** The 'start' message: the decoder's `ids` (the first step's query row is ids.length - 1) and the rows before it. */
+function startMessage(id, ids, encdec) {
+  const query = ids.length - 1;
+  if (!encdec) return toPage.start(id, { tokens: tokensOf(ids), source: null, self: rows('self', query), cross: null, encoder: null });
+  const source = tokensOf(model.sourceIds);
+  return toPage.start(id, { tokens: tokensOf(ids), source, self: rows('self', query), cross: rows('cross', query),
+    encoder: rows('encoder', model.capturedRows('encoder')) });
 }
 
 async function generate({ id, prompt, options }) {
@@ -143,49 +107,35 @@ async function generate({ id, prompt, options }) {
   generation?.abort(stopped());
   const controller = new AbortController();
   generation = controller;
-  const { layers, heads, architecture, addBos, eosId, bosId } = model.info;
+  const { architecture, addBos, bosId } = model.info;
   const encdec = architecture === 'encdec';
   const t0 = performance.now();
   let count = 0;
-  let lastId = -1;
+  let reason = null;
   try {
-    if (encdec && !('sourceIds' in model))
-      throw new Error('this version of the saccade library cannot generate with encoder–decoder models yet');
     let input = prompt;
     if (!encdec && typeof prompt == 'string') input = model.tokenize(prompt, { bos: addBos });
     if (input.length === 0) throw new Error('the prompt is empty');
-    const steps = model.generate(input, { ...options, signal: controller.signal, attention: true });
+    const decoderIds = encdec ? [bosId] : Array.from(input); // what the decoder evaluates first
+    const steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
+      attention: true });
     for await (const step of steps) {
-      const self = rowOf(step.attention);
-      const cross = rowOf(step.cross);
-      const query = self.length / (layers * heads) - 1;
+      const { query } = step.attention;
       if (count === 0) {
-        // The prompt is evaluated now: send its tokens and the rows before this step's query.
-        const ids = encdec ? (query === 0 ? [bosId] : null) : input;
-        if (!ids || ids.length !== query + 1) throw new Error(`unexpected first query row ${query}`);
-        const texts = pieces(ids);
-        const tokens = ids.map((t, i) => ({ id: t, text: texts[i], label: label(t, texts[i]) }));
-        const msg = { type: 'start', id, tokens, self: packRows('self', query), cross: null, source: null, encoder: null };
-        if (encdec) {
-          const sourceIds = Array.from(model.sourceIds);
-          const sourceTexts = pieces(sourceIds);
-          msg.source = sourceIds.map((t, i) => ({ id: t, text: sourceTexts[i], label: label(t, sourceTexts[i]) }));
-          msg.cross = packRows('cross', query);
-          msg.encoder = encoderMaps(sourceIds.length);
-        }
-        postMessage(msg, [msg.self, msg.cross, msg.encoder].filter(Boolean).map((a) => a.buffer));
+        if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);
+        const msg = startMessage(id, decoderIds, encdec);
+        postMessage(msg, transfers(msg));
       }
       count++;
-      lastId = step.id;
+      reason = step.finishReason;
       const token = { id: step.id, text: step.text, label: label(step.id, step.text) };
-      postMessage({ type: 'token', id, token, query, self, cross, ms: performance.now() - t0 },
-        [self, cross].filter(Boolean).map((a) => a.buffer));
+      const msg = toPage.token(id, { token, query, self: step.attention.data, cross: step.cross?.data ?? null,
+        ms: performance.now() - t0 });
+      postMessage(msg, transfers(msg));
     }
-    const reason = lastId === eosId && !options.ignoreEos ? 'end of sequence'
-      : count >= (options.maxTokens ?? 64) ? 'max tokens' : options.stop ? 'stop sequence or full context' : 'context full';
-    postMessage({ type: 'done', id, reason, count, ms: performance.now() - t0 });
+    postMessage(toPage.done(id, { reason, count, ms: performance.now() - t0 }));
   } catch (e) {
-    if (controller.signal.aborted) postMessage({ type: 'done', id, reason: 'stopped', count, ms: performance.now() - t0 });
+    if (controller.signal.aborted) postMessage(toPage.done(id, { reason: STOPPED, count, ms: performance.now() - t0 }));
     else fail(id, e);
   } finally {
     if (generation === controller) generation = null;

@@ -2,7 +2,7 @@
 // evaluated as one batch (prefill), then decodeTokens generated one at a time.
 import { Wllama } from '/node_modules/@wllama/wllama/esm/index.js';
 
-/** The synthetic prompt saccade's bench uses (src/js/index.mjs, Model.bench). */
+/** The synthetic prompt saccade's bench uses (src/js/model.mjs, Model.bench). */
 export const promptIds = (n, vocab) => Array.from({ length: n }, (_, i) => (i * 7919 + 13) % vocab);
 
 export function saccade({ url, threads, promptTokens, decodeTokens, repeat }) {

@@ -4,8 +4,9 @@ import { loadModel } from '../../src/js/index.mjs';
 
 onmessage = async ({ data }) => {
   try {
-    const model = await loadModel(data.url, { threads: data.threads, batchSize: data.promptTokens });
-    const result = model.bench(data);
+    const { url, threads, promptTokens, decodeTokens, repeat } = data;
+    const model = await loadModel(url, { threads, batchSize: promptTokens });
+    const result = model.bench({ promptTokens, decodeTokens, repeat });
     postMessage({ ...result, runtime: { ...model.runtime } });
     model.dispose();
   } catch (e) {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { serve } from '../../web/serve.mjs';
+import { DEMO_PATHS, serve } from '../../web/serve.mjs';
 import { loadModel } from '../../src/js/index.mjs';
 import { fixture, native, relativeError, root } from './helpers.mjs';
 
@@ -23,7 +23,8 @@ before(async () => {
     ids: native('generate', file, '--tokens', prompt.join(','), '-n', 12, '--temp', 0, '--ignore-eos').tokens,
   };
   m.dispose();
-  servers = { isolated: await serve({ root, isolated: true }), plain: await serve({ root, isolated: false }) };
+  const allow = [...DEMO_PATHS, '/tests/js/browser/', '/build/js-fixtures/'];
+  servers = { isolated: await serve({ root, isolated: true, allow }), plain: await serve({ root, isolated: false, allow }) };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless'],

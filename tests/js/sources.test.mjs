@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { serve } from '../../web/serve.mjs';
+import { DEMO_PATHS, serve } from '../../web/serve.mjs';
 import { fixture, root } from './helpers.mjs';
 
 const name = 'gpt2-q4_0';
@@ -23,7 +23,7 @@ before(async () => {
   const m = await loadModel(bytes, { threads: 1 });
   expected = m.forward([1, 2, 3]);
   m.dispose();
-  server = await serve({ root, isolated: false });
+  server = await serve({ root, isolated: false, allow: [...DEMO_PATHS, '/build/js-fixtures/'] });
   chunked = createServer(async (req, res) => {
     if (req.url === '/short') {
       res.writeHead(200, { 'content-length': bytes.length });

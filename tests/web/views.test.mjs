@@ -141,7 +141,7 @@ test('encoder–decoder rows: cross rows over the source, the encoder square, ro
   const [L, H, S] = [2, 2, 3];
   const rand = rng(11);
   const store = new AttentionStore({ layers: L, heads: H, encoderLayers: L });
-  const encoder = new Float32Array(L * H * S * S);
+  const encoder = new Float32Array(L * H * S * S); // rows in the captured layout: [query][layer][head][key]
   for (let i = 0; i < L * H * S; i++) {
     const r = Array.from({ length: S }, () => rand() + 0.01);
     const s = r.reduce((a, b) => a + b, 0);
@@ -157,10 +157,14 @@ test('encoder–decoder rows: cross rows over the source, the encoder square, ro
   assert.equal(store.queries('cross'), 4);
   assert.equal(store.keys('cross'), S);
   assert.equal(store.queries('encoder'), S);
-  assert.deepEqual(Array.from(store.headRow('encoder', 1, 1, 2)), Array.from(encoder.subarray((3 * S + 2) * S, (3 * S + 3) * S)));
+  // query 2, layer 1, head 1: row 2 starts L·H·S·2 floats in, its (layer 1, head 1) part (1·H + 1)·S after that
+  const at = L * H * S * 2 + (1 * H + 1) * S;
+  assert.deepEqual(Array.from(store.headRow('encoder', 1, 1, 2)), Array.from(encoder.subarray(at, at + S)));
+  assert.throws(() => store.add({ token: { id: 1, text: '', label: '' }, query: 4, self: new Float32Array(3), cross: null }),
+    /3 floats are not whole self rows from row 4/);
   const rollout = store.matrix('encoder', 1, 'rollout');
   for (let q = 0; q < S; q++) assert.ok(Math.abs(rollout.row(q).reduce((a, b) => a + b, 0) - 1) < 1e-5);
-  assert.throws(() => store.matrix('cross', 0, 'rollout'), /self-attention only/);
+  assert.throws(() => store.matrix('cross', 0, 'rollout'), /rollout is not defined for cross attention/);
   const doc = JSON.parse(JSON.stringify(store));
   assert.equal(doc.source.length, S);
   assert.equal(doc.maps.cross.data[1][1].length, 4);

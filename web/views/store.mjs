@@ -1,11 +1,12 @@
-// Every attention map captured during one generation, kept as query rows the way the engine
-// hands them out, and the aggregates the views show, computed lazily and incrementally.
+// Every attention map captured during one generation, kept as query rows in the layout the
+// library captures them in, and the aggregates the views show, computed lazily and incrementally.
 //
 // Kinds: 'self' (the decoder's causal self-attention; row q has q + 1 keys), and for
 // encoder–decoder models 'cross' (decoder query → source; nSource keys) and 'encoder'
-// (bidirectional, nSource × nSource). A self or cross row holds layers × heads × keys floats,
-// layer-major then head. Rows of earlier queries never change as tokens are added (causal
-// attention over a KV cache), so aggregates of old rows are computed once.
+// (bidirectional, nSource × nSource). Every row holds layers × heads × keys floats, layer-major,
+// then head, then key; the rows of a kind follow each other in query order, so a block of rows
+// [from, to) is cut into rows by arithmetic (rowStart). Rows of earlier queries never change as
+// tokens are added (causal attention over a KV cache), so aggregates of old rows are computed once.
 //
 // Selections (what a view shows of one kind): a head number, or
 //   'mean' | 'max'  over the heads of one layer,
@@ -15,7 +16,28 @@
 //                   multiplied layer by layer — how much each token's representation at that
 //                   layer draws on each input token.
 
-export const AGGREGATES = ['mean', 'max', 'all', 'rollout'];
+/**
+ * The aggregates a view can show instead of one head, by selection name: `title` (what the map
+ * shows), `option` (the page's menu entry), `short` (the widget's menu entry), `wholeModel` (one
+ * map for every layer: no layer applies), `notFor` (the kinds it is not defined for).
+ */
+export const AGGREGATES = Object.freeze({
+  mean: { title: 'mean over heads', option: 'mean over heads', short: 'mean' },
+  max: { title: 'max over heads', option: 'max over heads', short: 'max' },
+  all: { title: 'mean of all layers and heads', option: 'mean of all layers and heads', short: 'all layers', wholeModel: true },
+  rollout: { title: 'rollout', option: 'rollout through this layer', short: 'rollout', notFor: ['cross'] },
+});
+
+/** The aggregate names defined for `kind`, in menu order. */
+export const aggregatesFor = (kind) => Object.keys(AGGREGATES).filter((name) => !AGGREGATES[name].notFor?.includes(kind));
+
+/** A selection's description: 'head 3 · layer 2', 'mean over heads · layer 2', 'rollout through layer 2', … */
+export function selectionTitle(selection, layer) {
+  if (typeof selection == 'number') return `head ${selection} · layer ${layer}`;
+  const a = AGGREGATES[selection];
+  if (a.wholeModel) return a.title;
+  return selection === 'rollout' ? `${a.title} through layer ${layer}` : `${a.title} · layer ${layer}`;
+}
 
 export class AttentionStore {
   constructor({ layers, heads, encoderLayers = 0 }) {
@@ -30,8 +52,7 @@ export class AttentionStore {
     this.tokens = [];
     /** Source tokens of an encoder–decoder model. */
     this.source = [];
-    this.rows = { self: [], cross: [] };
-    this.encoder = null; // encoderLayers × heads × S × S
+    this.rows = { self: [], cross: [], encoder: [] }; // per kind, row q: a view of the block it came in
     this.cache = new Map(); // `${kind}/${selection}` → aggregate rows
     this.version = (this.version ?? 0) + 1;
   }
@@ -44,25 +65,37 @@ export class AttentionStore {
     return this.encdec ? ['self', 'cross', 'encoder'] : ['self'];
   }
 
+  /** Where row q of `kind` starts in a block that begins at row 0 (floats). */
+  rowStart(kind, q) {
+    const LH = this.layersOf(kind) * this.heads;
+    return kind === 'self' ? (LH * q * (q + 1)) / 2 : LH * this.source.length * q;
+  }
+
+  /** A block of whole rows [from, …) of `kind`, as the worker sends it; its length says how many. */
+  #addRows(kind, from, block) {
+    if (!block?.length) return;
+    const base = this.rowStart(kind, from);
+    let q = from;
+    for (; this.rowStart(kind, q + 1) - base <= block.length && this.keysOf(kind, q) > 0; q++)
+      this.rows[kind][q] = block.subarray(this.rowStart(kind, q) - base, this.rowStart(kind, q + 1) - base);
+    if (this.rowStart(kind, q) - base !== block.length)
+      throw new Error(`${block.length} floats are not whole ${kind} rows from row ${from}`);
+  }
+
   /** The prompt (and, for encoder–decoder models, the source) from the worker's 'start'. */
   start({ tokens, self, cross, source, encoder }) {
     this.clear();
     this.tokens = tokens.map((t) => ({ ...t, generated: false }));
     this.source = source ?? [];
-    const LH = this.layers * this.heads;
-    for (let q = 0, at = 0; self && at < self.length; q++) {
-      this.rows.self[q] = self.subarray(at, at + LH * (q + 1));
-      at += LH * (q + 1);
-    }
-    const S = this.source.length;
-    for (let q = 0, at = 0; cross && S && at < cross.length; q++, at += LH * S) this.rows.cross[q] = cross.subarray(at, at + LH * S);
-    this.encoder = encoder ?? null;
+    this.#addRows('self', 0, self);
+    this.#addRows('cross', 0, cross);
+    this.#addRows('encoder', 0, encoder);
   }
 
   /** One generated token and the query row that produced it. */
   add({ token, query, self, cross }) {
-    this.rows.self[query] = self;
-    if (cross) this.rows.cross[query] = cross;
+    this.#addRows('self', query, self);
+    this.#addRows('cross', query, cross);
     this.tokens.push({ ...token, generated: true });
     this.version++;
   }
@@ -71,10 +104,9 @@ export class AttentionStore {
     return kind === 'encoder' ? this.encoderLayers : this.layers;
   }
 
-  /** Query rows available (0 … n-1). */
+  /** Query rows available (0 … n-1): rows arrive in order (the prompt's, then one per token). */
   queries(kind) {
-    if (kind === 'encoder') return this.encoder ? this.source.length : 0;
-    return this.rows[kind].length; // rows arrive in order: the prompt's, then one per token
+    return this.rows[kind].length;
   }
 
   keysOf(kind, q) {
@@ -98,10 +130,6 @@ export class AttentionStore {
   /** Row q of one head (a view, not a copy). */
   headRow(kind, layer, head, q) {
     const k = this.keysOf(kind, q);
-    if (kind === 'encoder') {
-      const at = ((layer * this.heads + head) * k + q) * k;
-      return this.encoder.subarray(at, at + k);
-    }
     const at = (layer * this.heads + head) * k;
     return this.rows[kind][q].subarray(at, at + k);
   }
@@ -113,7 +141,7 @@ export class AttentionStore {
     if (typeof selection == 'number')
       return { kind, layer, selection, nq, nk, row: (q) => this.headRow(kind, layer, selection, q) };
     const rows = this.#aggregate(kind, selection, nq);
-    if (selection === 'all') return { kind, layer, selection, nq, nk, row: (q) => rows[q] };
+    if (AGGREGATES[selection].wholeModel) return { kind, layer, selection, nq, nk, row: (q) => rows[q] };
     return {
       kind, layer, selection, nq, nk,
       row: (q) => {
@@ -125,7 +153,8 @@ export class AttentionStore {
 
   /** Aggregate rows up to nq, extending the cached ones. */
   #aggregate(kind, selection, nq) {
-    if (selection === 'rollout' && kind === 'cross') throw new Error('rollout is defined for self-attention only');
+    if (!(selection in AGGREGATES)) throw new Error(`unknown selection ${String(selection)}`);
+    if (AGGREGATES[selection].notFor?.includes(kind)) throw new Error(`${selection} is not defined for ${kind} attention`);
     const key = `${kind}/${selection}`;
     let rows = this.cache.get(key);
     if (!rows) this.cache.set(key, (rows = []));

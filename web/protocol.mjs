@@ -1,0 +1,69 @@
+// The messages between the page side (client.mjs) and the model worker (worker.mjs), defined
+// once: each message's type name, and a function that builds it, so that its fields are spelled
+// here and nowhere else. Every message but 'stop' carries the id of the request it belongs to.
+//
+// Attention travels in the library's layout (one block per kind, query rows in order; row q holds
+// layers × heads × keys(q) floats, layer-major, then head, then key; keys(q) = q + 1 for 'self',
+// the source length for 'cross' and 'encoder'), as Float32Arrays the worker transfers.
+
+/** Page → worker. */
+export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop' });
+
+/** Worker → page. */
+export const TO_PAGE = Object.freeze({
+  PROGRESS: 'progress',
+  CACHE: 'cache',
+  LOADED: 'loaded',
+  START: 'start',
+  TOKEN: 'token',
+  DONE: 'done',
+  ERROR: 'error',
+});
+
+/** Why a generation ended, beside the library's own reasons (generate's finishReason): the page stopped it. */
+export const STOPPED = 'stopped';
+
+/** Each reason a generation ends for, as the page and the widget say it. */
+export const REASONS = Object.freeze({
+  eos: 'end of sequence',
+  stop: 'stop sequence',
+  contextFull: 'context full',
+  maxTokens: 'max tokens',
+  [STOPPED]: 'stopped',
+});
+
+export const toWorker = {
+  /** A model from `url` (through the browser cache) or `file` (a File or Blob); `threads` undefined: the library's choice. */
+  load: (id, { url, file, threads }) => ({ type: TO_WORKER.LOAD, id, url, file, threads }),
+  /** `prompt`: text or token ids (the source, for encoder–decoder models); `options`: the library's generate options. */
+  generate: (id, prompt, options) => ({ type: TO_WORKER.GENERATE, id, prompt, options }),
+  /** Ends the running generation (its 'done' says STOPPED). */
+  stop: () => ({ type: TO_WORKER.STOP }),
+};
+
+export const toPage = {
+  /** Bytes of the model read so far: `phase` is 'network' | 'cache' | 'file'; `total` null when unknown. */
+  progress: (id, { phase, loaded, total }) => ({ type: TO_PAGE.PROGRESS, id, phase, loaded, total }),
+  /** What happened to the downloaded weights in the browser cache (may come after 'loaded'). */
+  cache: (id, note) => ({ type: TO_PAGE.CACHE, id, note }),
+  /**
+   * The model is ready: `info` (the library's model.info without tensors and metadata), `name`,
+   * `runtime`, `from` ('network' | 'cache' | 'file'), `bytes`, `ms`.
+   */
+  loaded: (id, { info, name, runtime, from, bytes, ms }) => ({ type: TO_PAGE.LOADED, id, info, name, runtime, from, bytes, ms }),
+  /**
+   * The prompt is evaluated: `tokens` [{ id, text, label }] (the decoder's), `source` (the encoder's,
+   * or null), and the attention rows before the first generated token's: `self` and `cross` rows
+   * 0 … tokens.length − 2, `encoder` every source row (each null when empty or not captured).
+   */
+  start: (id, { tokens, source, self, cross, encoder }) => ({ type: TO_PAGE.START, id, tokens, source, self, cross, encoder }),
+  /** A generated `token` { id, text, label } and the query row `query` that produced it (`self`, `cross`). */
+  token: (id, { token, query, self, cross, ms }) => ({ type: TO_PAGE.TOKEN, id, token, query, self, cross, ms }),
+  /** The generation ended: `reason` is a key of REASONS (the last step's finishReason, or STOPPED). */
+  done: (id, { reason, count, ms }) => ({ type: TO_PAGE.DONE, id, reason, count, ms }),
+  /** A request failed; `name` and `code` are the library's (SaccadeError, SAC_ERR_…) when it threw. */
+  error: (id, e) => ({ type: TO_PAGE.ERROR, id, name: e?.name ?? 'Error', code: e?.code ?? null, message: e?.message ?? String(e) }),
+};
+
+/** The buffers of a message's attention blocks, for postMessage's transfer list. */
+export const transfers = (msg) => [msg.self, msg.cross, msg.encoder].filter(Boolean).map((a) => a.buffer);
