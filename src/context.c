@@ -94,16 +94,24 @@ static void free_activations(sac_activations *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* The parameters sac_context_new refuses before allocating anything (sac_context_memory
+ * answers 0 for them, so a host's budget check never hides this verdict). */
+static sac_status check_params(const sac_model *m, const sac_context_params *p, sac_error *err) {
+    const sac_model_info *hp = &m->info;
+    if (p->n_ctx < 0 || p->n_batch < 0 || p->n_threads < 0)
+        return sac_fail(err, SAC_ERR_ARG, "n_ctx, n_batch and n_threads must be >= 0 (got %d, %d, %d)", p->n_ctx,
+                        p->n_batch, p->n_threads);
+    if (p->n_ctx > hp->n_ctx && m->arch == SAC_ARCH_GPT2)
+        return sac_fail(err, SAC_ERR_ARG, "n_ctx %d exceeds the model's %d learned positions", p->n_ctx, hp->n_ctx);
+    if (p->n_threads > 256) return sac_fail(err, SAC_ERR_ARG, "n_threads %d is more than 256", p->n_threads);
+    return SAC_OK;
+}
+
 static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     const sac_model *m = ctx->model;
     const sac_model_info *hp = &m->info;
-    if (p->n_ctx < 0 || p->n_batch < 0 || p->n_threads < 0)
-        return sac_fail(&ctx->error, SAC_ERR_ARG, "n_ctx, n_batch and n_threads must be >= 0 (got %d, %d, %d)",
-                        p->n_ctx, p->n_batch, p->n_threads);
-    if (p->n_ctx > hp->n_ctx && m->arch == SAC_ARCH_GPT2)
-        return sac_fail(&ctx->error, SAC_ERR_ARG,
-                        "n_ctx %d exceeds the model's %d learned positions", p->n_ctx, hp->n_ctx);
-    if (p->n_threads > 256) return sac_fail(&ctx->error, SAC_ERR_ARG, "n_threads %d is more than 256", p->n_threads);
+    sac_status st = check_params(m, p, &ctx->error);
+    if (st) return st;
     ctx->n_ctx = effective_n_ctx(m, p);
     ctx->n_batch = p->n_batch ? p->n_batch : 64;
     /* The encoder sees the whole source at once: encdec batches span the context. */
@@ -111,7 +119,7 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     sac_capture_init(&ctx->capture, hp->n_layer, hp->n_encoder_layer, hp->n_head, ctx->n_ctx,
                      m->arch == SAC_ARCH_ENCDEC);
 
-    sac_status st = sac_pool_new(p->n_threads ? p->n_threads : 1, &ctx->pool, &ctx->error);
+    st = sac_pool_new(p->n_threads ? p->n_threads : 1, &ctx->pool, &ctx->error);
     if (st) return st;
     ctx->n_threads = sac_pool_size(ctx->pool);
 
@@ -150,6 +158,8 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) { return sac_mul_u64(a, b, &a) ?
 uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params) {
     if (!m || !m->loaded || m->vocab_only) return 0;
     sac_context_params p = params ? *params : sac_context_default_params();
+    sac_error ignored;
+    if (check_params(m, &p, &ignored)) return 0;
     const sac_model_info *hp = &m->info;
     const uint64_t n_ctx = (uint64_t)effective_n_ctx(m, &p);
     uint64_t B = p.n_batch > 0 ? (uint64_t)p.n_batch : 64;

@@ -125,8 +125,8 @@ const char *sac_context_errmsg(const sac_context *ctx);
 /* Bytes a context with these parameters allocates (KV cache, activations, logits of one
  * batch, sampler; with capture_attention, the capture of a full context too), with n_ctx = 0
  * resolved as sac_context_new resolves it. Lets a host check a memory budget before
- * sac_context_new. Returns 0 for a NULL or unloaded model, UINT64_MAX when the size does not
- * fit in 64 bits. */
+ * sac_context_new. Returns 0 for a NULL or unloaded model and for parameters sac_context_new
+ * refuses (call it to learn why), UINT64_MAX when the size does not fit in 64 bits. */
 uint64_t sac_context_memory(const sac_model *model, const sac_context_params *params);
 
 /* Forgets every token: the next eval starts at position 0. */

@@ -595,9 +595,11 @@ static void test_bad_calls(void) {
     p.n_ctx = s.n_ctx + 1;
     CHECK(sac_context_new(m, &p, &ctx) == SAC_ERR_ARG);
     CHECK(strstr(sac_context_errmsg(ctx), "learned positions") != NULL);
+    CHECK(sac_context_memory(m, &p) == 0); /* refused parameters have no size: a budget must not hide why */
     sac_context_free(ctx);
     p.n_ctx = -1;
     CHECK(sac_context_new(m, &p, &ctx) == SAC_ERR_ARG);
+    CHECK(sac_context_memory(m, &p) == 0);
     sac_context_free(ctx);
     CHECK(sac_context_new(NULL, NULL, &ctx) == SAC_ERR_ARG);
     sac_context_free(ctx);

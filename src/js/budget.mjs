@@ -29,8 +29,10 @@ export function captureBytes(info, rows, source = 0) {
 /**
  * Weights (already in the heap) + KV cache + scratch (`contextBytes`, which includes a full
  * context's capture when capture is on) must fit the wasm memory limit.
+ * `contextBytes` is 0 for parameters sac_context_new refuses: its message, not a budget's, explains them.
  */
 export function checkLoadBudget({ heapBytes, weightBytes, contextBytes, threads, info, n, attention }) {
+  if (contextBytes === 0) return; // parameters C refuses: sac_context_new gives its own reason
   const stacks = Math.max(0, threads - 1) * 2 * MB; // pthread stacks come from the heap
   const total = heapBytes + contextBytes + stacks;
   const hint = 'pass a smaller contextLength' + (attention ? ' or turn attention capture off' : '');

@@ -153,6 +153,7 @@ describe('both CLIs judge every option the same way', () => {
     '--seed': ['-1', '-5', '18446744073709551616', '1e3', '0x10', ' 1', '1.0', ''],
     '--tokens': ['', '1,', ',1', '1,,2', '1, 2', '-1', '+1', '2147483648', '1;2', 'x'],
     '--decoder-start': ['', '1,x'],
+    '--ctx': ['0', '-1', '2147483648', '1.5', 'x', ''],
   };
   for (const [option, values] of Object.entries(bad))
     test(`bad values of ${option}`, async () => {
@@ -191,6 +192,7 @@ describe('both CLIs judge every option the same way', () => {
       ['bench', gpt2, '--prompt-tokens', 100, '--decode-tokens', 29],
       ['generate', dates, '--tokens', '11' + ',5'.repeat(40)], // a 41-token source in a 40-token context
       ['generate', gpt2, '--prompt', ''], ['generate', gpt2],
+      ['bench', gpt2, '--ctx', 16], [...gen, '--ctx', 1000000], // past the learned positions
     ]) {
       const { native, js } = await both(...args);
       assert.equal(native.status, 1, args.join(' '));
