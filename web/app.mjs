@@ -96,14 +96,17 @@ async function load(source, what) {
   $('progress-text').classList.remove('error');
 }
 
-function showModel({ info, name }) {
+function showModel({ info, name, runtime, defaults }) {
   const encdec = info.architecture === 'encdec';
   const types = Object.entries(info.tensorTypes).map(([t, n]) => `${t}×${n}`).join(' ');
   const size = info.parameters >= 1e6 ? `${(info.parameters / 1e6).toFixed(1)}M` : `${(info.parameters / 1e3).toFixed(0)}k`;
   const stack = encdec ? `${info.encoderLayers} encoder + ${info.layers} decoder layers` : `${info.layers} layers`;
   $('model-info').textContent = `${name || '(unnamed)'} · ${info.architecture} · ${stack} × ${info.heads} heads · ` +
-    `${size} parameters · ${types} · context ${info.contextLength} · vocabulary ${info.vocabSize}` +
+    `${size} parameters · ${types} · context ${contextText(runtime.contextLength, info.contextLength)} · ` +
+    `vocabulary ${info.vocabSize}` +
     (info.hasTokenizer ? '' : ' · no tokenizer: type token ids, e.g. 1, 2, 3');
+  // an empty input means the library's default: show its value
+  for (const [id, name] of Object.entries(SAMPLING_INPUTS)) if (name in defaults) $(id).placeholder = String(defaults[name]);
   state.store = new AttentionStore(info);
   state.kind = 'self';
   state.layer = 0;
@@ -185,6 +188,9 @@ function setRunning(running) {
   $('generate').disabled = running || !state.model;
   $('stop').disabled = !running;
 }
+
+/** The context in use, and the trained length when the library chose less (the device's default). */
+const contextText = (used, trained) => used === trained ? `${used}` : `${used} (trained for ${trained})`;
 
 /** The sampling inputs: input id → generate's option name. An empty input leaves the library's default. */
 const SAMPLING_INPUTS = { temperature: 'temperature', 'top-k': 'topK', 'top-p': 'topP', 'max-tokens': 'maxTokens', seed: 'seed' };

@@ -48,9 +48,10 @@ export const toPage = {
   cache: (id, note) => ({ type: TO_PAGE.CACHE, id, note }),
   /**
    * The model is ready: `info` (the library's model.info without tensors and metadata), `name`,
-   * `runtime`, `from` ('network' | 'cache' | 'file'), `bytes`, `ms`.
+   * `runtime`, `defaults` (the library's samplingDefaults), `from` ('network' | 'cache' | 'file'), `bytes`, `ms`.
    */
-  loaded: (id, { info, name, runtime, from, bytes, ms }) => ({ type: TO_PAGE.LOADED, id, info, name, runtime, from, bytes, ms }),
+  loaded: (id, { info, name, runtime, defaults, from, bytes, ms }) =>
+    ({ type: TO_PAGE.LOADED, id, info, name, runtime, defaults, from, bytes, ms }),
   /**
    * The prompt is evaluated: `tokens` [{ id, text, label }] (the decoder's), `source` (the encoder's,
    * or null), and the attention rows before the first generated token's: `self` and `cross` rows

@@ -60,7 +60,8 @@ async function load({ id, url, file, threads }) {
     }
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
-    postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime }, from,
+    postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime },
+      defaults: { ...model.samplingDefaults }, from,
       bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 }));
   } catch (e) {
     if (e?.name === 'SaccadeError' && e.code === 'SAC_ERR_FORMAT') opened?.forget();

@@ -10,11 +10,27 @@ import { abortSignal, bool, int, number, optionsOf } from './options.mjs';
 export const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'topP', 'repeatPenalty', 'repeatLastN', 'seed',
   'stop', 'signal', 'attention', 'ignoreEos', 'decoderStart'];
 
+/** The shortest decimal that is the same float32 as x (C's 0.8f reads back as 0.800000011920929). */
+function shortestFloat32(x) {
+  for (let digits = 1; digits < 9; digits++) {
+    const y = Number(x.toPrecision(digits));
+    if (Math.fround(y) === x) return y;
+  }
+  return x;
+}
+
+/** What generate uses for an option left out: maxTokens, and C's sac_sampling_default_params. */
+export function samplingDefaults(engine) {
+  engine.M._sac_sampling_default_params(engine.scratch);
+  const d = readSamplingDefaults(engine.heap, engine.scratch);
+  for (const k of ['temperature', 'topP', 'repeatPenalty']) d[k] = shortestFloat32(d[k]);
+  return { maxTokens: 64, ...d };
+}
+
 /** Checks generate's options; returns them with defaults filled in (seed as a BigInt). */
 export function generateOptions(engine, options) {
   const o = optionsOf(options, GENERATE_OPTIONS, 'generate');
-  engine.M._sac_sampling_default_params(engine.scratch);
-  const d = readSamplingDefaults(engine.heap, engine.scratch);
+  const d = samplingDefaults(engine);
   const nonNegative = (x) => x >= 0;
   let seed64;
   if (o.seed === undefined) seed64 = randomSeed();
@@ -31,7 +47,7 @@ export function generateOptions(engine, options) {
     if (!(typeof s == 'string' && s.length > 0) && !(Number.isInteger(s) && s >= -0x80000000 && s <= 0x7fffffff))
       fail(`stop must be a non-empty string, a token id, or an array of them, got ${String(s)}`);
   return {
-    maxTokens: int('maxTokens', o.maxTokens, 64, 0),
+    maxTokens: int('maxTokens', o.maxTokens, d.maxTokens, 0),
     temperature: number('temperature', o.temperature, d.temperature, nonNegative, 'a finite number >= 0 (0: greedy)'),
     topK: int('topK', o.topK, d.topK, 0, undefined, ' (0: off)'),
     topP: number('topP', o.topP, d.topP, (x) => x > 0 && x <= 1, 'in (0, 1] (1: off)'),

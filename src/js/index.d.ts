@@ -271,10 +271,21 @@ export interface BenchResult {
   decodeTokensPerSecond: number;
 }
 
+export interface SamplingDefaults {
+  maxTokens: number;
+  temperature: number;
+  topK: number;
+  topP: number;
+  repeatPenalty: number;
+  repeatLastN: number;
+}
+
 export class Model {
   private constructor();
   readonly info: Readonly<ModelInfo>;
   readonly runtime: Readonly<ModelRuntime>;
+  /** What generate uses for each option left out (C's sac_sampling_default_params, and maxTokens). */
+  readonly samplingDefaults: Readonly<SamplingDefaults>;
   readonly disposed: boolean;
   /** Encoder–decoder models: the source ids of the last generate/forward; otherwise null. */
   readonly sourceIds: number[] | null;

@@ -4,7 +4,7 @@
 import { attentionMatrix, attentionRows, capturedRows } from './attention.mjs';
 import { checkCallCapture } from './budget.mjs';
 import { fail, SaccadeError } from './errors.mjs';
-import { generateOptions, Run, steps, superseded } from './generate.mjs';
+import { generateOptions, Run, samplingDefaults, steps, superseded } from './generate.mjs';
 import { constants, readInfo } from './layout.mjs';
 import { bool, checkIds, int, optionsOf } from './options.mjs';
 
@@ -23,6 +23,7 @@ export class Model {
     this.#params = params;
     this.info = Object.freeze(this.#readInfo());
     this.runtime = Object.freeze(runtime);
+    this.samplingDefaults = Object.freeze(samplingDefaults(engine));
   }
 
   #readInfo() {

@@ -44,6 +44,22 @@ describe('info', () => {
 });
 
 describe('runtime', () => {
+  test('samplingDefaults are what generate uses for an option left out', async () => {
+    await withModel(new URL('../../models/shakespeare-char-q8_0.gguf', import.meta.url).pathname, { threads: 1 }, async (m) => {
+      const d = m.samplingDefaults;
+      assert.deepEqual(Object.keys(d).sort(), ['maxTokens', 'repeatLastN', 'repeatPenalty', 'temperature', 'topK', 'topP']);
+      assert.ok(Object.isFrozen(d));
+      assert.deepEqual(d, { maxTokens: 64, temperature: 0.8, topK: 40, topP: 0.95, repeatPenalty: 1, repeatLastN: 64 });
+      const defaults = await collect(m.generate([1, 2], { seed: 5, ignoreEos: true }));
+      assert.equal(defaults.length, d.maxTokens);
+      assert.equal(defaults.at(-1).finishReason, 'maxTokens');
+      const spelled = await collect(m.generate([1, 2], { ...d, seed: 5, ignoreEos: true }));
+      assert.deepEqual(spelled.map((s) => s.id), defaults.map((s) => s.id));
+      const greedy = await collect(m.generate([1, 2], { ...d, temperature: 0, seed: 5, ignoreEos: true }));
+      assert.notDeepEqual(greedy.map((s) => s.id), defaults.map((s) => s.id)); // the comparison can fail
+    });
+  });
+
   test('Node defaults to the threaded build with one thread per core (at most 8)', async () => {
     await withModel(fixture('gpt2-f32'), {}, (m) => {
       const expected = Math.min(8, os.availableParallelism());

@@ -95,6 +95,9 @@ for (const mode of ['isolated', 'plain']) {
         assert.equal(await page.isVisible('#coi-on'), true, 'offers the service worker shim');
       }
       assert.match(await page.textContent('#model-info'), new RegExp(`${info.layers} layers × ${info.heads} heads`));
+      // empty sampling inputs show the library's defaults (sac_sampling_default_params)
+      assert.deepEqual(await page.evaluate(() => ['temperature', 'top-k', 'top-p', 'max-tokens']
+        .map((id) => document.getElementById(id).placeholder)), ['0.8', '40', '0.95', '64']);
     });
 
     test(`generating ${N} tokens shows ${N} new tokens, with tokens/s`, async () => {
