@@ -22,6 +22,7 @@
 
 #include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,12 +363,6 @@ static sac_status check_all_bound(sac_model *m) {
     return SAC_OK;
 }
 
-static int is_finite_bits(float x) {
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return (bits & 0x7F800000u) != 0x7F800000u;
-}
-
 /* Every weight is finite: one NaN or infinity makes every later logit NaN. Each tensor is
  * read once through its type's to_float, in chunks, which costs about one pass over the file
  * (measured in saccade.h's load section). */
@@ -383,10 +378,10 @@ static sac_status check_finite(sac_model *m) {
             tt->to_float(p, buf, k);
             p += (size_t)(k / tt->block_size) * tt->type_size;
             int ok = 1;
-            for (int64_t j = 0; j < k; j++) ok &= is_finite_bits(buf[j]);
+            for (int64_t j = 0; j < k; j++) ok &= isfinite(buf[j]) != 0;
             if (ok) continue;
             int64_t j = 0;
-            while (is_finite_bits(buf[j])) j++;
+            while (isfinite(buf[j])) j++;
             return sac_fail(&m->error, SAC_ERR_MODEL, "tensor '%.*s' holds a non-finite value (%s) at element %" PRIu64,
                             clip_len(t->name, 150), t->name.data, buf[j] != buf[j] ? "NaN" : "infinity",
                             done + (uint64_t)j);

@@ -66,13 +66,7 @@ class Bytes {
     }
   }
   bytes() {
-    const out = new Uint8Array(this.length);
-    let at = 0;
-    for (const p of this.parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
+    return new Uint8Array(Buffer.concat(this.parts));
   }
 }
 
