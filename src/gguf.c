@@ -27,14 +27,7 @@
  * are checked to be UTF-8 before any message quotes them, and the clip ends on a character
  * boundary, so every message is well-formed UTF-8. */
 #define NAME_FMT "%.*s"
-#define NAME_ARG(s) clip_len(s), (s).data
-
-static int clip_len(gguf_string s) {
-    uint64_t n = s.len > 96 ? 96 : s.len;
-    if (n < s.len)
-        while (n > 0 && (s.data[n] & 0xC0) == 0x80) n--; /* s.data[n] continues a character */
-    return (int)n;
-}
+#define NAME_ARG(s) sac_gguf_clip(s, 96), (s).data
 
 /* ------------------------------------------------------------------------------------------
  * The cursor: every read checks the remaining bytes and explains a shortfall.
@@ -566,6 +559,13 @@ void sac_gguf_release(gguf_file *f) {
 /* ------------------------------------------------------------------------------------------
  * Lookups
  * ---------------------------------------------------------------------------------------- */
+
+int sac_gguf_clip(gguf_string s, uint64_t max) {
+    uint64_t n = s.len > max ? max : s.len;
+    if (n < s.len)
+        while (n > 0 && (s.data[n] & 0xC0) == 0x80) n--; /* s.data[n] continues a character */
+    return (int)n;
+}
 
 int sac_gguf_string_eq(gguf_string s, const char *cstr) {
     if (!cstr) return 0;

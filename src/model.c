@@ -121,9 +121,6 @@ static sac_status read_hparams(sac_model *m) {
     return SAC_OK;
 }
 
-/* Keys under "<arch>." describe the computation, so each is either read by read_hparams or
- * holds the value saccade implements; any other would be ignored and the model would run
- * differently from how it was trained (RoPE scaling, experts, ...), so it is refused. */
 static int in_list(gguf_string s, const char *const *list) {
     for (; *list; list++)
         if (sac_gguf_string_eq(s, *list)) return 1;
@@ -156,7 +153,7 @@ static sac_status check_arch_key(sac_model *m, const gguf_kv *kv, gguf_string su
     const sac_model_info *hp = &m->info;
     const int llama = m->arch == SAC_ARCH_LLAMA;
     char key[160];
-    snprintf(key, sizeof key, "%.*s", (int)(kv->key.len < 150 ? kv->key.len : 150), kv->key.data);
+    snprintf(key, sizeof key, "%.*s", sac_gguf_clip(kv->key, 150), kv->key.data);
     if (sac_gguf_string_eq(suffix, "vocab_size"))
         return expect_int(m, key, (uint32_t)hp->n_vocab, "the number of rows of token_embd.weight");
     if (sac_gguf_string_eq(suffix, "attention.key_length") || sac_gguf_string_eq(suffix, "attention.value_length"))
@@ -192,6 +189,9 @@ static sac_status check_arch_key(sac_model *m, const gguf_kv *kv, gguf_string su
                     "rather than ignore it", key, m->arch_name);
 }
 
+/* Keys under "<arch>." describe the computation, so each is either read by read_hparams or
+ * holds the value saccade implements; any other would be ignored and the model would run
+ * differently from how it was trained (RoPE scaling, experts, ...), so it is refused. */
 static sac_status check_arch_keys(sac_model *m) {
     const size_t n = strlen(m->arch_name);
     for (uint64_t i = 0; i < m->gguf.n_kv; i++) {
@@ -208,15 +208,6 @@ static sac_status check_arch_keys(sac_model *m) {
 /* ---------------------------------------------------------------------------------------- */
 /* Tensors                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
-
-/* Bytes of a name (well-formed UTF-8: the parser checks every name) to quote in a message:
- * at most `max`, cut at a character boundary. */
-static int clip_len(gguf_string s, uint64_t max) {
-    uint64_t n = s.len > max ? max : s.len;
-    if (n < s.len)
-        while (n > 0 && (s.data[n] & 0xC0) == 0x80) n--;
-    return (int)n;
-}
 
 static const gguf_tensor *find_tensor(sac_model *m, const char *name, int required) {
     const gguf_tensor *t = sac_gguf_find_tensor(&m->gguf, name);
@@ -358,7 +349,7 @@ static sac_status check_all_bound(sac_model *m) {
             const gguf_string name = m->gguf.tensors[i].name;
             return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
                             "tensor '%.*s' is not used by architecture %s; saccade refuses the file rather "
-                            "than ignore it", clip_len(name, 150), name.data, m->arch_name);
+                            "than ignore it", sac_gguf_clip(name, 150), name.data, m->arch_name);
         }
     return SAC_OK;
 }
@@ -383,7 +374,7 @@ static sac_status check_finite(sac_model *m) {
             int64_t j = 0;
             while (isfinite(buf[j])) j++;
             return sac_fail(&m->error, SAC_ERR_MODEL, "tensor '%.*s' holds a non-finite value (%s) at element %" PRIu64,
-                            clip_len(t->name, 150), t->name.data, buf[j] != buf[j] ? "NaN" : "infinity",
+                            sac_gguf_clip(t->name, 150), t->name.data, buf[j] != buf[j] ? "NaN" : "infinity",
                             done + (uint64_t)j);
         }
     }
@@ -461,9 +452,9 @@ static sac_status read_architecture(sac_model *m) {
     if (arch.len && memchr(arch.data, 0, (size_t)arch.len))
         return sac_fail(&m->error, SAC_ERR_MODEL,
                         "metadata key 'general.architecture' contains a NUL byte ('%.*s'); a name cannot",
-                        clip_len(shown, 64), shown.data);
+                        sac_gguf_clip(shown, 64), shown.data);
     return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                    "unknown architecture '%.*s' (saccade supports gpt2, llama and encdec)", clip_len(shown, 64),
+                    "unknown architecture '%.*s' (saccade supports gpt2, llama and encdec)", sac_gguf_clip(shown, 64),
                     shown.data);
 }
 
