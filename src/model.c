@@ -523,6 +523,8 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
     }
     if (flags & SAC_LOAD_TAKE_OWNERSHIP) m->owned_buffer = (void *)data;
     if (!data && size > 0) return sac_fail(&m->error, SAC_ERR_ARG, "data is NULL but size is %zu", size);
+    /* the same words as the JS library's own check, so every surface says the same */
+    if (size == 0) return sac_fail(&m->error, SAC_ERR_FORMAT, "the model is empty (0 bytes)");
     if (flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY))
         return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
     return load(m, data, size, (flags & SAC_LOAD_VOCAB_ONLY) != 0);

@@ -340,6 +340,17 @@ static void test_nul_in_architecture_refused(void) {
     expect_load(&tm, SAC_ERR_UNSUPPORTED, "unknown architecture 'gpt2\xEF\xBF\xBD'", NULL, "ill-formed");
 }
 
+/* An empty file gets the message the JS library gives before it calls C. */
+static void test_empty_file(void) {
+    for (uint32_t flags = 0; flags <= SAC_LOAD_VOCAB_ONLY; flags += SAC_LOAD_VOCAB_ONLY) {
+        sac_model *m = NULL;
+        uint8_t byte = 0;
+        CHECK(sac_model_load(&byte, 0, flags, &m) == SAC_ERR_FORMAT);
+        CHECK_MSG(!strcmp(sac_model_errmsg(m), "the model is empty (0 bytes)"), "%s", sac_model_errmsg(m));
+        sac_model_free(m);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------
  * Real files
  * ---------------------------------------------------------------------------------------- */
@@ -388,6 +399,7 @@ int main(void) {
     RUN(test_nonfinite_weights_refused);
     RUN(test_metadata_text_is_well_formed);
     RUN(test_nul_in_architecture_refused);
+    RUN(test_empty_file);
     RUN(test_real_files_still_load);
     return check_summary("test_load");
 }

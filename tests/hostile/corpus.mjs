@@ -359,7 +359,7 @@ export function hostileCases(shrink) {
   const base = tinyModel('gpt2');
   const good = base.bytes();
   add('bad-magic', concat('GGUX', good.subarray(4)), error('not a GGUF file'), 'magic');
-  add('empty', new Uint8Array(0), error(), 'an empty file');
+  add('empty', new Uint8Array(0), error('the model is empty (0 bytes)'), 'an empty file');
   add('version-1', base.bytes({ header: { version: 1 } }), error('version 1'), 'obsolete version');
   add('version-big-endian', base.bytes({ header: { version: 0x03000000 } }), error('big-endian'), 'byte-swapped version');
   add('huge-kv-count', base.bytes({ header: { nKv: 2n ** 62n } }), error('metadata entries'), 'n_kv 2^62');
