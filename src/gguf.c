@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "types.h"
+#include "unicode.h"
 
 /* Smallest encodings, used to bound counts before allocating: a metadata entry is a key
  * length (8) + value type (4) + a 1-byte value; a tensor info is a name length (8) +
@@ -22,9 +23,11 @@
 #define MIN_KV_BYTES 13u
 #define MIN_TENSOR_INFO_BYTES 32u
 
-/* Names in messages are clipped: they come from the file and may be arbitrarily long. */
+/* Names in messages are clipped: they come from the file and may be arbitrarily long. Names
+ * are checked to be UTF-8 before any message quotes them, and the clip ends on a character
+ * boundary, so every message is well-formed UTF-8. */
 #define NAME_FMT "%.*s"
-#define NAME_ARG(s) (int)((s).len > 96 ? 96 : (s).len), (s).data
+#define NAME_ARG(s) sac_gguf_clip(s, 96), (s).data
 
 /* ------------------------------------------------------------------------------------------
  * The cursor: every read checks the remaining bytes and explains a shortfall.
@@ -103,6 +106,20 @@ static sac_status read_string(reader *r, gguf_string *out) {
     out->data = (const char *)(r->buf + r->pos);
     out->len = len;
     r->pos += len;
+    return SAC_OK;
+}
+
+/* Keys and tensor names are names: well-formed UTF-8 without NUL, so that every surface
+ * shows, compares and quotes the same name (a C string would end at a NUL, and ill-formed
+ * bytes would print differently in C and in JavaScript). */
+static sac_status check_name(reader *r, gguf_string name, const char *what, uint64_t index) {
+    const uint8_t *p = (const uint8_t *)name.data;
+    const uint8_t *nul = name.len ? memchr(p, 0, (size_t)name.len) : NULL;
+    if (nul)
+        return sac_fail(r->err, SAC_ERR_FORMAT, "the %s #%" PRIu64 " contains a NUL byte (at byte %td)", what,
+                        index, nul - p);
+    if (!sac_utf8_valid(p, (size_t)name.len))
+        return sac_fail(r->err, SAC_ERR_FORMAT, "the %s #%" PRIu64 " is not valid UTF-8", what, index);
     return SAC_OK;
 }
 
@@ -226,6 +243,7 @@ static sac_status read_kv(reader *r, uint64_t index, gguf_kv *kv) {
     sac_status st;
     set_context(r, "key of metadata entry", (gguf_string){NULL, 0}, index);
     if ((st = read_string(r, &kv->key))) return st;
+    if ((st = check_name(r, kv->key, "key of metadata entry", index))) return st;
     set_context(r, "metadata value of key", kv->key, UINT64_MAX);
     if ((st = read_u32(r, &kv->type))) return st;
     if (kv->type == GGUF_TYPE_STRING) return read_string(r, &kv->str);
@@ -310,6 +328,7 @@ static sac_status read_tensor_info(reader *r, uint64_t index, gguf_tensor *t) {
     sac_status st;
     set_context(r, "name of tensor info", (gguf_string){NULL, 0}, index);
     if ((st = read_string(r, &t->name))) return st;
+    if ((st = check_name(r, t->name, "name of tensor info", index))) return st;
     set_context(r, "info of tensor", t->name, UINT64_MAX);
     if ((st = read_u32(r, &t->n_dims))) return st;
     if (t->n_dims < 1 || t->n_dims > GGUF_MAX_DIMS)
@@ -540,6 +559,13 @@ void sac_gguf_release(gguf_file *f) {
 /* ------------------------------------------------------------------------------------------
  * Lookups
  * ---------------------------------------------------------------------------------------- */
+
+int sac_gguf_clip(gguf_string s, uint64_t max) {
+    uint64_t n = s.len > max ? max : s.len;
+    if (n < s.len)
+        while (n > 0 && (s.data[n] & 0xC0) == 0x80) n--; /* s.data[n] continues a character */
+    return (int)n;
+}
 
 int sac_gguf_string_eq(gguf_string s, const char *cstr) {
     if (!cstr) return 0;

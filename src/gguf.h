@@ -80,6 +80,9 @@ void sac_gguf_release(gguf_file *f);
 const gguf_kv *sac_gguf_find_kv(const gguf_file *f, const char *key);
 const gguf_tensor *sac_gguf_find_tensor(const gguf_file *f, const char *name);
 int sac_gguf_string_eq(gguf_string s, const char *cstr);
+/* Bytes of `s` to quote in a message ("%.*s"): at most `max`, ending on a character boundary
+ * when s is well-formed UTF-8 (every key and tensor name is: the parser checks them). */
+int sac_gguf_clip(gguf_string s, uint64_t max);
 
 /* Typed getters. A missing key is SAC_ERR_MODEL "missing metadata key 'x'"; a value of the
  * wrong type or out of range is SAC_ERR_MODEL naming the key. Integer getters accept any

@@ -20,12 +20,15 @@
  * A decoder block is x += attn(LN(x)) (causal); x += cross(LN(x), encoder); x += mlp(LN(x)). */
 #include "model.h"
 
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "types.h"
+#include "unicode.h"
 
 /* Sanity bounds: far above any model that fits in wasm memory, low enough that products of
  * them cannot overflow the size arithmetic of the context. */
@@ -55,15 +58,16 @@ static sac_status get_dim(sac_model *m, const char *suffix, int32_t max, int32_t
     return SAC_OK;
 }
 
-/* An optional float hyperparameter: `fallback` when the key is absent. */
-static sac_status get_float_or(sac_model *m, const char *suffix, float fallback, float *out) {
+/* A required float hyperparameter "<arch>.<suffix>" in [lo, hi]; NaN and infinities fail. */
+static sac_status get_float_in(sac_model *m, const char *suffix, float lo, float hi, const char *why, float *out) {
     char key[96];
     arch_key(m, suffix, key, sizeof key);
-    if (!sac_gguf_find_kv(&m->gguf, key)) {
-        *out = fallback;
-        return SAC_OK;
-    }
-    return sac_gguf_get_f32(&m->gguf, key, out, &m->error);
+    sac_status st = sac_gguf_get_f32(&m->gguf, key, out, &m->error);
+    if (st != SAC_OK) return st;
+    if (!(*out >= lo && *out <= hi))
+        return sac_fail(&m->error, SAC_ERR_MODEL, "metadata key '%s' is %g, expected %g..%g (%s)", key,
+                        (double)*out, (double)lo, (double)hi, why);
+    return SAC_OK;
 }
 
 static sac_status read_hparams(sac_model *m) {
@@ -80,20 +84,19 @@ static sac_status read_hparams(sac_model *m) {
                         hp->n_embd, hp->n_head);
     hp->head_dim = hp->n_embd / hp->n_head;
     hp->n_head_kv = hp->n_head;
+    /* An epsilon that is NaN, negative or huge turns every normalisation into NaN or zeros. */
+    if ((st = get_float_in(m, m->arch == SAC_ARCH_LLAMA ? "attention.layer_norm_rms_epsilon"
+                                                       : "attention.layer_norm_epsilon",
+                           0.0f, 1.0f, "a normalisation epsilon", &hp->norm_eps)))
+        return st;
 
-    if (m->arch != SAC_ARCH_LLAMA) {
-        char key[96];
-        arch_key(m, "attention.layer_norm_epsilon", key, sizeof key);
-        if ((st = sac_gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
-        if (m->arch == SAC_ARCH_ENCDEC &&
-            (st = get_dim(m, "encoder.block_count", MAX_LAYERS, &hp->n_encoder_layer)))
-            return st;
-        if (m->arch == SAC_ARCH_ENCDEC && hp->n_embd % 2)
+    if (m->arch == SAC_ARCH_ENCDEC) {
+        if ((st = get_dim(m, "encoder.block_count", MAX_LAYERS, &hp->n_encoder_layer))) return st;
+        if (hp->n_embd % 2)
             return sac_fail(&m->error, SAC_ERR_MODEL, "encdec embedding_length %d must be even (sinusoids)", hp->n_embd);
-        return SAC_OK;
     }
+    if (m->arch != SAC_ARCH_LLAMA) return SAC_OK;
 
-    /* llama */
     char key[96];
     arch_key(m, "attention.head_count_kv", key, sizeof key);
     if (sac_gguf_find_kv(&m->gguf, key) && (st = get_dim(m, "attention.head_count_kv", MAX_DIM, &hp->n_head_kv)))
@@ -101,21 +104,104 @@ static sac_status read_hparams(sac_model *m) {
     if (hp->n_head % hp->n_head_kv != 0)
         return sac_fail(&m->error, SAC_ERR_MODEL, "head_count %d is not a multiple of head_count_kv %d",
                         hp->n_head, hp->n_head_kv);
-    arch_key(m, "attention.layer_norm_rms_epsilon", key, sizeof key);
-    if ((st = sac_gguf_get_f32(&m->gguf, key, &hp->norm_eps, &m->error))) return st;
-    if ((st = get_float_or(m, "rope.freq_base", 10000.0f, &hp->rope_freq_base))) return st;
-    if (!(hp->rope_freq_base > 0.0f))
-        return sac_fail(&m->error, SAC_ERR_MODEL, "rope.freq_base must be positive, got %g",
-                        (double)hp->rope_freq_base);
+    /* base >= 1 keeps every angle pos * base^(-2i/d) within [0, pos]; a smaller base can
+     * overflow it to infinity. */
+    hp->rope_freq_base = 10000.0f;
+    arch_key(m, "rope.freq_base", key, sizeof key);
+    if (sac_gguf_find_kv(&m->gguf, key) &&
+        (st = get_float_in(m, "rope.freq_base", 1.0f, FLT_MAX, "a RoPE base", &hp->rope_freq_base)))
+        return st;
     hp->rope_dim = hp->head_dim;
     arch_key(m, "rope.dimension_count", key, sizeof key);
-    if (sac_gguf_find_kv(&m->gguf, key)) {
-        if ((st = get_dim(m, "rope.dimension_count", hp->head_dim, &hp->rope_dim))) return st;
-        if (hp->rope_dim % 2)
-            return sac_fail(&m->error, SAC_ERR_MODEL, "rope.dimension_count %d must be even", hp->rope_dim);
+    if (sac_gguf_find_kv(&m->gguf, key) && (st = get_dim(m, "rope.dimension_count", hp->head_dim, &hp->rope_dim)))
+        return st;
+    if (hp->rope_dim % 2) /* RoPE rotates pairs */
+        return sac_fail(&m->error, SAC_ERR_MODEL, "the rotary dimension count %d must be even%s", hp->rope_dim,
+                        sac_gguf_find_kv(&m->gguf, key) ? "" : " (it defaults to the head size)");
+    return SAC_OK;
+}
+
+static int in_list(gguf_string s, const char *const *list) {
+    for (; *list; list++)
+        if (sac_gguf_string_eq(s, *list)) return 1;
+    return 0;
+}
+
+static int is_hparam_read(const sac_model *m, gguf_string suffix) {
+    static const char *const common[] = {"context_length", "embedding_length", "feed_forward_length",
+                                         "block_count", "attention.head_count", NULL};
+    static const char *const gpt2[] = {"attention.layer_norm_epsilon", NULL};
+    static const char *const encdec[] = {"attention.layer_norm_epsilon", "encoder.block_count", NULL};
+    static const char *const llama[] = {"attention.layer_norm_rms_epsilon", "attention.head_count_kv",
+                                        "rope.freq_base", "rope.dimension_count", NULL};
+    const char *const *own = m->arch == SAC_ARCH_LLAMA ? llama : m->arch == SAC_ARCH_ENCDEC ? encdec : gpt2;
+    return in_list(suffix, common) || in_list(suffix, own);
+}
+
+/* An integer key that must equal `want` (what saccade computes with). */
+static sac_status expect_int(sac_model *m, const char *key, uint32_t want, const char *meaning) {
+    uint32_t v;
+    sac_status st = sac_gguf_get_u32(&m->gguf, key, &v, &m->error);
+    if (st != SAC_OK) return st;
+    if (v != want)
+        return sac_fail(&m->error, SAC_ERR_UNSUPPORTED, "metadata key '%s' is %" PRIu32 ", but %s is %" PRIu32
+                        "; saccade does not implement that", key, v, meaning, want);
+    return SAC_OK;
+}
+
+static sac_status check_arch_key(sac_model *m, const gguf_kv *kv, gguf_string suffix) {
+    const sac_model_info *hp = &m->info;
+    const int llama = m->arch == SAC_ARCH_LLAMA;
+    char key[160];
+    snprintf(key, sizeof key, "%.*s", sac_gguf_clip(kv->key, 150), kv->key.data);
+    if (sac_gguf_string_eq(suffix, "vocab_size"))
+        return expect_int(m, key, (uint32_t)hp->n_vocab, "the number of rows of token_embd.weight");
+    if (sac_gguf_string_eq(suffix, "attention.key_length") || sac_gguf_string_eq(suffix, "attention.value_length"))
+        return expect_int(m, key, (uint32_t)hp->head_dim, "the head size (embedding_length / head_count)");
+    if (sac_gguf_string_eq(suffix, "attention.head_count_kv"))
+        return expect_int(m, key, (uint32_t)hp->n_head, "head_count (this architecture has no grouped-query attention)");
+    if (sac_gguf_string_eq(suffix, "expert_count") || sac_gguf_string_eq(suffix, "expert_used_count"))
+        return expect_int(m, key, 0, "the number of experts (saccade has no mixture of experts)");
+    if (llama && sac_gguf_string_eq(suffix, "rope.scaling.type")) {
+        gguf_string v;
+        sac_status st = sac_gguf_get_string(&m->gguf, key, &v, &m->error);
+        if (st == SAC_OK && !sac_gguf_string_eq(v, "none"))
+            st = sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
+                          "metadata key '%s' asks for RoPE scaling, which saccade does not implement (only 'none')", key);
+        return st;
     }
-    if (!(hp->norm_eps >= 0.0f))
-        return sac_fail(&m->error, SAC_ERR_MODEL, "normalisation epsilon must be >= 0");
+    if (llama && sac_gguf_string_eq(suffix, "rope.scaling.factor")) {
+        float v;
+        sac_status st = sac_gguf_get_f32(&m->gguf, key, &v, &m->error);
+        if (st == SAC_OK && v != 1.0f && v != 0.0f) /* 0 is how converters write "unset" */
+            st = sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
+                          "metadata key '%s' is %g: RoPE scaling is not implemented (only 1)", key, (double)v);
+        return st;
+    }
+    /* Without scaling these only describe the training; the layout key names the Q/K
+     * permutation the converter already applied. */
+    if (llama && (sac_gguf_string_eq(suffix, "rope.scaling.original_context_length") ||
+                  sac_gguf_string_eq(suffix, "rope.scaling.finetuned") ||
+                  sac_gguf_string_eq(suffix, "tensor_data_layout")))
+        return SAC_OK;
+    return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
+                    "metadata key '%s' is not implemented for architecture %s; saccade refuses the file "
+                    "rather than ignore it", key, m->arch_name);
+}
+
+/* Keys under "<arch>." describe the computation, so each is either read by read_hparams or
+ * holds the value saccade implements; any other would be ignored and the model would run
+ * differently from how it was trained (RoPE scaling, experts, ...), so it is refused. */
+static sac_status check_arch_keys(sac_model *m) {
+    const size_t n = strlen(m->arch_name);
+    for (uint64_t i = 0; i < m->gguf.n_kv; i++) {
+        const gguf_kv *kv = &m->gguf.kv[i];
+        if (kv->key.len <= n || memcmp(kv->key.data, m->arch_name, n) != 0 || kv->key.data[n] != '.') continue;
+        gguf_string suffix = {kv->key.data + n + 1, kv->key.len - n - 1};
+        if (is_hparam_read(m, suffix)) continue;
+        sac_status st = check_arch_key(m, kv, suffix);
+        if (st != SAC_OK) return st;
+    }
     return SAC_OK;
 }
 
@@ -125,6 +211,7 @@ static sac_status read_hparams(sac_model *m) {
 
 static const gguf_tensor *find_tensor(sac_model *m, const char *name, int required) {
     const gguf_tensor *t = sac_gguf_find_tensor(&m->gguf, name);
+    if (t) m->bound[t - m->gguf.tensors] = 1;
     if (!t && required)
         sac_fail(&m->error, SAC_ERR_MODEL, "missing tensor '%s' (required by architecture %s)", name,
                  m->arch_name);
@@ -149,7 +236,7 @@ static sac_status bind_matrix(sac_model *m, const char *name, int64_t n_in, int6
 
 /* Binds a 1-D parameter of n values; non-F32 storage is converted into m->converted,
  * whose cursor `*used` (in floats) advances. First pass (m->converted == NULL) only counts. */
-static sac_status bind_vector(sac_model *m, const char *name, int64_t n, int required, size_t *used,
+static sac_status bind_vector(sac_model *m, const char *name, int64_t n, int required, uint64_t *used,
                               sac_vector *out) {
     const gguf_tensor *t = find_tensor(m, name, required);
     if (!t) return required ? SAC_ERR_MODEL : SAC_OK;
@@ -166,12 +253,12 @@ static sac_status bind_vector(sac_model *m, const char *name, int64_t n, int req
         sac_type_traits_get(t->type)->to_float(t->data, dst, n);
         out->data = dst;
     }
-    *used += (size_t)n;
+    *used += (uint64_t)n; /* no overflow: the sum of tensor sizes is bounded by the file */
     return SAC_OK;
 }
 
 /* Binds one block; `prefix` is "blk.%d." (gpt2, llama), "enc.blk.%d." or "dec.blk.%d." (encdec). */
-static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer *L, size_t *used) {
+static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer *L, uint64_t *used) {
     const sac_model_info *hp = &m->info;
     const int64_t E = hp->n_embd, F = hp->n_ff, KV = (int64_t)hp->n_head_kv * hp->head_dim;
     char base[32], name[96];
@@ -219,7 +306,7 @@ static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer
 }
 
 /* Binds every tensor. Called twice: to count the floats 1-D conversions need, then to bind. */
-static sac_status bind_all(sac_model *m, size_t *used) {
+static sac_status bind_all(sac_model *m, uint64_t *used) {
     const sac_model_info *hp = &m->info;
     sac_status st;
     *used = 0;
@@ -254,6 +341,85 @@ static sac_status bind_all(sac_model *m, size_t *used) {
     return SAC_OK;
 }
 
+/* A tensor the architecture does not bind would be ignored, and the model would compute
+ * something other than what was trained (a bias, RoPE frequency factors, ...): refuse it. */
+static sac_status check_all_bound(sac_model *m) {
+    for (uint64_t i = 0; i < m->gguf.n_tensors; i++)
+        if (!m->bound[i]) {
+            const gguf_string name = m->gguf.tensors[i].name;
+            return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
+                            "tensor '%.*s' is not used by architecture %s; saccade refuses the file rather "
+                            "than ignore it", sac_gguf_clip(name, 150), name.data, m->arch_name);
+        }
+    return SAC_OK;
+}
+
+/* Every weight is finite: one NaN or infinity makes every later logit NaN. Each tensor is
+ * read once through its type's to_float, in chunks, which costs about one pass over the file
+ * (measured in saccade.h's load section). */
+static sac_status check_finite(sac_model *m) {
+    enum { CHUNK = 1024 }; /* a multiple of every block size */
+    float buf[CHUNK];
+    for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
+        const gguf_tensor *t = &m->gguf.tensors[i];
+        const sac_type_traits *tt = sac_type_traits_get(t->type);
+        const uint8_t *p = t->data;
+        for (uint64_t done = 0; done < t->n_elements; done += CHUNK) {
+            int64_t k = (int64_t)(t->n_elements - done < CHUNK ? t->n_elements - done : CHUNK);
+            tt->to_float(p, buf, k);
+            p += (size_t)(k / tt->block_size) * tt->type_size;
+            int ok = 1;
+            for (int64_t j = 0; j < k; j++) ok &= isfinite(buf[j]) != 0;
+            if (ok) continue;
+            int64_t j = 0;
+            while (isfinite(buf[j])) j++;
+            return sac_fail(&m->error, SAC_ERR_MODEL, "tensor '%.*s' holds a non-finite value (%s) at element %" PRIu64,
+                            sac_gguf_clip(t->name, 150), t->name.data, buf[j] != buf[j] ? "NaN" : "infinity",
+                            done + (uint64_t)j);
+        }
+    }
+    return SAC_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text from the file                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Renders a string from the file as C text for the API: ill-formed UTF-8 becomes U+FFFD, one
+ * per maximal subpart, exactly as JavaScript's TextDecoder reads it, and so does NUL, which a
+ * C string cannot carry. *buf grows as needed (to at most 3 bytes per input byte + 1). */
+static sac_status reserve(sac_model *m, char **buf, size_t *cap, uint64_t need) {
+    if (need <= *cap) return SAC_OK;
+    char *grown = need <= SIZE_MAX ? realloc(*buf, (size_t)need) : NULL;
+    if (!grown) return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory rendering %" PRIu64 " bytes of text", need);
+    *buf = grown;
+    *cap = (size_t)need;
+    return SAC_OK;
+}
+
+static sac_status render_text(sac_model *m, gguf_string s, char **buf, size_t *cap) {
+    uint64_t need = UINT64_MAX;
+    if (sac_mul_u64(s.len, 3, &need)) sac_add_u64(need, 1, &need);
+    sac_status st = reserve(m, buf, cap, need);
+    if (st != SAC_OK) return st;
+    const uint8_t *in = (const uint8_t *)s.data;
+    size_t i = 0, o = 0;
+    while (i < s.len) {
+        uint32_t cp;
+        size_t len;
+        if (sac_utf8_next(in + i, (size_t)s.len - i, &cp, &len) == SAC_UTF8_OK && cp != 0) {
+            memcpy(*buf + o, in + i, len);
+            o += len;
+        } else {
+            memcpy(*buf + o, SAC_REPLACEMENT_UTF8, 3);
+            o += 3;
+        }
+        i += len;
+    }
+    (*buf)[o] = '\0';
+    return SAC_OK;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Loading                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
@@ -263,6 +429,33 @@ static sac_status load_tokenizer(sac_model *m) {
     if (st) return st;
     m->info.has_tokenizer = m->tokenizer != NULL;
     return SAC_OK;
+}
+
+/* general.architecture: one of the names saccade implements, exactly. */
+static sac_status read_architecture(sac_model *m) {
+    static const char *const arch_names[] = {"gpt2", "llama", "encdec"};
+    gguf_string arch;
+    if (!sac_gguf_find_kv(&m->gguf, "general.architecture"))
+        return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
+    sac_status st = sac_gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error);
+    if (st != SAC_OK) return st;
+    for (int a = 0; a < 3; a++)
+        if (sac_gguf_string_eq(arch, arch_names[a])) {
+            m->arch = (enum sac_arch)a;
+            snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[a]);
+            m->info.architecture = m->arch_name;
+            return SAC_OK;
+        }
+    if ((st = render_text(m, arch, &m->meta_value, &m->meta_value_cap))) return st;
+    gguf_string shown = {m->meta_value, strlen(m->meta_value)};
+    /* "gpt2\0evil" must not pass for (or be reported as) "gpt2" */
+    if (arch.len && memchr(arch.data, 0, (size_t)arch.len))
+        return sac_fail(&m->error, SAC_ERR_MODEL,
+                        "metadata key 'general.architecture' contains a NUL byte ('%.*s'); a name cannot",
+                        sac_gguf_clip(shown, 64), shown.data);
+    return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
+                    "unknown architecture '%.*s' (saccade supports gpt2, llama and encdec)", sac_gguf_clip(shown, 64),
+                    shown.data);
 }
 
 static sac_status load(sac_model *m, const void *data, size_t size, int vocab_only) {
@@ -280,42 +473,29 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
         return SAC_OK;
     }
 
-    gguf_string arch;
-    if (!sac_gguf_find_kv(&m->gguf, "general.architecture"))
-        return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
-    if ((st = sac_gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error))) return st;
-    static const char *const arch_names[] = {"gpt2", "llama", "encdec"};
-    int found = 0;
-    for (int a = 0; a < 3; a++)
-        if (sac_gguf_string_eq(arch, arch_names[a])) {
-            m->arch = (enum sac_arch)a;
-            found = 1;
-        }
-    if (!found)
-        return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                        "unknown architecture '%.*s' (saccade supports gpt2, llama and encdec)",
-                        (int)(arch.len > 64 ? 64 : arch.len), arch.data);
-    snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[m->arch]);
-    m->info.architecture = m->arch_name;
-    gguf_string name;
-    if (sac_gguf_find_kv(&m->gguf, "general.name") &&
-        sac_gguf_get_string(&m->gguf, "general.name", &name, NULL) == SAC_OK)
-        snprintf(m->name, sizeof m->name, "%.*s", (int)(name.len > 127 ? 127 : name.len), name.data);
+    if ((st = read_architecture(m))) return st;
+    gguf_string name = {"", 0};
+    if (sac_gguf_find_kv(&m->gguf, "general.name"))
+        sac_gguf_get_string(&m->gguf, "general.name", &name, NULL); /* a non-string name is shown as "" */
+    size_t cap = 0;
+    if ((st = render_text(m, name, &m->name, &cap))) return st;
     m->info.name = m->name;
 
     if ((st = read_hparams(m))) return st;
 
     m->layers = calloc((size_t)m->info.n_layer, sizeof *m->layers);
     m->enc_layers = calloc((size_t)m->info.n_encoder_layer + 1, sizeof *m->enc_layers);
-    if (!m->layers || !m->enc_layers)
+    m->bound = calloc((size_t)m->gguf.n_tensors + 1, 1); /* n_tensors fits: the parser allocated n of them */
+    if (!m->layers || !m->enc_layers || !m->bound)
         return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory for %d layers", m->info.n_layer);
-    size_t n_converted;
+    uint64_t n_converted;
     if ((st = bind_all(m, &n_converted))) return st;
     if (n_converted) {
-        m->converted = malloc(n_converted * sizeof(float));
-        if (!m->converted) return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory converting 1-D parameters");
+        if (n_converted > SIZE_MAX / sizeof(float) || !(m->converted = malloc((size_t)n_converted * sizeof(float))))
+            return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory converting 1-D parameters");
         if ((st = bind_all(m, &n_converted))) return st;
     }
+    if ((st = check_all_bound(m)) || (st = check_arch_keys(m)) || (st = check_finite(m))) return st;
 
     for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
         m->info.n_params += m->gguf.tensors[i].n_elements;
@@ -343,6 +523,8 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
     }
     if (flags & SAC_LOAD_TAKE_OWNERSHIP) m->owned_buffer = (void *)data;
     if (!data && size > 0) return sac_fail(&m->error, SAC_ERR_ARG, "data is NULL but size is %zu", size);
+    /* the same words as the JS library's own check, so every surface says the same */
+    if (size == 0) return sac_fail(&m->error, SAC_ERR_FORMAT, "the model is empty (0 bytes)");
     if (flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY))
         return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
     return load(m, data, size, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
@@ -355,6 +537,10 @@ void sac_model_free(sac_model *m) {
     free(m->layers);
     free(m->enc_layers);
     free(m->converted);
+    free(m->bound);
+    free(m->name);
+    free(m->meta_key);
+    free(m->meta_value);
     free(m->owned_buffer);
     free(m);
 }
@@ -385,7 +571,8 @@ sac_status sac_model_tensor(sac_model *m, int32_t index, const char **name, cons
                         m->gguf.n_tensors);
     const gguf_tensor *t = &m->gguf.tensors[index];
     /* Names in the file are not NUL-terminated: render into scratch. */
-    snprintf(m->meta_key, sizeof m->meta_key, "%.*s", (int)(t->name.len > 255 ? 255 : t->name.len), t->name.data);
+    sac_status st = render_text(m, t->name, &m->meta_key, &m->meta_key_cap);
+    if (st != SAC_OK) return st;
     if (name) *name = m->meta_key;
     if (type_name) *type_name = sac_type_name(t->type);
     if (n_dims) *n_dims = (int32_t)t->n_dims;
@@ -402,13 +589,14 @@ sac_status sac_model_metadata(sac_model *m, int32_t index, const char **key, con
         return sac_fail(&m->error, SAC_ERR_ARG, "metadata index %d out of range (0..%" PRIu64 ")", index,
                         m->gguf.n_kv);
     const gguf_kv *kv = &m->gguf.kv[index];
+    sac_status st = render_text(m, kv->key, &m->meta_key, &m->meta_key_cap);
+    if (!st) st = kv->type == GGUF_TYPE_STRING ? render_text(m, kv->str, &m->meta_value, &m->meta_value_cap)
+                                               : reserve(m, &m->meta_value, &m->meta_value_cap, 64);
+    if (st != SAC_OK) return st;
     char *v = m->meta_value;
-    size_t cap = sizeof m->meta_value;
-    snprintf(m->meta_key, sizeof m->meta_key, "%.*s", (int)(kv->key.len > 255 ? 255 : kv->key.len), kv->key.data);
+    size_t cap = m->meta_value_cap;
     switch (kv->type) {
-    case GGUF_TYPE_STRING:
-        snprintf(v, cap, "%.*s", (int)(kv->str.len > cap - 1 ? cap - 1 : kv->str.len), kv->str.data);
-        break;
+    case GGUF_TYPE_STRING: break;
     case GGUF_TYPE_F32:
     case GGUF_TYPE_F64: snprintf(v, cap, "%.9g", kv->f64); break;
     case GGUF_TYPE_BOOL: snprintf(v, cap, "%s", kv->i64 ? "true" : "false"); break;

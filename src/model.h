@@ -45,7 +45,8 @@ struct sac_model {
     enum sac_arch arch;
     sac_model_info info;
     char arch_name[16];
-    char name[128];
+    char *name;              /* general.name rendered as text (see render_text in model.c) */
+    uint8_t *bound;          /* per tensor: 1 once the architecture has bound it */
 
     sac_matrix token_embd;   /* [n_embd, n_vocab] */
     sac_matrix pos_embd;     /* gpt2: [n_embd, n_ctx] */
@@ -57,9 +58,9 @@ struct sac_model {
 
     sac_tokenizer *tokenizer;
 
-    /* scratch for sac_model_metadata's rendered key and value */
-    char meta_key[256];
-    char meta_value[256];
+    /* scratch for the text sac_model_metadata and sac_model_tensor return, grown as needed */
+    char *meta_key, *meta_value;
+    size_t meta_key_cap, meta_value_cap;
 };
 
 /* Row `row` of an embedding matrix, converted to f32. */

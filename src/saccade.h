@@ -53,6 +53,20 @@ enum {
 
 /* Parses a GGUF file held in memory. Tensor data is used in place when the buffer is
  * suitably aligned, otherwise the data section is copied once.
+ * A file is refused (with a message naming the key or tensor) unless everything in it is
+ * something saccade computes with as the file means it:
+ *   - every hyperparameter in range: dimensions 1..2^20 (layers 1..4096), heads dividing the
+ *     width, KV heads dividing the heads, the normalisation epsilon in [0, 1] (not NaN/inf),
+ *     the RoPE base in [1, FLT_MAX] (so angles stay within the position), rotary dims even;
+ *   - every <arch>.* key is one the architecture reads, or holds the value saccade implements
+ *     (vocab_size = the embedding rows, rope.scaling.type "none", rope.scaling.factor 1,
+ *     expert_count 0, ...); keys outside <arch>.* (general.*, tokenizer.*) only describe;
+ *   - every tensor is one the architecture binds (no rope_freqs.weight, no extra bias);
+ *   - every weight is finite. This reads each tensor once (about one pass over the file;
+ *     natively, GPT-2 small loads in 67 ms as Q8_0, 77 ms as F32, 167 ms as Q4_0, 0.6 s as
+ *     F16, against 0.04 ms without the check; the shipped models in under 1 ms);
+ *   - keys and tensor names are well-formed UTF-8 without NUL, general.architecture too.
+ * SAC_LOAD_VOCAB_ONLY checks only the container and the tokenizer.
  * Like sqlite3_open, *out receives a handle even when loading fails (so that
  * sac_model_errmsg can explain why); only on SAC_ERR_NOMEM may *out be NULL.
  * The handle must always be released with sac_model_free. */
@@ -90,9 +104,12 @@ int32_t sac_model_n_tensors(const sac_model *model);
 sac_status sac_model_tensor(sac_model *model, int32_t index, const char **name,
                             const char **type_name, int32_t *n_dims, int64_t dims[4]);
 
-/* Metadata, in file order. The value is rendered as text: numbers in decimal, strings as is,
- * arrays as "[type; count]" (arrays are not expanded). The returned pointers stay valid
- * until the next sac_model_metadata or sac_model_tensor call on the same model. */
+/* Metadata, in file order. The value is rendered as text: numbers in decimal, strings whole,
+ * arrays as "[type; count]" (arrays are not expanded). Strings from the file (values, and
+ * general.name in sac_model_info) come out as well-formed UTF-8: each ill-formed subpart
+ * becomes U+FFFD as JavaScript's TextDecoder reads it, and so does a NUL byte. The returned
+ * pointers stay valid until the next sac_model_metadata or sac_model_tensor call on the
+ * same model. */
 int32_t sac_model_n_metadata(const sac_model *model);
 sac_status sac_model_metadata(sac_model *model, int32_t index, const char **key, const char **value);
 

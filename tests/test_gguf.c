@@ -14,6 +14,7 @@
 #include "gguf.h"
 #include "gguf_writer.h"
 #include "types.h"
+#include "unicode.h"
 
 /* ------------------------------------------------------------------------------------------
  * A byte builder for hand-made files
@@ -843,6 +844,60 @@ static void test_bad_tensor_infos(void) {
     free(b.p);
 }
 
+/* Keys and tensor names are names: NUL or ill-formed UTF-8 is refused, naming the entry;
+ * a clipped name in a message ends on a character boundary. */
+static void test_names_are_text(void) {
+    struct { const char *name; size_t len; const char *words; } bad[] = {
+        {"gpt2\0evil", 9, "contains a NUL byte (at byte 4)"},
+        {"\0", 1, "contains a NUL byte (at byte 0)"},
+        {"a\xff" "b", 3, "is not valid UTF-8"},
+        {"caf\xc3", 4, "is not valid UTF-8"},            /* a truncated character */
+        {"\xed\xa0\x80", 3, "is not valid UTF-8"},       /* a UTF-16 surrogate */
+        {"\xc0\xaf", 2, "is not valid UTF-8"},           /* an overlong '/' */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        for (int tensor = 0; tensor < 2; tensor++) {
+            bytes b = {0};
+            put_header(&b, 3, (uint64_t)tensor, 2);
+            put_kv_u32(&b, "general.alignment", 32);
+            if (tensor) put_kv_u32(&b, "x", 1);
+            put_u64(&b, bad[i].len);
+            put(&b, bad[i].name, bad[i].len);
+            if (tensor) {
+                put_u32(&b, 1);
+                put_u64(&b, 8);
+                put_u32(&b, SAC_TYPE_F32);
+                put_u64(&b, 0);
+                put_pad(&b, 32);
+                put_zeros(&b, 32);
+            } else {
+                put_u32(&b, GGUF_TYPE_U32);
+                put_u32(&b, 7);
+            }
+            char want[96];
+            snprintf(want, sizeof want, "the %s #%d %s", tensor ? "name of tensor info" : "key of metadata entry",
+                     tensor ? 0 : 1, bad[i].words);
+            EXPECT_FAIL(b, SAC_ERR_FORMAT, want, bad[i].name);
+            free(b.p);
+        }
+    }
+    /* a long name of two-byte characters, quoted in a message: clipped between characters */
+    char name[301];
+    for (int i = 0; i < 300; i += 2) memcpy(name + i, "\xc3\xa9", 2);
+    name[300] = '\0';
+    bytes b = {0};
+    put_header(&b, 3, 0, 2);
+    put_kv_u32(&b, name, 1);
+    put_kv_u32(&b, name, 2);
+    gguf_file f;
+    sac_error err = {0};
+    CHECK(sac_gguf_parse(&f, b.p, b.len, &err) == SAC_ERR_FORMAT);
+    CHECK_MSG(contains(err.msg, "duplicate metadata key"), "%s", err.msg);
+    CHECK_MSG(sac_utf8_valid((const uint8_t *)err.msg, strlen(err.msg)), "message is not UTF-8: %s", err.msg);
+    sac_gguf_release(&f);
+    free(b.p);
+}
+
 /* The same bytes at an aligned and at an odd address: in place, then copied once. */
 static void test_misaligned_buffer(void) {
     uint8_t *buf = NULL;
@@ -885,6 +940,7 @@ int main(void) {
     RUN(test_bad_header);
     RUN(test_bad_metadata);
     RUN(test_bad_tensor_infos);
+    RUN(test_names_are_text);
     RUN(test_misaligned_buffer);
     return check_summary("test_gguf");
 }
