@@ -251,7 +251,8 @@ static sac_model *load_model(const char *path, uint32_t flags) {
     FILE *f = fopen(path, "rb");
     if (!f) return fail("cannot open '%s'", path), NULL;
     long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-    void *buf = size > 0 && !fseek(f, 0, SEEK_SET) ? malloc((size_t)size) : NULL;
+    /* an empty file goes to the loader too, which says why it is refused as every surface does */
+    void *buf = size >= 0 && !fseek(f, 0, SEEK_SET) ? malloc(size ? (size_t)size : 1) : NULL;
     if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
         fclose(f);
         free(buf);

@@ -4,7 +4,7 @@
 import { fail } from './errors.mjs';
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true }); // a leading U+FEFF is text, as C keeps it
 
 export class Heap {
   constructor(M) {
