@@ -1,6 +1,7 @@
 // api-run.mjs — one hostile file through the JS API, in a process of its own (a trap in a
 // pthread can end the process, which must not end the test run). Prints one JSON line:
 //   { status: 'ok', info, generate: { prompt_tokens, tokens, text }, logits, attention }
+//     (attention: { rows, worstRowSumError }, or { refused: message } when capture cannot fit)
 //   { status: 'error', stage, name, code, message }
 // usage: node tests/hostile/api-run.mjs FILE st|mt
 // What it runs mirrors the CLIs' `info`, `generate --prompt AB -n 8 --temp 0 --ignore-eos`
@@ -28,7 +29,9 @@ try {
   }
   out.generate = { prompt_tokens: ids, tokens, text };
   stage = 'logits';
-  out.logits = Array.from(model.forward([1, 2, 3]));
+  // encoder–decoder models read [1, 2, 3] as the source too, as the CLIs' `logits --source 1,2,3`
+  const source = model.info.architecture === 'encdec' ? { source: [1, 2, 3] } : {};
+  out.logits = Array.from(model.forward([1, 2, 3], source));
   stage = 'attention';
   // every captured row is a probability distribution: finite, summing to 1 per head
   let rows = 0;
@@ -46,7 +49,9 @@ try {
   }
   out.attention = { rows, worstRowSumError: worst };
 } catch (e) {
-  Object.assign(out, { status: 'error', stage, name: e?.name, code: e?.code, message: String(e?.message ?? e) });
+  // a capture that cannot fit is refused with SAC_ERR_NOMEM, the runs before it stand
+  if (stage === 'attention' && e?.name === 'SaccadeError' && e.code === 'SAC_ERR_NOMEM') out.attention = { refused: e.message };
+  else Object.assign(out, { status: 'error', stage, name: e?.name, code: e?.code, message: String(e?.message ?? e) });
 } finally {
   model?.dispose();
 }

@@ -264,8 +264,9 @@ export function hostileCases(shrink) {
   add('ok-gpt2-f16', tinyModel('gpt2', { type: F16 }), ok, 'a valid F16 model');
 
   // 1. attention capture sizes that wrap in 32 bits: llama, 2 layers, 64 heads, context 8192
-  add('capture-overflow', tinyModel('llama', { nLayer: 2, nHead: 64, nHeadKv: 64, nEmbd: 128, nFf: 32, nCtx: 8192, type: Q8_0 }), ok,
-    'L×H×n² attention capture overflows 32-bit sizes (issue 11 item 1); runs without capture');
+  add('capture-overflow', tinyModel('llama', { nLayer: 2, nHead: 64, nHeadKv: 64, nEmbd: 128, nFf: 32, nCtx: 8192, type: Q8_0 }),
+    { ok: true, captureRefused: true },
+    'L×H×n² attention capture overflows 32-bit sizes (issue 11 item 1): runs, and capture is refused with its size');
   // 2. only wv quantized: the int8 activation workspace must cover it
   add('partial-q8-wv', tinyModel('llama', { types: { 'blk.0.attn_v.weight': Q8_0 } }), ok,
     'only blk.0.attn_v.weight is Q8_0 (issue 11 item 2)');

@@ -40,7 +40,8 @@ function run(cmd, args) {
 const cliSurfaces = {
   native: (args) => run(nativeCli, args),
   'node-st': (args) => run(process.execPath, [nodeCli, ...args]),
-  'node-mt': (args) => run(process.execPath, [nodeCli, ...args, '--threads', 2]),
+  // info takes no --threads (it makes no context)
+  'node-mt': (args) => run(process.execPath, [nodeCli, ...args, ...(args[0] === 'info' ? [] : ['--threads', 2])]),
 };
 const apiSurfaces = ['st', 'mt'];
 
@@ -75,7 +76,8 @@ async function verdicts(file) {
     if (!info.ok) continue;
     cli[name].generate = cliVerdict(`${name} generate`,
       await runCli(['generate', file, '--prompt', 'AB', '-n', 8, '--temp', 0, '--ignore-eos']));
-    cli[name].logits = cliVerdict(`${name} logits`, await runCli(['logits', file, '--tokens', '1,2,3']));
+    const source = JSON.parse(info.out).architecture === 'encdec' ? ['--source', '1,2,3'] : [];
+    cli[name].logits = cliVerdict(`${name} logits`, await runCli(['logits', file, '--tokens', '1,2,3', ...source]));
   }
   const api = {};
   for (const variant of apiSurfaces)
@@ -101,7 +103,7 @@ function expectAllFail({ cli, api }, words) {
   }
 }
 
-function expectAllSucceed({ cli, api }) {
+function expectAllSucceed({ cli, api }, { captureRefused = false } = {}) {
   const ref = cli.native;
   for (const [name, v] of Object.entries(cli)) {
     for (const cmd of ['info', 'generate', 'logits'])
@@ -127,8 +129,13 @@ function expectAllSucceed({ cli, api }) {
     assert.equal(o.generate.text, gen.text ?? '', `api-${variant} text differs`);
     assert.ok(o.logitsFinite, `api-${variant}: non-finite logits`);
     assert.ok(relativeError(o.logits, logits) <= 1e-4, `api-${variant} logits differ`);
+    if (captureRefused) {
+      assert.match(o.attention.refused ?? '', /needs \d+ bytes .*shorter context/,
+        `api-${variant}: a capture that cannot fit must be refused with its size and what to change`);
+      continue;
+    }
     assert.ok(o.attention.rows > 0 && o.attention.worstRowSumError < 1e-3,
-      `api-${variant}: attention rows do not sum to 1 (worst error ${o.attention.worstRowSumError})`);
+      `api-${variant}: attention rows do not sum to 1 (worst error ${o.attention.worstRowSumError}${o.attention.refused ?? ''})`);
   }
 }
 
@@ -142,7 +149,7 @@ describe('hostile GGUF files: the same verdict on every surface', { concurrency:
       writeFileSync(file, c.bytes);
       const v = await verdicts(file);
       if (c.expect.error) expectAllFail(v, c.expect.error);
-      else if (c.expect.ok) expectAllSucceed(v);
+      else if (c.expect.ok) expectAllSucceed(v, c.expect);
       else if (v.cli.native.info.ok) expectAllSucceed(v);
       else expectAllFail(v, []);
     });
