@@ -14,7 +14,8 @@
 #include "check.h"
 #include "gguf_writer.h"
 #include "model.h"
-#include "tokenizer_impl.h"
+#include "token_lookup.h"
+#include "tokenizer_encoders.h"
 #include "unicode.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -354,7 +355,7 @@ static void test_vocab_metadata(void) {
     for (int k = 0; k < 2; k++) {
         const sac_tokenizer *tok = (k ? l : g)->tokenizer;
         for (int32_t i = 0; i < tok->n_vocab; i++)
-            bad += sac_tokenizer_find(tok, sac_token_text(tok, i), tok->tokens[i].text_len) != i;
+            bad += sac_token_lookup(tok, sac_token_text(tok, i), tok->tokens[i].text_len) != i;
     }
     CHECK_MSG(bad == 0, "%d tokens do not map back to their id", bad);
 }
