@@ -535,15 +535,30 @@ int32_t sac_token_add_bos(const sac_model *model) {
     return model && model->tokenizer ? model->tokenizer->add_bos : 0;
 }
 
+int32_t sac_tokenizer_n_ids(const sac_model *model) {
+    /* the loader refuses a tokenizer larger than the table, so this is the table's rows
+     * whenever there is a table */
+    int32_t n_tokens = model->tokenizer->n_vocab;
+    return model->info.n_vocab > n_tokens ? model->info.n_vocab : n_tokens;
+}
+
+sac_status sac_tokenizer_piece(const sac_model *model, int32_t id, const char **bytes, size_t *len, sac_error *err) {
+    const sac_tokenizer *tok = model->tokenizer;
+    int32_t n_ids = sac_tokenizer_n_ids(model);
+    if (id < 0 || id >= n_ids) return sac_fail(err, SAC_ERR_ARG, "token %d is out of range (vocabulary size %d)", id, n_ids);
+    if (id >= tok->n_vocab) { /* a padding row of the embedding table: no text */
+        *bytes = tok->pieces;
+        *len = 0;
+        return SAC_OK;
+    }
+    *bytes = tok->pieces + tok->tokens[id].piece_off;
+    *len = tok->tokens[id].piece_len;
+    return SAC_OK;
+}
+
 sac_status sac_token_bytes(sac_model *model, int32_t token, const char **bytes, size_t *len) {
     if (!model) return SAC_ERR_ARG;
     if (!model->tokenizer) return no_tokenizer(model);
     if (!bytes || !len) return sac_fail(&model->error, SAC_ERR_ARG, "sac_token_bytes: bytes or len is NULL");
-    const sac_tokenizer *tok = model->tokenizer;
-    if (token < 0 || token >= tok->n_vocab)
-        return sac_fail(&model->error, SAC_ERR_ARG, "token %d is out of range (the vocabulary has %d)", token,
-                        tok->n_vocab);
-    *bytes = tok->pieces + tok->tokens[token].piece_off;
-    *len = tok->tokens[token].piece_len;
-    return SAC_OK;
+    return sac_tokenizer_piece(model, token, bytes, len, &model->error);
 }

@@ -1,15 +1,19 @@
-/* fuzz_tokenizer.c — libFuzzer target for the encoders and the streaming detokenizer.
+/* fuzz_tokenizer.c — libFuzzer target for the gpt2, llama and char encoders and for
+ * detokenization (streaming and per-token pieces).
  *
  * Loads the gpt-2 and llama-spm reference vocabularies once (../shared/data/vocab, relative
  * to the current directory or to the binary in build/fuzz; skipped with a message when
  * absent) plus a small char vocabulary built in memory. Each input is:
- *   byte 0      flags (SAC_TOKENIZE_BOS / _EOS / _SPECIAL in the low bits)
+ *   byte 0      flags (SAC_TOKENIZE_BOS / _EOS / _SPECIAL in the low bits; bit 7: ask
+ *               sac_tokenize for the size first, with no room for ids)
  *   the rest    text, arbitrary bytes (invalid UTF-8 included)
  * and is encoded with every vocabulary. Checked beyond ASan/UBSan: every id is in range;
  * every chunk the detokenizer emits is well-formed UTF-8; without SAC_TOKENIZE_SPECIAL the
  * decoded text equals the input with invalid UTF-8 replaced (gpt2 always; llama unless the
  * text holds U+2581, which SentencePiece reads as a space). The same bytes, read as 16-bit
- * ids, are also pushed straight into the detokenizer. */
+ * ids, are also pushed straight into the detokenizer and through sac_detokenize_pieces,
+ * whose pieces must add up to the same text. Each model's embedding table is taken to have
+ * 7 rows more than its tokenizer has tokens, so the raw ids include padding ids. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +43,7 @@ static int load_from_buffer(fuzz_vocab *v, void *buf, size_t size) {
         fprintf(stderr, "fuzz_tokenizer: %s\n", v->model.error.msg);
         return 0;
     }
+    v->model.info.n_vocab = sac_tokenizer_n_vocab(v->model.tokenizer) + 7; /* padding rows */
     v->loaded = 1;
     return 1;
 }
@@ -128,6 +133,22 @@ static char *detokenize(struct sac_model *m, const int32_t *ids, size_t n, size_
     return out;
 }
 
+/* The pieces of ids must be the detokenizer's text, cut at non-decreasing ends. */
+static void check_pieces(struct sac_model *m, const int32_t *ids, int32_t n, const char *text, size_t len) {
+    size_t *ends = malloc(((size_t)n + 1) * sizeof *ends);
+    char *pieces = malloc(len + 1);
+    size_t need = 0;
+    if (!ends || !pieces) __builtin_trap();
+    if (sac_detokenize_pieces(m, ids, n, pieces, len, ends, &need) != SAC_OK || need != len ||
+        memcmp(pieces, text, len) != 0)
+        __builtin_trap();
+    for (int32_t i = 0; i < n; i++)
+        if (ends[i] > len || (i > 0 && ends[i] < ends[i - 1])) __builtin_trap();
+    if (n > 0 && ends[n - 1] != len) __builtin_trap();
+    free(ends);
+    free(pieces);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     uint32_t flags = data[0] & (SAC_TOKENIZE_BOS | SAC_TOKENIZE_EOS | SAC_TOKENIZE_SPECIAL);
@@ -142,16 +163,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_vocab *v = &vocabs[k];
         if (!v->loaded) continue;
         struct sac_model *m = &v->model;
-        int32_t n = 0;
-        sac_status st = sac_tokenize(m, text, len, flags, NULL, 0, &n);
-        if (st != SAC_OK && !(st == SAC_ERR_ARG && n > 0)) {
-            if (k != 2 || st != SAC_ERR_ARG) __builtin_trap(); /* only char vocabularies reject text */
+        /* At most one id per byte of the sanitized text, 3 when a space or byte becomes byte
+         * tokens, plus BOS, EOS and llama's leading ▁. Bit 7 of byte 0 asks for the size first. */
+        int32_t capacity = (int32_t)(3 * clean_len + 8), n = 0, needed = -1;
+        sac_status st = SAC_OK;
+        if (data[0] & 0x80) {
+            st = sac_tokenize(m, text, len, flags, NULL, 0, &n);
+            if (st != SAC_OK && !(st == SAC_ERR_ARG && n > 0)) {
+                if (k != 2 || st != SAC_ERR_ARG) __builtin_trap(); /* only char vocabularies reject text */
+                continue;
+            }
+            needed = n;
+            if (n > capacity) __builtin_trap();
+        }
+        int32_t *ids = malloc((size_t)capacity * sizeof *ids);
+        if (!ids) break;
+        st = sac_tokenize(m, text, len, flags, ids, capacity, &n);
+        if (st != SAC_OK) {
+            if (k != 2 || st != SAC_ERR_ARG || n > capacity) __builtin_trap();
+            free(ids);
             continue;
         }
-        int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
-        if (!ids) break;
-        int32_t needed = n;
-        if (sac_tokenize(m, text, len, flags, ids, needed, &n) != SAC_OK || n != needed) __builtin_trap();
+        if (needed >= 0 && n != needed) __builtin_trap();
         for (int32_t i = 0; i < n; i++)
             if (ids[i] < 0 || ids[i] >= sac_tokenizer_n_vocab(m->tokenizer)) __builtin_trap();
         size_t back_len;
@@ -167,9 +200,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t n_raw = len / 2;
         int32_t *raw = malloc((n_raw + 1) * sizeof *raw);
         if (!raw) break;
-        int32_t n_vocab = sac_tokenizer_n_vocab(m->tokenizer);
-        for (size_t i = 0; i < n_raw; i++) raw[i] = (int32_t)(((uint32_t)data[1 + 2 * i] | (uint32_t)data[2 + 2 * i] << 8) % (uint32_t)n_vocab);
+        int32_t n_ids = sac_tokenizer_n_ids(m);
+        for (size_t i = 0; i < n_raw; i++) raw[i] = (int32_t)(((uint32_t)data[1 + 2 * i] | (uint32_t)data[2 + 2 * i] << 8) % (uint32_t)n_ids);
         back = detokenize(m, raw, n_raw, &back_len);
+        check_pieces(m, raw, (int32_t)n_raw, back, back_len);
         free(back);
         free(raw);
     }
