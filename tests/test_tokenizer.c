@@ -1,9 +1,11 @@
 /* test_tokenizer.c — the gpt2, llama and char tokenizers: llama.cpp's reference cases, round
- * trips, invalid UTF-8, streaming detokenization, special tokens and the error paths.
+ * trips, invalid UTF-8, streaming detokenization and per-token pieces, special tokens, ids
+ * of a padded embedding table and the error paths.
  *
- * The reference vocabularies are read from ../shared/data/vocab (relative to the current
- * directory, or to the binary's place in build/<flavour>/tests); tests that need them SKIP
- * when they are absent. Vocab-only files are no models, so a sac_model is put together by
+ * The reference vocabularies are read from ../shared/data/vocab and the shipped models from
+ * models/ (relative to the repository root: the current directory, or found from the
+ * binary's place in build/<flavour>/tests); tests that need the vocabularies SKIP when they
+ * are absent. Vocab-only files are no models, so a sac_model is put together by
  * hand: sac_gguf_parse into model.gguf, sac_tokenizer_load into model.tokenizer. */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,19 +31,17 @@ typedef struct vocab {
 } vocab;
 
 static vocab gpt2_vocab, llama_vocab;
-static char data_dir[1024] = "../shared/data";
+static char repo_dir[1024] = ".", data_dir[1100] = "../shared/data";
 
 
-/* ../shared/data from the repository root, or from build/<flavour>/tests via argv[0]. */
-static void find_data_dir(const char *argv0) {
-    FILE *f = fopen("../shared/data/vocab/ggml-vocab-gpt-2.gguf", "rb");
-    if (f) {
-        fclose(f);
-        return;
-    }
+/* The repository root: the current directory, or three levels above build/<flavour>/tests;
+ * the data sits beside it in ../shared/data. */
+static void find_dirs(const char *argv0) {
+    FILE *f = fopen("src/tokenizer.c", "rb");
     const char *slash = strrchr(argv0, '/');
-    if (!slash) return;
-    snprintf(data_dir, sizeof data_dir, "%.*s/../../../../shared/data", (int)(slash - argv0), argv0);
+    if (f) fclose(f);
+    else if (slash) snprintf(repo_dir, sizeof repo_dir, "%.*s/../../..", (int)(slash - argv0), argv0);
+    snprintf(data_dir, sizeof data_dir, "%s/../shared/data", repo_dir);
 }
 
 /* Builds a tokenizer-only model from GGUF bytes; returns the status of the first failing step. */
@@ -954,19 +954,6 @@ static void test_small_bpe_vocab(void) {
  * Per-token pieces, and models whose embedding table has more rows than tokens
  * ---------------------------------------------------------------------------------------- */
 
-static char repo_dir[1024] = ".";
-
-/* The repository root: the current directory, or three levels above build/<flavour>/tests. */
-static void find_repo_dir(const char *argv0) {
-    FILE *f = fopen("models/shakespeare-char-q8_0.gguf", "rb");
-    if (f) {
-        fclose(f);
-        return;
-    }
-    const char *slash = strrchr(argv0, '/');
-    if (slash) snprintf(repo_dir, sizeof repo_dir, "%.*s/../../..", (int)(slash - argv0), argv0);
-}
-
 /* sac_detokenize_pieces(ids) against a detokenizer pushed the same ids chunk by chunk, and
  * all pieces against the reference decode (sac_token_bytes, concatenated and replaced). */
 static void check_pieces(struct sac_model *m, const int32_t *ids, int32_t n, const char *what) {
@@ -1244,8 +1231,7 @@ static void test_embedding_table_larger_than_tokenizer(void) {
 
 int main(int argc, char **argv) {
     (void)argc;
-    find_data_dir(argv[0]);
-    find_repo_dir(argv[0]);
+    find_dirs(argv[0]);
     vocab_open(&gpt2_vocab, "gpt-2");
     vocab_open(&llama_vocab, "llama-spm");
 
