@@ -22,8 +22,10 @@
  *
  * Decoding (sac_token_bytes): gpt2 tokens map each character back to its byte; llama tokens
  * turn ▁ into a space and <0xNN> into the byte; control, unknown and unused tokens decode
- * to nothing; user-defined tokens to their text as is. sac_token_bytes keeps llama's
- * leading space; the streaming detokenizer drops it from the first piece of a text. */
+ * to nothing; user-defined tokens to their text as is. Ids past the tokenizer's tokens but
+ * inside the model's embedding table (padding rows) decode to nothing too. sac_token_bytes
+ * keeps llama's leading space; the streaming detokenizer drops it from the first piece of a
+ * text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
