@@ -57,7 +57,7 @@ const char *sac_detokenizer_errmsg(const sac_detokenizer *dt) {
 static int reserve(sac_detokenizer *dt, size_t n) {
     if (n <= dt->out_cap) return 1;
     size_t cap = dt->out_cap ? dt->out_cap : 64;
-    while (cap < n) cap *= 2;
+    while (cap < n) cap = cap > SIZE_MAX / 2 ? n : 2 * cap;
     char *p = realloc(dt->out, cap);
     if (!p) return 0;
     dt->out = p;
@@ -113,9 +113,10 @@ sac_status sac_detokenizer_push(sac_detokenizer *dt, int32_t token, const char *
         }
         dt->at_start = 0;
     }
-    /* pending + piece; every input byte yields at most 3 output bytes (a lone byte → U+FFFD) */
+    /* pending + piece; every input byte yields at most 3 output bytes (a lone byte → U+FFFD),
+     * and 4 bytes per input byte must fit in size_t, 32 bits in wasm32 */
     size_t n_in = dt->n_pending + n;
-    if (!reserve(dt, 4 * n_in + 4))
+    if (n_in > (SIZE_MAX - 4) / 4 || !reserve(dt, 4 * n_in + 4))
         return sac_fail(&dt->error, SAC_ERR_NOMEM, "out of memory for %zu bytes of text", n_in);
     uint8_t *in = (uint8_t *)dt->out + 3 * n_in + 3; /* the input sits behind room for the output */
     memcpy(in, dt->pending, dt->n_pending);

@@ -375,6 +375,7 @@ typedef struct fragment_list {
 static int fragments_add(fragment_list *l, size_t start, size_t len, int32_t token) {
     if (token < 0 && len == 0) return 1;
     if (l->n == l->cap) {
+        if (l->cap > SIZE_MAX / 2 / sizeof *l->items) return 0; /* size_t is 32 bits in wasm32 */
         size_t cap = l->cap ? 2 * l->cap : 16;
         fragment *items = realloc(l->items, cap * sizeof *items);
         if (!items) return 0;
