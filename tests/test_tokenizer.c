@@ -800,6 +800,21 @@ static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
     return ok ? bytes : NULL;
 }
 
+/* The vocabulary of `spec` loaded into *m. Returns the GGUF bytes the model reads (free them
+ * after model_release), or NULL, with a failed check, when building or loading failed. */
+static uint8_t *load_spec(const vocab_spec *spec, struct sac_model *m) {
+    size_t size;
+    uint8_t *bytes = build_vocab(spec, &size);
+    memset(m, 0, sizeof *m);
+    if (!bytes) return NULL;
+    sac_status st = model_from_gguf(m, bytes, size);
+    CHECK_MSG(st == SAC_OK && m->tokenizer, "%s", st ? m->error.msg : "no tokenizer");
+    if (st == SAC_OK && m->tokenizer) return bytes;
+    model_release(m);
+    free(bytes);
+    return NULL;
+}
+
 static const char *const char_tokens[] = {"<pad>", "<bos>", "<eos>", "<unk>", "\n", " ", "a", "b", "e",
                                           "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80", "\xCC\x81", "!"};
 static const int32_t char_types[] = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -807,17 +822,10 @@ static const int32_t char_types[] = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 static void test_char_vocab(void) {
     vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
-    size_t size;
-    uint8_t *bytes = build_vocab(&spec, &size);
-    if (!bytes) return;
     struct sac_model m;
-    sac_status st = model_from_gguf(&m, bytes, size);
-    CHECK_MSG(st == SAC_OK && m.tokenizer, "%s", m.error.msg);
-    if (st || !m.tokenizer) {
-        model_release(&m);
-        free(bytes);
-        return;
-    }
+    uint8_t *bytes = load_spec(&spec, &m);
+    if (!bytes) return;
+    sac_status st;
     CHECK(sac_tokenizer_n_vocab(m.tokenizer) == (int32_t)N_CHAR_TOKENS);
     CHECK(sac_token_bos(&m) == 1 && sac_token_eos(&m) == 2 && sac_token_add_bos(&m) == 0);
 
@@ -852,10 +860,7 @@ static void test_char_vocab(void) {
     static const char *const tokens_no_unk[] = {"<pad>", "<bos>", "<eos>", "c", "\n", " ", "a", "b", "e",
                                                 "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80", "\xCC\x81", "!"};
     vocab_spec strict = {"char", NULL, tokens_no_unk, 14, types_no_unk, 14, NULL, 0, NULL, 0, 1, 2, -1};
-    bytes = build_vocab(&strict, &size);
-    if (!bytes) return;
-    st = model_from_gguf(&m, bytes, size);
-    CHECK_MSG(st == SAC_OK, "%s", m.error.msg);
+    if (!(bytes = load_spec(&strict, &m))) return;
     int32_t out[8];
     CHECK(sac_tokenize(&m, "ab\xC3\xA9z", 5, 0, out, 8, &n) == SAC_ERR_ARG);
     CHECK_MSG(strstr(m.error.msg, "U+007A") && strstr(m.error.msg, "byte offset 4"), "%s", m.error.msg);
@@ -928,12 +933,10 @@ static void test_small_bpe_vocab(void) {
     static const char *const toks[] = {"a", "b", "c", "\xC4\xA0", "bc", "ab", "abc", ("\xC4\xA0" "a")};
     static const char *const merges[] = {"b c", "a b", "a bc", "\xC4\xA0 a"};
     vocab_spec s = {"gpt2", NULL, toks, 8, NULL, 0, NULL, 0, merges, 4, -1, -1, -1};
-    size_t size;
-    uint8_t *bytes = build_vocab(&s, &size);
-    if (!bytes) return;
     struct sac_model m;
-    sac_status st = model_from_gguf(&m, bytes, size);
-    CHECK_MSG(st == SAC_OK, "%s", m.error.msg);
+    uint8_t *bytes = load_spec(&s, &m);
+    if (!bytes) return;
+    sac_status st;
     int32_t n;
     /* "abc": "b c" (rank 0) before "a b" (rank 1), then "a bc" → abc */
     int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st);
@@ -946,6 +949,36 @@ static void test_small_bpe_vocab(void) {
     /* "bx": 'x' has no token and there is no unknown token */
     int32_t out[4];
     CHECK(sac_tokenize(&m, "bx", 2, 0, out, 4, &n) == SAC_ERR_ARG && strstr(m.error.msg, "0x78"));
+    model_release(&m);
+    free(bytes);
+}
+
+/* A llama vocabulary with a token that holds ▁ after a character ("a▁") cannot be encoded
+ * word by word: the whole text merges in one queue, as llama.cpp's llm_tokenizer_spm does.
+ * "a b" → ▁a▁b: "a▁" (score -1) merges before "▁a" (-2), then "a▁b" (0): ▁ + a▁b, where
+ * word-by-word merging would give ▁a ▁ b. */
+static void test_small_spm_vocab(void) {
+    static const char *const toks[] = {"<unk>", "\xE2\x96\x81", "a", "b", "a\xE2\x96\x81", "a\xE2\x96\x81" "b",
+                                       "\xE2\x96\x81" "a"};
+    static const int32_t types[] = {2, 1, 1, 1, 1, 1, 1};
+    static const float scores[] = {0, -1, -2, -2, -1, 0, -2};
+    vocab_spec spec = {"llama", NULL, toks, 7, types, 7, scores, 7, NULL, 0, -1, -1, 0};
+    struct sac_model m;
+    uint8_t *bytes = load_spec(&spec, &m);
+    if (!bytes) return;
+    CHECK(m.tokenizer->spm_split_at_space == 0);
+    int32_t n;
+    sac_status st;
+    int32_t *ids = tokenize(&m, "a b", 3, 0, &n, &st);
+    CHECK_MSG(ids_equal(ids, n, (const int32_t[]){1, 5}, 2), "%d ids, the first %d", n, ids && n ? ids[0] : -1);
+    size_t len;
+    char *back = detokenize(&m, ids, ids ? n : 0, &len);
+    CHECK(len == 3 && memcmp(back, "a b", 3) == 0);
+    free(back);
+    free(ids);
+    ids = tokenize(&m, "b c", 3, 0, &n, &st); /* 'c' has no token and there are no byte tokens: <unk> */
+    CHECK(ids_equal(ids, n, (const int32_t[]){1, 3, 1, 0}, 4));
+    free(ids);
     model_release(&m);
     free(bytes);
 }
@@ -1064,15 +1097,14 @@ static void test_detokenize_pieces_reference_vocabs(void) {
 
 static void test_detokenize_pieces_char_and_shipped(void) {
     vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
-    size_t size;
-    uint8_t *bytes = build_vocab(&spec, &size);
     struct sac_model cm;
-    if (bytes && model_from_gguf(&cm, bytes, size) == SAC_OK && cm.tokenizer)
+    uint8_t *bytes = load_spec(&spec, &cm);
+    if (bytes) {
         check_pieces_of_model(&cm, "char", 13);
-    else
-        CHECK_MSG(0, "the char vocabulary: %s", cm.error.msg);
-    model_release(&cm);
-    free(bytes);
+        model_release(&cm);
+        free(bytes);
+    }
+    size_t size;
 
     static const char *const shipped[] = {"shakespeare-char-q8_0", "dates-q8_0"};
     for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
@@ -1254,6 +1286,7 @@ int main(int argc, char **argv) {
     RUN(test_char_vocab);
     RUN(test_bad_metadata);
     RUN(test_small_bpe_vocab);
+    RUN(test_small_spm_vocab);
     RUN(test_detokenize_pieces_reference_vocabs);
     RUN(test_detokenize_pieces_char_and_shipped);
     RUN(test_detokenize_pieces_arguments);
