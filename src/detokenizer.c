@@ -57,7 +57,7 @@ const char *sac_detokenizer_errmsg(const sac_detokenizer *dt) {
 static int reserve(sac_detokenizer *dt, size_t n) {
     if (n <= dt->out_cap) return 1;
     size_t cap = dt->out_cap ? dt->out_cap : 64;
-    while (cap < n) cap *= 2;
+    while (cap < n) cap = cap > SIZE_MAX / 2 ? n : 2 * cap;
     char *p = realloc(dt->out, cap);
     if (!p) return 0;
     dt->out = p;
@@ -101,11 +101,11 @@ sac_status sac_detokenizer_push(sac_detokenizer *dt, int32_t token, const char *
     *len = 0;
     const sac_tokenizer *tok = dt->model->tokenizer;
     if (!tok) return sac_fail(&dt->error, SAC_ERR_STATE, "no tokenizer: the model has no tokenizer.ggml.* metadata");
-    if (token < 0 || token >= tok->n_vocab)
-        return sac_fail(&dt->error, SAC_ERR_ARG, "token %d is out of range (the vocabulary has %d)", token,
-                        tok->n_vocab);
-    const uint8_t *piece = (const uint8_t *)tok->pieces + tok->tokens[token].piece_off;
-    size_t n = tok->tokens[token].piece_len;
+    const char *bytes;
+    size_t n;
+    sac_status st = sac_tokenizer_piece(dt->model, token, &bytes, &n, &dt->error);
+    if (st) return st;
+    const uint8_t *piece = (const uint8_t *)bytes;
     if (n > 0 && dt->at_start) {
         if (tok->add_space_prefix && piece[0] == ' ') {
             piece++;
@@ -113,9 +113,10 @@ sac_status sac_detokenizer_push(sac_detokenizer *dt, int32_t token, const char *
         }
         dt->at_start = 0;
     }
-    /* pending + piece; every input byte yields at most 3 output bytes (a lone byte → U+FFFD) */
+    /* pending + piece; every input byte yields at most 3 output bytes (a lone byte → U+FFFD),
+     * and 4 bytes per input byte must fit in size_t, 32 bits in wasm32 */
     size_t n_in = dt->n_pending + n;
-    if (!reserve(dt, 4 * n_in + 4))
+    if (n_in > (SIZE_MAX - 4) / 4 || !reserve(dt, 4 * n_in + 4))
         return sac_fail(&dt->error, SAC_ERR_NOMEM, "out of memory for %zu bytes of text", n_in);
     uint8_t *in = (uint8_t *)dt->out + 3 * n_in + 3; /* the input sits behind room for the output */
     memcpy(in, dt->pending, dt->n_pending);
@@ -139,5 +140,49 @@ sac_status sac_detokenizer_flush(sac_detokenizer *dt, const char **text, size_t 
     }
     dt->n_pending = 0;
     dt->at_start = 1;
+    return SAC_OK;
+}
+
+/* One detokenizer pushed every id, then flushed: the same rule as streaming, by construction. */
+sac_status sac_detokenize_pieces(sac_model *model, const int32_t *ids, int32_t n_ids, char *text,
+                                 size_t capacity, size_t *ends, size_t *text_len) {
+    if (!model) return SAC_ERR_ARG;
+    if (text_len) *text_len = 0;
+    if (!model->tokenizer)
+        return sac_fail(&model->error, SAC_ERR_STATE, "no tokenizer: the model has no tokenizer.ggml.* metadata");
+    if (!text_len) return sac_fail(&model->error, SAC_ERR_ARG, "sac_detokenize_pieces: text_len is NULL");
+    if (n_ids < 0 || (n_ids > 0 && (!ids || !ends)))
+        return sac_fail(&model->error, SAC_ERR_ARG, "sac_detokenize_pieces: no room for %d ids or their ends", n_ids);
+    if (!text && capacity > 0)
+        return sac_fail(&model->error, SAC_ERR_ARG, "sac_detokenize_pieces: text is NULL with capacity %zu", capacity);
+    sac_detokenizer *dt;
+    sac_status st = sac_detokenizer_new(model, &dt);
+    if (st) return st;
+    size_t used = 0;
+    for (int32_t i = 0; i <= n_ids && !st; i++) { /* i == n_ids: the flush, part of the last piece */
+        const char *chunk;
+        size_t len;
+        st = i < n_ids ? sac_detokenizer_push(dt, ids[i], &chunk, &len) : sac_detokenizer_flush(dt, &chunk, &len);
+        if (st) {
+            sac_fail(&model->error, st, "%s", dt->error.msg);
+            break;
+        }
+        if (len > SIZE_MAX - used) {
+            st = sac_fail(&model->error, SAC_ERR_ARG, "the pieces of %d tokens need more than %zu bytes", n_ids,
+                          (size_t)SIZE_MAX);
+            break;
+        }
+        /* once a chunk does not fit, used passes capacity and no later one is written */
+        if (len > 0 && used <= capacity && len <= capacity - used) memcpy(text + used, chunk, len);
+        used += len;
+        if (i < n_ids) ends[i] = used;
+        else if (n_ids > 0) ends[n_ids - 1] = used;
+    }
+    sac_detokenizer_free(dt);
+    if (st) return st;
+    *text_len = used;
+    if (used > capacity)
+        return sac_fail(&model->error, SAC_ERR_ARG, "capacity %zu is too small: the pieces need %zu bytes", capacity,
+                        used);
     return SAC_OK;
 }

@@ -286,7 +286,11 @@ int32_t sac_token_eos(const sac_model *model);
 /* 1 when the tokenizer metadata asks for BOS (tokenizer.ggml.add_bos_token). */
 int32_t sac_token_add_bos(const sac_model *model);
 /* The raw bytes a token stands for when detokenized (byte tokens decoded, ▁ → space,
- * control tokens empty). Valid as long as the model. */
+ * control tokens empty). Valid as long as the model.
+ * Every id the model can produce, 0 <= token < n_vocab (sac_model_info), is a token here: a
+ * model whose embedding table has more rows than its tokenizer has tokens (Qwen pads its
+ * table) decodes the extra ids to nothing, like control tokens, in every call below. Ids
+ * outside that range are SAC_ERR_ARG. */
 sac_status sac_token_bytes(sac_model *model, int32_t token, const char **bytes, size_t *len);
 
 /* Streaming detokenization: text comes out only as complete UTF-8 characters; bytes of a
@@ -302,6 +306,18 @@ const char *sac_detokenizer_errmsg(const sac_detokenizer *dt);
 sac_status sac_detokenizer_push(sac_detokenizer *dt, int32_t token, const char **text, size_t *len);
 /* Emits whatever is held back (an incomplete character becomes U+FFFD) and resets. */
 sac_status sac_detokenizer_flush(sac_detokenizer *dt, const char **text, size_t *len);
+
+/* Every token's own text in one pass, as a new detokenizer gives it: piece i is what
+ * pushing ids[i] emits (the bytes of a character split over tokens come with the token
+ * that completes it; llama drops the leading space of the first non-empty piece), and the
+ * last piece also holds what the final flush emits. The pieces concatenated are the text.
+ * Writes the pieces back to back at `text` (at most `capacity` bytes) and where piece i
+ * ends at ends[i] (n_ids entries): piece i is text[ends[i - 1] .. ends[i]), piece 0 starts
+ * at 0. *text_len gets the bytes all pieces need; when that exceeds capacity (text may be
+ * NULL with capacity 0 to ask), it returns SAC_ERR_ARG with ends and *text_len filled in:
+ * call again with *text_len bytes. */
+sac_status sac_detokenize_pieces(sac_model *model, const int32_t *ids, int32_t n_ids, char *text,
+                                 size_t capacity, size_t *ends, size_t *text_len);
 
 /* ------------------------------------------------------------------------------------------
  * Memory helpers for hosts that cannot call malloc themselves (JavaScript).

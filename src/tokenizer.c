@@ -1,7 +1,9 @@
 /* tokenizer.c — builds a tokenizer from tokenizer.ggml.* metadata and implements the public
  * tokenizer calls of saccade.h (sac_tokenize, sac_token_*). The kinds of vocabulary encode in
- * their own files: tokenizer_bpe.c (gpt2), tokenizer_spm.c (llama), tokenizer_char.c (char);
- * streaming decoding is in detokenizer.c.
+ * their own files (tokenizer_encoders.h: tokenizer_bpe.c for gpt2, tokenizer_spm.c for llama,
+ * tokenizer_char.c for char), which share the text → id table (token_lookup.c) and the merge
+ * queue (merge_queue.c); calls go one way, from here down. Streaming decoding is in
+ * detokenizer.c.
  *
  * Keys read, as llama.cpp's converters write them:
  *   tokenizer.ggml.model              "gpt2" | "llama" | "char" (absent, "none" or
@@ -20,43 +22,18 @@
  *
  * Decoding (sac_token_bytes): gpt2 tokens map each character back to its byte; llama tokens
  * turn ▁ into a space and <0xNN> into the byte; control, unknown and unused tokens decode
- * to nothing; user-defined tokens to their text as is. sac_token_bytes keeps llama's
- * leading space; the streaming detokenizer drops it from the first piece of a text. */
+ * to nothing; user-defined tokens to their text as is. Ids past the tokenizer's tokens but
+ * inside the model's embedding table (padding rows) decode to nothing too. sac_token_bytes
+ * keeps llama's leading space; the streaming detokenizer drops it from the first piece of a
+ * text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
-#include "tokenizer_impl.h"
+#include "token_lookup.h"
+#include "tokenizer_encoders.h"
 #include "unicode.h"
-
-/* ------------------------------------------------------------------------------------------
- * Text → id map
- * ---------------------------------------------------------------------------------------- */
-
-int32_t sac_tokenizer_find(const sac_tokenizer *tok, const char *s, size_t n) {
-    if (n > tok->max_text_len) return -1;
-    for (uint32_t i = (uint32_t)sac_hash_bytes(s, n) & tok->text_map_mask;; i = (i + 1) & tok->text_map_mask) {
-        uint32_t slot = tok->text_map[i];
-        if (slot == 0) return -1;
-        const sac_token_entry *t = &tok->tokens[slot - 1];
-        if (t->text_len == n && memcmp(tok->text + t->text_off, s, n) == 0) return (int32_t)(slot - 1);
-    }
-}
-
-/* A later token with the same text replaces the earlier one, as in llama.cpp's token_to_id. */
-static void map_insert(sac_tokenizer *tok, int32_t id) {
-    const sac_token_entry *t = &tok->tokens[id];
-    const char *s = tok->text + t->text_off;
-    for (uint32_t i = (uint32_t)sac_hash_bytes(s, t->text_len) & tok->text_map_mask;; i = (i + 1) & tok->text_map_mask) {
-        uint32_t slot = tok->text_map[i];
-        if (slot == 0 || (tok->tokens[slot - 1].text_len == t->text_len &&
-                          memcmp(tok->text + tok->tokens[slot - 1].text_off, s, t->text_len) == 0)) {
-            tok->text_map[i] = (uint32_t)id + 1;
-            return;
-        }
-    }
-}
 
 /* ------------------------------------------------------------------------------------------
  * Loading
@@ -243,14 +220,10 @@ static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error 
     }
     tok->text = malloc(total + 1);
     tok->pieces = malloc(total + 1);
-    uint32_t map_size = 16;
-    while (map_size < 2 * (uint32_t)n) map_size *= 2;
-    tok->text_map = calloc(map_size, sizeof *tok->text_map);
-    if (!tok->text || !tok->pieces || !tok->text_map) {
+    if (!tok->text || !tok->pieces) {
         free(strings);
         return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %d tokens", n);
     }
-    tok->text_map_mask = map_size - 1;
 
     uint32_t off = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -270,8 +243,7 @@ static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error 
         t->type = (uint8_t)type;
     }
     free(strings);
-    for (int32_t i = 0; i < n; i++) map_insert(tok, i);
-    return SAC_OK;
+    return sac_token_lookup_build(tok, err);
 }
 
 static sac_status check_char_vocab(const sac_tokenizer *tok, sac_error *err) {
@@ -284,7 +256,7 @@ static sac_status check_char_vocab(const sac_tokenizer *tok, sac_error *err) {
         if (t->text_len == 0 || sac_utf8_next(s, t->text_len, &cp, &len) != SAC_UTF8_OK || len != t->text_len)
             return sac_fail(err, SAC_ERR_MODEL, "char vocabulary: token %d ('%.*s') is not one UTF-8 character", i,
                             (int)(t->text_len > 32 ? 32 : t->text_len), (const char *)s);
-        if (sac_tokenizer_find(tok, (const char *)s, len) != i)
+        if (sac_token_lookup(tok, (const char *)s, len) != i)
             return sac_fail(err, SAC_ERR_MODEL, "char vocabulary: character U+%04X appears twice", (unsigned)cp);
     }
     return SAC_OK;
@@ -348,7 +320,7 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
             buf[5] = '>';
             len = 6;
         }
-        tok->byte_token[b] = tok->kind == SAC_TOKENIZER_CHAR ? -1 : sac_tokenizer_find(tok, buf, len);
+        tok->byte_token[b] = tok->kind == SAC_TOKENIZER_CHAR ? -1 : sac_token_lookup(tok, buf, len);
     }
     if (tok->kind == SAC_TOKENIZER_GPT2 && (st = sac_bpe_load_merges(tok, f, err))) return st;
     if (tok->kind == SAC_TOKENIZER_LLAMA) tok->spm_split_at_space = space_mark_only_leads(tok);
@@ -403,6 +375,7 @@ typedef struct fragment_list {
 static int fragments_add(fragment_list *l, size_t start, size_t len, int32_t token) {
     if (token < 0 && len == 0) return 1;
     if (l->n == l->cap) {
+        if (l->cap > SIZE_MAX / 2 / sizeof *l->items) return 0; /* size_t is 32 bits in wasm32 */
         size_t cap = l->cap ? 2 * l->cap : 16;
         fragment *items = realloc(l->items, cap * sizeof *items);
         if (!items) return 0;
@@ -565,49 +538,30 @@ int32_t sac_token_add_bos(const sac_model *model) {
     return model && model->tokenizer ? model->tokenizer->add_bos : 0;
 }
 
+int32_t sac_tokenizer_n_ids(const sac_model *model) {
+    /* the loader refuses a tokenizer larger than the table, so this is the table's rows
+     * whenever there is a table */
+    int32_t n_tokens = model->tokenizer->n_vocab;
+    return model->info.n_vocab > n_tokens ? model->info.n_vocab : n_tokens;
+}
+
+sac_status sac_tokenizer_piece(const sac_model *model, int32_t id, const char **bytes, size_t *len, sac_error *err) {
+    const sac_tokenizer *tok = model->tokenizer;
+    int32_t n_ids = sac_tokenizer_n_ids(model);
+    if (id < 0 || id >= n_ids) return sac_fail(err, SAC_ERR_ARG, "token %d is out of range (vocabulary size %d)", id, n_ids);
+    if (id >= tok->n_vocab) { /* a padding row of the embedding table: no text */
+        *bytes = tok->pieces;
+        *len = 0;
+        return SAC_OK;
+    }
+    *bytes = tok->pieces + tok->tokens[id].piece_off;
+    *len = tok->tokens[id].piece_len;
+    return SAC_OK;
+}
+
 sac_status sac_token_bytes(sac_model *model, int32_t token, const char **bytes, size_t *len) {
     if (!model) return SAC_ERR_ARG;
     if (!model->tokenizer) return no_tokenizer(model);
     if (!bytes || !len) return sac_fail(&model->error, SAC_ERR_ARG, "sac_token_bytes: bytes or len is NULL");
-    const sac_tokenizer *tok = model->tokenizer;
-    if (token < 0 || token >= tok->n_vocab)
-        return sac_fail(&model->error, SAC_ERR_ARG, "token %d is out of range (the vocabulary has %d)", token,
-                        tok->n_vocab);
-    *bytes = tok->pieces + tok->tokens[token].piece_off;
-    *len = tok->tokens[token].piece_len;
-    return SAC_OK;
-}
-
-/* ------------------------------------------------------------------------------------------
- * The merge queue shared by the BPE and SentencePiece encoders
- * ---------------------------------------------------------------------------------------- */
-
-static int candidate_before(const sac_merge_candidate *a, const sac_merge_candidate *b) {
-    return a->key < b->key || (a->key == b->key && a->left < b->left);
-}
-
-void sac_merge_heap_push(sac_merge_candidate *heap, size_t *n, sac_merge_candidate c) {
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!candidate_before(&c, &heap[parent])) break;
-        heap[i] = heap[parent];
-        i = parent;
-    }
-    heap[i] = c;
-}
-
-sac_merge_candidate sac_merge_heap_pop(sac_merge_candidate *heap, size_t *n) {
-    sac_merge_candidate top = heap[0], last = heap[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= *n) break;
-        if (child + 1 < *n && candidate_before(&heap[child + 1], &heap[child])) child++;
-        if (!candidate_before(&heap[child], &last)) break;
-        heap[i] = heap[child];
-        i = child;
-    }
-    if (*n > 0) heap[i] = last;
-    return top;
+    return sac_tokenizer_piece(model, token, bytes, len, &model->error);
 }

@@ -13,4 +13,14 @@ sac_status sac_tokenizer_load(const gguf_file *f, sac_tokenizer **out, sac_error
 void sac_tokenizer_free(sac_tokenizer *tok);
 int32_t sac_tokenizer_n_vocab(const sac_tokenizer *tok);
 
+/* The ids a model can produce: the rows of its embedding table, which may be more than the
+ * tokenizer's tokens (Qwen pads its table to a round size); for a model put together from
+ * a tokenizer alone, the tokenizer's tokens. The model must have a tokenizer. */
+int32_t sac_tokenizer_n_ids(const sac_model *model);
+
+/* The bytes token `id` decodes to (valid as long as the model). Padding ids, past the
+ * tokenizer's tokens but below sac_tokenizer_n_ids, decode to nothing, as control tokens
+ * do; ids outside [0, n_ids) are SAC_ERR_ARG with a message in err. */
+sac_status sac_tokenizer_piece(const sac_model *model, int32_t id, const char **bytes, size_t *len, sac_error *err);
+
 #endif

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tokenizer_impl.h"
+#include "merge_queue.h"
+#include "token_lookup.h"
+#include "tokenizer_encoders.h"
 #include "unicode.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -76,14 +78,14 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
                             (unsigned long long)rank);
         }
         size_t n_left = (size_t)(space - s), n_right = (size_t)(len - n_left - 1);
-        int32_t left = sac_tokenizer_find(tok, s, n_left);
-        int32_t right = sac_tokenizer_find(tok, space + 1, n_right);
+        int32_t left = sac_token_lookup(tok, s, n_left);
+        int32_t right = sac_token_lookup(tok, space + 1, n_right);
         /* A merge of or into a string that is no token could never apply to symbols that
          * are all tokens: skip it. */
         if (left < 0 || right < 0 || n_left + n_right > tok->max_text_len) continue;
         memcpy(joined, s, n_left);
         memcpy(joined + n_left, space + 1, n_right);
-        int32_t result = sac_tokenizer_find(tok, joined, n_left + n_right);
+        int32_t result = sac_token_lookup(tok, joined, n_left + n_right);
         if (result < 0) continue;
         uint64_t pair = merge_pair(left, right);
         uint64_t i = mix64(pair) & tok->merges_mask;
@@ -174,7 +176,7 @@ static void queue_pair(const sac_tokenizer *tok, bpe_scratch *w, int32_t left, i
     const sac_merge *m = find_merge(tok, w->id[left], w->id[right]);
     if (!m) return;
     sac_merge_candidate c = {m->rank, left, right, w->id[left], w->id[right]};
-    sac_merge_heap_push(w->heap, &w->n_heap, c);
+    sac_merge_queue_push(w->heap, &w->n_heap, c);
 }
 
 static sac_status reserve(bpe_scratch *w, size_t n, sac_error *err) {
@@ -225,7 +227,7 @@ static sac_status encode_word(const sac_tokenizer *tok, bpe_scratch *w, const ui
     for (size_t i = 1; i < n; i++) queue_pair(tok, w, (int32_t)i - 1, (int32_t)i);
 
     while (w->n_heap > 0) {
-        sac_merge_candidate c = sac_merge_heap_pop(w->heap, &w->n_heap);
+        sac_merge_candidate c = sac_merge_queue_pop(w->heap, &w->n_heap);
         /* stale: one side has merged since (its id changed) or was merged away */
         if (w->id[c.left] != c.a || w->id[c.right] != c.b || w->next[c.left] != c.right) continue;
         w->id[c.left] = find_merge(tok, c.a, c.b)->result;

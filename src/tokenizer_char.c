@@ -14,7 +14,8 @@
  * unknown token, or, without one, fails with SAC_ERR_ARG naming the character and its
  * byte offset. Control tokens are read from the text only with SAC_TOKENIZE_SPECIAL.
  * Decoding writes a normal token's character; control and unknown tokens decode to nothing. */
-#include "tokenizer_impl.h"
+#include "token_lookup.h"
+#include "tokenizer_encoders.h"
 #include "unicode.h"
 
 sac_status sac_char_encode(const sac_tokenizer *tok, const char *text, size_t len, size_t offset,
@@ -23,7 +24,7 @@ sac_status sac_char_encode(const sac_tokenizer *tok, const char *text, size_t le
         uint32_t cp;
         size_t clen;
         sac_utf8_next((const uint8_t *)text + p, len - p, &cp, &clen); /* well-formed: the caller sanitised */
-        int32_t id = sac_tokenizer_find(tok, text + p, clen);
+        int32_t id = sac_token_lookup(tok, text + p, clen);
         if (id < 0) id = tok->unk;
         if (id < 0)
             return sac_fail(err, SAC_ERR_ARG, "character U+%04X ('%.*s') at byte offset %zu is not in the vocabulary",

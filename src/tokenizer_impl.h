@@ -1,7 +1,8 @@
-/* tokenizer_impl.h — the tokenizer's tables, shared by the files that encode one kind of
- * vocabulary (tokenizer_bpe.c, tokenizer_spm.c, tokenizer_char.c) and by tokenizer.c,
- * which loads them and implements the public calls. Everything here is built once at load
- * and read-only afterwards, so one model can tokenize on several threads at once. */
+/* tokenizer_impl.h — the tokenizer's tables: read by tokenizer.c (which loads them and
+ * implements the public calls), by the encoders of each kind of vocabulary
+ * (tokenizer_encoders.h), by the text → id table (token_lookup.h) and by detokenizer.c.
+ * Everything here is built once at load and read-only afterwards, so one model can
+ * tokenize on several threads at once. */
 #ifndef SAC_TOKENIZER_IMPL_H
 #define SAC_TOKENIZER_IMPL_H
 
@@ -89,56 +90,5 @@ static inline void sac_sink_push(sac_token_sink *sink, int32_t id) {
 static inline const char *sac_token_text(const sac_tokenizer *tok, int32_t id) {
     return tok->text + tok->tokens[id].text_off;
 }
-
-/* A hash of s[0..n), 8 bytes at a time (token strings are short). */
-static inline uint64_t sac_hash_bytes(const char *s, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 29;
-        s += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    if (n) memcpy(&w, s, n);
-    h = (h ^ w) * 0x94D049BB133111EBull;
-    h ^= h >> 32;
-    return h;
-}
-
-/* A candidate merge of the adjacent symbols `left` and `right`, kept in a binary min-heap
- * ordered by (key, left): BPE keys are merge ranks, SentencePiece keys the negated token
- * score. `a` and `b` record what each encoder needs to recognise a candidate gone stale. */
-typedef struct sac_merge_candidate {
-    double key;
-    int32_t left, right;
-    int32_t a, b;
-} sac_merge_candidate;
-
-void sac_merge_heap_push(sac_merge_candidate *heap, size_t *n, sac_merge_candidate c);
-/* Removes and returns the first candidate; *n must be > 0. */
-sac_merge_candidate sac_merge_heap_pop(sac_merge_candidate *heap, size_t *n);
-
-/* The id whose text is exactly s[0..n), or -1. */
-int32_t sac_tokenizer_find(const sac_tokenizer *tok, const char *s, size_t n);
-
-/* Encoders of one fragment of well-formed UTF-8 text that holds no special token.
- * Scratch memory is allocated per call; failures are reported through err. */
-sac_status sac_bpe_encode(const sac_tokenizer *tok, const char *text, size_t len,
-                          sac_token_sink *sink, sac_error *err);
-/* `prefix_space`: prepend ▁ (llama.cpp does at the start of the text and after a special token). */
-sac_status sac_spm_encode(const sac_tokenizer *tok, const char *text, size_t len, int prefix_space,
-                          sac_token_sink *sink, sac_error *err);
-/* `offset`: where the fragment starts in the text the caller gave, for messages. */
-sac_status sac_char_encode(const sac_tokenizer *tok, const char *text, size_t len, size_t offset,
-                           sac_token_sink *sink, sac_error *err);
-
-/* GPT-2's pre-tokenizer: the end of the word that starts at text[p] (text well-formed UTF-8). */
-size_t sac_gpt2_pretokenize_next(const char *text, size_t len, size_t p);
-
-/* Builds tok->merges from tokenizer.ggml.merges (gpt2). */
-sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error *err);
 
 #endif

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tokenizer_impl.h"
+#include "merge_queue.h"
+#include "token_lookup.h"
+#include "tokenizer_encoders.h"
 
 #define SPACE_MARK "\xE2\x96\x81" /* ▁ */
 
@@ -32,10 +34,10 @@ static void queue_pair(spm_work *w, int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     uint32_t n = w->sym[left].n + w->sym[right].n;
     if (n > w->tok->max_text_len) return; /* no token is that long */
-    int32_t id = sac_tokenizer_find(w->tok, w->text + w->sym[left].start, n);
+    int32_t id = sac_token_lookup(w->tok, w->text + w->sym[left].start, n);
     if (id < 0) return;
     sac_merge_candidate c = {-(double)w->tok->tokens[id].score, left, right, (int32_t)n, 0};
-    sac_merge_heap_push(w->heap, &w->n_heap, c);
+    sac_merge_queue_push(w->heap, &w->n_heap, c);
 }
 
 static sac_status reserve(spm_work *w, size_t n, sac_error *err) {
@@ -78,7 +80,7 @@ static sac_status encode_span(spm_work *w, size_t start, size_t end, sac_token_s
     for (int32_t i = 1; i < n_sym; i++) queue_pair(w, i - 1, i);
 
     while (w->n_heap > 0) {
-        sac_merge_candidate c = sac_merge_heap_pop(w->heap, &w->n_heap);
+        sac_merge_candidate c = sac_merge_queue_pop(w->heap, &w->n_heap);
         spm_symbol *left = &sym[c.left], *right = &sym[c.right];
         if (left->n == 0 || right->n == 0 || left->n + right->n != (uint32_t)c.a) continue; /* stale */
         left->n += right->n;
@@ -91,7 +93,7 @@ static sac_status encode_span(spm_work *w, size_t start, size_t end, sac_token_s
 
     for (int32_t i = n_sym > 0 ? 0 : -1; i >= 0; i = sym[i].next) {
         const char *s = text + sym[i].start;
-        int32_t id = sac_tokenizer_find(tok, s, sym[i].n);
+        int32_t id = sac_token_lookup(tok, s, sym[i].n);
         if (id >= 0) {
             sac_sink_push(sink, id);
             continue;

@@ -1,9 +1,11 @@
 /* test_tokenizer.c — the gpt2, llama and char tokenizers: llama.cpp's reference cases, round
- * trips, invalid UTF-8, streaming detokenization, special tokens and the error paths.
+ * trips, invalid UTF-8, streaming detokenization and per-token pieces, special tokens, ids
+ * of a padded embedding table and the error paths.
  *
- * The reference vocabularies are read from ../shared/data/vocab (relative to the current
- * directory, or to the binary's place in build/<flavour>/tests); tests that need them SKIP
- * when they are absent. Vocab-only files are no models, so a sac_model is put together by
+ * The reference vocabularies are read from ../shared/data/vocab and the shipped models from
+ * models/ (relative to the repository root: the current directory, or found from the
+ * binary's place in build/<flavour>/tests); tests that need the vocabularies SKIP when they
+ * are absent. Vocab-only files are no models, so a sac_model is put together by
  * hand: sac_gguf_parse into model.gguf, sac_tokenizer_load into model.tokenizer. */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +16,8 @@
 #include "check.h"
 #include "gguf_writer.h"
 #include "model.h"
-#include "tokenizer_impl.h"
+#include "token_lookup.h"
+#include "tokenizer_encoders.h"
 #include "unicode.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -28,19 +31,17 @@ typedef struct vocab {
 } vocab;
 
 static vocab gpt2_vocab, llama_vocab;
-static char data_dir[1024] = "../shared/data";
+static char repo_dir[1024] = ".", data_dir[1100] = "../shared/data";
 
 
-/* ../shared/data from the repository root, or from build/<flavour>/tests via argv[0]. */
-static void find_data_dir(const char *argv0) {
-    FILE *f = fopen("../shared/data/vocab/ggml-vocab-gpt-2.gguf", "rb");
-    if (f) {
-        fclose(f);
-        return;
-    }
+/* The repository root: the current directory, or three levels above build/<flavour>/tests;
+ * the data sits beside it in ../shared/data. */
+static void find_dirs(const char *argv0) {
+    FILE *f = fopen("src/tokenizer.c", "rb");
     const char *slash = strrchr(argv0, '/');
-    if (!slash) return;
-    snprintf(data_dir, sizeof data_dir, "%.*s/../../../../shared/data", (int)(slash - argv0), argv0);
+    if (f) fclose(f);
+    else if (slash) snprintf(repo_dir, sizeof repo_dir, "%.*s/../../..", (int)(slash - argv0), argv0);
+    snprintf(data_dir, sizeof data_dir, "%s/../shared/data", repo_dir);
 }
 
 /* Builds a tokenizer-only model from GGUF bytes; returns the status of the first failing step. */
@@ -354,7 +355,7 @@ static void test_vocab_metadata(void) {
     for (int k = 0; k < 2; k++) {
         const sac_tokenizer *tok = (k ? l : g)->tokenizer;
         for (int32_t i = 0; i < tok->n_vocab; i++)
-            bad += sac_tokenizer_find(tok, sac_token_text(tok, i), tok->tokens[i].text_len) != i;
+            bad += sac_token_lookup(tok, sac_token_text(tok, i), tok->tokens[i].text_len) != i;
     }
     CHECK_MSG(bad == 0, "%d tokens do not map back to their id", bad);
 }
@@ -799,6 +800,21 @@ static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
     return ok ? bytes : NULL;
 }
 
+/* The vocabulary of `spec` loaded into *m. Returns the GGUF bytes the model reads (free them
+ * after model_release), or NULL, with a failed check, when building or loading failed. */
+static uint8_t *load_spec(const vocab_spec *spec, struct sac_model *m) {
+    size_t size;
+    uint8_t *bytes = build_vocab(spec, &size);
+    memset(m, 0, sizeof *m);
+    if (!bytes) return NULL;
+    sac_status st = model_from_gguf(m, bytes, size);
+    CHECK_MSG(st == SAC_OK && m->tokenizer, "%s", st ? m->error.msg : "no tokenizer");
+    if (st == SAC_OK && m->tokenizer) return bytes;
+    model_release(m);
+    free(bytes);
+    return NULL;
+}
+
 static const char *const char_tokens[] = {"<pad>", "<bos>", "<eos>", "<unk>", "\n", " ", "a", "b", "e",
                                           "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80", "\xCC\x81", "!"};
 static const int32_t char_types[] = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -806,17 +822,10 @@ static const int32_t char_types[] = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 static void test_char_vocab(void) {
     vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
-    size_t size;
-    uint8_t *bytes = build_vocab(&spec, &size);
-    if (!bytes) return;
     struct sac_model m;
-    sac_status st = model_from_gguf(&m, bytes, size);
-    CHECK_MSG(st == SAC_OK && m.tokenizer, "%s", m.error.msg);
-    if (st || !m.tokenizer) {
-        model_release(&m);
-        free(bytes);
-        return;
-    }
+    uint8_t *bytes = load_spec(&spec, &m);
+    if (!bytes) return;
+    sac_status st;
     CHECK(sac_tokenizer_n_vocab(m.tokenizer) == (int32_t)N_CHAR_TOKENS);
     CHECK(sac_token_bos(&m) == 1 && sac_token_eos(&m) == 2 && sac_token_add_bos(&m) == 0);
 
@@ -851,10 +860,7 @@ static void test_char_vocab(void) {
     static const char *const tokens_no_unk[] = {"<pad>", "<bos>", "<eos>", "c", "\n", " ", "a", "b", "e",
                                                 "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80", "\xCC\x81", "!"};
     vocab_spec strict = {"char", NULL, tokens_no_unk, 14, types_no_unk, 14, NULL, 0, NULL, 0, 1, 2, -1};
-    bytes = build_vocab(&strict, &size);
-    if (!bytes) return;
-    st = model_from_gguf(&m, bytes, size);
-    CHECK_MSG(st == SAC_OK, "%s", m.error.msg);
+    if (!(bytes = load_spec(&strict, &m))) return;
     int32_t out[8];
     CHECK(sac_tokenize(&m, "ab\xC3\xA9z", 5, 0, out, 8, &n) == SAC_ERR_ARG);
     CHECK_MSG(strstr(m.error.msg, "U+007A") && strstr(m.error.msg, "byte offset 4"), "%s", m.error.msg);
@@ -927,12 +933,10 @@ static void test_small_bpe_vocab(void) {
     static const char *const toks[] = {"a", "b", "c", "\xC4\xA0", "bc", "ab", "abc", ("\xC4\xA0" "a")};
     static const char *const merges[] = {"b c", "a b", "a bc", "\xC4\xA0 a"};
     vocab_spec s = {"gpt2", NULL, toks, 8, NULL, 0, NULL, 0, merges, 4, -1, -1, -1};
-    size_t size;
-    uint8_t *bytes = build_vocab(&s, &size);
-    if (!bytes) return;
     struct sac_model m;
-    sac_status st = model_from_gguf(&m, bytes, size);
-    CHECK_MSG(st == SAC_OK, "%s", m.error.msg);
+    uint8_t *bytes = load_spec(&s, &m);
+    if (!bytes) return;
+    sac_status st;
     int32_t n;
     /* "abc": "b c" (rank 0) before "a b" (rank 1), then "a bc" → abc */
     int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st);
@@ -949,9 +953,317 @@ static void test_small_bpe_vocab(void) {
     free(bytes);
 }
 
+/* A llama vocabulary with a token that holds ▁ after a character ("a▁") cannot be encoded
+ * word by word: the whole text merges in one queue, as llama.cpp's llm_tokenizer_spm does.
+ * "a b" → ▁a▁b: "a▁" (score -1) merges before "▁a" (-2), then "a▁b" (0): ▁ + a▁b, where
+ * word-by-word merging would give ▁a ▁ b. */
+static void test_small_spm_vocab(void) {
+    static const char *const toks[] = {"<unk>", "\xE2\x96\x81", "a", "b", "a\xE2\x96\x81", "a\xE2\x96\x81" "b",
+                                       "\xE2\x96\x81" "a"};
+    static const int32_t types[] = {2, 1, 1, 1, 1, 1, 1};
+    static const float scores[] = {0, -1, -2, -2, -1, 0, -2};
+    vocab_spec spec = {"llama", NULL, toks, 7, types, 7, scores, 7, NULL, 0, -1, -1, 0};
+    struct sac_model m;
+    uint8_t *bytes = load_spec(&spec, &m);
+    if (!bytes) return;
+    CHECK(m.tokenizer->spm_split_at_space == 0);
+    int32_t n;
+    sac_status st;
+    int32_t *ids = tokenize(&m, "a b", 3, 0, &n, &st);
+    CHECK_MSG(ids_equal(ids, n, (const int32_t[]){1, 5}, 2), "%d ids, the first %d", n, ids && n ? ids[0] : -1);
+    size_t len;
+    char *back = detokenize(&m, ids, ids ? n : 0, &len);
+    CHECK(len == 3 && memcmp(back, "a b", 3) == 0);
+    free(back);
+    free(ids);
+    ids = tokenize(&m, "b c", 3, 0, &n, &st); /* 'c' has no token and there are no byte tokens: <unk> */
+    CHECK(ids_equal(ids, n, (const int32_t[]){1, 3, 1, 0}, 4));
+    free(ids);
+    model_release(&m);
+    free(bytes);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Per-token pieces, and models whose embedding table has more rows than tokens
+ * ---------------------------------------------------------------------------------------- */
+
+/* sac_detokenize_pieces(ids) against a detokenizer pushed the same ids chunk by chunk, and
+ * all pieces against the reference decode (sac_token_bytes, concatenated and replaced). */
+static void check_pieces(struct sac_model *m, const int32_t *ids, int32_t n, const char *what) {
+    size_t *ends = malloc(((size_t)n + 1) * sizeof *ends);
+    size_t need = 99;
+    sac_status st = sac_detokenize_pieces(m, ids, n, NULL, 0, ends, &need);
+    CHECK_MSG(st == (need > 0 ? SAC_ERR_ARG : SAC_OK), "%s: asking the size: %s", what, m->error.msg);
+    char *text = malloc(need + 1);
+    size_t got = 99;
+    st = sac_detokenize_pieces(m, ids, n, text, need, ends, &got);
+    CHECK_MSG(st == SAC_OK && got == need, "%s: %s", what, m->error.msg);
+    if (st != SAC_OK || got != need) {
+        free(ends);
+        free(text);
+        return;
+    }
+
+    sac_detokenizer *dt = NULL;
+    CHECK(sac_detokenizer_new(m, &dt) == SAC_OK);
+    size_t start = 0;
+    int same = 1;
+    for (int32_t i = 0; i < n && dt; i++) {
+        const char *chunk;
+        size_t len;
+        text_buf want = {0};
+        buf_add(&want, "", 0);
+        same &= sac_detokenizer_push(dt, ids[i], &chunk, &len) == SAC_OK;
+        buf_add(&want, chunk, len);
+        if (i == n - 1) {
+            same &= sac_detokenizer_flush(dt, &chunk, &len) == SAC_OK;
+            buf_add(&want, chunk, len);
+        }
+        same &= ends[i] >= start && ends[i] <= got && ends[i] - start == want.len &&
+                memcmp(text + start, want.data, want.len) == 0 &&
+                sac_utf8_valid((const uint8_t *)text + start, want.len);
+        start = ends[i];
+        free(want.data);
+    }
+    sac_detokenizer_free(dt);
+    CHECK_MSG(same && start == got, "%s: the pieces differ from the streaming detokenizer's chunks", what);
+    size_t ref_len;
+    char *ref = decode_pieces(m, ids, n, &ref_len);
+    CHECK_MSG(ref_len == got && memcmp(ref, text, got) == 0, "%s: the pieces do not add up to the text", what);
+    free(ref);
+
+    if (need > 0) { /* one byte short: refused, nothing written past the capacity */
+        size_t again = 0;
+        text[need - 1] = '\x7F';
+        st = sac_detokenize_pieces(m, ids, n, text, need - 1, ends, &again);
+        CHECK_MSG(st == SAC_ERR_ARG && again == need && strstr(m->error.msg, "too small") && text[need - 1] == '\x7F',
+                  "%s: capacity %zu of %zu: %s", what, need - 1, need, m->error.msg);
+    }
+    free(ends);
+    free(text);
+}
+
+/* Random id sequences, half of them byte tokens (characters split over tokens), a text's
+ * own ids, and the empty sequence. */
+static void check_pieces_of_model(struct sac_model *m, const char *name, uint64_t seed) {
+    const sac_tokenizer *tok = m->tokenizer;
+    int32_t n_ids = sac_tokenizer_n_ids(m);
+    char what[128];
+    for (int iter = 0; iter < 200; iter++) {
+        int32_t ids[48];
+        int32_t n = (int32_t)(rng_next(&seed) % 48);
+        for (int32_t i = 0; i < n; i++) {
+            uint64_t r = rng_next(&seed);
+            int32_t byte_id = tok->byte_token[r / 2 % 256];
+            ids[i] = r % 2 && byte_id >= 0 ? byte_id : (int32_t)(r / 512 % (uint64_t)n_ids);
+        }
+        snprintf(what, sizeof what, "%s, sequence %d", name, iter);
+        check_pieces(m, ids, n, what);
+    }
+    const char *text = "Hello world: caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80!\n  ROMEO: what light";
+    int32_t n;
+    sac_status st;
+    int32_t *ids = tokenize(m, text, strlen(text), 0, &n, &st);
+    if (ids) { /* a char vocabulary without <unk> may refuse some of the text */
+        snprintf(what, sizeof what, "%s, a text", name);
+        check_pieces(m, ids, n, what);
+    }
+    free(ids);
+    snprintf(what, sizeof what, "%s, no ids", name);
+    check_pieces(m, NULL, 0, what);
+}
+
+static void test_detokenize_pieces_reference_vocabs(void) {
+    if (!gpt2_vocab.loaded || !llama_vocab.loaded) SKIP("reference vocabularies not found");
+    check_pieces_of_model(&gpt2_vocab.model, "gpt-2", 11);
+    check_pieces_of_model(&llama_vocab.model, "llama-spm", 12);
+    /* The other reference vocabularies use pre-tokenizers saccade does not implement: they
+     * are refused at load, so there is nothing to detokenize with them. */
+    static const char *const others[] = {"deepseek-coder", "mpt", "refact", "starcoder"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        char path[1200];
+        size_t size;
+        snprintf(path, sizeof path, "%s/vocab/ggml-vocab-%s.gguf", data_dir, others[i]);
+        void *buf = test_read_file(path, &size);
+        if (!buf) continue;
+        struct sac_model m;
+        sac_status st = model_from_gguf(&m, buf, size);
+        CHECK_MSG(st == SAC_ERR_UNSUPPORTED && strstr(m.error.msg, "pre-tokenizer"), "%s: %s", others[i],
+                  m.error.msg);
+        model_release(&m);
+        free(buf);
+    }
+}
+
+static void test_detokenize_pieces_char_and_shipped(void) {
+    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
+    struct sac_model cm;
+    uint8_t *bytes = load_spec(&spec, &cm);
+    if (bytes) {
+        check_pieces_of_model(&cm, "char", 13);
+        model_release(&cm);
+        free(bytes);
+    }
+    size_t size;
+
+    static const char *const shipped[] = {"shakespeare-char-q8_0", "dates-q8_0"};
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/models/%s.gguf", repo_dir, shipped[i]);
+        void *buf = test_read_file(path, &size);
+        CHECK_MSG(buf != NULL, "%s not found", path);
+        if (!buf) continue;
+        sac_model *m = NULL;
+        sac_status st = sac_model_load(buf, size, 0, &m);
+        CHECK_MSG(st == SAC_OK && m->tokenizer, "%s: %s", path, sac_model_errmsg(m));
+        if (st == SAC_OK && m->tokenizer) check_pieces_of_model(m, shipped[i], 14 + i);
+        sac_model_free(m);
+        free(buf);
+    }
+}
+
+static void test_detokenize_pieces_arguments(void) {
+    if (!gpt2_vocab.loaded) SKIP("../shared/data/vocab/ggml-vocab-gpt-2.gguf not found");
+    struct sac_model *g = &gpt2_vocab.model;
+    int32_t ids[2] = {15496, 50257};
+    size_t ends[2], len = 99;
+    char text[16];
+    CHECK(sac_detokenize_pieces(NULL, ids, 1, text, sizeof text, ends, &len) == SAC_ERR_ARG);
+    CHECK(sac_detokenize_pieces(g, ids, 1, text, sizeof text, ends, NULL) == SAC_ERR_ARG);
+    CHECK(sac_detokenize_pieces(g, ids, -1, text, sizeof text, ends, &len) == SAC_ERR_ARG);
+    CHECK(sac_detokenize_pieces(g, ids, 1, text, sizeof text, NULL, &len) == SAC_ERR_ARG);
+    CHECK(sac_detokenize_pieces(g, NULL, 1, text, sizeof text, ends, &len) == SAC_ERR_ARG);
+    CHECK(sac_detokenize_pieces(g, ids, 1, NULL, 4, ends, &len) == SAC_ERR_ARG);
+    len = 99;
+    CHECK(sac_detokenize_pieces(g, ids, 2, text, sizeof text, ends, &len) == SAC_ERR_ARG && len == 0 &&
+          strstr(g->error.msg, "token 50257 is out of range"));
+    CHECK(sac_detokenize_pieces(g, ids, 1, text, sizeof text, ends, &len) == SAC_OK && len == 5 && ends[0] == 5 &&
+          memcmp(text, "Hello", 5) == 0);
+    struct sac_model none;
+    memset(&none, 0, sizeof none);
+    CHECK(sac_detokenize_pieces(&none, ids, 1, text, sizeof text, ends, &len) == SAC_ERR_STATE);
+}
+
+/* A copy of a GGUF file whose tokenizer keeps only its first n_keep tokens (the per-token
+ * arrays cut to match, special ids past them dropped): then the embedding table has more
+ * rows than the tokenizer has tokens, as in Qwen's files. */
+static uint8_t *cut_tokenizer(const void *buf, size_t size, uint64_t n_keep, size_t *out_size) {
+    gguf_file f;
+    sac_error err = {0};
+    gguf_writer *w = NULL;
+    uint8_t *bytes = NULL;
+    int ok = sac_gguf_parse(&f, buf, size, &err) == SAC_OK && sac_gguf_writer_new(&w, &err) == SAC_OK;
+    for (uint64_t i = 0; ok && i < f.n_kv; i++) {
+        const gguf_kv *kv = &f.kv[i];
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)kv->key.len, kv->key.data);
+        int per_token = !strcmp(key, "tokenizer.ggml.tokens") || !strcmp(key, "tokenizer.ggml.token_type") ||
+                        !strcmp(key, "tokenizer.ggml.scores");
+        size_t key_len = strlen(key);
+        int is_id = key_len > 9 && !strcmp(key + key_len - 9, "_token_id");
+        switch (kv->type) {
+        case GGUF_TYPE_U32:
+            if (!strcmp(key, "general.alignment")) ok = sac_gguf_writer_set_alignment(w, (uint32_t)kv->i64, &err) == SAC_OK;
+            else if (!is_id || (uint64_t)kv->i64 < n_keep) ok = sac_gguf_writer_set_u32(w, key, (uint32_t)kv->i64, &err) == SAC_OK;
+            break;
+        case GGUF_TYPE_I32: ok = sac_gguf_writer_set_i32(w, key, (int32_t)kv->i64, &err) == SAC_OK; break;
+        case GGUF_TYPE_F32: ok = sac_gguf_writer_set_f32(w, key, (float)kv->f64, &err) == SAC_OK; break;
+        case GGUF_TYPE_BOOL: ok = sac_gguf_writer_set_bool(w, key, (int)kv->i64, &err) == SAC_OK; break;
+        case GGUF_TYPE_STRING: {
+            char *v = strndup(kv->str.data, (size_t)kv->str.len);
+            ok = v && sac_gguf_writer_set_string(w, key, v, &err) == SAC_OK;
+            free(v);
+            break;
+        }
+        case GGUF_TYPE_ARRAY: {
+            uint64_t count = per_token && kv->arr_count > n_keep ? n_keep : kv->arr_count;
+            if (kv->arr_type == GGUF_TYPE_STRING) {
+                gguf_string *strs = calloc((size_t)kv->arr_count + 1, sizeof *strs);
+                char **copies = calloc((size_t)count + 1, sizeof *copies);
+                ok = strs && copies;
+                if (ok) sac_gguf_array_strings(kv, strs);
+                for (uint64_t j = 0; ok && j < count; j++) ok = (copies[j] = strndup(strs[j].data, (size_t)strs[j].len)) != NULL;
+                ok = ok && sac_gguf_writer_set_string_array(w, key, (const char *const *)copies, count, &err) == SAC_OK;
+                for (uint64_t j = 0; copies && j < count; j++) free(copies[j]);
+                free(copies);
+                free(strs);
+            } else {
+                unsigned elem = sac_gguf_value_size(kv->arr_type);
+                ok = sac_gguf_writer_set_array(w, key, kv->arr_type, count, kv->arr_data, (size_t)(count * elem), &err) == SAC_OK;
+            }
+            break;
+        }
+        default: ok = 0; snprintf(err.msg, sizeof err.msg, "key %s: type %u not copied", key, kv->type); break;
+        }
+    }
+    for (uint64_t i = 0; ok && i < f.n_tensors; i++) {
+        const gguf_tensor *t = &f.tensors[i];
+        char name[256];
+        int64_t ne[GGUF_MAX_DIMS];
+        snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.data);
+        for (uint32_t d = 0; d < GGUF_MAX_DIMS; d++) ne[d] = (int64_t)t->ne[d];
+        ok = sac_gguf_writer_add_tensor(w, name, t->type, t->n_dims, ne, t->data, (size_t)t->n_bytes, &err) == SAC_OK;
+    }
+    ok = ok && sac_gguf_writer_to_buffer(w, &bytes, out_size, &err) == SAC_OK;
+    CHECK_MSG(ok, "cutting the tokenizer: %s", err.msg);
+    sac_gguf_writer_free(w);
+    sac_gguf_release(&f);
+    return ok ? bytes : NULL;
+}
+
+/* Every id the model can produce is a token: the ids past the tokenizer's decode to nothing
+ * in sac_token_bytes, the detokenizer and the pieces; only ids past the table are refused. */
+static void test_embedding_table_larger_than_tokenizer(void) {
+    char path[1200];
+    size_t size, cut_size;
+    snprintf(path, sizeof path, "%s/models/shakespeare-char-q8_0.gguf", repo_dir);
+    void *buf = test_read_file(path, &size);
+    CHECK_MSG(buf != NULL, "%s not found", path);
+    if (!buf) return;
+    uint8_t *cut = cut_tokenizer(buf, size, 60, &cut_size);
+    free(buf);
+    if (!cut) return;
+    sac_model *m = NULL;
+    sac_status st = sac_model_load(cut, cut_size, 0, &m);
+    CHECK_MSG(st == SAC_OK, "%s", sac_model_errmsg(m));
+    sac_model_info info;
+    sac_model_get_info(m, &info);
+    CHECK(st == SAC_OK && info.n_vocab == 66 && sac_tokenizer_n_vocab(m->tokenizer) == 60);
+    if (st == SAC_OK) {
+        const char *bytes;
+        size_t len = 99;
+        for (int32_t id = 60; id < 66; id++)
+            CHECK_MSG(sac_token_bytes(m, id, &bytes, &len) == SAC_OK && len == 0, "token %d: %s", id, sac_model_errmsg(m));
+        CHECK(sac_token_bytes(m, 66, &bytes, &len) == SAC_ERR_ARG &&
+              strstr(sac_model_errmsg(m), "token 66 is out of range (vocabulary size 66)"));
+        CHECK(sac_token_bytes(m, -1, &bytes, &len) == SAC_ERR_ARG);
+
+        int32_t n;
+        int32_t *ids = tokenize(m, "ROMEO:", 6, 0, &n, &st);
+        CHECK(ids && n == 6);
+        if (ids && n == 6) {
+            int32_t with_padding[8] = {ids[0], ids[1], ids[2], 63, ids[3], ids[4], ids[5], 65};
+            size_t text_len;
+            char *text = detokenize(m, with_padding, 8, &text_len);
+            CHECK_MSG(text_len == 6 && memcmp(text, "ROMEO:", 6) == 0, "'%s'", text);
+            free(text);
+            check_pieces(m, with_padding, 8, "padded ids");
+            sac_detokenizer *dt = NULL;
+            const char *chunk;
+            CHECK(sac_detokenizer_new(m, &dt) == SAC_OK);
+            CHECK(sac_detokenizer_push(dt, 66, &chunk, &len) == SAC_ERR_ARG &&
+                  strstr(sac_detokenizer_errmsg(dt), "out of range"));
+            sac_detokenizer_free(dt);
+        }
+        free(ids);
+    }
+    sac_model_free(m);
+    free(cut);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
-    find_data_dir(argv[0]);
+    find_dirs(argv[0]);
     vocab_open(&gpt2_vocab, "gpt-2");
     vocab_open(&llama_vocab, "llama-spm");
 
@@ -974,6 +1286,11 @@ int main(int argc, char **argv) {
     RUN(test_char_vocab);
     RUN(test_bad_metadata);
     RUN(test_small_bpe_vocab);
+    RUN(test_small_spm_vocab);
+    RUN(test_detokenize_pieces_reference_vocabs);
+    RUN(test_detokenize_pieces_char_and_shipped);
+    RUN(test_detokenize_pieces_arguments);
+    RUN(test_embedding_table_larger_than_tokenizer);
 
     vocab_close(&gpt2_vocab);
     vocab_close(&llama_vocab);
