@@ -188,6 +188,27 @@ static inline void decode_q4_0(const char *block, v128_t q[4]) {
     q[3] = wasm_i16x8_extend_high_i8x16(hi);
 }
 
+/* Q5_0: the fifth bits come from qh, bit j for value j: each qh byte is spread over eight
+ * lanes and tested against that lane's bit. */
+static inline void decode_q5_0(const char *block, v128_t q[4]) {
+    const block_q5_0 *b = (const block_q5_0 *)block;
+    uint32_t qh;
+    memcpy(&qh, b->qh, sizeof qh);
+    v128_t h = wasm_i32x4_splat((int32_t)qh), packed = wasm_v128_load(b->qs);
+    const v128_t bit = wasm_i8x16_make(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const v128_t five = wasm_i8x16_splat(0x10), sixteen = wasm_i8x16_splat(16);
+    v128_t h_lo = wasm_i8x16_shuffle(h, h, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    v128_t h_hi = wasm_i8x16_shuffle(h, h, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    h_lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_lo, bit), bit), five);
+    h_hi = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_hi, bit), bit), five);
+    v128_t lo = wasm_i8x16_sub(wasm_v128_or(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), h_lo), sixteen);
+    v128_t hi = wasm_i8x16_sub(wasm_v128_or(wasm_u8x16_shr(packed, 4), h_hi), sixteen);
+    q[0] = wasm_i16x8_extend_low_i8x16(lo);
+    q[1] = wasm_i16x8_extend_high_i8x16(lo);
+    q[2] = wasm_i16x8_extend_low_i8x16(hi);
+    q[3] = wasm_i16x8_extend_high_i8x16(hi);
+}
+
 /* Four int32 partial sums of the block dot product. */
 static inline v128_t block_dot(const v128_t w[4], const int16_t *x) {
     v128_t s0 = wasm_i32x4_dot_i16x8(w[0], wasm_v128_load(x));
@@ -251,6 +272,15 @@ static inline void decode_q4_0(const char *block, int16_t q[SAC_QK]) {
     for (int j = 0; j < SAC_QK / 2; j++) {
         q[j] = (int16_t)((qs[j] & 0x0F) - 8);
         q[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - 8);
+    }
+}
+
+static inline void decode_q5_0(const char *block, int16_t q[SAC_QK]) {
+    const block_q5_0 *b = (const block_q5_0 *)block;
+    uint32_t qh = (uint32_t)b->qh[0] | (uint32_t)b->qh[1] << 8 | (uint32_t)b->qh[2] << 16 | (uint32_t)b->qh[3] << 24;
+    for (int j = 0; j < SAC_QK / 2; j++) {
+        q[j] = (int16_t)(((b->qs[j] & 0x0F) | (int)((qh >> j) & 1) << 4) - 16);
+        q[j + SAC_QK / 2] = (int16_t)(((b->qs[j] >> 4) | (int)((qh >> (j + SAC_QK / 2)) & 1) << 4) - 16);
     }
 }
 
@@ -709,11 +739,14 @@ void sac_matmat_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_ma
 
 #define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0})
 #define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
 void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q4_0, o0, o1); }
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
+void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1); }
+void sac_matmat_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_0, o0, o1); }
 
 /* ------------------------------------------------------------------------------------------
  * f32 primitives for attention

@@ -33,6 +33,8 @@ void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matmat_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
 
 /* Q8_0 activations (n_in a multiple of 32): each 32-value block as int8 (held as int16) with
  * an f16-rounded scale, by ggml's quantize_row_q8_0 rules. Size: 0 on overflow, else 1 and

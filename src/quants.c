@@ -8,6 +8,11 @@
 #include <math.h>
 #include <string.h>
 
+/* The quantizers' float operations must round as ggml's do, one at a time. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 /* ------------------------------------------------------------------------------------------
  * IEEE binary16 <-> binary32
  * ---------------------------------------------------------------------------------------- */
@@ -153,5 +158,356 @@ void sac_from_float_q4_0(const float *src, void *dst, int64_t n) {
             int q1 = v1 >= 0.0f && v1 < 16.0f ? (int)v1 : (v1 >= 16.0f ? 15 : 8);
             b[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
         }
+    }
+}
+
+void sac_to_float_q5_0(const void *src, float *dst, int64_t n) {
+    const block_q5_0 *b = src;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        float d = sac_f16_to_f32(b[i].d);
+        uint32_t qh = (uint32_t)b[i].qh[0] | (uint32_t)b[i].qh[1] << 8 | (uint32_t)b[i].qh[2] << 16 |
+                      (uint32_t)b[i].qh[3] << 24;
+        for (int j = 0; j < SAC_QK / 2; j++) {
+            int q0 = (b[i].qs[j] & 0x0F) | (int)((qh >> j) << 4 & 0x10);
+            int q1 = (b[i].qs[j] >> 4) | (int)((qh >> (j + 12)) & 0x10);
+            dst[i * SAC_QK + j] = (float)(q0 - 16) * d;
+            dst[i * SAC_QK + j + SAC_QK / 2] = (float)(q1 - 16) * d;
+        }
+    }
+}
+
+/* ggml's quantize_row_q5_0_ref: as Q4_0 with 32 levels, d = max / -16; q = min(31,
+ * trunc(x/d + 16.5)), its fifth bit in qh. */
+void sac_from_float_q5_0(const float *src, void *dst, int64_t n) {
+    block_q5_0 *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        const float *x = src + i * SAC_QK;
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < SAC_QK; j++) {
+            if (amax < fabsf(x[j])) {
+                amax = fabsf(x[j]);
+                max = x[j];
+            }
+        }
+        float d = max / -16.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = sac_f32_to_f16(d);
+        uint32_t qh = 0;
+        for (int j = 0; j < SAC_QK / 2; j++) {
+            float x0 = x[j] * id, x1 = x[j + SAC_QK / 2] * id;
+            float v0 = x0 + 16.5f, v1 = x1 + 16.5f;
+            /* finite inputs give v in [0.5, 32.5]; the range test keeps NaN/inf from being UB */
+            int q0 = v0 >= 0.0f && v0 < 32.0f ? (int)v0 : (v0 >= 32.0f ? 31 : 16);
+            int q1 = v1 >= 0.0f && v1 < 32.0f ? (int)v1 : (v1 >= 32.0f ? 31 : 16);
+            b[i].qs[j] = (uint8_t)((q0 & 0x0F) | (q1 & 0x0F) << 4);
+            qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + SAC_QK / 2);
+        }
+        for (int k = 0; k < 4; k++) b[i].qh[k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * K-quants: super-blocks of 256 values
+ * ---------------------------------------------------------------------------------------- */
+
+int sac_nearest_int(float x) {
+    if (!(fabsf(x) <= 4194303.0f)) return 0; /* NaN, inf: ggml asserts; no finite input gets here */
+    float v = x + 12582912.0f;
+    int32_t i;
+    memcpy(&i, &v, sizeof i);
+    return (i & 0x007FFFFF) - 0x00400000;
+}
+
+static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+void sac_to_float_q4_K(const void *src, float *dst, int64_t n) {
+    const block_q4_K *b = src;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        float d = sac_f16_to_f32(b[i].d), dmin = sac_f16_to_f32(b[i].dmin);
+        float *y = dst + i * SAC_QK_K;
+        for (int j = 0; j < 8; j += 2) { /* two sub-blocks share 32 bytes: low, then high nibbles */
+            const uint8_t *q = b[i].qs + 16 * j;
+            int sc, m;
+            sac_q4_K_scale_min(b[i].scales, j, &sc, &m);
+            float d1 = d * (float)sc, m1 = dmin * (float)m;
+            sac_q4_K_scale_min(b[i].scales, j + 1, &sc, &m);
+            float d2 = d * (float)sc, m2 = dmin * (float)m;
+            for (int l = 0; l < 32; l++) y[32 * j + l] = d1 * (float)(q[l] & 0x0F) - m1;
+            for (int l = 0; l < 32; l++) y[32 * j + 32 + l] = d2 * (float)(q[l] >> 4) - m2;
+        }
+    }
+}
+
+/* ggml's make_qkx2_quants: levels 0..nmax with a scale and a min (min <= 0) for n values,
+ * fitted by weighted least squares over nstep + 1 trial scales; returns the scale and
+ * -min in *the_min. Each float operation as ggml writes it. */
+static float make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
+                              uint8_t *Laux, float rmin, float rdelta, int nstep) {
+    float min = x[0], max = x[0];
+    float sum_w = weights[0];
+    float sum_x = sum_w * x[0];
+    for (int i = 1; i < n; i++) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        float w = weights[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max == min) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        *the_min = -min;
+        return 0.0f;
+    }
+    float iscale = (float)nmax / (max - min);
+    float scale = 1 / iscale;
+    float best_error = 0;
+    for (int i = 0; i < n; i++) {
+        int l = sac_nearest_int(iscale * (x[i] - min));
+        L[i] = (uint8_t)clamp_int(l, 0, nmax);
+        float diff = scale * (float)L[i] + min - x[i];
+        diff = diff * diff;
+        best_error += weights[i] * diff;
+    }
+    for (int is = 0; is <= nstep; is++) {
+        iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; i++) {
+            int l = clamp_int(sac_nearest_int(iscale * (x[i] - min)), 0, nmax);
+            Laux[i] = (uint8_t)l;
+            float w = weights[i];
+            sum_l += w * (float)l;
+            sum_l2 += w * (float)l * (float)l;
+            sum_xl += w * (float)l * x[i];
+        }
+        float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+            if (this_min > 0) {
+                this_min = 0;
+                this_scale = sum_xl / sum_l2;
+            }
+            float cur_error = 0;
+            for (int i = 0; i < n; i++) {
+                float diff = this_scale * (float)Laux[i] + this_min - x[i];
+                diff = diff * diff;
+                cur_error += weights[i] * diff;
+            }
+            if (cur_error < best_error) {
+                memcpy(L, Laux, (size_t)n);
+                best_error = cur_error;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+/* ggml's quantize_row_q4_K_ref: per sub-block a (scale, min) pair by make_qkx2_quants with
+ * weights av_x + |x|; both sets quantized to 6 bits against their maxima; the levels
+ * recomputed with the stored (f16, 6-bit) scales. */
+void sac_from_float_q4_K(const float *src, void *dst, int64_t n) {
+    block_q4_K *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        const float *x = src + i * SAC_QK_K;
+        uint8_t L[SAC_QK_K], Laux[32];
+        float weights[32], mins[8], scales[8];
+        float max_scale = 0, max_min = 0;
+        for (int j = 0; j < 8; j++) {
+            float sum_x2 = 0;
+            for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
+            float av_x = sqrtf(sum_x2 / 32);
+            for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
+            scales[j] = make_qkx2_quants(32, 15, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -1.0f, 0.1f, 20);
+            if (scales[j] > max_scale) max_scale = scales[j];
+            if (mins[j] > max_min) max_min = mins[j];
+        }
+        float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+        float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+        uint8_t *sm = b[i].scales;
+        for (int j = 0; j < 8; j++) {
+            uint8_t ls = (uint8_t)sac_nearest_int(inv_scale * scales[j]);
+            uint8_t lm = (uint8_t)sac_nearest_int(inv_min * mins[j]);
+            ls = ls < 63 ? ls : 63;
+            lm = lm < 63 ? lm : 63;
+            if (j < 4) {
+                sm[j] = ls;
+                sm[j + 4] = lm;
+            } else {
+                sm[j + 4] = (uint8_t)((ls & 0x0F) | (lm & 0x0F) << 4);
+                sm[j - 4] |= (uint8_t)((ls >> 4) << 6);
+                sm[j] |= (uint8_t)((lm >> 4) << 6);
+            }
+        }
+        b[i].d = sac_f32_to_f16(max_scale / 63.0f);
+        b[i].dmin = sac_f32_to_f16(max_min / 63.0f);
+        for (int j = 0; j < 8; j++) {
+            int sc, m;
+            sac_q4_K_scale_min(sm, j, &sc, &m);
+            float d = sac_f16_to_f32(b[i].d) * (float)sc;
+            if (d == 0.0f) continue; /* the levels of make_qkx2_quants stay */
+            float dm = sac_f16_to_f32(b[i].dmin) * (float)m;
+            for (int l = 0; l < 32; l++)
+                L[32 * j + l] = (uint8_t)clamp_int(sac_nearest_int((x[32 * j + l] + dm) / d), 0, 15);
+        }
+        for (int j = 0; j < SAC_QK_K; j += 64)
+            for (int l = 0; l < 32; l++) b[i].qs[j / 2 + l] = (uint8_t)(L[j + l] | L[j + l + 32] << 4);
+    }
+}
+
+void sac_to_float_q6_K(const void *src, float *dst, int64_t n) {
+    const block_q6_K *b = src;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        float d = sac_f16_to_f32(b[i].d);
+        for (int h = 0; h < 2; h++) { /* halves of 128 values */
+            const uint8_t *ql = b[i].ql + 64 * h, *qh = b[i].qh + 32 * h;
+            const int8_t *sc = b[i].scales + 8 * h;
+            float *y = dst + i * SAC_QK_K + 128 * h;
+            for (int l = 0; l < 32; l++) {
+                int is = l / 16;
+                int q1 = ((ql[l] & 0x0F) | ((qh[l] >> 0) & 3) << 4) - 32;
+                int q2 = ((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32;
+                int q3 = ((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32;
+                int q4 = ((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32;
+                y[l] = d * (float)sc[is] * (float)q1;
+                y[l + 32] = d * (float)sc[is + 2] * (float)q2;
+                y[l + 64] = d * (float)sc[is + 4] * (float)q3;
+                y[l + 96] = d * (float)sc[is + 6] * (float)q4;
+            }
+        }
+    }
+}
+
+#define GROUP_MAX_EPS 1e-15f
+
+/* ggml's make_qx_quants with rmse_type 1 and no importance weights: signed levels
+ * -nmax..nmax-1 (returned + nmax in L) and the scale that minimizes the x²-weighted error
+ * over 19 trial scales. */
+static float make_qx_quants(int n, int nmax, const float *x, int8_t *L) {
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; i++) {
+        float ax = fabsf(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < GROUP_MAX_EPS) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        return 0.0f;
+    }
+    float iscale = (float)-nmax / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        int l = clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = (int8_t)(l + nmax);
+        float w = x[i] * x[i];
+        sumlx += w * x[i] * (float)l;
+        suml2 += w * (float)l * (float)l;
+    }
+    float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
+    float best = scale * sumlx;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) continue;
+        iscale = -((float)nmax + 0.1f * (float)is) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; i++) {
+            int l = clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+            float w = x[i] * x[i];
+            sumlx += w * x[i] * (float)l;
+            suml2 += w * (float)l * (float)l;
+        }
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; i++)
+                L[i] = (int8_t)(nmax + clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1));
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+/* ggml's quantize_row_q6_K_ref: a scale per 16 values by make_qx_quants, the scales
+ * quantized to int8 against the one of largest magnitude, the levels recomputed with the
+ * stored scales. */
+void sac_from_float_q6_K(const float *src, void *dst, int64_t n) {
+    block_q6_K *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        const float *x = src + i * SAC_QK_K;
+        int8_t L[SAC_QK_K];
+        float scales[16];
+        float max_scale = 0, max_abs_scale = 0;
+        for (int ib = 0; ib < 16; ib++) {
+            scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+            float abs_scale = fabsf(scales[ib]);
+            if (abs_scale > max_abs_scale) {
+                max_abs_scale = abs_scale;
+                max_scale = scales[ib];
+            }
+        }
+        if (max_abs_scale < GROUP_MAX_EPS) {
+            memset(&b[i], 0, sizeof b[i]);
+            continue;
+        }
+        float iscale = -128.0f / max_scale;
+        b[i].d = sac_f32_to_f16(1 / iscale);
+        for (int ib = 0; ib < 16; ib++) {
+            int v = sac_nearest_int(iscale * scales[ib]);
+            b[i].scales[ib] = (int8_t)(v < 127 ? v : 127);
+        }
+        for (int j = 0; j < 16; j++) {
+            float d = sac_f16_to_f32(b[i].d) * (float)b[i].scales[j];
+            if (d == 0.0f) continue;
+            for (int l = 0; l < 16; l++)
+                L[16 * j + l] = (int8_t)(clamp_int(sac_nearest_int(x[16 * j + l] / d), -32, 31) + 32);
+        }
+        for (int h = 0; h < 2; h++) {
+            uint8_t *ql = b[i].ql + 64 * h, *qh = b[i].qh + 32 * h;
+            const int8_t *Lh = L + 128 * h;
+            for (int l = 0; l < 32; l++) {
+                ql[l] = (uint8_t)((Lh[l] & 0x0F) | (Lh[l + 64] & 0x0F) << 4);
+                ql[l + 32] = (uint8_t)((Lh[l + 32] & 0x0F) | (Lh[l + 96] & 0x0F) << 4);
+                qh[l] = (uint8_t)((Lh[l] >> 4) | (Lh[l + 32] >> 4) << 2 | (Lh[l + 64] >> 4) << 4 | (Lh[l + 96] >> 4) << 6);
+            }
+        }
+    }
+}
+
+void sac_to_float_q8_K(const void *src, float *dst, int64_t n) {
+    const block_q8_K *b = src;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++)
+        for (int j = 0; j < SAC_QK_K; j++) dst[i * SAC_QK_K + j] = b[i].d * (float)b[i].qs[j];
+}
+
+/* ggml's quantize_row_q8_K_ref: the value of largest magnitude (sign kept) maps to -127,
+ * q = min(127, nearest_int(x * -127/max)) (ties to even), d = max / -127 as 1/iscale. */
+void sac_from_float_q8_K(const float *src, void *dst, int64_t n) {
+    block_q8_K *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        const float *x = src + i * SAC_QK_K;
+        float max = 0, amax = 0;
+        for (int j = 0; j < SAC_QK_K; j++) {
+            float ax = fabsf(x[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
+        }
+        memset(&b[i], 0, sizeof b[i]);
+        if (amax == 0.0f) continue;
+        float iscale = -127.0f / max;
+        for (int j = 0; j < SAC_QK_K; j++) {
+            int v = sac_nearest_int(iscale * x[j]);
+            b[i].qs[j] = (int8_t)(v < 127 ? v : 127);
+        }
+        for (int j = 0; j < SAC_QK_K / 16; j++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) sum += b[i].qs[16 * j + l];
+            b[i].bsums[j] = (int16_t)sum;
+        }
+        b[i].d = 1 / iscale;
     }
 }

@@ -6,7 +6,8 @@
 
 #include <stdint.h>
 
-#define SAC_QK 32 /* values per block of the 32-value formats (Q8_0, Q4_0) */
+#define SAC_QK 32    /* values per block of the 32-value formats (Q8_0, Q4_0, Q5_0) */
+#define SAC_QK_K 256 /* values per super-block of the K-quants (Q4_K, Q6_K, Q8_K) */
 
 typedef uint16_t sac_f16; /* IEEE 754 binary16 bits */
 
@@ -26,6 +27,51 @@ typedef struct block_q4_0 {
 _Static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_0) == sizeof(sac_f16) + SAC_QK / 2,
                "block_q4_0 must be ggml's 18 bytes, without padding");
 
+/* Q5_0: q = low nibble from qs (as Q4_0) | bit j of qh as bit 4; value j = (q - 16) * d.
+ * 22 bytes. */
+typedef struct block_q5_0 {
+    sac_f16 d;
+    uint8_t qh[4];
+    uint8_t qs[SAC_QK / 2];
+} block_q5_0;
+_Static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_0) == sizeof(sac_f16) + 4 + SAC_QK / 2,
+               "block_q5_0 must be ggml's 22 bytes, without padding");
+
+/* Q4_K: 8 sub-blocks of 32 values, each with a 6-bit scale sc and a 6-bit min m packed in
+ * `scales` (sub-blocks 0-3: low 6 bits of bytes 0-3 and 4-7; 4-7: the nibbles of bytes 8-11
+ * and the top 2 bits of bytes 0-7); value = d * sc * q - dmin * m, q a 4-bit level (each
+ * 64 values: 32 low nibbles, then the 32 high nibbles of the same bytes). 144 bytes. */
+typedef struct block_q4_K {
+    sac_f16 d;
+    sac_f16 dmin;
+    uint8_t scales[12];
+    uint8_t qs[SAC_QK_K / 2];
+} block_q4_K;
+_Static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q4_K) == 2 * sizeof(sac_f16) + 12 + SAC_QK_K / 2,
+               "block_q4_K must be ggml's 144 bytes, without padding");
+
+/* Q6_K: 16 sub-blocks of 16 values with int8 scales; value = d * sc * (q - 32), q a 6-bit
+ * level: its low 4 bits in ql, its high 2 in qh (each 128 values: ql holds 64 bytes of
+ * nibbles, qh 32 bytes of four 2-bit fields). 210 bytes. */
+typedef struct block_q6_K {
+    uint8_t ql[SAC_QK_K / 2];
+    uint8_t qh[SAC_QK_K / 4];
+    int8_t scales[SAC_QK_K / 16];
+    sac_f16 d;
+} block_q6_K;
+_Static_assert(sizeof(block_q6_K) == 210 && sizeof(block_q6_K) == SAC_QK_K / 2 + SAC_QK_K / 4 + SAC_QK_K / 16 + 2,
+               "block_q6_K must be ggml's 210 bytes, without padding");
+
+/* Q8_K (the K-quants' activation format): value j = d * qs[j], d an f32; bsums are the sums of
+ * each 16 qs. 292 bytes. */
+typedef struct block_q8_K {
+    float d;
+    int8_t qs[SAC_QK_K];
+    int16_t bsums[SAC_QK_K / 16];
+} block_q8_K;
+_Static_assert(sizeof(block_q8_K) == 292 && sizeof(block_q8_K) == 4 + SAC_QK_K + 2 * (SAC_QK_K / 16),
+               "block_q8_K must be ggml's 292 bytes, without padding");
+
 float sac_f16_to_f32(sac_f16 h);
 sac_f16 sac_f32_to_f16(float f); /* round to nearest even, with subnormals, inf and NaN */
 
@@ -39,5 +85,27 @@ void sac_to_float_q8_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q8_0(const float *src, void *dst, int64_t n);
 void sac_to_float_q4_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q4_0(const float *src, void *dst, int64_t n);
+void sac_to_float_q5_0(const void *src, float *dst, int64_t n);
+void sac_from_float_q5_0(const float *src, void *dst, int64_t n);
+void sac_to_float_q4_K(const void *src, float *dst, int64_t n);
+void sac_from_float_q4_K(const float *src, void *dst, int64_t n);
+void sac_to_float_q6_K(const void *src, float *dst, int64_t n);
+void sac_from_float_q6_K(const float *src, void *dst, int64_t n);
+void sac_to_float_q8_K(const void *src, float *dst, int64_t n);
+void sac_from_float_q8_K(const float *src, void *dst, int64_t n);
+
+/* ggml's nearest_int: round to nearest, ties to even, by adding 1.5 * 2^23 (exact for
+ * |x| < 2^22, which the callers ensure; NaN gives 0). */
+int sac_nearest_int(float x);
+/* Q4_K's packed 6-bit scale and min of sub-block j (0-7) (inline: the kernels use it per block). */
+static inline void sac_q4_K_scale_min(const uint8_t scales[12], int j, int *sc, int *m) {
+    if (j < 4) {
+        *sc = scales[j] & 63;
+        *m = scales[j + 4] & 63;
+    } else {
+        *sc = (scales[j + 4] & 0x0F) | (scales[j - 4] >> 6) << 4;
+        *m = (scales[j + 4] >> 4) | (scales[j] >> 6) << 4;
+    }
+}
 
 #endif

@@ -62,19 +62,74 @@ static uint16_t half_of(double x) { /* nearest, ties to even; finite x below 655
     return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m - 1024);
 }
 
-/* Quantized weight (o, i): an integer times its block's scale. */
-static int weight_int(const sac_matrix *w, int64_t o, int64_t i) {
-    int64_t nb = w->n_in / 32;
-    if (w->type == SAC_TYPE_Q8_0) return ((const block_q8_0 *)w->data)[o * nb + i / 32].qs[i % 32];
-    const block_q4_0 *b = (const block_q4_0 *)w->data + o * nb + i / 32;
-    int j = (int)(i % 32);
-    return (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) - 8;
-}
+/* Weight (o, i) of a quantized type as ggml's formula has it, d * sc * q - dmin * m: the
+ * integers q, sc, m and the scales d, dmin of the block (sc = 1 and m = 0 for the 32-value
+ * formats, whose scale is d). */
+typedef struct weight_parts {
+    int q, sc, m;
+    double d, dmin;
+} weight_parts;
 
-static double weight_scale(const sac_matrix *w, int64_t o, int64_t blk) {
-    int64_t nb = w->n_in / 32;
-    if (w->type == SAC_TYPE_Q8_0) return half_value(((const block_q8_0 *)w->data)[o * nb + blk].d);
-    return half_value(((const block_q4_0 *)w->data)[o * nb + blk].d);
+static int is_k_quant(uint32_t type) { return type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q6_K; }
+
+static int is_quantized(uint32_t type) { return type != SAC_TYPE_F32 && type != SAC_TYPE_F16; }
+
+/* Values per activation block: Q8_0's 32, or Q8_K's 256 for the K-quants. */
+static int64_t act_block(uint32_t type) { return is_k_quant(type) ? 256 : 32; }
+
+static weight_parts parts_of(const sac_matrix *w, int64_t o, int64_t i) {
+    weight_parts p = {0, 1, 0, 0, 0};
+    int64_t bs = act_block(w->type), nb = w->n_in / bs, blk = o * nb + i / bs;
+    int j = (int)(i % bs);
+    switch (w->type) {
+    case SAC_TYPE_Q8_0: {
+        const block_q8_0 *b = (const block_q8_0 *)w->data + blk;
+        p.q = b->qs[j];
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q4_0: {
+        const block_q4_0 *b = (const block_q4_0 *)w->data + blk;
+        p.q = (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) - 8;
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q5_0: {
+        const block_q5_0 *b = (const block_q5_0 *)w->data + blk;
+        int high = (b->qh[j / 8] >> (j % 8)) & 1;
+        p.q = ((j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) | high << 4) - 16;
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q4_K: { /* sub-block j/32; byte 32 * (j / 64) + j % 32, low nibble for the first 32 */
+        const block_q4_K *b = (const block_q4_K *)w->data + blk;
+        int sub = j / 32, byte = b->qs[32 * (j / 64) + j % 32];
+        p.q = sub % 2 ? byte >> 4 : byte & 15;
+        const uint8_t *sc = b->scales;
+        if (sub < 4) {
+            p.sc = sc[sub] & 63;
+            p.m = sc[sub + 4] & 63;
+        } else {
+            p.sc = (sc[sub + 4] & 15) | (sc[sub - 4] >> 6) << 4;
+            p.m = (sc[sub + 4] >> 4) | (sc[sub] >> 6) << 4;
+        }
+        p.d = half_value(b->d);
+        p.dmin = half_value(b->dmin);
+        break;
+    }
+    case SAC_TYPE_Q6_K: { /* half h = j/128; within it, quarter k = (j % 128) / 32 and l = j % 32 */
+        const block_q6_K *b = (const block_q6_K *)w->data + blk;
+        int h = j / 128, k = (j % 128) / 32, l = j % 32;
+        int ql = b->ql[64 * h + l + (k % 2) * 32];
+        int low = k < 2 ? ql & 15 : ql >> 4;
+        int high = (b->qh[32 * h + l] >> (2 * k)) & 3;
+        p.q = (low | high << 4) - 32;
+        p.sc = b->scales[j / 16];
+        p.d = half_value(b->d);
+        break;
+    }
+    }
+    return p;
 }
 
 /* Weight (o, i) as the format defines it. */
@@ -82,26 +137,48 @@ static double weight_ref(const sac_matrix *w, int64_t o, int64_t i) {
     switch (w->type) {
     case SAC_TYPE_F32: return ((const float *)w->data)[o * w->n_in + i];
     case SAC_TYPE_F16: return half_value(((const uint16_t *)w->data)[o * w->n_in + i]);
-    case SAC_TYPE_Q8_0:
-    case SAC_TYPE_Q4_0: return weight_int(w, o, i) * weight_scale(w, o, i / 32);
     }
-    return NAN;
+    weight_parts p = parts_of(w, o, i);
+    return p.d * p.sc * p.q - p.dmin * p.m;
 }
 
 /* ggml's activation quantization (d = amax/127 in f32, q = round(x * f32(1/d)) half away
  * from zero, scale d rounded to f16), each f32 operation done in double and rounded. */
-static void quantize_ref(const float *x, int64_t n, int *q, double *d16, double *d_exact) {
+static void quantize_ref(const float *x, int64_t n, int *q, double *d16) {
     for (int64_t blk = 0; blk < n / 32; blk++) {
         double amax = 0;
         for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[blk * 32 + j]));
         float d = (float)(amax / 127.0);
         float id = d != 0 ? (float)(1.0 / d) : 0.0f;
         d16[blk] = half_value(half_of(d));
-        d_exact[blk] = amax / 127.0;
         for (int j = 0; j < 32; j++) {
             double v = (float)((double)x[blk * 32 + j] * id);
             double r = floor(fabs(v) + 0.5);
             q[blk * 32 + j] = (int)(v < 0 ? -r : r);
+        }
+    }
+}
+
+/* ggml's Q8_K activations: the value of largest magnitude (the first) maps to -127,
+ * iscale = f32(-127/max), q = min(127, round(f32(iscale x))) ties to even, d = f32(1/iscale). */
+static void quantize_ref_k(const float *x, int64_t n, int *q, double *d) {
+    for (int64_t blk = 0; blk < n / 256; blk++) {
+        double amax = 0, max = 0;
+        for (int j = 0; j < 256; j++)
+            if (fabs(x[blk * 256 + j]) > amax) {
+                amax = fabs(x[blk * 256 + j]);
+                max = x[blk * 256 + j];
+            }
+        if (amax == 0) {
+            d[blk] = 0;
+            for (int j = 0; j < 256; j++) q[blk * 256 + j] = 0;
+            continue;
+        }
+        float iscale = (float)(-127.0 / max);
+        d[blk] = (float)(1.0 / iscale);
+        for (int j = 0; j < 256; j++) {
+            double r = nearbyint((float)((double)iscale * x[blk * 256 + j]));
+            q[blk * 256 + j] = r > 127 ? 127 : (int)r;
         }
     }
 }
@@ -115,14 +192,15 @@ typedef struct expected {
 
 /* y[b][o] references, see the tolerances at the top. */
 static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expected *out) {
-    int64_t n = w->n_in, nb = n / 32;
-    int quantized = w->type == SAC_TYPE_Q8_0 || w->type == SAC_TYPE_Q4_0;
+    int64_t n = w->n_in, bs = act_block(w->type), nb = n / bs;
+    int quantized = is_quantized(w->type);
     int *q = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    double *d16 = malloc(sizeof(double) * (size_t)(nb + 1)), *dex = malloc(sizeof(double) * (size_t)(nb + 1));
+    double *dx = malloc(sizeof(double) * (size_t)(nb + 1));
     double *wrow = malloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int64_t b = 0; b < n_batch; b++) {
         const float *xb = x + b * n;
-        if (quantized) quantize_ref(xb, n, q, d16, dex);
+        if (quantized && is_k_quant(w->type)) quantize_ref_k(xb, n, q, dx);
+        else if (quantized) quantize_ref(xb, n, q, dx);
         for (int64_t o = 0; o < w->n_out; o++) {
             expected *e = &out[b * w->n_out + o];
             for (int64_t i = 0; i < n; i++) wrow[i] = weight_ref(w, o, i);
@@ -136,28 +214,31 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
                 e->tol = e->tol_fp = (double)(n / 8 + n % 8 + 8) * U * fp_abs + 1e-30;
                 continue;
             }
+            /* per activation block: dx (d isum - dmin msum), isum = sum sc q qx, msum = sum m qx */
             double sum = 0, sum_abs = 0, qerr = 0;
             for (int64_t blk = 0; blk < nb; blk++) {
-                double scale = weight_scale(w, o, blk) * d16[blk];
-                long long isum = 0;
-                double wabs = 0;
-                for (int j = 0; j < 32; j++) {
-                    isum += (long long)weight_int(w, o, blk * 32 + j) * q[blk * 32 + j];
-                    wabs += fabs(wrow[blk * 32 + j]);
+                long long isum = 0, msum = 0;
+                weight_parts p = parts_of(w, o, blk * bs);
+                for (int64_t j = 0; j < bs; j++) {
+                    weight_parts pj = parts_of(w, o, blk * bs + j);
+                    isum += (long long)pj.sc * pj.q * q[blk * bs + j];
+                    msum += (long long)pj.m * q[blk * bs + j];
+                    /* the activation's quantization error, weighted: bounds the fp difference */
+                    qerr += fabs(wrow[blk * bs + j]) * fabs((double)xb[blk * bs + j] - dx[blk] * q[blk * bs + j]);
                 }
-                sum += scale * (double)isum;
-                sum_abs += fabs(scale * (double)isum);
-                qerr += wabs * (dex[blk] / 2 + 127 * fabs(dex[blk] - d16[blk]));
+                double t1 = dx[blk] * p.d * (double)isum, t2 = dx[blk] * p.dmin * (double)msum;
+                sum += t1 - t2;
+                sum_abs += fabs(t1) + fabs(t2);
             }
             e->value = sum;
-            e->tol = (double)(nb + 3) * U * sum_abs + 1e-30;
+            /* per block: the int → f32 conversions, the scale products and the sums */
+            e->tol = (double)(is_k_quant(w->type) ? 2 * nb + 6 : nb + 3) * U * sum_abs + 1e-30;
             e->value_fp = fp;
             e->tol_fp = e->tol + qerr * (1 + 1e-9) + 1e-30;
         }
     }
     free(q);
-    free(d16);
-    free(dex);
+    free(dx);
     free(wrow);
 }
 
@@ -285,6 +366,7 @@ static void test_f32(void) { check_type(SAC_TYPE_F32); }
 static void test_f16(void) { check_type(SAC_TYPE_F16); }
 static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
 static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
+static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
 
 /* Float weights allow any row length: leftovers after the last group of eight. */
 static void test_float_odd_lengths(void) {
@@ -362,16 +444,26 @@ static void test_quant_every_scale(void) {
     const int64_t n_in = 64, n_out = 65536, nb = n_in / 32;
     float x[4 * 64];
     for (int i = 0; i < 4 * 64; i++) x[i] = 127.0f;
-    for (int q4 = 0; q4 <= 1; q4++) {
-        uint32_t type = q4 ? SAC_TYPE_Q4_0 : SAC_TYPE_Q8_0;
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        uint32_t type = types[t];
         void *data = NULL;
-        if (q4) {
+        if (type == SAC_TYPE_Q4_0) {
             block_q4_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
             for (int64_t o = 0; o < n_out; o++)
                 for (int64_t k = 0; k < nb; k++) {
                     b[o * nb + k].d = k == 0 ? (uint16_t)o : 0x3C00;
                     memset(b[o * nb + k].qs, 0x88, sizeof b[0].qs); /* nibbles of 8: weight 0 */
                     if (k == 0) b[o * nb].qs[0] = 0x89;             /* weight 1 at column 0 */
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q5_0) {
+            block_q5_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(b[o * nb + k].qh, 0xFF, sizeof b[0].qh); /* levels of 16: weight 0 */
+                    if (k == 0) b[o * nb].qs[0] = 0x01;             /* 17: weight 1 at column 0 */
                 }
             data = b;
         } else {
@@ -407,10 +499,10 @@ static void test_activation_quantization_exact(void) {
     for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch += 4) {
         float *y = run_matmul(pools[3], &w, x, n_batch);
         int q[128];
-        double d16[4], dex[4];
+        double d16[4];
         int bad = 0;
         for (int64_t b = 0; b < n_batch; b++) {
-            quantize_ref(x + b * n_in, n_in, q, d16, dex);
+            quantize_ref(x + b * n_in, n_in, q, d16);
             for (int64_t o = 0; o < n_in; o++) {
                 double want = d16[o / 32] * q[o];
                 if (y[b * n_in + o] != want && bad++ < 3)
@@ -534,7 +626,7 @@ static void release_end(end_copy c, size_t bytes) {
 }
 
 static void test_matvec_reads_stay_inside(void) {
-    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_F16, SAC_TYPE_F32};
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_F16, SAC_TYPE_F32};
     const int64_t n_ins[] = {32, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
@@ -599,6 +691,7 @@ int main(void) {
     RUN(test_f16);
     RUN(test_q8_0);
     RUN(test_q4_0);
+    RUN(test_q5_0);
     RUN(test_float_odd_lengths);
     RUN(test_dot_and_axpy);
     RUN(test_matvec_reads_stay_inside);

@@ -99,6 +99,37 @@ static void ref_quantize_q4_0(const float *x, block_q4_0 *out) {
     for (int j = 0; j < SAC_QK / 2; j++) out->qs[j] = (uint8_t)(q[j] | (q[j + 16] << 4));
 }
 
+static void ref_quantize_q5_0(const float *x, block_q5_0 *out) {
+    double amax = 0, max = 0;
+    for (int j = 0; j < SAC_QK; j++) {
+        if (amax < fabs(x[j])) {
+            amax = fabs(x[j]);
+            max = x[j];
+        }
+    }
+    float d = (float)(max / -16.0);
+    float id = d != 0 ? (float)(1.0 / d) : 0.0f;
+    out->d = ref_half_of(d);
+    uint32_t qh = 0;
+    for (int j = 0; j < SAC_QK; j++) {
+        double v = (float)((double)(float)((double)x[j] * id) + 16.5);
+        int t = (int)trunc(v);
+        int q = t > 31 ? 31 : t;
+        if (j < 16) out->qs[j] = (uint8_t)(q & 15);
+        else out->qs[j - 16] |= (uint8_t)((q & 15) << 4);
+        qh |= (uint32_t)(q >> 4) << j;
+    }
+    memcpy(out->qh, &qh, 4); /* little-endian hosts only, as the GGUF reader */
+}
+
+/* Value j of a Q5_0 block by ggml's formula: (nibble | fifth bit << 4) - 16, times d. */
+static double ref_value_q5_0(const block_q5_0 *b, int j) {
+    uint32_t qh = (uint32_t)b->qh[0] | (uint32_t)b->qh[1] << 8 | (uint32_t)b->qh[2] << 16 | (uint32_t)b->qh[3] << 24;
+    int nib = j < 16 ? b->qs[j] & 15 : b->qs[j - 16] >> 4;
+    int q = nib | (int)((qh >> j) & 1) << 4;
+    return (double)(float)((q - 16) * (double)(float)ref_half_value(b->d));
+}
+
 /* ------------------------------------------------------------------------------------------
  * f16
  * ---------------------------------------------------------------------------------------- */
@@ -180,6 +211,8 @@ static void test_f32_to_f16_rounding(void) {
 static void test_block_layout(void) {
     CHECK(sizeof(block_q8_0) == 34);
     CHECK(sizeof(block_q4_0) == 18);
+    CHECK(sizeof(block_q5_0) == 22 && sizeof(block_q4_K) == 144 && sizeof(block_q6_K) == 210);
+    CHECK(sizeof(block_q8_K) == 292);
     const sac_type_traits *t;
     CHECK((t = sac_type_traits_get(SAC_TYPE_F32)) && t->block_size == 1 && t->type_size == 4 && !strcmp(t->name, "F32"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_F16)) && t->block_size == 1 && t->type_size == 2 && !strcmp(t->name, "F16"));
@@ -211,12 +244,13 @@ static void test_table_entries(void) {
         CHECK_MSG(act->quantize_activations || t->vec_dot_type == SAC_TYPE_F32,
                   "type %u: vec_dot_type %u has no activation conversion", type, t->vec_dot_type);
     }
-    CHECK(n_implemented == 4);
+    CHECK(n_implemented == 5);
     /* as ggml pairs them: the quantized weights meet Q8_0 activations, the float ones f32 */
     CHECK(sac_type_traits_get(SAC_TYPE_F32)->vec_dot_type == SAC_TYPE_F32);
     CHECK(sac_type_traits_get(SAC_TYPE_F16)->vec_dot_type == SAC_TYPE_F32);
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q8_0)->vec_dot_type == SAC_TYPE_Q8_0);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q5_0)->vec_dot_type == SAC_TYPE_Q8_0);
 }
 
 /* Each codec reads and writes exactly the bytes of its rows: three blocks' worth between
@@ -385,6 +419,79 @@ static void test_q4_0_nibbles_and_clamp(void) {
     CHECK(q.d == 0xBC00 && y[3] == 8.0f && y[4] == -7.0f);
 }
 
+static void test_q5_0_matches_reference(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q5_0);
+    uint64_t s = 0x13198A2E03707344ull;
+    int bad_bytes = 0, bad_values = 0;
+    double worst = 0;
+    for (int b = 0; b < 5000; b++) {
+        float x[SAC_QK], y[SAC_QK];
+        block_q5_0 got, want;
+        fill_block(x, b % 5, &s);
+        t->from_float(x, &got, SAC_QK);
+        ref_quantize_q5_0(x, &want);
+        if (memcmp(&got, &want, sizeof got) && bad_bytes++ < 3)
+            CHECK_MSG(0, "block %d: d 0x%04x vs 0x%04x", b, got.d, want.d);
+        t->to_float(&got, y, SAC_QK);
+        double amax = 0;
+        for (int j = 0; j < SAC_QK; j++) amax = fmax(amax, fabs(x[j]));
+        double d = amax / 16, d16 = fabs(ref_half_value(got.d));
+        /* as Q4_0 with 16 steps each side: half a step, one more where the clamp at 31 cuts */
+        double tol = 1.5 * d + 16 * fabs(d - d16) + 1e-12;
+        for (int j = 0; j < SAC_QK; j++) {
+            if ((double)y[j] != ref_value_q5_0(&got, j)) bad_values++;
+            if (fabs(x[j] - y[j]) > tol && bad_values++ < 3)
+                CHECK_MSG(0, "block %d [%d]: %.9g -> %.9g (tol %g)", b, j, x[j], y[j], tol);
+            if (b % 5 == 0) worst = fmax(worst, fabs(x[j] - y[j]) / amax); /* random blocks */
+        }
+    }
+    printf("  Q5_0 round trip, random blocks: worst |x - y| / amax = %.4f\n", worst);
+    CHECK_MSG(bad_bytes == 0, "%d blocks differ from the reference quantizer", bad_bytes);
+    CHECK(bad_values == 0);
+}
+
+/* Hand-built Q5_0 blocks: every qh bit alone (each value's fifth bit, in ggml's order), and
+ * the extremes of the level range with the smallest, largest, negative, inf and NaN scales. */
+static void test_q5_0_bits_and_extremes(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q5_0);
+    for (int bit = 0; bit < 32; bit++) {
+        block_q5_0 b;
+        memset(&b, 0, sizeof b);
+        b.d = 0x3C00;
+        uint32_t qh = 1u << bit;
+        memcpy(b.qh, &qh, 4);
+        float y[SAC_QK];
+        t->to_float(&b, y, SAC_QK);
+        for (int j = 0; j < SAC_QK; j++) CHECK_MSG(y[j] == (j == bit ? 0.0f : -16.0f), "bit %d value %d: %g", bit, j, y[j]);
+    }
+    const uint16_t ds[] = {0x0001, 0x03FF, 0x0400, 0x3C00, 0x7BFF, 0xBC00, 0x7C00, 0xFC00, 0x7E00};
+    for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++) {
+        block_q5_0 b;
+        b.d = ds[k];
+        for (int j = 0; j < 16; j++) b.qs[j] = (uint8_t)(j | (15 - j) << 4);
+        uint32_t qh = 0xA5C3F00Fu;
+        memcpy(b.qh, &qh, 4);
+        float y[SAC_QK];
+        t->to_float(&b, y, SAC_QK);
+        int bad = 0;
+        for (int j = 0; j < SAC_QK; j++) {
+            double want = ref_value_q5_0(&b, j);
+            bad += !(isnan(want) ? isnan(y[j]) : (double)y[j] == want);
+        }
+        CHECK_MSG(bad == 0, "d 0x%04x: %d values differ", ds[k], bad);
+    }
+    /* x = -16 the max by magnitude: d = 1, and q = x + 16 from 0 to 31 */
+    float x[SAC_QK];
+    for (int j = 0; j < SAC_QK; j++) x[j] = (float)(j - 16);
+    x[0] = -16.0f;
+    block_q5_0 b;
+    t->from_float(x, &b, SAC_QK);
+    float y[SAC_QK];
+    t->to_float(&b, y, SAC_QK);
+    CHECK(b.d == 0x3C00);
+    for (int j = 0; j < SAC_QK; j++) CHECK_MSG(y[j] == x[j], "value %d: %g", j, y[j]);
+}
+
 static void test_multi_block_rows_and_float_codecs(void) {
     uint64_t s = 12345;
     float x[4 * SAC_QK], y[4 * SAC_QK];
@@ -425,6 +532,8 @@ int main(void) {
     RUN(test_q8_0_rounding_ties);
     RUN(test_q4_0_matches_reference);
     RUN(test_q4_0_nibbles_and_clamp);
+    RUN(test_q5_0_matches_reference);
+    RUN(test_q5_0_bits_and_extremes);
     RUN(test_multi_block_rows_and_float_codecs);
     return check_summary("test_types");
 }
