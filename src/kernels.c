@@ -458,6 +458,242 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Q8_K activations: x → int8 per 256-value super-block (as int16), f32 d, and the sums of
+ * each 16 values (bsums), by ggml's quantize_row_q8_K rules
+ * ---------------------------------------------------------------------------------------- */
+
+/* Layout: the scales (float, [block][batch]), the int16-widened values ([batch][n_in]), then
+ * the bsums (int16, [batch][n_in / 16]); each part keeps 16-byte alignment. */
+typedef struct q8k_layout {
+    size_t scales, values, bsums; /* bytes of each part */
+} q8k_layout;
+
+static int q8k_layout_of(int64_t n_in, int64_t n_batch, q8k_layout *l) {
+    uint64_t s, v, b;
+    if (n_in < 0 || n_batch < 0 || !sac_mul_u64((uint64_t)(n_in / SAC_QK_K), (uint64_t)n_batch, &s) ||
+        !sac_mul_u64(s, sizeof(float), &s) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &v) ||
+        !sac_mul_u64(v, sizeof(int16_t), &v) || !sac_mul_u64((uint64_t)(n_in / 16), (uint64_t)n_batch, &b) ||
+        !sac_mul_u64(b, sizeof(int16_t), &b) || s > SIZE_MAX - 15 || v > SIZE_MAX - 15 || b > SIZE_MAX - 15)
+        return 0;
+    l->scales = ((size_t)s + 15) & ~(size_t)15;
+    l->values = ((size_t)v + 15) & ~(size_t)15;
+    l->bsums = (size_t)b;
+    return 1;
+}
+
+int sac_activations_size_q8_K(int64_t n_in, int64_t n_batch, size_t *bytes) {
+    q8k_layout l;
+    if (!q8k_layout_of(n_in, n_batch, &l) || l.values > SIZE_MAX - l.scales || l.bsums > SIZE_MAX - l.scales - l.values)
+        return 0;
+    *bytes = l.scales + l.values + l.bsums;
+    return 1;
+}
+
+typedef struct q8k_activations {
+    const int16_t *q;     /* [batch][n_in] */
+    const int16_t *bsums; /* [batch][n_in / 16] */
+    const float *d;       /* [block][batch] */
+} q8k_activations;
+
+static q8k_activations q8k_view(const sac_kernel_task *t) {
+    q8k_layout l = {0, 0, 0};
+    q8k_layout_of(t->n_in, t->n_batch, &l); /* sac_matmul sized the workspace with it */
+    const char *base = t->act;
+    q8k_activations a = {(const int16_t *)(base + l.scales), (const int16_t *)(base + l.scales + l.values),
+                         (const float *)base};
+    return a;
+}
+
+/* The codec's quantizer, widened: a handful of operations per value, next to the hundreds of
+ * weight rows each activation meets, so it is shared plain C on every path. */
+void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act) {
+    q8k_layout l = {0, 0, 0};
+    q8k_layout_of(n_in, n_batch, &l);
+    float *xd = act;
+    int16_t *xq = (int16_t *)((char *)act + l.scales), *xs = (int16_t *)((char *)act + l.scales + l.values);
+    int64_t nb = n_in / SAC_QK_K;
+    for (int64_t b = b0; b < b1; b++)
+        for (int64_t blk = 0; blk < nb; blk++) {
+            block_q8_K q;
+            sac_from_float_q8_K(x + b * n_in + blk * SAC_QK_K, &q, SAC_QK_K);
+            xd[blk * n_batch + b] = q.d;
+            for (int j = 0; j < SAC_QK_K; j++) xq[b * n_in + blk * SAC_QK_K + j] = q.qs[j];
+            for (int j = 0; j < SAC_QK_K / 16; j++) xs[b * (n_in / 16) + blk * (SAC_QK_K / 16) + j] = q.bsums[j];
+        }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * K-quant kernels: 256-value super-blocks of 16-value groups, value = d * sc * q - dmin * m
+ * (sc, m the group's integer scale and min), multiplied with Q8_K activations:
+ *   isum = sum over groups of sc * (exact int dot of q with the int8 activations),
+ *   msum = sum over groups of m * bsum (the group's activation sum),
+ *   acc = (acc + (float)isum * (d * d_x)) - (float)msum * (dmin * d_x), block after block
+ * (without the second step for formats with no min). The integer sums are exact, so the
+ * SIMD path, which only forms them differently, gives the plain-C bits.
+ * ---------------------------------------------------------------------------------------- */
+
+/* A decoded super-block. */
+typedef struct kblock {
+    _Alignas(16) int16_t q[SAC_QK_K];
+    int32_t sc[16], m[16];
+    float d, dmin;
+} kblock;
+
+typedef void (*kdecode_fn)(const char *block, kblock *out);
+
+typedef struct kquant_format {
+    size_t block_bytes;
+    kdecode_fn decode;
+    int has_min;
+} kquant_format;
+
+static inline void kdecode_q4_K(const char *block, kblock *out) {
+    const block_q4_K *b = (const block_q4_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = f16_to_f32_inline(b->dmin);
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        sac_q4_K_scale_min(b->scales, j, &sc, &m);
+        out->sc[2 * j] = out->sc[2 * j + 1] = sc;
+        out->m[2 * j] = out->m[2 * j + 1] = m;
+    }
+    for (int c = 0; c < 4; c++) { /* 32 bytes: 32 low nibbles, then the 32 high ones */
+        const uint8_t *qs = b->qs + 32 * c;
+        int16_t *q = out->q + 64 * c;
+#ifdef __wasm_simd128__
+        for (int k = 0; k < 2; k++) {
+            v128_t packed = wasm_v128_load(qs + 16 * k);
+            v128_t lo = wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(packed, 4);
+            wasm_v128_store(q + 16 * k, wasm_u16x8_extend_low_u8x16(lo));
+            wasm_v128_store(q + 16 * k + 8, wasm_u16x8_extend_high_u8x16(lo));
+            wasm_v128_store(q + 32 + 16 * k, wasm_u16x8_extend_low_u8x16(hi));
+            wasm_v128_store(q + 32 + 16 * k + 8, wasm_u16x8_extend_high_u8x16(hi));
+        }
+#else
+        for (int l = 0; l < 32; l++) {
+            q[l] = (int16_t)(qs[l] & 0x0F);
+            q[l + 32] = (int16_t)(qs[l] >> 4);
+        }
+#endif
+    }
+}
+
+static inline void kdecode_q6_K(const char *block, kblock *out) {
+    const block_q6_K *b = (const block_q6_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = 0.0f;
+    for (int g = 0; g < 16; g++) {
+        out->sc[g] = b->scales[g];
+        out->m[g] = 0;
+    }
+    for (int h = 0; h < 2; h++) { /* 128 values: ql 64 bytes of nibbles, qh 32 bytes of 2-bit fields */
+        const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
+        int16_t *q = out->q + 128 * h;
+#ifdef __wasm_simd128__
+        const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30), off = wasm_i8x16_splat(32);
+        for (int k = 0; k < 2; k++) {
+            v128_t l0 = wasm_v128_load(ql + 16 * k), l1 = wasm_v128_load(ql + 32 + 16 * k);
+            v128_t hb = wasm_v128_load(qh + 16 * k);
+            v128_t v[4];
+            v[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i8x16_shl(hb, 4), two));
+            v[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i8x16_shl(hb, 2), two));
+            v[2] = wasm_v128_or(wasm_u8x16_shr(l0, 4), wasm_v128_and(hb, two));
+            v[3] = wasm_v128_or(wasm_u8x16_shr(l1, 4), wasm_v128_and(wasm_u8x16_shr(hb, 2), two));
+            for (int r = 0; r < 4; r++) {
+                v128_t s8 = wasm_i8x16_sub(v[r], off);
+                wasm_v128_store(q + 32 * r + 16 * k, wasm_i16x8_extend_low_i8x16(s8));
+                wasm_v128_store(q + 32 * r + 16 * k + 8, wasm_i16x8_extend_high_i8x16(s8));
+            }
+        }
+#else
+        for (int l = 0; l < 32; l++) {
+            q[l] = (int16_t)(((ql[l] & 0x0F) | (qh[l] & 3) << 4) - 32);
+            q[l + 32] = (int16_t)(((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32);
+            q[l + 64] = (int16_t)(((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
+            q[l + 96] = (int16_t)(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
+        }
+#endif
+    }
+}
+
+/* isum: the scaled integer dot of a decoded block with 256 activations. */
+static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
+#ifdef __wasm_simd128__
+    v128_t acc = wasm_i32x4_splat(0);
+    for (int g = 0; g < 16; g++) {
+        v128_t s = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + 16 * g), wasm_v128_load(x + 16 * g)),
+                                  wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + 16 * g + 8), wasm_v128_load(x + 16 * g + 8)));
+        acc = wasm_i32x4_add(acc, wasm_i32x4_mul(s, wasm_i32x4_splat(w->sc[g])));
+    }
+    return hsum_i32(acc);
+#else
+    int32_t acc = 0;
+    for (int g = 0; g < 16; g++) {
+        int32_t s = 0;
+        for (int j = 0; j < 16; j++) s += (int32_t)w->q[16 * g + j] * (int32_t)x[16 * g + j];
+        acc += w->sc[g] * s;
+    }
+    return acc;
+#endif
+}
+
+static inline int32_t kblock_mins(const kblock *w, const int16_t *bsums) {
+    int32_t s = 0;
+    for (int g = 0; g < 16; g++) s += w->m[g] * (int32_t)bsums[g];
+    return s;
+}
+
+KERNEL float kblock_add(kquant_format f, float acc, const kblock *w, const int16_t *x, const int16_t *bsums,
+                        float dx) {
+    acc = acc + (float)kblock_dot(w, x) * (w->d * dx);
+    if (f.has_min) acc = acc - (float)kblock_mins(w, bsums) * (w->dmin * dx);
+    return acc;
+}
+
+/* One output: weight row o against activation row b. */
+KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int64_t b) {
+    const char *row = weight_row(t, o);
+    int64_t nb = t->n_in / SAC_QK_K;
+    const int16_t *x = a->q + b * t->n_in, *bs = a->bsums + b * (t->n_in / 16);
+    float acc = 0.0f;
+    kblock w;
+    for (int64_t blk = 0; blk < nb; blk++) {
+        f.decode(row + (size_t)blk * f.block_bytes, &w);
+        acc = kblock_add(f, acc, &w, x + blk * SAC_QK_K, bs + blk * 16, a->d[blk * t->n_batch + b]);
+    }
+    return acc;
+}
+
+KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+    q8k_activations a = q8k_view(t);
+    for (int64_t o = o0; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
+}
+
+/* Each decoded weight block serves four activation rows. */
+KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+    q8k_activations a = q8k_view(t);
+    int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK_K, n_batch = t->n_batch, ng = n_in / 16;
+    int64_t b = 0;
+    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
+        for (int64_t o = o0; o < o1; o++) {
+            const char *row = weight_row(t, o);
+            float acc[BATCH_TILE] = {0};
+            kblock w;
+            for (int64_t blk = 0; blk < nb; blk++) {
+                f.decode(row + (size_t)blk * f.block_bytes, &w);
+                for (int r = 0; r < BATCH_TILE; r++)
+                    acc[r] = kblock_add(f, acc[r], &w, a.q + (b + r) * n_in + blk * SAC_QK_K,
+                                        a.bsums + (b + r) * ng + blk * 16, a.d[blk * n_batch + b + r]);
+            }
+            for (int r = 0; r < BATCH_TILE; r++) t->y[(b + r) * n_out + o] = acc[r];
+        }
+    }
+    for (; b < n_batch; b++)
+        for (int64_t o = o0; o < o1; o++) t->y[b * n_out + o] = kquant_dot(t, &a, f, o, b);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Float kernels: formats of one value per element, multiplied with f32 activations
  * ---------------------------------------------------------------------------------------- */
 
@@ -747,6 +983,14 @@ void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
 void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1); }
 void sac_matmat_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_0, o0, o1); }
+
+#define FORMAT_Q4_K ((kquant_format){sizeof(block_q4_K), kdecode_q4_K, 1})
+#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), kdecode_q6_K, 0})
+
+void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
+void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
+void sac_matvec_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q6_K, o0, o1); }
+void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q6_K, o0, o1); }
 
 /* ------------------------------------------------------------------------------------------
  * f32 primitives for attention

@@ -21,12 +21,23 @@ static const sac_type_traits type_table[SAC_TYPE_COUNT] = {
                        .vec_dot_type = SAC_TYPE_Q8_0, .matvec = sac_matvec_q8_0, .matmat = sac_matmat_q8_0,
                        .activations_size = sac_activations_size_q8_0,
                        .quantize_activations = sac_quantize_activations_q8_0},
+    [SAC_TYPE_Q4_K] = {.name = "Q4_K", .block_size = SAC_QK_K, .type_size = sizeof(block_q4_K),
+                       .to_float = sac_to_float_q4_K, .from_float = sac_from_float_q4_K,
+                       .vec_dot_type = SAC_TYPE_Q8_K, .matvec = sac_matvec_q4_K, .matmat = sac_matmat_q4_K},
+    [SAC_TYPE_Q6_K] = {.name = "Q6_K", .block_size = SAC_QK_K, .type_size = sizeof(block_q6_K),
+                       .to_float = sac_to_float_q6_K, .from_float = sac_from_float_q6_K,
+                       .vec_dot_type = SAC_TYPE_Q8_K, .matvec = sac_matvec_q6_K, .matmat = sac_matmat_q6_K},
+    /* an activation type only: codecs and the conversion, no kernels of its own (ggml has no
+     * Q8_K weights either), so sac_type_traits_get does not offer it */
+    [SAC_TYPE_Q8_K] = {.name = "Q8_K", .block_size = SAC_QK_K, .type_size = sizeof(block_q8_K),
+                       .to_float = sac_to_float_q8_K, .from_float = sac_from_float_q8_K,
+                       .vec_dot_type = SAC_TYPE_Q8_K, .activations_size = sac_activations_size_q8_K,
+                       .quantize_activations = sac_quantize_activations_q8_K},
     /* types saccade does not implement (yet): their names */
     [SAC_TYPE_Q4_1] = {.name = "Q4_1"},
     [SAC_TYPE_Q5_1] = {.name = "Q5_1"}, [SAC_TYPE_Q8_1] = {.name = "Q8_1"},
     [SAC_TYPE_Q2_K] = {.name = "Q2_K"}, [SAC_TYPE_Q3_K] = {.name = "Q3_K"},
-    [SAC_TYPE_Q4_K] = {.name = "Q4_K"}, [SAC_TYPE_Q5_K] = {.name = "Q5_K"},
-    [SAC_TYPE_Q6_K] = {.name = "Q6_K"}, [SAC_TYPE_Q8_K] = {.name = "Q8_K"}, [16] = {.name = "IQ2_XXS"},
+    [SAC_TYPE_Q5_K] = {.name = "Q5_K"}, [16] = {.name = "IQ2_XXS"},
     [17] = {.name = "IQ2_XS"}, [18] = {.name = "IQ3_XXS"}, [19] = {.name = "IQ1_S"},
     [20] = {.name = "IQ4_NL"}, [21] = {.name = "IQ3_S"}, [22] = {.name = "IQ2_S"}, [23] = {.name = "IQ4_XS"},
     [24] = {.name = "I8"}, [25] = {.name = "I16"}, [26] = {.name = "I32"}, [27] = {.name = "I64"},
@@ -34,8 +45,25 @@ static const sac_type_traits type_table[SAC_TYPE_COUNT] = {
 };
 
 const sac_type_traits *sac_type_traits_get(uint32_t type) {
-    if (type >= SAC_TYPE_COUNT || !type_table[type].to_float) return NULL;
+    if (type >= SAC_TYPE_COUNT || !type_table[type].to_float || !type_table[type].matvec) return NULL;
     return &type_table[type];
+}
+
+const sac_type_traits *sac_type_vec_dot_traits(const sac_type_traits *weight) {
+    return &type_table[weight->vec_dot_type];
+}
+
+uint32_t sac_type_by_name(const char *name) {
+    for (uint32_t type = 0; type < SAC_TYPE_COUNT; type++) {
+        const char *n = type_table[type].name, *q = name;
+        if (!sac_type_traits_get(type)) continue;
+        while (*n && *q && (*n == *q || (*q >= 'a' && *q <= 'z' && *n == *q - 'a' + 'A'))) {
+            n++;
+            q++;
+        }
+        if (!*n && !*q) return type;
+    }
+    return SAC_TYPE_COUNT;
 }
 
 int sac_type_row_bytes(uint32_t type, int64_t n, size_t *bytes) {

@@ -350,7 +350,8 @@ static void check_shape(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_ba
 }
 
 static void check_type(uint32_t type) {
-    const int64_t n_ins[] = {32, 64, 96, 4096};
+    int64_t k = is_k_quant(type) ? 8 : 1; /* K-quant rows are whole 256-value blocks */
+    const int64_t n_ins[] = {32 * k, 64 * k, 96 * k, 4096};
     const int64_t n_outs[] = {1, 5, 13, 67};
     const int64_t n_batches[] = {1, 2, 3, 4, 5, 7, 8, 17};
     uint64_t seed = 1;
@@ -367,6 +368,8 @@ static void test_f16(void) { check_type(SAC_TYPE_F16); }
 static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
 static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
 static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
+static void test_q4_K(void) { check_type(SAC_TYPE_Q4_K); }
+static void test_q6_K(void) { check_type(SAC_TYPE_Q6_K); }
 
 /* Float weights allow any row length: leftovers after the last group of eight. */
 static void test_float_odd_lengths(void) {
@@ -478,6 +481,99 @@ static void test_quant_every_scale(void) {
         check_every_half(&w, x, 127.0);
         free(data);
     }
+}
+
+/* Every half as a K-quant super-block scale d, and as Q4_K's dmin: x = 127 quantizes (Q8_K)
+ * to q = -127 with d_x = -1. Q6_K and Q4_K rows hold weight d (sc 1, level 1) at column 0,
+ * so y = 127 d; the Q4_K rows with dmin = half o, m = 1 on sub-block 0 and every level and
+ * scale 0 hold -dmin at columns 0-31, so y = -32 · 127 · dmin. The row's other block is
+ * ordinary (d = 1, scales 0). */
+static void test_k_quant_every_scale(void) {
+    const int64_t n_in = 512, n_out = 65536, nb = n_in / 256;
+    float *x = malloc(sizeof(float) * 4 * (size_t)n_in);
+    for (int i = 0; i < 4 * n_in; i++) x[i] = 127.0f;
+    for (int pass = 0; pass < 3; pass++) {
+        uint32_t type = pass == 0 ? SAC_TYPE_Q6_K : SAC_TYPE_Q4_K;
+        void *data;
+        if (type == SAC_TYPE_Q6_K) {
+            block_q6_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q6_K *blk = &b[o * nb + k];
+                    blk->d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(blk->qh, 0xAA, sizeof blk->qh); /* high bits 2: level 32, weight 0 */
+                    if (k == 0) {
+                        blk->ql[0] = 1; /* level 33 at column 0 */
+                        blk->scales[0] = 1;
+                    }
+                }
+            data = b;
+        } else {
+            block_q4_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q4_K *blk = &b[o * nb + k];
+                    blk->d = pass == 1 && k == 0 ? (uint16_t)o : 0x3C00;
+                    blk->dmin = pass == 2 && k == 0 ? (uint16_t)o : 0x3C00;
+                    if (k == 0 && pass == 1) {
+                        blk->scales[0] = 1; /* sub-block 0: sc 1, m 0 */
+                        blk->qs[0] = 1;     /* level 1 at column 0 */
+                    }
+                    if (k == 0 && pass == 2) blk->scales[4] = 1; /* sub-block 0: sc 0, m 1 */
+                }
+            data = b;
+        }
+        sac_matrix w = {type, n_in, n_out, data};
+        check_every_half(&w, x, pass == 2 ? -32.0 * 127.0 : 127.0);
+        free(data);
+    }
+    free(x);
+}
+
+/* The Q8_K activation quantizer, observed exactly: Q6_K rows that pick one input each (d 1,
+ * sc 1, level 1) make y[o] = f32(d_x q_x[o]); ties go to even (ggml's nearest_int), unlike
+ * Q8_0's. */
+static void test_activation_quantization_exact_k(void) {
+    const int64_t n_in = 512, n_batch_max = 5, nb = n_in / 256;
+    block_q6_K *blocks = calloc((size_t)(n_in * nb), sizeof *blocks);
+    for (int64_t o = 0; o < n_in; o++) {
+        for (int64_t k = 0; k < nb; k++) {
+            block_q6_K *blk = &blocks[o * nb + k];
+            blk->d = 0x3C00;
+            memset(blk->qh, 0xAA, sizeof blk->qh);
+        }
+        block_q6_K *blk = &blocks[o * nb + o / 256];
+        int j = (int)(o % 256), h = j / 128, q = (j % 128) / 32, l = j % 32;
+        blk->ql[64 * h + l + (q % 2) * 32] |= (uint8_t)(q < 2 ? 1 : 0x10); /* level 33 */
+        blk->scales[j / 16] = 1;
+    }
+    sac_matrix w = {SAC_TYPE_Q6_K, n_in, n_in, blocks};
+    uint64_t s = 98;
+    float *x = make_activations(n_in * n_batch_max, &s);
+    /* block 0 of row 0: max -127 → iscale 1, d 1, so x = k + 0.5 are exact ties */
+    const float ties[] = {-127.0f, 2.5f, -2.5f, 0.5f, -0.5f, 126.5f, -126.5f, 3.5f, 1.5f};
+    for (int j = 0; j < 256; j++) x[j] = j < 9 ? ties[j] : (float)(j % 32 - 16) * 0.25f;
+    for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch += 4) {
+        float *y = run_matmul(pools[3], &w, x, n_batch);
+        int q[512];
+        double d[2];
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++) {
+            quantize_ref_k(x + b * n_in, n_in, q, d);
+            for (int64_t o = 0; o < n_in; o++) {
+                double want = (float)(d[o / 256] * q[o]);
+                if (y[b * n_in + o] != want && bad++ < 3)
+                    CHECK_MSG(0, "n_batch=%lld b=%lld x[%lld]=%.9g: got %.9g want %.9g", (long long)n_batch,
+                              (long long)b, (long long)o, x[b * n_in + o], y[b * n_in + o], want);
+            }
+        }
+        CHECK(bad == 0);
+        CHECK(y[0] == -127.0f && y[1] == 2.0f && y[2] == -2.0f && y[3] == 0.0f && y[4] == 0.0f);
+        CHECK(y[5] == 126.0f && y[6] == -126.0f && y[7] == 4.0f && y[8] == 2.0f);
+        free(y);
+    }
+    free(x);
+    free(blocks);
 }
 
 /* The activation quantizer, observed exactly: Q8_0 weight rows that pick one input each
@@ -626,8 +722,9 @@ static void release_end(end_copy c, size_t bytes) {
 }
 
 static void test_matvec_reads_stay_inside(void) {
-    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_F16, SAC_TYPE_F32};
-    const int64_t n_ins[] = {32, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_K, SAC_TYPE_Q6_K,
+                              SAC_TYPE_F16, SAC_TYPE_F32};
+    const int64_t n_ins[] = {256, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
             for (size_t b = 0; b < sizeof n_outs / sizeof n_outs[0]; b++) {
@@ -686,12 +783,16 @@ int main(void) {
     RUN(test_activation_quantization_exact);
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);
+    RUN(test_k_quant_every_scale);
+    RUN(test_activation_quantization_exact_k);
     RUN(test_f16_specials_long_rows);
     RUN(test_f32);
     RUN(test_f16);
     RUN(test_q8_0);
     RUN(test_q4_0);
     RUN(test_q5_0);
+    RUN(test_q4_K);
+    RUN(test_q6_K);
     RUN(test_float_odd_lengths);
     RUN(test_dot_and_axpy);
     RUN(test_matvec_reads_stay_inside);

@@ -236,21 +236,25 @@ static void test_table_entries(void) {
         CHECK_MSG(t->block_size > 0 && t->type_size > 0, "type %u: sizes", type);
         CHECK_MSG(t->to_float && t->from_float && t->matvec && t->matmat, "type %u: a codec or kernel is missing",
                   type);
-        const sac_type_traits *act = sac_type_traits_get(t->vec_dot_type);
-        CHECK_MSG(act != NULL, "type %u: vec_dot_type %u is not implemented", type, t->vec_dot_type);
-        if (!act) continue;
+        const sac_type_traits *act = sac_type_vec_dot_traits(t);
+        CHECK_MSG(act->to_float && act->block_size > 0 && t->block_size % act->block_size == 0 &&
+                      (act->activations_size || t->vec_dot_type == SAC_TYPE_F32),
+                  "type %u: vec_dot_type %u is not implemented", type, t->vec_dot_type);
         CHECK_MSG(!act->activations_size == !act->quantize_activations, "type %u: half an activation conversion",
                   t->vec_dot_type);
         CHECK_MSG(act->quantize_activations || t->vec_dot_type == SAC_TYPE_F32,
                   "type %u: vec_dot_type %u has no activation conversion", type, t->vec_dot_type);
     }
-    CHECK(n_implemented == 5);
+    CHECK(n_implemented == 7);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q8_K) == NULL); /* activations only */
     /* as ggml pairs them: the quantized weights meet Q8_0 activations, the float ones f32 */
     CHECK(sac_type_traits_get(SAC_TYPE_F32)->vec_dot_type == SAC_TYPE_F32);
     CHECK(sac_type_traits_get(SAC_TYPE_F16)->vec_dot_type == SAC_TYPE_F32);
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q8_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q5_0)->vec_dot_type == SAC_TYPE_Q8_0);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q4_K)->vec_dot_type == SAC_TYPE_Q8_K);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q6_K)->vec_dot_type == SAC_TYPE_Q8_K);
 }
 
 /* Each codec reads and writes exactly the bytes of its rows: three blocks' worth between
@@ -263,8 +267,8 @@ static void test_codecs_stay_in_their_rows(void) {
         int64_t n = 3 * t->block_size;
         size_t bytes;
         CHECK(sac_type_row_bytes(type, n, &bytes) && bytes == 3 * t->type_size);
-        float x[3 * SAC_QK + 2], y[3 * SAC_QK + 2];
-        _Alignas(8) unsigned char data[8 + 3 * sizeof(block_q8_0) + 1]; /* the row starts aligned at 8 */
+        float x[3 * SAC_QK_K + 2], y[3 * SAC_QK_K + 2];
+        _Alignas(8) unsigned char data[8 + 3 * sizeof(block_q6_K) + 1]; /* the row starts aligned at 8 */
         for (int64_t i = 0; i < n; i++) x[i] = rng_float(&s, 4.0f);
         memset(data, 0xA5, sizeof data);
         t->from_float(x, data + 8, n);
@@ -492,6 +496,259 @@ static void test_q5_0_bits_and_extremes(void) {
     for (int j = 0; j < SAC_QK; j++) CHECK_MSG(y[j] == x[j], "value %d: %g", j, y[j]);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * K-quants
+ * ---------------------------------------------------------------------------------------- */
+
+/* f32 rounding of a double (the references round where ggml's float code does). */
+static double f32(double v) { return (double)(float)v; }
+
+/* Q4_K's scale packing as ggml's quantizer writes it. */
+static void pack_q4_K_scales(uint8_t sm[12], const int sc[8], const int m[8]) {
+    memset(sm, 0, 12);
+    for (int j = 0; j < 8; j++) {
+        if (j < 4) {
+            sm[j] = (uint8_t)sc[j];
+            sm[j + 4] = (uint8_t)m[j];
+        } else {
+            sm[j + 4] = (uint8_t)((sc[j] & 15) | (m[j] & 15) << 4);
+            sm[j - 4] |= (uint8_t)((sc[j] >> 4) << 6);
+            sm[j] |= (uint8_t)((m[j] >> 4) << 6);
+        }
+    }
+}
+
+/* Value j of a Q4_K block given its sub-block scales: f32(f32(d sc) q) - f32(dmin m). */
+static double ref_value_q4_K(const block_q4_K *b, const int sc[8], const int m[8], int j) {
+    int sub = j / 32, byte = b->qs[32 * (j / 64) + j % 32];
+    int q = sub % 2 ? byte >> 4 : byte & 15;
+    return f32(f32(f32(ref_half_value(b->d) * sc[sub]) * q) - f32(ref_half_value(b->dmin) * m[sub]));
+}
+
+static int q6_K_level(const block_q6_K *b, int j) {
+    int h = j / 128, k = (j % 128) / 32, l = j % 32;
+    int ql = b->ql[64 * h + l + (k % 2) * 32];
+    return ((k < 2 ? ql & 15 : ql >> 4) | ((b->qh[32 * h + l] >> (2 * k)) & 3) << 4) - 32;
+}
+
+static double ref_value_q6_K(const block_q6_K *b, int j) {
+    return f32(f32(ref_half_value(b->d) * b->scales[j / 16]) * q6_K_level(b, j));
+}
+
+static int same_value(float got, double want) { return isnan(want) ? isnan(got) : (double)got == want; }
+
+/* Hand-built Q4_K blocks: every 6-bit scale and min in every sub-block position (the packing
+ * splits sub-blocks 0-3 and 4-7 differently), random levels, and extreme d and dmin. */
+static void test_q4_K_dequantize(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q4_K);
+    const uint16_t ds[] = {0x3C00, 0x0001, 0x7BFF, 0xBC00, 0x2E66, 0x7C00, 0x7E00};
+    uint64_t s = 4321;
+    int bad = 0, blocks = 0;
+    for (int v = 0; v < 64; v++)
+        for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++) {
+            block_q4_K b;
+            int sc[8], m[8];
+            for (int j = 0; j < 8; j++) {
+                sc[j] = (v + 9 * j) % 64; /* every value in every position over the 64 blocks */
+                m[j] = (63 - v + 5 * j) % 64;
+            }
+            pack_q4_K_scales(b.scales, sc, m);
+            b.d = ds[k];
+            b.dmin = ds[(k + 3) % (sizeof ds / sizeof ds[0])];
+            for (int j = 0; j < 128; j++) b.qs[j] = (uint8_t)rng_next(&s);
+            float y[SAC_QK_K];
+            t->to_float(&b, y, SAC_QK_K);
+            for (int j = 0; j < SAC_QK_K; j++) {
+                double want = ref_value_q4_K(&b, sc, m, j);
+                if (!same_value(y[j], want) && bad++ < 3)
+                    CHECK_MSG(0, "v %d d 0x%04x [%d]: %.9g, want %.9g", v, b.d, j, y[j], want);
+            }
+            blocks++;
+        }
+    CHECK_MSG(bad == 0, "%d values of %d blocks differ", bad, blocks);
+}
+
+/* Hand-built Q6_K blocks: every level in every position of the ql/qh packing, every int8
+ * scale (-128..127), and extreme d. */
+static void test_q6_K_dequantize(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q6_K);
+    const uint16_t ds[] = {0x3C00, 0x0001, 0x7BFF, 0xBC00, 0x7C00, 0xFE00};
+    uint64_t s = 8765;
+    int bad = 0;
+    for (int v = 0; v < 64; v++)
+        for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++) {
+            block_q6_K b;
+            for (int j = 0; j < 128; j++) b.ql[j] = (uint8_t)rng_next(&s);
+            for (int j = 0; j < 64; j++) b.qh[j] = (uint8_t)rng_next(&s);
+            for (int g = 0; g < 16; g++) b.scales[g] = (int8_t)(v * 4 + g % 4 - 128); /* -128..127 */
+            b.d = ds[k];
+            float y[SAC_QK_K];
+            t->to_float(&b, y, SAC_QK_K);
+            for (int j = 0; j < SAC_QK_K; j++) {
+                double want = ref_value_q6_K(&b, j);
+                if (!same_value(y[j], want) && bad++ < 3)
+                    CHECK_MSG(0, "v %d d 0x%04x [%d]: %.9g, want %.9g", v, b.d, j, y[j], want);
+            }
+        }
+    CHECK(bad == 0);
+    /* each level alone: value j = level - 32 with d 1 and scales 1 */
+    for (int j = 0; j < SAC_QK_K; j++) {
+        block_q6_K b;
+        memset(&b, 0, sizeof b);
+        memset(b.scales, 1, sizeof b.scales);
+        b.d = 0x3C00;
+        int h = j / 128, k = (j % 128) / 32, l = j % 32, level = (j * 7 + 3) % 64;
+        b.ql[64 * h + l + (k % 2) * 32] = (uint8_t)(k < 2 ? level & 15 : (level & 15) << 4);
+        b.qh[32 * h + l] = (uint8_t)((level >> 4) << (2 * k));
+        float y[SAC_QK_K];
+        t->to_float(&b, y, SAC_QK_K);
+        int ok = 1;
+        for (int i = 0; i < SAC_QK_K; i++) ok &= y[i] == (i == j ? level - 32 : -32);
+        CHECK_MSG(ok, "level %d at %d", level, j);
+    }
+}
+
+/* Super-blocks of several shapes: random, all zero, one spike, tiny, and groups of very
+ * different magnitudes (which the scales' 6/8-bit quantization must cover). */
+static void fill_super_block(float *x, int kind, uint64_t *s) {
+    for (int j = 0; j < SAC_QK_K; j++) x[j] = rng_float(s, kind == 3 ? 1e-6f : 2.0f);
+    if (kind == 1) memset(x, 0, SAC_QK_K * sizeof *x);
+    if (kind == 2) x[rng_next(s) % SAC_QK_K] = -40.0f;
+    if (kind == 4)
+        for (int j = 0; j < SAC_QK_K; j++) x[j] *= (float)(1 + j / 32);
+    if (kind == 5)
+        for (int j = 0; j < SAC_QK_K; j++) x[j] = fabsf(x[j]) + 1.0f; /* all positive: min > 0 */
+}
+
+/* The quantizers: the round trip within the format's error, and the last step of ggml's
+ * algorithm checked exactly: with the scales as stored, each level is the nearest one
+ * (clamped), wherever the sub-block's scale is not 0. */
+static void test_q4_K_round_trip(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q4_K);
+    uint64_t s = 0xA4093822299F31D0ull;
+    double worst = 0, sum2 = 0, n2 = 0;
+    int bad_levels = 0, bad_err = 0;
+    for (int blk = 0; blk < 3000; blk++) {
+        float x[SAC_QK_K], y[SAC_QK_K];
+        block_q4_K b;
+        fill_super_block(x, blk % 6, &s);
+        t->from_float(x, &b, SAC_QK_K);
+        t->to_float(&b, y, SAC_QK_K);
+        double lo = 0, hi = 0;
+        for (int j = 0; j < SAC_QK_K; j++) {
+            lo = fmin(lo, x[j]);
+            hi = fmax(hi, x[j]);
+        }
+        for (int sub = 0; sub < 8; sub++) {
+            int sc, m;
+            sac_q4_K_scale_min(b.scales, sub, &sc, &m);
+            double d = f32(ref_half_value(b.d) * sc), dm = f32(ref_half_value(b.dmin) * m);
+            if (d == 0) continue;
+            for (int l = 0; l < 32; l++) {
+                int j = 32 * sub + l, byte = b.qs[32 * (j / 64) + j % 32];
+                int q = sub % 2 ? byte >> 4 : byte & 15;
+                double r = nearbyint(f32(f32(x[j] + dm) / d));
+                int want = r < 0 ? 0 : r > 15 ? 15 : (int)r;
+                bad_levels += q != want;
+            }
+        }
+        /* one level step of the coarsest sub-block: (max - min) / 15 over the super-block */
+        double step = (hi - lo) / 15;
+        for (int j = 0; j < SAC_QK_K; j++) {
+            double e = fabs(x[j] - y[j]);
+            /* (tiny blocks, kind 3, have scales below f16's smallest subnormal: they come back 0) */
+            if (blk % 6 != 3 && e > step + 1e-7 && bad_err++ < 3)
+                CHECK_MSG(0, "block %d [%d]: %.9g -> %.9g (step %g)", blk, j, x[j], y[j], step);
+            if (blk % 6 == 0) {
+                worst = fmax(worst, e / (hi - lo));
+                sum2 += e * e / ((hi - lo) * (hi - lo));
+                n2++;
+            }
+        }
+    }
+    printf("  Q4_K round trip, random blocks: worst |x - y| / (max - min) = %.4f, rms %.4f\n", worst, sqrt(sum2 / n2));
+    CHECK_MSG(bad_levels == 0, "%d levels are not the nearest for the stored scales", bad_levels);
+    CHECK_MSG(bad_err == 0, "%d values off by more than a level step", bad_err);
+}
+
+static void test_q6_K_round_trip(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q6_K);
+    uint64_t s = 0x082EFA98EC4E6C89ull;
+    double worst = 0, sum2 = 0, n2 = 0;
+    int bad_levels = 0, bad_err = 0;
+    for (int blk = 0; blk < 3000; blk++) {
+        float x[SAC_QK_K], y[SAC_QK_K];
+        block_q6_K b;
+        fill_super_block(x, blk % 6, &s);
+        t->from_float(x, &b, SAC_QK_K);
+        t->to_float(&b, y, SAC_QK_K);
+        double amax = 0;
+        for (int j = 0; j < SAC_QK_K; j++) amax = fmax(amax, fabs(x[j]));
+        for (int j = 0; j < SAC_QK_K; j++) {
+            double d = f32(ref_half_value(b.d) * b.scales[j / 16]);
+            if (d != 0) {
+                double r = nearbyint(f32(x[j] / d));
+                int want = r < -32 ? -32 : r > 31 ? 31 : (int)r;
+                bad_levels += q6_K_level(&b, j) != want;
+            }
+            double e = fabs(x[j] - y[j]);
+            if (blk % 6 != 3 && e > amax / 32 + 1e-7 && bad_err++ < 3) /* two steps of the coarsest group */
+                CHECK_MSG(0, "block %d [%d]: %.9g -> %.9g (amax %g)", blk, j, x[j], y[j], amax);
+            if (blk % 6 == 0) {
+                worst = fmax(worst, e / amax);
+                sum2 += e * e / (amax * amax);
+                n2++;
+            }
+        }
+    }
+    printf("  Q6_K round trip, random blocks: worst |x - y| / amax = %.4f, rms %.4f\n", worst, sqrt(sum2 / n2));
+    CHECK_MSG(bad_levels == 0, "%d levels are not the nearest for the stored scales", bad_levels);
+    CHECK_MSG(bad_err == 0, "%d values off by more than two level steps", bad_err);
+}
+
+/* Q8_K (the K-quants' activations) against ggml's rules in float64: the first value of
+ * largest magnitude maps to -127, ties round to even, bsums are the 16-value sums. */
+static void test_q8_K_matches_reference(void) {
+    const sac_type_traits *t = sac_type_vec_dot_traits(sac_type_traits_get(SAC_TYPE_Q4_K));
+    uint64_t s = 0x3F84D5B5B5470917ull;
+    int bad = 0;
+    for (int blk = 0; blk < 2000; blk++) {
+        float x[SAC_QK_K], y[SAC_QK_K];
+        fill_super_block(x, blk % 6, &s);
+        if (blk % 7 == 0) { /* ties: max -127 makes iscale 1 */
+            x[0] = -127.0f;
+            for (int j = 1; j < 40; j++) x[j] = (float)(j - 20) + 0.5f;
+        }
+        block_q8_K got;
+        t->from_float(x, &got, SAC_QK_K);
+        double amax = 0, max = 0;
+        for (int j = 0; j < SAC_QK_K; j++)
+            if (fabs(x[j]) > amax) {
+                amax = fabs(x[j]);
+                max = x[j];
+            }
+        double iscale = amax ? f32(-127.0 / max) : 0;
+        int ok = amax ? (double)got.d == f32(1.0 / iscale) : got.d == 0.0f;
+        for (int j = 0; j < SAC_QK_K; j++) {
+            double r = nearbyint(f32(iscale * x[j]));
+            ok &= got.qs[j] == (r > 127 ? 127 : (int)r);
+        }
+        for (int g = 0; g < 16; g++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) sum += got.qs[16 * g + l];
+            ok &= got.bsums[g] == sum;
+        }
+        t->to_float(&got, y, SAC_QK_K);
+        for (int j = 0; j < SAC_QK_K; j++) ok &= (double)y[j] == f32((double)got.d * got.qs[j]);
+        if (!ok && bad++ < 3) CHECK_MSG(0, "block %d differs from the reference", blk);
+    }
+    CHECK(bad == 0);
+    float ties[SAC_QK_K] = {-127.0f, 2.5f, -2.5f, 0.5f, 3.5f};
+    block_q8_K q;
+    t->from_float(ties, &q, SAC_QK_K);
+    CHECK(q.d == 1.0f && q.qs[0] == -127 && q.qs[1] == 2 && q.qs[2] == -2 && q.qs[3] == 0 && q.qs[4] == 4);
+}
+
 static void test_multi_block_rows_and_float_codecs(void) {
     uint64_t s = 12345;
     float x[4 * SAC_QK], y[4 * SAC_QK];
@@ -534,6 +791,11 @@ int main(void) {
     RUN(test_q4_0_nibbles_and_clamp);
     RUN(test_q5_0_matches_reference);
     RUN(test_q5_0_bits_and_extremes);
+    RUN(test_q4_K_dequantize);
+    RUN(test_q6_K_dequantize);
+    RUN(test_q4_K_round_trip);
+    RUN(test_q6_K_round_trip);
+    RUN(test_q8_K_matches_reference);
     RUN(test_multi_block_rows_and_float_codecs);
     return check_summary("test_types");
 }

@@ -47,6 +47,45 @@ void ref_dequantize(uint32_t type, const uint8_t *b, int64_t n, double *out) {
             }
         }
         break;
+    case 6: /* Q5_0: f16 scale, 32 fifth bits, 16 bytes of nibbles as Q4_0; levels - 16 */
+        for (int64_t blk = 0; blk < n / 32; blk++) {
+            const uint8_t *p = b + 22 * blk;
+            double d = half_to_double(le16(p));
+            uint32_t qh = (uint32_t)p[2] | (uint32_t)p[3] << 8 | (uint32_t)p[4] << 16 | (uint32_t)p[5] << 24;
+            for (int j = 0; j < 16; j++) {
+                int q0 = (p[6 + j] & 0x0f) | (int)((qh >> j) & 1) << 4;
+                int q1 = (p[6 + j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+                out[blk * 32 + j] = d * (q0 - 16);
+                out[blk * 32 + j + 16] = d * (q1 - 16);
+            }
+        }
+        break;
+    case 12: /* Q4_K: f16 d, dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles */
+        for (int64_t blk = 0; blk < n / 256; blk++) {
+            const uint8_t *p = b + 144 * blk, *sm = p + 4, *qs = p + 16;
+            double d = half_to_double(le16(p)), dmin = half_to_double(le16(p + 2));
+            for (int sub = 0; sub < 8; sub++) {
+                int sc = sub < 4 ? sm[sub] & 63 : (sm[sub + 4] & 15) | (sm[sub - 4] >> 6) << 4;
+                int m = sub < 4 ? sm[sub + 4] & 63 : (sm[sub + 4] >> 4) | (sm[sub] >> 6) << 4;
+                for (int l = 0; l < 32; l++) {
+                    int byte = qs[32 * (sub / 2) + l], q = sub % 2 ? byte >> 4 : byte & 15;
+                    out[blk * 256 + 32 * sub + l] = d * sc * q - dmin * m;
+                }
+            }
+        }
+        break;
+    case 14: /* Q6_K: 128 bytes of low nibbles, 64 of 2-bit highs, 16 int8 scales, f16 d */
+        for (int64_t blk = 0; blk < n / 256; blk++) {
+            const uint8_t *p = b + 210 * blk;
+            double d = half_to_double(le16(p + 208));
+            for (int j = 0; j < 256; j++) {
+                int h = j / 128, k = (j % 128) / 32, l = j % 32;
+                int ql = p[64 * h + l + (k % 2) * 32], qh = p[128 + 32 * h + l];
+                int q = ((k < 2 ? ql & 15 : ql >> 4) | ((qh >> (2 * k)) & 3) << 4) - 32;
+                out[blk * 256 + j] = d * (int8_t)p[192 + j / 16] * q;
+            }
+        }
+        break;
     default: fprintf(stderr, "ref_dequantize: type %u\n", type); abort();
     }
 }
