@@ -76,8 +76,8 @@ static inline float f16_to_f32_inline(uint16_t h) {
  * Q8_0 activations: x → int8 per 32-value block (as int16), with d as ggml rounds it
  * ---------------------------------------------------------------------------------------- */
 
-/* Layout: the block scales (float, [block][batch]) first, then the int16-widened int8 values
- * ([batch][n_in]); both keep 16-byte alignment. */
+/* Layout: the block scales (float, [block][batch]) first, for Q8_1 the block sums s likewise,
+ * then the int16-widened int8 values ([batch][n_in]); each part keeps 16-byte alignment. */
 static int q8_scales_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
     uint64_t n;
     if (n_in < 0 || n_batch < 0 || !sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) ||
@@ -87,31 +87,47 @@ static int q8_scales_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
     return 1;
 }
 
-int sac_activations_size_q8_0(int64_t n_in, int64_t n_batch, size_t *bytes) {
+/* The bytes before the values: the scales, and for Q8_1 the sums as many again. */
+static int q8_head_bytes(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
     size_t scales;
-    uint64_t values;
-    if (!q8_scales_bytes(n_in, n_batch, &scales) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &values) ||
-        !sac_mul_u64(values, sizeof(int16_t), &values) || values > SIZE_MAX - scales)
-        return 0;
-    *bytes = scales + (size_t)values;
+    if (!q8_scales_bytes(n_in, n_batch, &scales) || (with_sums && scales > SIZE_MAX / 2)) return 0;
+    *bytes = with_sums ? 2 * scales : scales;
     return 1;
 }
+
+static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
+    size_t head;
+    uint64_t values;
+    if (!q8_head_bytes(n_in, n_batch, with_sums, &head) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &values) ||
+        !sac_mul_u64(values, sizeof(int16_t), &values) || values > SIZE_MAX - head)
+        return 0;
+    *bytes = head + (size_t)values;
+    return 1;
+}
+
+int sac_activations_size_q8_0(int64_t n_in, int64_t n_batch, size_t *bytes) { return q8_size(n_in, n_batch, 0, bytes); }
+int sac_activations_size_q8_1(int64_t n_in, int64_t n_batch, size_t *bytes) { return q8_size(n_in, n_batch, 1, bytes); }
 
 typedef struct q8_activations {
     const int16_t *q; /* [batch][n_in] */
     const float *d;   /* [block][batch] */
+    const float *s;   /* [block][batch], Q8_1 only */
 } q8_activations;
 
-static q8_activations q8_view(const sac_kernel_task *t) {
-    size_t scales = 0;
-    q8_scales_bytes(t->n_in, t->n_batch, &scales); /* sac_matmul sized the workspace with it */
-    q8_activations a = {(const int16_t *)((const char *)t->act + scales), t->act};
+static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
+    size_t scales = 0, head = 0;
+    q8_scales_bytes(t->n_in, t->n_batch, &scales); /* sac_matmul sized the workspace with these */
+    q8_head_bytes(t->n_in, t->n_batch, with_sums, &head);
+    const char *base = t->act;
+    q8_activations a = {(const int16_t *)(base + head), (const float *)base,
+                        with_sums ? (const float *)(base + scales) : NULL};
     return a;
 }
 
 /* ggml's quantize_row_q8_0 rules: d = amax/127, q = round(x * (1/d)) half away from zero,
- * and the scale used afterwards is d rounded to f16. */
-static void quantize_block(const float *x, int16_t *q, float *d_out) {
+ * and the scale used afterwards is d rounded to f16. With s_out (Q8_1), also
+ * s = f16(sum(q) * d), with the f32 d. */
+static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_out) {
 #ifdef __wasm_simd128__
     v128_t v[8], amax4 = wasm_f32x4_splat(0.0f);
     for (int k = 0; k < 8; k++) {
@@ -148,18 +164,35 @@ static void quantize_block(const float *x, int16_t *q, float *d_out) {
         q[j] = (int16_t)(r >= -127.0f && r <= 127.0f ? r : 0.0f); /* only NaN/inf fall out */
     }
 #endif
+    if (s_out) {
+        int32_t sum = 0;
+        for (int j = 0; j < SAC_QK; j++) sum += q[j];
+        *s_out = sac_f16_to_f32(sac_f32_to_f16((float)sum * d));
+    }
+}
+
+static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1, void *act,
+                          int with_sums) {
+    size_t scales = 0, head = 0;
+    q8_scales_bytes(n_in, n_batch, &scales);
+    q8_head_bytes(n_in, n_batch, with_sums, &head);
+    float *xd = act, *xs = (float *)((char *)act + scales);
+    int16_t *xq = (int16_t *)((char *)act + head);
+    int64_t nb = n_in / SAC_QK;
+    for (int64_t b = b0; b < b1; b++)
+        for (int64_t blk = 0; blk < nb; blk++)
+            quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b,
+                           with_sums ? xs + blk * n_batch + b : NULL);
 }
 
 void sac_quantize_activations_q8_0(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
                                    void *act) {
-    size_t scales = 0;
-    q8_scales_bytes(n_in, n_batch, &scales);
-    float *xd = act;
-    int16_t *xq = (int16_t *)((char *)act + scales);
-    int64_t nb = n_in / SAC_QK;
-    for (int64_t b = b0; b < b1; b++)
-        for (int64_t blk = 0; blk < nb; blk++)
-            quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b);
+    quantize_rows(x, n_in, n_batch, b0, b1, act, 0);
+}
+
+void sac_quantize_activations_q8_1(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act) {
+    quantize_rows(x, n_in, n_batch, b0, b1, act, 1);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -177,26 +210,34 @@ static inline void decode_q8_0(const char *block, v128_t q[4]) {
     for (int k = 0; k < 4; k++) q[k] = wasm_i16x8_load8x8(qs + 8 * k);
 }
 
-static inline void decode_q4_0(const char *block, v128_t q[4]) {
-    v128_t packed = wasm_v128_load(((const block_q4_0 *)block)->qs);
-    v128_t eight = wasm_i8x16_splat(8);
-    v128_t lo = wasm_i8x16_sub(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), eight);
-    v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(packed, 4), eight);
+/* 16 bytes of nibbles (low ones values 0-15, high ones 16-31), minus `offset`. */
+static inline void decode_nibbles(const uint8_t *qs, int offset, v128_t q[4]) {
+    v128_t packed = wasm_v128_load(qs);
+    v128_t off = wasm_i8x16_splat((int8_t)offset);
+    v128_t lo = wasm_i8x16_sub(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), off);
+    v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(packed, 4), off);
     q[0] = wasm_i16x8_extend_low_i8x16(lo);
     q[1] = wasm_i16x8_extend_high_i8x16(lo);
     q[2] = wasm_i16x8_extend_low_i8x16(hi);
     q[3] = wasm_i16x8_extend_high_i8x16(hi);
 }
 
-/* Q5_0: the fifth bits come from qh, bit j for value j: each qh byte is spread over eight
- * lanes and tested against that lane's bit. */
-static inline void decode_q5_0(const char *block, v128_t q[4]) {
-    const block_q5_0 *b = (const block_q5_0 *)block;
+static inline void decode_q4_0(const char *block, v128_t q[4]) {
+    decode_nibbles(((const block_q4_0 *)block)->qs, 8, q);
+}
+
+static inline void decode_q4_1(const char *block, v128_t q[4]) {
+    decode_nibbles(((const block_q4_1 *)block)->qs, 0, q);
+}
+
+/* Q5_0, Q5_1: the fifth bits come from qh, bit j for value j: each qh byte is spread over
+ * eight lanes and tested against that lane's bit. */
+static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, int offset, v128_t q[4]) {
     uint32_t qh;
-    memcpy(&qh, b->qh, sizeof qh);
-    v128_t h = wasm_i32x4_splat((int32_t)qh), packed = wasm_v128_load(b->qs);
+    memcpy(&qh, qh_bytes, sizeof qh);
+    v128_t h = wasm_i32x4_splat((int32_t)qh), packed = wasm_v128_load(qs);
     const v128_t bit = wasm_i8x16_make(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-    const v128_t five = wasm_i8x16_splat(0x10), sixteen = wasm_i8x16_splat(16);
+    const v128_t five = wasm_i8x16_splat(0x10), sixteen = wasm_i8x16_splat((int8_t)offset);
     v128_t h_lo = wasm_i8x16_shuffle(h, h, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     v128_t h_hi = wasm_i8x16_shuffle(h, h, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     h_lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_lo, bit), bit), five);
@@ -207,6 +248,16 @@ static inline void decode_q5_0(const char *block, v128_t q[4]) {
     q[1] = wasm_i16x8_extend_high_i8x16(lo);
     q[2] = wasm_i16x8_extend_low_i8x16(hi);
     q[3] = wasm_i16x8_extend_high_i8x16(hi);
+}
+
+static inline void decode_q5_0(const char *block, v128_t q[4]) {
+    const block_q5_0 *b = (const block_q5_0 *)block;
+    decode_five_bits(b->qh, b->qs, 16, q);
+}
+
+static inline void decode_q5_1(const char *block, v128_t q[4]) {
+    const block_q5_1 *b = (const block_q5_1 *)block;
+    decode_five_bits(b->qh, b->qs, 0, q);
 }
 
 /* Four int32 partial sums of the block dot product. */
@@ -267,21 +318,38 @@ static inline void decode_q8_0(const char *block, int16_t q[SAC_QK]) {
     for (int j = 0; j < SAC_QK; j++) q[j] = qs[j];
 }
 
-static inline void decode_q4_0(const char *block, int16_t q[SAC_QK]) {
-    const uint8_t *qs = ((const block_q4_0 *)block)->qs;
+static inline void decode_nibbles(const uint8_t *qs, int offset, int16_t q[SAC_QK]) {
     for (int j = 0; j < SAC_QK / 2; j++) {
-        q[j] = (int16_t)((qs[j] & 0x0F) - 8);
-        q[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - 8);
+        q[j] = (int16_t)((qs[j] & 0x0F) - offset);
+        q[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - offset);
+    }
+}
+
+static inline void decode_q4_0(const char *block, int16_t q[SAC_QK]) {
+    decode_nibbles(((const block_q4_0 *)block)->qs, 8, q);
+}
+
+static inline void decode_q4_1(const char *block, int16_t q[SAC_QK]) {
+    decode_nibbles(((const block_q4_1 *)block)->qs, 0, q);
+}
+
+static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, int offset, int16_t q[SAC_QK]) {
+    uint32_t qh = (uint32_t)qh_bytes[0] | (uint32_t)qh_bytes[1] << 8 | (uint32_t)qh_bytes[2] << 16 |
+                  (uint32_t)qh_bytes[3] << 24;
+    for (int j = 0; j < SAC_QK / 2; j++) {
+        q[j] = (int16_t)(((qs[j] & 0x0F) | (int)((qh >> j) & 1) << 4) - offset);
+        q[j + SAC_QK / 2] = (int16_t)(((qs[j] >> 4) | (int)((qh >> (j + SAC_QK / 2)) & 1) << 4) - offset);
     }
 }
 
 static inline void decode_q5_0(const char *block, int16_t q[SAC_QK]) {
     const block_q5_0 *b = (const block_q5_0 *)block;
-    uint32_t qh = (uint32_t)b->qh[0] | (uint32_t)b->qh[1] << 8 | (uint32_t)b->qh[2] << 16 | (uint32_t)b->qh[3] << 24;
-    for (int j = 0; j < SAC_QK / 2; j++) {
-        q[j] = (int16_t)(((b->qs[j] & 0x0F) | (int)((qh >> j) & 1) << 4) - 16);
-        q[j + SAC_QK / 2] = (int16_t)(((b->qs[j] >> 4) | (int)((qh >> (j + SAC_QK / 2)) & 1) << 4) - 16);
-    }
+    decode_five_bits(b->qh, b->qs, 16, q);
+}
+
+static inline void decode_q5_1(const char *block, int16_t q[SAC_QK]) {
+    const block_q5_1 *b = (const block_q5_1 *)block;
+    decode_five_bits(b->qh, b->qs, 0, q);
 }
 
 static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restrict x) {
@@ -292,16 +360,25 @@ static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restri
 
 #endif
 
-/* A quantized format, as the generic bodies take it: bytes per block and the block decoder. */
+/* A quantized format, as the generic bodies take it: bytes per block, the block decoder, and
+ * whether an f16 minimum m follows d (Q4_1, Q5_1: value = d q + m, with Q8_1 activations,
+ * whose block sums s make the m term m * s). */
 typedef struct quant_format {
     size_t block_bytes;
     decode_fn decode;
+    int has_min;
 } quant_format;
 
 static inline float block_scale(quant_format f, const char *row, int64_t blk) {
     uint16_t d;
     memcpy(&d, row + (size_t)blk * f.block_bytes, sizeof d); /* d opens the block */
     return f16_to_f32_inline(d);
+}
+
+static inline float block_min(quant_format f, const char *row, int64_t blk) {
+    uint16_t m;
+    memcpy(&m, row + (size_t)blk * f.block_bytes + sizeof m, sizeof m); /* m follows d */
+    return f16_to_f32_inline(m);
 }
 
 /* One output: weight row o against activation row b (matvec in plain C, and leftovers). */
@@ -317,6 +394,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
         int32_t isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
         float scale = block_scale(f, row, blk) * a->d[blk * t->n_batch + b];
         acc = acc + (float)isum * scale;
+        if (f.has_min) acc = acc + block_min(f, row, blk) * a->s[blk * t->n_batch + b];
     }
 #else
     /* integer dots for a run of blocks first (vectorized), then the serial float sums */
@@ -332,6 +410,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
         for (int64_t k = 0; k < m; k++) {
             float scale = block_scale(f, row, b0 + k) * a->d[(b0 + k) * t->n_batch + b];
             acc = acc + (float)isum[k] * scale;
+            if (f.has_min) acc = acc + block_min(f, row, b0 + k) * a->s[(b0 + k) * t->n_batch + b];
         }
     }
 #endif
@@ -350,6 +429,19 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
  * line apart from its share of the next rows' bytes (4 blocks: 136 bytes for Q8_0, 72 for
  * Q4_0), in order: one sequential stream, which the prefetcher follows. The values are not
  * used. Measured on the GPT-2-small Q8_0 model, 1 thread in Node: 33-40 → 48-52 tokens/s. */
+/* The f16 at byte `at` of four rows, as f32 lanes: `exact`, or fast while *seen collects the
+ * exponents. */
+static inline v128_t f16_of_rows4(const char *r0, const char *r1, const char *r2, const char *r3, size_t at,
+                                  int exact, v128_t *seen) {
+    v128_t h = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
+    h = wasm_v128_load16_lane(r1 + at, h, 3);
+    h = wasm_v128_load16_lane(r2 + at, h, 5);
+    h = wasm_v128_load16_lane(r3 + at, h, 7);
+    if (exact) return f16_high_to_f32(h);
+    *seen = wasm_u16x8_max(*seen, wasm_v128_and(h, wasm_i16x8_splat(0x7C00)));
+    return f16_high_finite_to_f32(h);
+}
+
 KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int exact,
                           int64_t o, const char *ahead, v128_t *seen) {
     int64_t nb = t->n_in / SAC_QK;
@@ -371,28 +463,22 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         s2 = block_dot(w, x);
         f.decode(r3 + at, w);
         s3 = block_dot(w, x);
-        /* the f16 scale opens each block */
-        v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
-        dh = wasm_v128_load16_lane(r1 + at, dh, 3);
-        dh = wasm_v128_load16_lane(r2 + at, dh, 5);
-        dh = wasm_v128_load16_lane(r3 + at, dh, 7);
-        v128_t dw;
-        if (exact) {
-            dw = f16_high_to_f32(dh);
-        } else {
-            *seen = wasm_u16x8_max(*seen, wasm_v128_and(dh, wasm_i16x8_splat(0x7C00)));
-            dw = f16_high_finite_to_f32(dh);
-        }
+        /* the f16 scale opens each block; the minimum, where there is one, follows it */
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, exact, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
         v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
+        if (f.has_min) {
+            v128_t mw = f16_of_rows4(r0, r1, r2, r3, at + sizeof(sac_f16), exact, seen);
+            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(mw, wasm_f32x4_splat(a->s[blk])));
+        }
     }
     return acc;
 }
 #endif
 
 KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
-    q8_activations a = q8_view(t);
+    q8_activations a = q8_view(t, f.has_min);
     int64_t o = o0;
 #ifdef __wasm_simd128__
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
@@ -409,7 +495,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
 /* Rows [o0, o1) are one L1 block (sac_matmul's unit of rows): they stay in cache while every
  * group of activation rows passes over them. */
 KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
-    q8_activations a = q8_view(t);
+    q8_activations a = q8_view(t, f.has_min);
     int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK, n_batch = t->n_batch;
     int64_t b = 0;
     for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
@@ -428,6 +514,9 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
                 v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(f, row, blk)),
                                               wasm_v128_load(a.d + blk * n_batch + b));
                 acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
+                if (f.has_min)
+                    acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(block_min(f, row, blk)),
+                                                             wasm_v128_load(a.s + blk * n_batch + b)));
             }
             t->y[(b + 0) * n_out + o] = wasm_f32x4_extract_lane(acc, 0);
             t->y[(b + 1) * n_out + o] = wasm_f32x4_extract_lane(acc, 1);
@@ -445,6 +534,14 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
                 acc1 = acc1 + (float)block_dot(w, x1 + at) * (dw * xd[1]);
                 acc2 = acc2 + (float)block_dot(w, x2 + at) * (dw * xd[2]);
                 acc3 = acc3 + (float)block_dot(w, x3 + at) * (dw * xd[3]);
+                if (f.has_min) {
+                    float mw = block_min(f, row, blk);
+                    const float *xs = a.s + blk * n_batch + b;
+                    acc0 = acc0 + mw * xs[0];
+                    acc1 = acc1 + mw * xs[1];
+                    acc2 = acc2 + mw * xs[2];
+                    acc3 = acc3 + mw * xs[3];
+                }
             }
             t->y[(b + 0) * n_out + o] = acc0;
             t->y[(b + 1) * n_out + o] = acc1;
@@ -574,6 +671,42 @@ static inline void kdecode_q4_K(const char *block, kblock *out) {
         for (int l = 0; l < 32; l++) {
             q[l] = (int16_t)(qs[l] & 0x0F);
             q[l + 32] = (int16_t)(qs[l] >> 4);
+        }
+#endif
+    }
+}
+
+static inline void kdecode_q5_K(const char *block, kblock *out) {
+    const block_q5_K *b = (const block_q5_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = f16_to_f32_inline(b->dmin);
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        sac_q4_K_scale_min(b->scales, j, &sc, &m);
+        out->sc[2 * j] = out->sc[2 * j + 1] = sc;
+        out->m[2 * j] = out->m[2 * j + 1] = m;
+    }
+    for (int c = 0; c < 4; c++) { /* as Q4_K, plus bit 2c (low nibbles) or 2c + 1 (high) of qh */
+        const uint8_t *qs = b->qs + 32 * c;
+        int16_t *q = out->q + 64 * c;
+#ifdef __wasm_simd128__
+        const v128_t bit_lo = wasm_i8x16_splat((int8_t)(1 << (2 * c))), bit_hi = wasm_i8x16_splat((int8_t)(2 << (2 * c)));
+        const v128_t sixteen = wasm_i8x16_splat(16);
+        for (int k = 0; k < 2; k++) {
+            v128_t packed = wasm_v128_load(qs + 16 * k), hb = wasm_v128_load(b->qh + 16 * k);
+            v128_t h_lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hb, bit_lo), bit_lo), sixteen);
+            v128_t h_hi = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hb, bit_hi), bit_hi), sixteen);
+            v128_t lo = wasm_v128_or(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), h_lo);
+            v128_t hi = wasm_v128_or(wasm_u8x16_shr(packed, 4), h_hi);
+            wasm_v128_store(q + 16 * k, wasm_u16x8_extend_low_u8x16(lo));
+            wasm_v128_store(q + 16 * k + 8, wasm_u16x8_extend_high_u8x16(lo));
+            wasm_v128_store(q + 32 + 16 * k, wasm_u16x8_extend_low_u8x16(hi));
+            wasm_v128_store(q + 32 + 16 * k + 8, wasm_u16x8_extend_high_u8x16(hi));
+        }
+#else
+        for (int l = 0; l < 32; l++) {
+            q[l] = (int16_t)((qs[l] & 0x0F) | ((b->qh[l] >> (2 * c)) & 1) << 4);
+            q[l + 32] = (int16_t)((qs[l] >> 4) | ((b->qh[l] >> (2 * c + 1)) & 1) << 4);
         }
 #endif
     }
@@ -973,9 +1106,11 @@ void sac_matmat_f32(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_ma
 void sac_matvec_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matvec(t, FORMAT_F16, o0, o1); }
 void sac_matmat_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matmat(t, FORMAT_F16, o0, o1); }
 
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0})
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
@@ -983,12 +1118,19 @@ void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
 void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1); }
 void sac_matmat_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_0, o0, o1); }
+void sac_matvec_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q4_1, o0, o1); }
+void sac_matmat_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_1, o0, o1); }
+void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1); }
+void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_1, o0, o1); }
 
 #define FORMAT_Q4_K ((kquant_format){sizeof(block_q4_K), kdecode_q4_K, 1})
+#define FORMAT_Q5_K ((kquant_format){sizeof(block_q5_K), kdecode_q5_K, 1})
 #define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), kdecode_q6_K, 0})
 
 void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
 void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
+void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, o0, o1); }
+void sac_matmat_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q5_K, o0, o1); }
 void sac_matvec_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q6_K, o0, o1); }
 void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q6_K, o0, o1); }
 

@@ -161,12 +161,15 @@ void sac_from_float_q4_0(const float *src, void *dst, int64_t n) {
     }
 }
 
+static uint32_t qh_bits(const uint8_t qh[4]) {
+    return (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+}
+
 void sac_to_float_q5_0(const void *src, float *dst, int64_t n) {
     const block_q5_0 *b = src;
     for (int64_t i = 0; i < n / SAC_QK; i++) {
         float d = sac_f16_to_f32(b[i].d);
-        uint32_t qh = (uint32_t)b[i].qh[0] | (uint32_t)b[i].qh[1] << 8 | (uint32_t)b[i].qh[2] << 16 |
-                      (uint32_t)b[i].qh[3] << 24;
+        uint32_t qh = qh_bits(b[i].qh);
         for (int j = 0; j < SAC_QK / 2; j++) {
             int q0 = (b[i].qs[j] & 0x0F) | (int)((qh >> j) << 4 & 0x10);
             int q1 = (b[i].qs[j] >> 4) | (int)((qh >> (j + 12)) & 0x10);
@@ -203,6 +206,110 @@ void sac_from_float_q5_0(const float *src, void *dst, int64_t n) {
             qh |= (uint32_t)(q0 >> 4) << j | (uint32_t)(q1 >> 4) << (j + SAC_QK / 2);
         }
         for (int k = 0; k < 4; k++) b[i].qh[k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
+/* Minimum and maximum of a block as ggml's Q4_1/Q5_1 quantizers find them (NaN never wins). */
+static void block_min_max(const float *x, float *min, float *max) {
+    float lo = 3.40282347e+38f, hi = -3.40282347e+38f;
+    for (int j = 0; j < SAC_QK; j++) {
+        if (x[j] < lo) lo = x[j];
+        if (x[j] > hi) hi = x[j];
+    }
+    *min = lo;
+    *max = hi;
+}
+
+/* trunc(v) for a level expected in [0, top]; NaN (and what inf makes) gives 0, too large top. */
+static int level_of(float v, int top) { return v >= 0.0f && v < (float)top + 1.0f ? (int)v : (v > 0.0f ? top : 0); }
+
+void sac_to_float_q4_1(const void *src, float *dst, int64_t n) {
+    const block_q4_1 *b = src;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        float d = sac_f16_to_f32(b[i].d), m = sac_f16_to_f32(b[i].m);
+        for (int j = 0; j < SAC_QK / 2; j++) {
+            dst[i * SAC_QK + j] = (float)(b[i].qs[j] & 0x0F) * d + m;
+            dst[i * SAC_QK + j + SAC_QK / 2] = (float)(b[i].qs[j] >> 4) * d + m;
+        }
+    }
+}
+
+/* ggml's quantize_row_q4_1_ref: d = (max - min) / 15, m = min, q = min(15, trunc((x - min)/d + 0.5)). */
+void sac_from_float_q4_1(const float *src, void *dst, int64_t n) {
+    block_q4_1 *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        const float *x = src + i * SAC_QK;
+        float min, max;
+        block_min_max(x, &min, &max);
+        float d = (max - min) / 15.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = sac_f32_to_f16(d);
+        b[i].m = sac_f32_to_f16(min);
+        for (int j = 0; j < SAC_QK / 2; j++) {
+            float x0 = (x[j] - min) * id, x1 = (x[j + SAC_QK / 2] - min) * id;
+            int q0 = level_of(x0 + 0.5f, 15), q1 = level_of(x1 + 0.5f, 15);
+            b[i].qs[j] = (uint8_t)(q0 | q1 << 4);
+        }
+    }
+}
+
+void sac_to_float_q5_1(const void *src, float *dst, int64_t n) {
+    const block_q5_1 *b = src;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        float d = sac_f16_to_f32(b[i].d), m = sac_f16_to_f32(b[i].m);
+        uint32_t qh = qh_bits(b[i].qh);
+        for (int j = 0; j < SAC_QK / 2; j++) {
+            int q0 = (b[i].qs[j] & 0x0F) | (int)((qh >> j) << 4 & 0x10);
+            int q1 = (b[i].qs[j] >> 4) | (int)((qh >> (j + 12)) & 0x10);
+            dst[i * SAC_QK + j] = (float)q0 * d + m;
+            dst[i * SAC_QK + j + SAC_QK / 2] = (float)q1 * d + m;
+        }
+    }
+}
+
+/* ggml's quantize_row_q5_1_ref: d = (max - min) / 31, q = trunc((x - min)/d + 0.5) (ggml
+ * does not clamp: the 5 bits kept of a 32 are 0, as here). */
+void sac_from_float_q5_1(const float *src, void *dst, int64_t n) {
+    block_q5_1 *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        const float *x = src + i * SAC_QK;
+        float min, max;
+        block_min_max(x, &min, &max);
+        float d = (max - min) / 31.0f;
+        float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[i].d = sac_f32_to_f16(d);
+        b[i].m = sac_f32_to_f16(min);
+        uint32_t qh = 0;
+        for (int j = 0; j < SAC_QK / 2; j++) {
+            float x0 = (x[j] - min) * id, x1 = (x[j + SAC_QK / 2] - min) * id;
+            int q0 = level_of(x0 + 0.5f, 255) & 0xFF, q1 = level_of(x1 + 0.5f, 255) & 0xFF; /* uint8_t, as ggml */
+            b[i].qs[j] = (uint8_t)((q0 & 0x0F) | (q1 & 0x0F) << 4);
+            qh |= (uint32_t)((q0 & 0x10) >> 4) << j | (uint32_t)((q1 & 0x10) >> 4) << (j + SAC_QK / 2);
+        }
+        for (int k = 0; k < 4; k++) b[i].qh[k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
+void sac_to_float_q8_1(const void *src, float *dst, int64_t n) {
+    const block_q8_1 *b = src;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        float d = sac_f16_to_f32(b[i].d);
+        for (int j = 0; j < SAC_QK; j++) dst[i * SAC_QK + j] = (float)b[i].qs[j] * d;
+    }
+}
+
+/* ggml's quantize_row_q8_1_ref: Q8_0's rules, and s = f16(sum(qs) * d) with the f32 d. */
+void sac_from_float_q8_1(const float *src, void *dst, int64_t n) {
+    block_q8_1 *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK; i++) {
+        block_q8_0 q;
+        sac_from_float_q8_0(src + i * SAC_QK, &q, SAC_QK);
+        float amax = 0.0f;
+        for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(src[i * SAC_QK + j]));
+        int sum = 0;
+        for (int j = 0; j < SAC_QK; j++) sum += b[i].qs[j] = q.qs[j];
+        b[i].d = q.d;
+        b[i].s = sac_f32_to_f16((float)sum * (amax / 127.0f));
     }
 }
 
@@ -306,55 +413,97 @@ static float make_qkx2_quants(int n, int nmax, const float *x, const float *weig
     return scale;
 }
 
-/* ggml's quantize_row_q4_K_ref: per sub-block a (scale, min) pair by make_qkx2_quants with
- * weights av_x + |x|; both sets quantized to 6 bits against their maxima; the levels
- * recomputed with the stored (f16, 6-bit) scales. */
+/* The common part of ggml's quantize_row_q4_K_ref and quantize_row_q5_K_ref for one
+ * super-block: per sub-block a (scale, min) pair by make_qkx2_quants (levels 0..nmax, weights
+ * av_x + |x|), both sets quantized to 6 bits against their maxima and packed into sm, d and
+ * dmin as f16; the levels recomputed with the stored scales into L. */
+static void quantize_k_super_block(const float *x, int nmax, float rmin, float rdelta, int nstep, uint8_t L[SAC_QK_K],
+                                   uint8_t sm[12], sac_f16 *d_out, sac_f16 *dmin_out) {
+    uint8_t Laux[32];
+    float weights[32], mins[8], scales[8];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; j++) {
+        float sum_x2 = 0;
+        for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
+        float av_x = sqrtf(sum_x2 / 32);
+        for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
+        scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta, nstep);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+    float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    for (int j = 0; j < 8; j++) {
+        uint8_t ls = (uint8_t)sac_nearest_int(inv_scale * scales[j]);
+        uint8_t lm = (uint8_t)sac_nearest_int(inv_min * mins[j]);
+        ls = ls < 63 ? ls : 63;
+        lm = lm < 63 ? lm : 63;
+        if (j < 4) {
+            sm[j] = ls;
+            sm[j + 4] = lm;
+        } else {
+            sm[j + 4] = (uint8_t)((ls & 0x0F) | (lm & 0x0F) << 4);
+            sm[j - 4] |= (uint8_t)((ls >> 4) << 6);
+            sm[j] |= (uint8_t)((lm >> 4) << 6);
+        }
+    }
+    *d_out = sac_f32_to_f16(max_scale / 63.0f);
+    *dmin_out = sac_f32_to_f16(max_min / 63.0f);
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        sac_q4_K_scale_min(sm, j, &sc, &m);
+        float d = sac_f16_to_f32(*d_out) * (float)sc;
+        if (d == 0.0f) continue; /* the levels of make_qkx2_quants stay */
+        float dm = sac_f16_to_f32(*dmin_out) * (float)m;
+        for (int l = 0; l < 32; l++)
+            L[32 * j + l] = (uint8_t)clamp_int(sac_nearest_int((x[32 * j + l] + dm) / d), 0, nmax);
+    }
+}
+
+/* ggml's quantize_row_q4_K_ref: 4-bit levels, 21 trial scales from nmax - 1 in steps of 0.1. */
 void sac_from_float_q4_K(const float *src, void *dst, int64_t n) {
     block_q4_K *b = dst;
     for (int64_t i = 0; i < n / SAC_QK_K; i++) {
-        const float *x = src + i * SAC_QK_K;
-        uint8_t L[SAC_QK_K], Laux[32];
-        float weights[32], mins[8], scales[8];
-        float max_scale = 0, max_min = 0;
-        for (int j = 0; j < 8; j++) {
-            float sum_x2 = 0;
-            for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
-            float av_x = sqrtf(sum_x2 / 32);
-            for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
-            scales[j] = make_qkx2_quants(32, 15, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -1.0f, 0.1f, 20);
-            if (scales[j] > max_scale) max_scale = scales[j];
-            if (mins[j] > max_min) max_min = mins[j];
-        }
-        float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-        float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
-        uint8_t *sm = b[i].scales;
-        for (int j = 0; j < 8; j++) {
-            uint8_t ls = (uint8_t)sac_nearest_int(inv_scale * scales[j]);
-            uint8_t lm = (uint8_t)sac_nearest_int(inv_min * mins[j]);
-            ls = ls < 63 ? ls : 63;
-            lm = lm < 63 ? lm : 63;
-            if (j < 4) {
-                sm[j] = ls;
-                sm[j + 4] = lm;
-            } else {
-                sm[j + 4] = (uint8_t)((ls & 0x0F) | (lm & 0x0F) << 4);
-                sm[j - 4] |= (uint8_t)((ls >> 4) << 6);
-                sm[j] |= (uint8_t)((lm >> 4) << 6);
-            }
-        }
-        b[i].d = sac_f32_to_f16(max_scale / 63.0f);
-        b[i].dmin = sac_f32_to_f16(max_min / 63.0f);
-        for (int j = 0; j < 8; j++) {
-            int sc, m;
-            sac_q4_K_scale_min(sm, j, &sc, &m);
-            float d = sac_f16_to_f32(b[i].d) * (float)sc;
-            if (d == 0.0f) continue; /* the levels of make_qkx2_quants stay */
-            float dm = sac_f16_to_f32(b[i].dmin) * (float)m;
-            for (int l = 0; l < 32; l++)
-                L[32 * j + l] = (uint8_t)clamp_int(sac_nearest_int((x[32 * j + l] + dm) / d), 0, 15);
-        }
+        uint8_t L[SAC_QK_K];
+        quantize_k_super_block(src + i * SAC_QK_K, 15, -1.0f, 0.1f, 20, L, b[i].scales, &b[i].d, &b[i].dmin);
         for (int j = 0; j < SAC_QK_K; j += 64)
             for (int l = 0; l < 32; l++) b[i].qs[j / 2 + l] = (uint8_t)(L[j + l] | L[j + l + 32] << 4);
+    }
+}
+
+void sac_to_float_q5_K(const void *src, float *dst, int64_t n) {
+    const block_q5_K *b = src;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        float d = sac_f16_to_f32(b[i].d), dmin = sac_f16_to_f32(b[i].dmin);
+        float *y = dst + i * SAC_QK_K;
+        for (int j = 0; j < 8; j += 2) { /* as Q4_K, the fifth bit of sub-block j in bit j of qh */
+            const uint8_t *q = b[i].qs + 16 * j;
+            int sc, m;
+            sac_q4_K_scale_min(b[i].scales, j, &sc, &m);
+            float d1 = d * (float)sc, m1 = dmin * (float)m;
+            sac_q4_K_scale_min(b[i].scales, j + 1, &sc, &m);
+            float d2 = d * (float)sc, m2 = dmin * (float)m;
+            for (int l = 0; l < 32; l++) {
+                y[32 * j + l] = d1 * (float)((q[l] & 0x0F) + (b[i].qh[l] >> j & 1) * 16) - m1;
+                y[32 * j + 32 + l] = d2 * (float)((q[l] >> 4) + (b[i].qh[l] >> (j + 1) & 1) * 16) - m2;
+            }
+        }
+    }
+}
+
+/* ggml's quantize_row_q5_K_ref: 5-bit levels, 16 trial scales from nmax - 0.5 in steps of 0.1. */
+void sac_from_float_q5_K(const float *src, void *dst, int64_t n) {
+    block_q5_K *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        uint8_t L[SAC_QK_K];
+        quantize_k_super_block(src + i * SAC_QK_K, 31, -0.5f, 0.1f, 15, L, b[i].scales, &b[i].d, &b[i].dmin);
+        memset(b[i].qh, 0, sizeof b[i].qh);
+        for (int c = 0; c < 4; c++)
+            for (int l = 0; l < 32; l++) {
+                int l1 = L[64 * c + l], l2 = L[64 * c + 32 + l];
+                b[i].qs[32 * c + l] = (uint8_t)((l1 & 0x0F) | (l2 & 0x0F) << 4);
+                b[i].qh[l] |= (uint8_t)((l1 >> 4) << (2 * c) | (l2 >> 4) << (2 * c + 1));
+            }
     }
 }
 

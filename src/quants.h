@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define SAC_QK 32    /* values per block of the 32-value formats (Q8_0, Q4_0, Q5_0) */
-#define SAC_QK_K 256 /* values per super-block of the K-quants (Q4_K, Q6_K, Q8_K) */
+#define SAC_QK_K 256 /* values per super-block of the K-quants (Q4_K, Q5_K, Q6_K, Q8_K) */
 
 typedef uint16_t sac_f16; /* IEEE 754 binary16 bits */
 
@@ -37,6 +37,36 @@ typedef struct block_q5_0 {
 _Static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_0) == sizeof(sac_f16) + 4 + SAC_QK / 2,
                "block_q5_0 must be ggml's 22 bytes, without padding");
 
+/* Q4_1: value j = q * d + m, q the 4-bit level (nibbles as Q4_0), m the block's minimum.
+ * 20 bytes. */
+typedef struct block_q4_1 {
+    sac_f16 d;
+    sac_f16 m;
+    uint8_t qs[SAC_QK / 2];
+} block_q4_1;
+_Static_assert(sizeof(block_q4_1) == 20 && sizeof(block_q4_1) == 2 * sizeof(sac_f16) + SAC_QK / 2,
+               "block_q4_1 must be ggml's 20 bytes, without padding");
+
+/* Q5_1: as Q4_1 with a fifth bit per value in qh (as Q5_0). 24 bytes. */
+typedef struct block_q5_1 {
+    sac_f16 d;
+    sac_f16 m;
+    uint8_t qh[4];
+    uint8_t qs[SAC_QK / 2];
+} block_q5_1;
+_Static_assert(sizeof(block_q5_1) == 24 && sizeof(block_q5_1) == 2 * sizeof(sac_f16) + 4 + SAC_QK / 2,
+               "block_q5_1 must be ggml's 24 bytes, without padding");
+
+/* Q8_1 (the activation format of Q4_1 and Q5_1): as Q8_0, plus s = d * sum(qs) as f16.
+ * 36 bytes. */
+typedef struct block_q8_1 {
+    sac_f16 d;
+    sac_f16 s;
+    int8_t qs[SAC_QK];
+} block_q8_1;
+_Static_assert(sizeof(block_q8_1) == 36 && sizeof(block_q8_1) == 2 * sizeof(sac_f16) + SAC_QK,
+               "block_q8_1 must be ggml's 36 bytes, without padding");
+
 /* Q4_K: 8 sub-blocks of 32 values, each with a 6-bit scale sc and a 6-bit min m packed in
  * `scales` (sub-blocks 0-3: low 6 bits of bytes 0-3 and 4-7; 4-7: the nibbles of bytes 8-11
  * and the top 2 bits of bytes 0-7); value = d * sc * q - dmin * m, q a 4-bit level (each
@@ -49,6 +79,18 @@ typedef struct block_q4_K {
 } block_q4_K;
 _Static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q4_K) == 2 * sizeof(sac_f16) + 12 + SAC_QK_K / 2,
                "block_q4_K must be ggml's 144 bytes, without padding");
+
+/* Q5_K: Q4_K with 5-bit levels, the fifth bit of sub-block j's value l in bit j of qh[l].
+ * 176 bytes. */
+typedef struct block_q5_K {
+    sac_f16 d;
+    sac_f16 dmin;
+    uint8_t scales[12];
+    uint8_t qh[SAC_QK_K / 8];
+    uint8_t qs[SAC_QK_K / 2];
+} block_q5_K;
+_Static_assert(sizeof(block_q5_K) == 176 && sizeof(block_q5_K) == 2 * sizeof(sac_f16) + 12 + SAC_QK_K / 8 + SAC_QK_K / 2,
+               "block_q5_K must be ggml's 176 bytes, without padding");
 
 /* Q6_K: 16 sub-blocks of 16 values with int8 scales; value = d * sc * (q - 32), q a 6-bit
  * level: its low 4 bits in ql, its high 2 in qh (each 128 values: ql holds 64 bytes of
@@ -85,10 +127,18 @@ void sac_to_float_q8_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q8_0(const float *src, void *dst, int64_t n);
 void sac_to_float_q4_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q4_0(const float *src, void *dst, int64_t n);
+void sac_to_float_q4_1(const void *src, float *dst, int64_t n);
+void sac_from_float_q4_1(const float *src, void *dst, int64_t n);
+void sac_to_float_q5_1(const void *src, float *dst, int64_t n);
+void sac_from_float_q5_1(const float *src, void *dst, int64_t n);
+void sac_to_float_q8_1(const void *src, float *dst, int64_t n);
+void sac_from_float_q8_1(const float *src, void *dst, int64_t n);
 void sac_to_float_q5_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q5_0(const float *src, void *dst, int64_t n);
 void sac_to_float_q4_K(const void *src, float *dst, int64_t n);
 void sac_from_float_q4_K(const float *src, void *dst, int64_t n);
+void sac_to_float_q5_K(const void *src, float *dst, int64_t n);
+void sac_from_float_q5_K(const float *src, void *dst, int64_t n);
 void sac_to_float_q6_K(const void *src, float *dst, int64_t n);
 void sac_from_float_q6_K(const float *src, void *dst, int64_t n);
 void sac_to_float_q8_K(const void *src, float *dst, int64_t n);

@@ -62,15 +62,19 @@ static uint16_t half_of(double x) { /* nearest, ties to even; finite x below 655
     return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m - 1024);
 }
 
-/* Weight (o, i) of a quantized type as ggml's formula has it, d * sc * q - dmin * m: the
- * integers q, sc, m and the scales d, dmin of the block (sc = 1 and m = 0 for the 32-value
- * formats, whose scale is d). */
+/* Weight (o, i) of a quantized type as ggml's formula has it, d * sc * q - dmin * m + add:
+ * the integers q, sc, m and the scales d, dmin, add of the block (sc = 1 and m = 0 for the
+ * 32-value formats, whose scale is d; add is Q4_1's and Q5_1's minimum, else 0). */
 typedef struct weight_parts {
     int q, sc, m;
-    double d, dmin;
+    double d, dmin, add;
 } weight_parts;
 
-static int is_k_quant(uint32_t type) { return type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q6_K; }
+static int has_add(uint32_t type) { return type == SAC_TYPE_Q4_1 || type == SAC_TYPE_Q5_1; }
+
+static int is_k_quant(uint32_t type) {
+    return type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q5_K || type == SAC_TYPE_Q6_K;
+}
 
 static int is_quantized(uint32_t type) { return type != SAC_TYPE_F32 && type != SAC_TYPE_F16; }
 
@@ -78,7 +82,7 @@ static int is_quantized(uint32_t type) { return type != SAC_TYPE_F32 && type != 
 static int64_t act_block(uint32_t type) { return is_k_quant(type) ? 256 : 32; }
 
 static weight_parts parts_of(const sac_matrix *w, int64_t o, int64_t i) {
-    weight_parts p = {0, 1, 0, 0, 0};
+    weight_parts p = {0, 1, 0, 0, 0, 0};
     int64_t bs = act_block(w->type), nb = w->n_in / bs, blk = o * nb + i / bs;
     int j = (int)(i % bs);
     switch (w->type) {
@@ -101,11 +105,38 @@ static weight_parts parts_of(const sac_matrix *w, int64_t o, int64_t i) {
         p.d = half_value(b->d);
         break;
     }
-    case SAC_TYPE_Q4_K: { /* sub-block j/32; byte 32 * (j / 64) + j % 32, low nibble for the first 32 */
+    case SAC_TYPE_Q4_1: {
+        const block_q4_1 *b = (const block_q4_1 *)w->data + blk;
+        p.q = j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4);
+        p.d = half_value(b->d);
+        p.add = half_value(b->m);
+        break;
+    }
+    case SAC_TYPE_Q5_1: {
+        const block_q5_1 *b = (const block_q5_1 *)w->data + blk;
+        int high = (b->qh[j / 8] >> (j % 8)) & 1;
+        p.q = (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) | high << 4;
+        p.d = half_value(b->d);
+        p.add = half_value(b->m);
+        break;
+    }
+    case SAC_TYPE_Q4_K: /* sub-block j/32; byte 32 * (j / 64) + j % 32, low nibble for the first 32 */
+    case SAC_TYPE_Q5_K: { /* the same, and the fifth bit: bit j/32 of qh[j % 32] */
         const block_q4_K *b = (const block_q4_K *)w->data + blk;
-        int sub = j / 32, byte = b->qs[32 * (j / 64) + j % 32];
-        p.q = sub % 2 ? byte >> 4 : byte & 15;
-        const uint8_t *sc = b->scales;
+        const block_q5_K *b5 = (const block_q5_K *)w->data + blk;
+        int sub = j / 32;
+        if (w->type == SAC_TYPE_Q5_K) {
+            int byte = b5->qs[32 * (j / 64) + j % 32];
+            p.q = (sub % 2 ? byte >> 4 : byte & 15) | ((b5->qh[j % 32] >> sub) & 1) << 4;
+            p.d = half_value(b5->d);
+            p.dmin = half_value(b5->dmin);
+        } else {
+            int byte = b->qs[32 * (j / 64) + j % 32];
+            p.q = sub % 2 ? byte >> 4 : byte & 15;
+            p.d = half_value(b->d);
+            p.dmin = half_value(b->dmin);
+        }
+        const uint8_t *sc = w->type == SAC_TYPE_Q5_K ? b5->scales : b->scales;
         if (sub < 4) {
             p.sc = sc[sub] & 63;
             p.m = sc[sub + 4] & 63;
@@ -113,8 +144,6 @@ static weight_parts parts_of(const sac_matrix *w, int64_t o, int64_t i) {
             p.sc = (sc[sub + 4] & 15) | (sc[sub - 4] >> 6) << 4;
             p.m = (sc[sub + 4] >> 4) | (sc[sub] >> 6) << 4;
         }
-        p.d = half_value(b->d);
-        p.dmin = half_value(b->dmin);
         break;
     }
     case SAC_TYPE_Q6_K: { /* half h = j/128; within it, quarter k = (j % 128) / 32 and l = j % 32 */
@@ -139,12 +168,13 @@ static double weight_ref(const sac_matrix *w, int64_t o, int64_t i) {
     case SAC_TYPE_F16: return half_value(((const uint16_t *)w->data)[o * w->n_in + i]);
     }
     weight_parts p = parts_of(w, o, i);
-    return p.d * p.sc * p.q - p.dmin * p.m;
+    return p.d * p.sc * p.q - p.dmin * p.m + p.add;
 }
 
 /* ggml's activation quantization (d = amax/127 in f32, q = round(x * f32(1/d)) half away
- * from zero, scale d rounded to f16), each f32 operation done in double and rounded. */
-static void quantize_ref(const float *x, int64_t n, int *q, double *d16) {
+ * from zero, scale d rounded to f16), each f32 operation done in double and rounded; for
+ * Q8_1 (s16 not NULL) also s = f16(f32(sum(q) d)). */
+static void quantize_ref(const float *x, int64_t n, int *q, double *d16, double *s16) {
     for (int64_t blk = 0; blk < n / 32; blk++) {
         double amax = 0;
         for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[blk * 32 + j]));
@@ -155,6 +185,11 @@ static void quantize_ref(const float *x, int64_t n, int *q, double *d16) {
             double v = (float)((double)x[blk * 32 + j] * id);
             double r = floor(fabs(v) + 0.5);
             q[blk * 32 + j] = (int)(v < 0 ? -r : r);
+        }
+        if (s16) {
+            long sum = 0;
+            for (int j = 0; j < 32; j++) sum += q[blk * 32 + j];
+            s16[blk] = half_value(half_of((float)((double)sum * d)));
         }
     }
 }
@@ -195,12 +230,12 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
     int64_t n = w->n_in, bs = act_block(w->type), nb = n / bs;
     int quantized = is_quantized(w->type);
     int *q = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    double *dx = malloc(sizeof(double) * (size_t)(nb + 1));
+    double *dx = malloc(sizeof(double) * (size_t)(nb + 1)), *sx = malloc(sizeof(double) * (size_t)(nb + 1));
     double *wrow = malloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int64_t b = 0; b < n_batch; b++) {
         const float *xb = x + b * n;
         if (quantized && is_k_quant(w->type)) quantize_ref_k(xb, n, q, dx);
-        else if (quantized) quantize_ref(xb, n, q, dx);
+        else if (quantized) quantize_ref(xb, n, q, dx, has_add(w->type) ? sx : NULL);
         for (int64_t o = 0; o < w->n_out; o++) {
             expected *e = &out[b * w->n_out + o];
             for (int64_t i = 0; i < n; i++) wrow[i] = weight_ref(w, o, i);
@@ -214,31 +249,39 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
                 e->tol = e->tol_fp = (double)(n / 8 + n % 8 + 8) * U * fp_abs + 1e-30;
                 continue;
             }
-            /* per activation block: dx (d isum - dmin msum), isum = sum sc q qx, msum = sum m qx */
+            /* per activation block: dx (d isum - dmin msum) + add s, isum = sum sc q qx,
+             * msum = sum m qx, s the Q8_1 block sum */
             double sum = 0, sum_abs = 0, qerr = 0;
             for (int64_t blk = 0; blk < nb; blk++) {
                 long long isum = 0, msum = 0;
+                double xsum = 0;
                 weight_parts p = parts_of(w, o, blk * bs);
                 for (int64_t j = 0; j < bs; j++) {
                     weight_parts pj = parts_of(w, o, blk * bs + j);
                     isum += (long long)pj.sc * pj.q * q[blk * bs + j];
                     msum += (long long)pj.m * q[blk * bs + j];
+                    xsum += xb[blk * bs + j];
                     /* the activation's quantization error, weighted: bounds the fp difference */
-                    qerr += fabs(wrow[blk * bs + j]) * fabs((double)xb[blk * bs + j] - dx[blk] * q[blk * bs + j]);
+                    qerr += fabs(wrow[blk * bs + j] - p.add) * fabs((double)xb[blk * bs + j] - dx[blk] * q[blk * bs + j]);
                 }
-                double t1 = dx[blk] * p.d * (double)isum, t2 = dx[blk] * p.dmin * (double)msum;
-                sum += t1 - t2;
-                sum_abs += fabs(t1) + fabs(t2);
+                double t1 = dx[blk] * p.d * (double)isum, t2 = dx[blk] * p.dmin * (double)msum, t3 = 0;
+                if (has_add(w->type)) {
+                    t3 = p.add * sx[blk];
+                    qerr += fabs(p.add) * fabs(xsum - sx[blk]);
+                }
+                sum += t1 - t2 + t3;
+                sum_abs += fabs(t1) + fabs(t2) + fabs(t3);
             }
             e->value = sum;
             /* per block: the int → f32 conversions, the scale products and the sums */
-            e->tol = (double)(is_k_quant(w->type) ? 2 * nb + 6 : nb + 3) * U * sum_abs + 1e-30;
+            e->tol = (double)(is_k_quant(w->type) || has_add(w->type) ? 2 * nb + 6 : nb + 3) * U * sum_abs + 1e-30;
             e->value_fp = fp;
             e->tol_fp = e->tol + qerr * (1 + 1e-9) + 1e-30;
         }
     }
     free(q);
     free(dx);
+    free(sx);
     free(wrow);
 }
 
@@ -368,7 +411,10 @@ static void test_f16(void) { check_type(SAC_TYPE_F16); }
 static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
 static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
 static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
+static void test_q4_1(void) { check_type(SAC_TYPE_Q4_1); }
+static void test_q5_1(void) { check_type(SAC_TYPE_Q5_1); }
 static void test_q4_K(void) { check_type(SAC_TYPE_Q4_K); }
+static void test_q5_K(void) { check_type(SAC_TYPE_Q5_K); }
 static void test_q6_K(void) { check_type(SAC_TYPE_Q6_K); }
 
 /* Float weights allow any row length: leftovers after the last group of eight. */
@@ -447,11 +493,33 @@ static void test_quant_every_scale(void) {
     const int64_t n_in = 64, n_out = 65536, nb = n_in / 32;
     float x[4 * 64];
     for (int i = 0; i < 4 * 64; i++) x[i] = 127.0f;
-    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0};
+    /* Q4_1 and Q5_1 twice: d every half (m 0), then m every half (d 1, levels 0), where
+     * y = m × s = m × 32 × 127 (Q8_1's block sum) */
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1,
+                              SAC_TYPE_Q5_1, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         uint32_t type = types[t];
+        int min_pass = t >= 5;
         void *data = NULL;
-        if (type == SAC_TYPE_Q4_0) {
+        if (type == SAC_TYPE_Q4_1) {
+            block_q4_1 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 && !min_pass ? (uint16_t)o : 0x3C00;
+                    b[o * nb + k].m = k == 0 && min_pass ? (uint16_t)o : 0;
+                    if (k == 0 && !min_pass) b[o * nb].qs[0] = 0x01; /* level 1 at column 0 */
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q5_1) {
+            block_q5_1 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 && !min_pass ? (uint16_t)o : 0x3C00;
+                    b[o * nb + k].m = k == 0 && min_pass ? (uint16_t)o : 0;
+                    if (k == 0 && !min_pass) b[o * nb].qh[0] = 0x01; /* level 16 at column 0 */
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q4_0) {
             block_q4_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
             for (int64_t o = 0; o < n_out; o++)
                 for (int64_t k = 0; k < nb; k++) {
@@ -478,7 +546,7 @@ static void test_quant_every_scale(void) {
             data = b;
         }
         sac_matrix w = {type, n_in, n_out, data};
-        check_every_half(&w, x, 127.0);
+        check_every_half(&w, x, min_pass ? 32.0 * 127.0 : type == SAC_TYPE_Q5_1 ? 16.0 * 127.0 : 127.0);
         free(data);
     }
 }
@@ -486,14 +554,15 @@ static void test_quant_every_scale(void) {
 /* Every half as a K-quant super-block scale d, and as Q4_K's dmin: x = 127 quantizes (Q8_K)
  * to q = -127 with d_x = -1. Q6_K and Q4_K rows hold weight d (sc 1, level 1) at column 0,
  * so y = 127 d; the Q4_K rows with dmin = half o, m = 1 on sub-block 0 and every level and
- * scale 0 hold -dmin at columns 0-31, so y = -32 · 127 · dmin. The row's other block is
- * ordinary (d = 1, scales 0). */
+ * scale 0 hold -dmin at columns 0-31, so y = -32 · 127 · dmin; the Q5_K rows hold level 16
+ * (its fifth bit) at column 0, so y = 16 · 127 d. The row's other block is ordinary (d = 1,
+ * scales 0). */
 static void test_k_quant_every_scale(void) {
     const int64_t n_in = 512, n_out = 65536, nb = n_in / 256;
     float *x = malloc(sizeof(float) * 4 * (size_t)n_in);
     for (int i = 0; i < 4 * n_in; i++) x[i] = 127.0f;
-    for (int pass = 0; pass < 3; pass++) {
-        uint32_t type = pass == 0 ? SAC_TYPE_Q6_K : SAC_TYPE_Q4_K;
+    for (int pass = 0; pass < 4; pass++) {
+        uint32_t type = pass == 0 ? SAC_TYPE_Q6_K : pass == 3 ? SAC_TYPE_Q5_K : SAC_TYPE_Q4_K;
         void *data;
         if (type == SAC_TYPE_Q6_K) {
             block_q6_K *b = calloc((size_t)(n_out * nb), sizeof *b);
@@ -505,6 +574,19 @@ static void test_k_quant_every_scale(void) {
                     if (k == 0) {
                         blk->ql[0] = 1; /* level 33 at column 0 */
                         blk->scales[0] = 1;
+                    }
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q5_K) { /* d every half: level 16 (the fifth bit) at column 0, sc 1 */
+            block_q5_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q5_K *blk = &b[o * nb + k];
+                    blk->d = k == 0 ? (uint16_t)o : 0x3C00;
+                    blk->dmin = 0x3C00;
+                    if (k == 0) {
+                        blk->scales[0] = 1;
+                        blk->qh[0] = 1;
                     }
                 }
             data = b;
@@ -524,7 +606,7 @@ static void test_k_quant_every_scale(void) {
             data = b;
         }
         sac_matrix w = {type, n_in, n_out, data};
-        check_every_half(&w, x, pass == 2 ? -32.0 * 127.0 : 127.0);
+        check_every_half(&w, x, pass == 2 ? -32.0 * 127.0 : pass == 3 ? 16.0 * 127.0 : 127.0);
         free(data);
     }
     free(x);
@@ -598,7 +680,7 @@ static void test_activation_quantization_exact(void) {
         double d16[4];
         int bad = 0;
         for (int64_t b = 0; b < n_batch; b++) {
-            quantize_ref(x + b * n_in, n_in, q, d16);
+            quantize_ref(x + b * n_in, n_in, q, d16, NULL);
             for (int64_t o = 0; o < n_in; o++) {
                 double want = d16[o / 32] * q[o];
                 if (y[b * n_in + o] != want && bad++ < 3)
@@ -722,8 +804,8 @@ static void release_end(end_copy c, size_t bytes) {
 }
 
 static void test_matvec_reads_stay_inside(void) {
-    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_K, SAC_TYPE_Q6_K,
-                              SAC_TYPE_F16, SAC_TYPE_F32};
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1,
+                              SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K, SAC_TYPE_F16, SAC_TYPE_F32};
     const int64_t n_ins[] = {256, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
@@ -791,7 +873,10 @@ int main(void) {
     RUN(test_q8_0);
     RUN(test_q4_0);
     RUN(test_q5_0);
+    RUN(test_q4_1);
+    RUN(test_q5_1);
     RUN(test_q4_K);
+    RUN(test_q5_K);
     RUN(test_q6_K);
     RUN(test_float_odd_lengths);
     RUN(test_dot_and_axpy);

@@ -741,6 +741,8 @@ static void quantize_case(uint32_t type, double logit_tol) {
     CHECK(file_type == (type == SAC_TYPE_Q8_0   ? 7u
                         : type == SAC_TYPE_Q4_0 ? 2u
                         : type == SAC_TYPE_Q5_0 ? 8u
+                        : type == SAC_TYPE_Q4_1 ? 3u
+                        : type == SAC_TYPE_Q5_1 ? 9u
                         : type == SAC_TYPE_F16  ? 1u
                                                 : 0u));
     CHECK(sac_gguf_get_u32(&q, "gpt2.context_length", &ctx_len, &err) == SAC_OK && ctx_len == (uint32_t)spec.n_ctx);
@@ -797,6 +799,8 @@ static void test_quantize_roundtrip(void) {
     quantize_case(SAC_TYPE_Q8_0, 3e-2);
     quantize_case(SAC_TYPE_Q4_0, 3e-1);
     quantize_case(SAC_TYPE_Q5_0, 2e-1);
+    quantize_case(SAC_TYPE_Q4_1, 3e-1);
+    quantize_case(SAC_TYPE_Q5_1, 2e-1);
     quantize_case(SAC_TYPE_F16, 1e-3);
     quantize_case(SAC_TYPE_F32, 0.0);
 }
@@ -824,17 +828,18 @@ static void test_quantize_fallback(void) {
     CHECK(sac_gguf_parse(&f, out, out_size, &err) == SAC_OK);
     CHECK(sac_gguf_find_tensor(&f, "m")->type == SAC_TYPE_F16 && sac_gguf_find_tensor(&f, "v")->type == SAC_TYPE_F32);
     sac_gguf_release(&f);
-    CHECK(quantize_gguf(in, in_size, 3 /* Q4_1 */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
+    CHECK(quantize_gguf(in, in_size, 11 /* Q3_K */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
     free(in);
     free(out);
 }
 
 /* Rows that are not whole 256-value blocks cannot be K-quants: as llama.cpp does, Q4_K falls
- * back to Q5_0 and Q6_K to Q8_0 (rows of 64), and to F16 when 32 does not divide the row
- * either (rows of 20); rows of 256 take the K-quant. */
+ * back to Q5_0, Q5_K to Q5_1 and Q6_K to Q8_0 (rows of 64), and to F16 when 32 does not
+ * divide the row either (rows of 20); rows of 256 take the K-quant. */
 static void test_quantize_k_fallback(void) {
-    const uint32_t types[] = {SAC_TYPE_Q4_K, SAC_TYPE_Q6_K}, fallbacks[] = {SAC_TYPE_Q5_0, SAC_TYPE_Q8_0};
-    for (int t = 0; t < 2; t++) {
+    const uint32_t types[] = {SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
+    const uint32_t fallbacks[] = {SAC_TYPE_Q5_0, SAC_TYPE_Q5_1, SAC_TYPE_Q8_0}, file_types[] = {14, 16, 18};
+    for (int t = 0; t < 3; t++) {
         gguf_writer *w;
         sac_error err;
         CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
@@ -858,7 +863,7 @@ static void test_quantize_k_fallback(void) {
         CHECK(sac_gguf_find_tensor(&f, "r20")->type == SAC_TYPE_F16);
         uint32_t file_type = 0;
         CHECK(sac_gguf_get_u32(&f, "general.file_type", &file_type, &err) == SAC_OK);
-        CHECK(file_type == (t == 0 ? 14u : 18u)); /* llama.cpp's Q4_K_S, Q6_K */
+        CHECK(file_type == file_types[t]); /* llama.cpp's Q4_K_S, Q5_K_S, Q6_K */
         sac_gguf_release(&f);
         free(in);
         free(out);

@@ -122,6 +122,53 @@ static void ref_quantize_q5_0(const float *x, block_q5_0 *out) {
     memcpy(out->qh, &qh, 4); /* little-endian hosts only, as the GGUF reader */
 }
 
+static int same_value(float got, double want) { return isnan(want) ? isnan(got) : (double)got == want; }
+
+/* ggml's Q4_1 (bits 4) and Q5_1 (bits 5) rules in float64: min and max of the block,
+ * d = (max - min) / (2^bits - 1), q = trunc(f32(f32(x - min) * f32(1/d)) + 0.5), Q4_1's
+ * clamped at 15. Levels into q[]. */
+static void ref_quantize_min(const float *x, int bits, uint16_t *d16, uint16_t *m16, int q[SAC_QK]) {
+    double min = 3.40282347e+38, max = -3.40282347e+38;
+    for (int j = 0; j < SAC_QK; j++) {
+        if (x[j] < min) min = x[j];
+        if (x[j] > max) max = x[j];
+    }
+    float d = (float)((double)(float)(max - min) / ((1 << bits) - 1));
+    float id = d != 0 ? (float)(1.0 / d) : 0.0f;
+    *d16 = ref_half_of(d);
+    *m16 = ref_half_of(min);
+    for (int j = 0; j < SAC_QK; j++) {
+        double v = (float)((double)(float)((double)(float)(x[j] - min) * id) + 0.5);
+        int t = (int)trunc(v);
+        q[j] = bits == 4 && t > 15 ? 15 : t;
+    }
+}
+
+static void ref_quantize_q4_1(const float *x, block_q4_1 *out) {
+    int q[SAC_QK];
+    ref_quantize_min(x, 4, &out->d, &out->m, q);
+    for (int j = 0; j < 16; j++) out->qs[j] = (uint8_t)(q[j] | q[j + 16] << 4);
+}
+
+static void ref_quantize_q5_1(const float *x, block_q5_1 *out) {
+    int q[SAC_QK];
+    ref_quantize_min(x, 5, &out->d, &out->m, q);
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; j++) out->qs[j] = (uint8_t)((q[j] & 15) | (q[j + 16] & 15) << 4);
+    for (int j = 0; j < SAC_QK; j++) qh |= (uint32_t)((q[j] >> 4) & 1) << j;
+    memcpy(out->qh, &qh, 4);
+}
+
+/* Value j of Q4_1/Q5_1 blocks by ggml's formula: f32(f32(q d) + m). */
+static double ref_value_min(uint16_t d, uint16_t m, int q) {
+    return (double)(float)((double)(float)(q * ref_half_value(d)) + ref_half_value(m));
+}
+
+static int q5_level(const uint8_t qh[4], const uint8_t qs[16], int j) {
+    int nib = j < 16 ? qs[j] & 15 : qs[j - 16] >> 4;
+    return nib | ((qh[j / 8] >> (j % 8)) & 1) << 4;
+}
+
 /* Value j of a Q5_0 block by ggml's formula: (nibble | fifth bit << 4) - 16, times d. */
 static double ref_value_q5_0(const block_q5_0 *b, int j) {
     uint32_t qh = (uint32_t)b->qh[0] | (uint32_t)b->qh[1] << 8 | (uint32_t)b->qh[2] << 16 | (uint32_t)b->qh[3] << 24;
@@ -212,13 +259,14 @@ static void test_block_layout(void) {
     CHECK(sizeof(block_q8_0) == 34);
     CHECK(sizeof(block_q4_0) == 18);
     CHECK(sizeof(block_q5_0) == 22 && sizeof(block_q4_K) == 144 && sizeof(block_q6_K) == 210);
-    CHECK(sizeof(block_q8_K) == 292);
+    CHECK(sizeof(block_q5_K) == 176);
+    CHECK(sizeof(block_q8_K) == 292 && sizeof(block_q4_1) == 20 && sizeof(block_q5_1) == 24 && sizeof(block_q8_1) == 36);
     const sac_type_traits *t;
     CHECK((t = sac_type_traits_get(SAC_TYPE_F32)) && t->block_size == 1 && t->type_size == 4 && !strcmp(t->name, "F32"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_F16)) && t->block_size == 1 && t->type_size == 2 && !strcmp(t->name, "F16"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_Q4_0)) && t->block_size == 32 && t->type_size == 18 && !strcmp(t->name, "Q4_0"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_Q8_0)) && t->block_size == 32 && t->type_size == 34 && !strcmp(t->name, "Q8_0"));
-    CHECK(sac_type_traits_get(3) == NULL);
+    CHECK(sac_type_traits_get(11) == NULL); /* Q3_K */
     CHECK(sac_type_traits_get(30) == NULL);
     CHECK(sac_type_traits_get(0xFFFFFFFFu) == NULL);
 }
@@ -245,15 +293,18 @@ static void test_table_entries(void) {
         CHECK_MSG(act->quantize_activations || t->vec_dot_type == SAC_TYPE_F32,
                   "type %u: vec_dot_type %u has no activation conversion", type, t->vec_dot_type);
     }
-    CHECK(n_implemented == 7);
-    CHECK(sac_type_traits_get(SAC_TYPE_Q8_K) == NULL); /* activations only */
+    CHECK(n_implemented == 10);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q8_K) == NULL && sac_type_traits_get(SAC_TYPE_Q8_1) == NULL); /* activations only */
     /* as ggml pairs them: the quantized weights meet Q8_0 activations, the float ones f32 */
     CHECK(sac_type_traits_get(SAC_TYPE_F32)->vec_dot_type == SAC_TYPE_F32);
     CHECK(sac_type_traits_get(SAC_TYPE_F16)->vec_dot_type == SAC_TYPE_F32);
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q8_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q5_0)->vec_dot_type == SAC_TYPE_Q8_0);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q4_1)->vec_dot_type == SAC_TYPE_Q8_1);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q5_1)->vec_dot_type == SAC_TYPE_Q8_1);
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_K)->vec_dot_type == SAC_TYPE_Q8_K);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q5_K)->vec_dot_type == SAC_TYPE_Q8_K);
     CHECK(sac_type_traits_get(SAC_TYPE_Q6_K)->vec_dot_type == SAC_TYPE_Q8_K);
 }
 
@@ -291,7 +342,8 @@ static void test_row_bytes(void) {
     b = 12345;
     CHECK(!sac_type_row_bytes(SAC_TYPE_Q8_0, 33, &b) && b == 12345); /* not whole blocks */
     CHECK(!sac_type_row_bytes(SAC_TYPE_F32, -1, &b) && b == 12345);
-    CHECK(!sac_type_row_bytes(SAC_TYPE_Q4_1, 32, &b) && b == 12345); /* not implemented */
+    CHECK(!sac_type_row_bytes(SAC_TYPE_Q3_K, 256, &b) && b == 12345); /* not implemented */
+    CHECK(!sac_type_row_bytes(SAC_TYPE_Q8_K, 256, &b) && b == 12345); /* not a weight type */
     CHECK(!sac_type_row_bytes(1000, 32, &b) && b == 12345);
     /* the largest row that fits a size_t (4 GB on wasm32), and one value more */
     int64_t most = (int64_t)((uint64_t)SIZE_MAX / 4 < (uint64_t)INT64_MAX ? SIZE_MAX / 4 : INT64_MAX / 4);
@@ -454,6 +506,107 @@ static void test_q5_0_matches_reference(void) {
     CHECK(bad_values == 0);
 }
 
+/* Q4_1 and Q5_1 quantizers against the float64 references, byte for byte; the dequantized
+ * values by ggml's formula; the round trip within half a step (plus the f16 roundings of d
+ * and m, and Q4_1's clamp). */
+static void test_q4_1_q5_1_match_reference(void) {
+    for (int five = 0; five <= 1; five++) {
+        const sac_type_traits *t = sac_type_traits_get(five ? SAC_TYPE_Q5_1 : SAC_TYPE_Q4_1);
+        uint64_t s = five ? 0xBE5466CF34E90C6Cull : 0x452821E638D01377ull;
+        int bad_bytes = 0, bad_values = 0;
+        double worst = 0;
+        for (int b = 0; b < 5000; b++) {
+            float x[SAC_QK], y[SAC_QK];
+            fill_block(x, b % 5, &s);
+            block_q5_1 got5, want5;
+            block_q4_1 got4, want4;
+            uint16_t d16, m16;
+            if (five) {
+                t->from_float(x, &got5, SAC_QK);
+                ref_quantize_q5_1(x, &want5);
+                bad_bytes += memcmp(&got5, &want5, sizeof got5) != 0;
+                t->to_float(&got5, y, SAC_QK);
+                d16 = got5.d;
+                m16 = got5.m;
+            } else {
+                t->from_float(x, &got4, SAC_QK);
+                ref_quantize_q4_1(x, &want4);
+                bad_bytes += memcmp(&got4, &want4, sizeof got4) != 0;
+                t->to_float(&got4, y, SAC_QK);
+                d16 = got4.d;
+                m16 = got4.m;
+            }
+            double lo = INFINITY, hi = -INFINITY;
+            for (int j = 0; j < SAC_QK; j++) {
+                lo = fmin(lo, x[j]);
+                hi = fmax(hi, x[j]);
+            }
+            int top = five ? 31 : 15;
+            double d = (hi - lo) / top, dd = fabs(d - ref_half_value(d16)), dm = fabs(lo - ref_half_value(m16));
+            double tol = d / 2 + top * dd + dm + 1e-6 * fabs(hi) + 1e-12;
+            for (int j = 0; j < SAC_QK; j++) {
+                int q = five ? q5_level(got5.qh, got5.qs, j) : (j < 16 ? got4.qs[j] & 15 : got4.qs[j - 16] >> 4);
+                if ((double)y[j] != ref_value_min(d16, m16, q)) bad_values++;
+                if (fabs(x[j] - y[j]) > tol && bad_values++ < 3)
+                    CHECK_MSG(0, "%s block %d [%d]: %.9g -> %.9g (tol %g)", t->name, b, j, x[j], y[j], tol);
+                if (b % 5 == 0) worst = fmax(worst, fabs(x[j] - y[j]) / (hi - lo));
+            }
+        }
+        printf("  %s round trip, random blocks: worst |x - y| / (max - min) = %.4f\n", t->name, worst);
+        CHECK_MSG(bad_bytes == 0, "%s: %d blocks differ from the reference quantizer", t->name, bad_bytes);
+        CHECK_MSG(bad_values == 0, "%s: %d values", t->name, bad_values);
+    }
+}
+
+/* Hand-built Q4_1/Q5_1 blocks: every fifth bit alone, extreme d and m. */
+static void test_q4_1_q5_1_dequantize(void) {
+    const uint16_t ds[] = {0x0001, 0x0400, 0x3C00, 0x7BFF, 0xBC00, 0x7C00, 0xFC00, 0x7E00};
+    const size_t nd = sizeof ds / sizeof ds[0];
+    for (size_t k = 0; k < nd * nd; k++) {
+        block_q4_1 b4;
+        block_q5_1 b5;
+        b4.d = b5.d = ds[k % nd];
+        b4.m = b5.m = ds[k / nd];
+        for (int j = 0; j < 16; j++) b4.qs[j] = b5.qs[j] = (uint8_t)(j | (15 - j) << 4);
+        uint32_t qh = 1u << (k % 32) | 0x30C00000u;
+        memcpy(b5.qh, &qh, 4);
+        float y4[SAC_QK], y5[SAC_QK];
+        sac_type_traits_get(SAC_TYPE_Q4_1)->to_float(&b4, y4, SAC_QK);
+        sac_type_traits_get(SAC_TYPE_Q5_1)->to_float(&b5, y5, SAC_QK);
+        int bad = 0;
+        for (int j = 0; j < SAC_QK; j++) {
+            int q4 = j < 16 ? b4.qs[j] & 15 : b4.qs[j - 16] >> 4;
+            bad += !same_value(y4[j], ref_value_min(b4.d, b4.m, q4));
+            bad += !same_value(y5[j], ref_value_min(b5.d, b5.m, q5_level(b5.qh, b5.qs, j)));
+        }
+        CHECK_MSG(bad == 0, "d 0x%04x m 0x%04x: %d values differ", b4.d, b4.m, bad);
+    }
+}
+
+/* Q8_1 (Q4_1/Q5_1's activations): Q8_0's d and qs, and s = f16(f32(sum(qs) d)), d the f32 one. */
+static void test_q8_1_matches_reference(void) {
+    const sac_type_traits *t = sac_type_vec_dot_traits(sac_type_traits_get(SAC_TYPE_Q4_1));
+    uint64_t s = 0xC0AC29B7C97C50DDull;
+    int bad = 0;
+    for (int b = 0; b < 3000; b++) {
+        float x[SAC_QK];
+        fill_block(x, b % 5, &s);
+        block_q8_1 got;
+        block_q8_0 want;
+        t->from_float(x, &got, SAC_QK);
+        ref_quantize_q8_0(x, &want);
+        double amax = 0;
+        long sum = 0;
+        for (int j = 0; j < SAC_QK; j++) {
+            amax = fmax(amax, fabs(x[j]));
+            sum += want.qs[j];
+        }
+        uint16_t s16 = ref_half_of((float)((double)sum * (float)(amax / 127.0)));
+        bad += got.d != want.d || memcmp(got.qs, want.qs, sizeof got.qs) != 0 || got.s != s16;
+    }
+    CHECK_MSG(bad == 0, "%d blocks differ", bad);
+}
+
 /* Hand-built Q5_0 blocks: every qh bit alone (each value's fifth bit, in ggml's order), and
  * the extremes of the level range with the smallest, largest, negative, inf and NaN scales. */
 static void test_q5_0_bits_and_extremes(void) {
@@ -534,8 +687,6 @@ static int q6_K_level(const block_q6_K *b, int j) {
 static double ref_value_q6_K(const block_q6_K *b, int j) {
     return f32(f32(ref_half_value(b->d) * b->scales[j / 16]) * q6_K_level(b, j));
 }
-
-static int same_value(float got, double want) { return isnan(want) ? isnan(got) : (double)got == want; }
 
 /* Hand-built Q4_K blocks: every 6-bit scale and min in every sub-block position (the packing
  * splits sub-blocks 0-3 and 4-7 differently), random levels, and extreme d and dmin. */
@@ -623,17 +774,34 @@ static void fill_super_block(float *x, int kind, uint64_t *s) {
 /* The quantizers: the round trip within the format's error, and the last step of ggml's
  * algorithm checked exactly: with the scales as stored, each level is the nearest one
  * (clamped), wherever the sub-block's scale is not 0. */
-static void test_q4_K_round_trip(void) {
-    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q4_K);
-    uint64_t s = 0xA4093822299F31D0ull;
+/* Level j of a Q4_K or Q5_K block (Q5_K: the fifth bit in bit j/32 of qh[j % 32]). */
+static int k_min_level(uint32_t type, const void *block, int j) {
+    int sub = j / 32;
+    if (type == SAC_TYPE_Q5_K) {
+        const block_q5_K *b = block;
+        int byte = b->qs[32 * (j / 64) + j % 32];
+        return (sub % 2 ? byte >> 4 : byte & 15) | ((b->qh[j % 32] >> sub) & 1) << 4;
+    }
+    const block_q4_K *b = block;
+    int byte = b->qs[32 * (j / 64) + j % 32];
+    return sub % 2 ? byte >> 4 : byte & 15;
+}
+
+/* Q4_K and Q5_K (the scales and mins open both blocks alike). */
+static void check_k_min_round_trip(uint32_t type) {
+    const sac_type_traits *t = sac_type_traits_get(type);
+    const int top = type == SAC_TYPE_Q5_K ? 31 : 15;
+    uint64_t s = 0xA4093822299F31D0ull + type;
     double worst = 0, sum2 = 0, n2 = 0;
     int bad_levels = 0, bad_err = 0;
     for (int blk = 0; blk < 3000; blk++) {
         float x[SAC_QK_K], y[SAC_QK_K];
-        block_q4_K b;
+        block_q5_K b5; /* the larger of the two blocks, which share the first 16 bytes */
+        block_q4_K *b4 = (block_q4_K *)(void *)&b5;
         fill_super_block(x, blk % 6, &s);
-        t->from_float(x, &b, SAC_QK_K);
-        t->to_float(&b, y, SAC_QK_K);
+        t->from_float(x, &b5, SAC_QK_K);
+        t->to_float(&b5, y, SAC_QK_K);
+        block_q4_K b = *b4;
         double lo = 0, hi = 0;
         for (int j = 0; j < SAC_QK_K; j++) {
             lo = fmin(lo, x[j]);
@@ -645,15 +813,16 @@ static void test_q4_K_round_trip(void) {
             double d = f32(ref_half_value(b.d) * sc), dm = f32(ref_half_value(b.dmin) * m);
             if (d == 0) continue;
             for (int l = 0; l < 32; l++) {
-                int j = 32 * sub + l, byte = b.qs[32 * (j / 64) + j % 32];
-                int q = sub % 2 ? byte >> 4 : byte & 15;
+                int j = 32 * sub + l;
                 double r = nearbyint(f32(f32(x[j] + dm) / d));
-                int want = r < 0 ? 0 : r > 15 ? 15 : (int)r;
-                bad_levels += q != want;
+                int want = r < 0 ? 0 : r > top ? top : (int)r;
+                bad_levels += k_min_level(type, &b5, j) != want;
             }
         }
-        /* one level step of the coarsest sub-block: (max - min) / 15 over the super-block */
-        double step = (hi - lo) / 15;
+        /* a level step of the coarsest sub-block, (max - min) / top over the super-block, and
+         * half one more: the 6-bit scales and mins move the top level and the offset by up to
+         * half their own step (about top / 126 and a half min step) */
+        double step = 1.5 * (hi - lo) / top;
         for (int j = 0; j < SAC_QK_K; j++) {
             double e = fabs(x[j] - y[j]);
             /* (tiny blocks, kind 3, have scales below f16's smallest subnormal: they come back 0) */
@@ -666,9 +835,59 @@ static void test_q4_K_round_trip(void) {
             }
         }
     }
-    printf("  Q4_K round trip, random blocks: worst |x - y| / (max - min) = %.4f, rms %.4f\n", worst, sqrt(sum2 / n2));
-    CHECK_MSG(bad_levels == 0, "%d levels are not the nearest for the stored scales", bad_levels);
-    CHECK_MSG(bad_err == 0, "%d values off by more than a level step", bad_err);
+    printf("  %s round trip, random blocks: worst |x - y| / (max - min) = %.4f, rms %.4f\n", t->name, worst,
+           sqrt(sum2 / n2));
+    CHECK_MSG(bad_levels == 0, "%s: %d levels are not the nearest for the stored scales", t->name, bad_levels);
+    CHECK_MSG(bad_err == 0, "%s: %d values off by more than a level step", t->name, bad_err);
+}
+
+static void test_q4_K_round_trip(void) { check_k_min_round_trip(SAC_TYPE_Q4_K); }
+static void test_q5_K_round_trip(void) { check_k_min_round_trip(SAC_TYPE_Q5_K); }
+
+/* Hand-built Q5_K blocks: every fifth bit alone (value j's bit is bit j/32 of qh[j % 32]),
+ * then random levels, every 6-bit scale and min in every position, extreme d and dmin. */
+static void test_q5_K_dequantize(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q5_K);
+    for (int j = 0; j < SAC_QK_K; j++) {
+        block_q5_K b;
+        memset(&b, 0, sizeof b);
+        b.d = 0x3C00;
+        for (int k = 0; k < 4; k++) b.scales[k] = 1; /* sc 1, m 0 everywhere */
+        b.scales[8] = b.scales[9] = b.scales[10] = b.scales[11] = 1;
+        b.qh[j % 32] = (uint8_t)(1 << (j / 32));
+        float y[SAC_QK_K];
+        t->to_float(&b, y, SAC_QK_K);
+        int ok = 1;
+        for (int i = 0; i < SAC_QK_K; i++) ok &= y[i] == (i == j ? 16.0f : 0.0f);
+        CHECK_MSG(ok, "fifth bit of value %d", j);
+    }
+    const uint16_t ds[] = {0x3C00, 0x0001, 0x7BFF, 0xBC00, 0x2E66, 0x7C00, 0x7E00};
+    const size_t nd = sizeof ds / sizeof ds[0];
+    uint64_t s = 97531;
+    int bad = 0;
+    for (int v = 0; v < 64; v++)
+        for (size_t k = 0; k < nd; k++) {
+            block_q5_K b;
+            int sc[8], m[8];
+            for (int j = 0; j < 8; j++) {
+                sc[j] = (v + 9 * j) % 64;
+                m[j] = (63 - v + 5 * j) % 64;
+            }
+            pack_q4_K_scales(b.scales, sc, m);
+            b.d = ds[k];
+            b.dmin = ds[(k + 3) % nd];
+            for (int j = 0; j < 128; j++) b.qs[j] = (uint8_t)rng_next(&s);
+            for (int j = 0; j < 32; j++) b.qh[j] = (uint8_t)rng_next(&s);
+            float y[SAC_QK_K];
+            t->to_float(&b, y, SAC_QK_K);
+            for (int j = 0; j < SAC_QK_K; j++) {
+                double want = f32(f32(f32(ref_half_value(b.d) * sc[j / 32]) * k_min_level(SAC_TYPE_Q5_K, &b, j)) -
+                                  f32(ref_half_value(b.dmin) * m[j / 32]));
+                if (!same_value(y[j], want) && bad++ < 3)
+                    CHECK_MSG(0, "v %d d 0x%04x [%d]: %.9g, want %.9g", v, b.d, j, y[j], want);
+            }
+        }
+    CHECK(bad == 0);
 }
 
 static void test_q6_K_round_trip(void) {
@@ -791,9 +1010,14 @@ int main(void) {
     RUN(test_q4_0_nibbles_and_clamp);
     RUN(test_q5_0_matches_reference);
     RUN(test_q5_0_bits_and_extremes);
+    RUN(test_q4_1_q5_1_match_reference);
+    RUN(test_q4_1_q5_1_dequantize);
+    RUN(test_q8_1_matches_reference);
     RUN(test_q4_K_dequantize);
     RUN(test_q6_K_dequantize);
     RUN(test_q4_K_round_trip);
+    RUN(test_q5_K_dequantize);
+    RUN(test_q5_K_round_trip);
     RUN(test_q6_K_round_trip);
     RUN(test_q8_K_matches_reference);
     RUN(test_multi_block_rows_and_float_codecs);

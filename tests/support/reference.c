@@ -60,15 +60,31 @@ void ref_dequantize(uint32_t type, const uint8_t *b, int64_t n, double *out) {
             }
         }
         break;
+    case 3: /* Q4_1: f16 d, f16 m, 16 bytes of nibbles; q d + m */
+    case 7: /* Q5_1: f16 d, f16 m, 32 fifth bits, 16 bytes of nibbles */
+        for (int64_t blk = 0; blk < n / 32; blk++) {
+            const uint8_t *p = b + (type == 3 ? 20 : 24) * blk, *qs = p + (type == 3 ? 4 : 8);
+            double d = half_to_double(le16(p)), m = half_to_double(le16(p + 2));
+            uint32_t qh = type == 3 ? 0 : (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+            for (int j = 0; j < 16; j++) {
+                int q0 = (qs[j] & 0x0f) | (int)((qh >> j) & 1) << 4;
+                int q1 = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+                out[blk * 32 + j] = d * q0 + m;
+                out[blk * 32 + j + 16] = d * q1 + m;
+            }
+        }
+        break;
     case 12: /* Q4_K: f16 d, dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles */
+    case 13: /* Q5_K: the same with 32 bytes of fifth bits (value l of sub-block s: bit s of byte l) before the nibbles */
         for (int64_t blk = 0; blk < n / 256; blk++) {
-            const uint8_t *p = b + 144 * blk, *sm = p + 4, *qs = p + 16;
+            const uint8_t *p = b + (type == 12 ? 144 : 176) * blk, *sm = p + 4, *qs = p + (type == 12 ? 16 : 48);
             double d = half_to_double(le16(p)), dmin = half_to_double(le16(p + 2));
             for (int sub = 0; sub < 8; sub++) {
                 int sc = sub < 4 ? sm[sub] & 63 : (sm[sub + 4] & 15) | (sm[sub - 4] >> 6) << 4;
                 int m = sub < 4 ? sm[sub + 4] & 63 : (sm[sub + 4] >> 4) | (sm[sub] >> 6) << 4;
                 for (int l = 0; l < 32; l++) {
                     int byte = qs[32 * (sub / 2) + l], q = sub % 2 ? byte >> 4 : byte & 15;
+                    if (type == 13) q |= ((p[16 + l] >> sub) & 1) << 4;
                     out[blk * 256 + 32 * sub + l] = d * sc * q - dmin * m;
                 }
             }
