@@ -4,9 +4,10 @@
  *   build/tools/make_model OUT.gguf [--arch gpt2|llama|encdec] [--type TYPE] [--gpt2-small]
  *                          [--tied] [--seed N]
  *
- * TYPE is any weight type saccade implements, by name (f32, f16, q8_0, q4_0, q5_0, q4_1,
- * q5_1, q4_k, q5_k, q6_k). Without --gpt2-small the model is the tests' small shape (vocab 97, width 64,
- * 2 layers), widened to 256 (feed-forward 512) for types of 256-value blocks. */
+ * TYPE is any weight type saccade implements, by name (f32, f16, bf16, q8_0, q4_0, q5_0,
+ * q4_1, q5_1, q4_k, q5_k, q6_k). Without --gpt2-small the model is the tests' small shape
+ * (vocab 97, width 64, 2 layers), widened to 256 (feed-forward 512) for types of 256-value
+ * blocks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|q8_0|q4_0|q5_0|q4_1|q5_1|q4_k|q5_k|q6_k] "
+        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|bf16|q8_0|q4_0|q5_0|q4_1|q5_1|q4_k|q5_k|q6_k] "
                         "[--gpt2-small] [--tied] [--seed N]\n");
         return 1;
     }

@@ -839,6 +839,16 @@ static inline float value_f32(const char *row, int64_t i) {
     return f;
 }
 
+/* bfloat16: the high half of an f32, so the conversion is a shift (exact, inf and NaN too). */
+static inline float value_bf16(const char *row, int64_t i) {
+    uint16_t h;
+    memcpy(&h, row + (size_t)i * 2, sizeof h);
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 static inline float value_f16(const char *row, int64_t i) {
     uint16_t h;
     memcpy(&h, row + (size_t)i * 2, sizeof h);
@@ -884,7 +894,16 @@ typedef struct float_format {
 } float_format;
 
 #define FORMAT_F32 ((float_format){4, value_f32, load8_f32, 0})
+static inline void load8_bf16(const char *row, int64_t i, int exact, v128_t *lo, v128_t *hi, v128_t *seen) {
+    (void)exact;
+    (void)seen;
+    v128_t h = wasm_v128_load(row + (size_t)i * 2), zero = wasm_i32x4_splat(0);
+    *lo = wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11); /* h << 16 per lane: the f32 */
+    *hi = wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
 #define FORMAT_F16 ((float_format){2, value_f16, load8_f16, 1})
+#define FORMAT_BF16 ((float_format){2, value_bf16, load8_bf16, 0})
 
 #else
 
@@ -911,7 +930,17 @@ typedef struct float_format {
 } float_format;
 
 #define FORMAT_F32 ((float_format){4, value_f32, convert_f32})
+static inline const float *convert_bf16(const char *row, int64_t i, int64_t m, float *buf) {
+    const uint16_t *h = (const uint16_t *)row + i;
+    for (int64_t k = 0; k < m; k++) {
+        uint32_t bits = (uint32_t)h[k] << 16;
+        memcpy(&buf[k], &bits, sizeof bits);
+    }
+    return buf;
+}
+
 #define FORMAT_F16 ((float_format){2, value_f16, convert_f16})
+#define FORMAT_BF16 ((float_format){2, value_bf16, convert_bf16})
 
 #endif
 
@@ -1105,6 +1134,43 @@ void sac_matvec_f32(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_ma
 void sac_matmat_f32(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matmat(t, FORMAT_F32, o0, o1); }
 void sac_matvec_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matvec(t, FORMAT_F16, o0, o1); }
 void sac_matmat_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matmat(t, FORMAT_F16, o0, o1); }
+
+/* BF16 weights multiply the activations rounded to bf16 (their vec_dot_type, as in ggml),
+ * which sac_quantize_activations_bf16 wrote as f32 values into act. */
+static sac_kernel_task with_bf16_activations(const sac_kernel_task *t) {
+    sac_kernel_task u = *t;
+    u.x = t->act;
+    return u;
+}
+
+void sac_matvec_bf16(const sac_kernel_task *t, int64_t o0, int64_t o1) {
+    sac_kernel_task u = with_bf16_activations(t);
+    float_matvec(&u, FORMAT_BF16, o0, o1);
+}
+
+void sac_matmat_bf16(const sac_kernel_task *t, int64_t o0, int64_t o1) {
+    sac_kernel_task u = with_bf16_activations(t);
+    float_matmat(&u, FORMAT_BF16, o0, o1);
+}
+
+int sac_activations_size_bf16(int64_t n_in, int64_t n_batch, size_t *bytes) {
+    uint64_t n;
+    if (n_in < 0 || n_batch < 0 || !sac_mul_u64((uint64_t)n_in, (uint64_t)n_batch, &n) ||
+        !sac_mul_u64(n, sizeof(float), &n) || n > SIZE_MAX)
+        return 0;
+    *bytes = (size_t)n;
+    return 1;
+}
+
+void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act) {
+    (void)n_batch;
+    float *out = act;
+    for (int64_t i = b0 * n_in; i < b1 * n_in; i++) {
+        uint32_t bits = (uint32_t)sac_f32_to_bf16(x[i]) << 16;
+        memcpy(&out[i], &bits, sizeof bits);
+    }
+}
 
 #define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0})
 #define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0})

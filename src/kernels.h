@@ -3,7 +3,8 @@
  *
  * A weight type's kernels compute output rows [o0, o1) of y = W x: matvec for one activation
  * row, matmat for several. They read the activations in the layout of the weight type's
- * vec_dot_type: f32 as given (x) for F32 and F16 weights; for Q8_0, Q4_0 and Q5_0 weights
+ * vec_dot_type: f32 as given (x) for F32 and F16 weights; BF16's rounded values (act) for
+ * BF16 weights; for Q8_0, Q4_0 and Q5_0 weights
  * the Q8_0 activation layout (act) that sac_quantize_activations_q8_0 writes; for Q4_1 and
  * Q5_1 Q8_1's; for the K-quants the Q8_K one of sac_quantize_activations_q8_K. */
 #ifndef SAC_KERNELS_H
@@ -30,6 +31,8 @@ void sac_matvec_f32(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matmat_f32(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matvec_f16(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matmat_f16(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matvec_bf16(const sac_kernel_task *t, int64_t o0, int64_t o1);
+void sac_matmat_bf16(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
 void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1);
@@ -52,6 +55,12 @@ void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1);
  * *bytes. The conversion writes rows [b0, b1) of the n_batch rows of x. */
 int sac_activations_size_q8_0(int64_t n_in, int64_t n_batch, size_t *bytes);
 void sac_quantize_activations_q8_0(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act);
+
+/* BF16 activations (BF16 weights): x rounded to bfloat16 as ggml rounds it (nearest even,
+ * NaN kept quiet), held as f32 values, row-major like x. */
+int sac_activations_size_bf16(int64_t n_in, int64_t n_batch, size_t *bytes);
+void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
                                    void *act);
 
 /* Q8_1 activations (Q4_1 and Q5_1 weights): Q8_0's, plus each block's s = f16(d * sum(q))

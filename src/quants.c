@@ -73,6 +73,14 @@ sac_f16 sac_f32_to_f16(float f) {
     return (sac_f16)(sign | m);
 }
 
+float sac_bf16_to_f32(sac_bf16 h) { return bits_to_f32((uint32_t)h << 16); }
+
+sac_bf16 sac_f32_to_bf16(float f) {
+    uint32_t u = f32_to_bits(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (sac_bf16)((u >> 16) | 64); /* NaN: force quiet */
+    return (sac_bf16)((u + (0x7FFFu + ((u >> 16) & 1u))) >> 16);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Row codecs (n is a multiple of the type's block size)
  * ---------------------------------------------------------------------------------------- */
@@ -93,6 +101,16 @@ void sac_to_float_f16(const void *src, float *dst, int64_t n) {
 void sac_from_float_f16(const float *src, void *dst, int64_t n) {
     sac_f16 *h = dst;
     for (int64_t i = 0; i < n; i++) h[i] = sac_f32_to_f16(src[i]);
+}
+
+void sac_to_float_bf16(const void *src, float *dst, int64_t n) {
+    const sac_bf16 *h = src;
+    for (int64_t i = 0; i < n; i++) dst[i] = sac_bf16_to_f32(h[i]);
+}
+
+void sac_from_float_bf16(const float *src, void *dst, int64_t n) {
+    sac_bf16 *h = dst;
+    for (int64_t i = 0; i < n; i++) h[i] = sac_f32_to_bf16(src[i]);
 }
 
 void sac_to_float_q8_0(const void *src, float *dst, int64_t n) {

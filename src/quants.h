@@ -114,7 +114,11 @@ typedef struct block_q8_K {
 _Static_assert(sizeof(block_q8_K) == 292 && sizeof(block_q8_K) == 4 + SAC_QK_K + 2 * (SAC_QK_K / 16),
                "block_q8_K must be ggml's 292 bytes, without padding");
 
+typedef uint16_t sac_bf16; /* bfloat16 bits: the high half of an IEEE binary32 */
+
 float sac_f16_to_f32(sac_f16 h);
+float sac_bf16_to_f32(sac_bf16 h);
+sac_bf16 sac_f32_to_bf16(float f); /* ggml's rounding: nearest even; a NaN stays a quiet NaN */
 sac_f16 sac_f32_to_f16(float f); /* round to nearest even, with subnormals, inf and NaN */
 
 /* Row codecs: n values (a multiple of the format's block size) from src to dst. The
@@ -123,6 +127,8 @@ void sac_to_float_f32(const void *src, float *dst, int64_t n);
 void sac_from_float_f32(const float *src, void *dst, int64_t n);
 void sac_to_float_f16(const void *src, float *dst, int64_t n);
 void sac_from_float_f16(const float *src, void *dst, int64_t n);
+void sac_to_float_bf16(const void *src, float *dst, int64_t n);
+void sac_from_float_bf16(const float *src, void *dst, int64_t n);
 void sac_to_float_q8_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q8_0(const float *src, void *dst, int64_t n);
 void sac_to_float_q4_0(const void *src, float *dst, int64_t n);

@@ -10,6 +10,11 @@ static const sac_type_traits type_table[SAC_TYPE_COUNT] = {
     [SAC_TYPE_F16] = {.name = "F16", .block_size = 1, .type_size = sizeof(sac_f16),
                       .to_float = sac_to_float_f16, .from_float = sac_from_float_f16,
                       .vec_dot_type = SAC_TYPE_F32, .matvec = sac_matvec_f16, .matmat = sac_matmat_f16},
+    [SAC_TYPE_BF16] = {.name = "BF16", .block_size = 1, .type_size = sizeof(sac_bf16),
+                       .to_float = sac_to_float_bf16, .from_float = sac_from_float_bf16,
+                       .vec_dot_type = SAC_TYPE_BF16, .matvec = sac_matvec_bf16, .matmat = sac_matmat_bf16,
+                       .activations_size = sac_activations_size_bf16,
+                       .quantize_activations = sac_quantize_activations_bf16},
     [SAC_TYPE_Q4_0] = {.name = "Q4_0", .block_size = SAC_QK, .type_size = sizeof(block_q4_0),
                        .to_float = sac_to_float_q4_0, .from_float = sac_from_float_q4_0,
                        .vec_dot_type = SAC_TYPE_Q8_0, .matvec = sac_matvec_q4_0, .matmat = sac_matmat_q4_0},
@@ -52,7 +57,7 @@ static const sac_type_traits type_table[SAC_TYPE_COUNT] = {
     [17] = {.name = "IQ2_XS"}, [18] = {.name = "IQ3_XXS"}, [19] = {.name = "IQ1_S"},
     [20] = {.name = "IQ4_NL"}, [21] = {.name = "IQ3_S"}, [22] = {.name = "IQ2_S"}, [23] = {.name = "IQ4_XS"},
     [24] = {.name = "I8"}, [25] = {.name = "I16"}, [26] = {.name = "I32"}, [27] = {.name = "I64"},
-    [28] = {.name = "F64"}, [29] = {.name = "IQ1_M"}, [SAC_TYPE_BF16] = {.name = "BF16"},
+    [28] = {.name = "F64"}, [29] = {.name = "IQ1_M"},
 };
 
 const sac_type_traits *sac_type_traits_get(uint32_t type) {

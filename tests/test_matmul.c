@@ -76,7 +76,24 @@ static int is_k_quant(uint32_t type) {
     return type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q5_K || type == SAC_TYPE_Q6_K;
 }
 
-static int is_quantized(uint32_t type) { return type != SAC_TYPE_F32 && type != SAC_TYPE_F16; }
+static int is_quantized(uint32_t type) {
+    return type != SAC_TYPE_F32 && type != SAC_TYPE_F16 && type != SAC_TYPE_BF16;
+}
+
+/* bfloat16 bits → value, and the nearest bfloat16 (ties to even) of a finite float. */
+static double bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static double bf16_round(double x) {
+    if (x == 0 || isnan(x) || isinf(x)) return x;
+    int e;
+    frexp(x, &e); /* |x| in [2^(e-1), 2^e): 8 significant bits */
+    return ldexp(nearbyint(ldexp(x, 8 - e)), e - 8);
+}
 
 /* Values per activation block: Q8_0's 32, or Q8_K's 256 for the K-quants. */
 static int64_t act_block(uint32_t type) { return is_k_quant(type) ? 256 : 32; }
@@ -166,6 +183,7 @@ static double weight_ref(const sac_matrix *w, int64_t o, int64_t i) {
     switch (w->type) {
     case SAC_TYPE_F32: return ((const float *)w->data)[o * w->n_in + i];
     case SAC_TYPE_F16: return half_value(((const uint16_t *)w->data)[o * w->n_in + i]);
+    case SAC_TYPE_BF16: return bf16_value(((const uint16_t *)w->data)[o * w->n_in + i]);
     }
     weight_parts p = parts_of(w, o, i);
     return p.d * p.sc * p.q - p.dmin * p.m + p.add;
@@ -243,6 +261,20 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
             for (int64_t i = 0; i < n; i++) {
                 fp += wrow[i] * xb[i];
                 fp_abs += fabs(wrow[i] * xb[i]);
+            }
+            if (!quantized && w->type == SAC_TYPE_BF16) { /* activations rounded to bf16 */
+                double v = 0, v_abs = 0, rerr = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    double xr = bf16_round(xb[i]);
+                    v += wrow[i] * xr;
+                    v_abs += fabs(wrow[i] * xr);
+                    rerr += fabs(wrow[i]) * fabs(xb[i] - xr);
+                }
+                e->value = v;
+                e->tol = (double)(n / 8 + n % 8 + 8) * U * v_abs + 1e-30;
+                e->value_fp = fp;
+                e->tol_fp = e->tol + rerr * (1 + 1e-9);
+                continue;
             }
             if (!quantized) {
                 e->value = e->value_fp = fp;
@@ -411,6 +443,7 @@ static void test_f16(void) { check_type(SAC_TYPE_F16); }
 static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
 static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
 static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
+static void test_bf16(void) { check_type(SAC_TYPE_BF16); }
 static void test_q4_1(void) { check_type(SAC_TYPE_Q4_1); }
 static void test_q5_1(void) { check_type(SAC_TYPE_Q5_1); }
 static void test_q4_K(void) { check_type(SAC_TYPE_Q4_K); }
@@ -420,10 +453,11 @@ static void test_q6_K(void) { check_type(SAC_TYPE_Q6_K); }
 /* Float weights allow any row length: leftovers after the last group of eight. */
 static void test_float_odd_lengths(void) {
     const int64_t n_ins[] = {0, 1, 7, 13, 100, 257, 8203}; /* 8203: F16 rows too long to convert whole */
-    for (int t = 0; t < 2; t++)
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_BF16};
+    for (int t = 0; t < 3; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
             for (int64_t n_batch = 1; n_batch <= 6; n_batch += 5)
-                check_shape(t ? SAC_TYPE_F16 : SAC_TYPE_F32, n_ins[a], 9, n_batch, 77 + a);
+                check_shape(types[t], n_ins[a], 9, n_batch, 77 + a);
 }
 
 /* For the every-half tests: w has 65536 rows and x makes y[b][o] exactly factor × half o
@@ -455,6 +489,30 @@ static void test_f16_every_half(void) {
     for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
     sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
     check_every_half(&w, x, 1.0);
+    free(h);
+}
+
+/* Every bfloat16 through the BF16 kernels, as test_f16_every_half does it (x = 1 is exact
+ * in bf16). */
+static void test_bf16_every_value(void) {
+    const int64_t n_in = 16, n_out = 65536;
+    uint16_t *h = calloc((size_t)(n_in * n_out), sizeof *h);
+    float x[4 * 16];
+    for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
+    for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
+    sac_matrix w = {SAC_TYPE_BF16, n_in, n_out, h};
+    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+        float *y = run_matmul(pools[2], &w, x, n_batch);
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++)
+            for (int64_t o = 0; o < n_out; o++) {
+                double want = bf16_value((uint16_t)o), got = y[b * n_out + o];
+                if (!(isnan(want) ? isnan(got) : got == want) && bad++ < 3)
+                    CHECK_MSG(0, "n_batch=%lld bf16 0x%04x: got %.9g want %.9g", (long long)n_batch, (unsigned)o, got, want);
+            }
+        CHECK(bad == 0);
+        free(y);
+    }
     free(h);
 }
 
@@ -805,7 +863,7 @@ static void release_end(end_copy c, size_t bytes) {
 
 static void test_matvec_reads_stay_inside(void) {
     const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1,
-                              SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K, SAC_TYPE_F16, SAC_TYPE_F32};
+                              SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K, SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_F32};
     const int64_t n_ins[] = {256, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
@@ -868,11 +926,13 @@ int main(void) {
     RUN(test_k_quant_every_scale);
     RUN(test_activation_quantization_exact_k);
     RUN(test_f16_specials_long_rows);
+    RUN(test_bf16_every_value);
     RUN(test_f32);
     RUN(test_f16);
     RUN(test_q8_0);
     RUN(test_q4_0);
     RUN(test_q5_0);
+    RUN(test_bf16);
     RUN(test_q4_1);
     RUN(test_q5_1);
     RUN(test_q4_K);

@@ -252,6 +252,43 @@ static void test_f32_to_f16_rounding(void) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * bf16
+ * ---------------------------------------------------------------------------------------- */
+
+/* Every bfloat16 decodes to the f32 with those 16 high bits; f32 → bf16 is nearest-even (the
+ * midpoints and their neighbours, over every exponent), inf stays inf, a NaN stays NaN
+ * (quiet, ggml sets bit 6); the codecs do this per element. */
+static void test_bf16(void) {
+    const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_BF16);
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = sac_bf16_to_f32((sac_bf16)h);
+        bad += bits_of(f) != h << 16;
+        if ((h & 0x7F80) != 0x7F80 || !(h & 0x7F)) { /* finite or inf: the round trip is exact */
+            bad += sac_f32_to_bf16(f) != h;
+            /* the midpoint to the next bf16 (away from zero) rounds to the even one of the two */
+            if ((h & 0x7FFF) < 0x7F7F) {
+                float mid = float_of((h << 16) | 0x8000);
+                uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
+                bad += sac_f32_to_bf16(mid) != even;
+                bad += sac_f32_to_bf16(nextafterf(mid, 0)) != h;
+                bad += sac_f32_to_bf16(float_of((h << 16) | 0x8001)) != (uint16_t)(h + 1);
+            }
+        } else {
+            uint16_t q = sac_f32_to_bf16(f);
+            bad += (q & 0x7F80) != 0x7F80 || !(q & 0x40) || (q & 0x8000) != (h & 0x8000);
+        }
+    }
+    CHECK_MSG(bad == 0, "%d bf16 conversions wrong", bad);
+    CHECK(sac_f32_to_bf16(3.0e38f) == 0x7F62 && sac_f32_to_bf16(3.4028235e38f) == 0x7F80); /* rounds up to inf */
+    float x[3] = {1.0f, -2.5f, 1.00390625f}, y[3]; /* the last one a tie: to even, 1.0 */
+    sac_bf16 h[3];
+    t->from_float(x, h, 3);
+    t->to_float(h, y, 3);
+    CHECK(h[0] == 0x3F80 && h[1] == 0xC020 && h[2] == 0x3F80 && y[0] == 1.0f && y[1] == -2.5f && y[2] == 1.0f);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Blocks
  * ---------------------------------------------------------------------------------------- */
 
@@ -267,7 +304,7 @@ static void test_block_layout(void) {
     CHECK((t = sac_type_traits_get(SAC_TYPE_Q4_0)) && t->block_size == 32 && t->type_size == 18 && !strcmp(t->name, "Q4_0"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_Q8_0)) && t->block_size == 32 && t->type_size == 34 && !strcmp(t->name, "Q8_0"));
     CHECK(sac_type_traits_get(11) == NULL); /* Q3_K */
-    CHECK(sac_type_traits_get(30) == NULL);
+    CHECK((t = sac_type_traits_get(SAC_TYPE_BF16)) && t->block_size == 1 && t->type_size == 2 && !strcmp(t->name, "BF16"));
     CHECK(sac_type_traits_get(0xFFFFFFFFu) == NULL);
 }
 
@@ -293,7 +330,7 @@ static void test_table_entries(void) {
         CHECK_MSG(act->quantize_activations || t->vec_dot_type == SAC_TYPE_F32,
                   "type %u: vec_dot_type %u has no activation conversion", type, t->vec_dot_type);
     }
-    CHECK(n_implemented == 10);
+    CHECK(n_implemented == 11);
     CHECK(sac_type_traits_get(SAC_TYPE_Q8_K) == NULL && sac_type_traits_get(SAC_TYPE_Q8_1) == NULL); /* activations only */
     /* as ggml pairs them: the quantized weights meet Q8_0 activations, the float ones f32 */
     CHECK(sac_type_traits_get(SAC_TYPE_F32)->vec_dot_type == SAC_TYPE_F32);
@@ -301,6 +338,7 @@ static void test_table_entries(void) {
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q8_0)->vec_dot_type == SAC_TYPE_Q8_0);
     CHECK(sac_type_traits_get(SAC_TYPE_Q5_0)->vec_dot_type == SAC_TYPE_Q8_0);
+    CHECK(sac_type_traits_get(SAC_TYPE_BF16)->vec_dot_type == SAC_TYPE_BF16); /* activations rounded to bf16 */
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_1)->vec_dot_type == SAC_TYPE_Q8_1);
     CHECK(sac_type_traits_get(SAC_TYPE_Q5_1)->vec_dot_type == SAC_TYPE_Q8_1);
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_K)->vec_dot_type == SAC_TYPE_Q8_K);
@@ -999,6 +1037,7 @@ int main(void) {
     RUN(test_f16_to_f32_all_halves);
     RUN(test_f16_round_trip);
     RUN(test_f32_to_f16_rounding);
+    RUN(test_bf16);
     RUN(test_block_layout);
     RUN(test_table_entries);
     RUN(test_codecs_stay_in_their_rows);

@@ -26,6 +26,7 @@ static uint32_t file_type_of(uint32_t type) {
     case SAC_TYPE_Q4_K: return 14;
     case SAC_TYPE_Q5_K: return 16;
     case SAC_TYPE_Q6_K: return 18;
+    case SAC_TYPE_BF16: return 32;
     default: return 0;
     }
 }

@@ -30,6 +30,14 @@ void ref_dequantize(uint32_t type, const uint8_t *b, int64_t n, double *out) {
     case 1: /* F16 */
         for (int64_t i = 0; i < n; i++) out[i] = half_to_double(le16(b + 2 * i));
         break;
+    case 30: /* BF16: the high half of an f32 */
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)le16(b + 2 * i) << 16;
+            float f;
+            memcpy(&f, &u, 4);
+            out[i] = f;
+        }
+        break;
     case 8: /* Q8_0: f16 scale, 32 int8 */
         for (int64_t blk = 0; blk < n / 32; blk++) {
             const uint8_t *p = b + 34 * blk;
