@@ -5,9 +5,9 @@
  *                          [--tied] [--seed N]
  *
  * TYPE is any weight type saccade implements, by name (f32, f16, bf16, q8_0, q4_0, q5_0,
- * q4_1, q5_1, q4_k, q5_k, q6_k). Without --gpt2-small the model is the tests' small shape
- * (vocab 97, width 64, 2 layers), widened to 256 (feed-forward 512) for types of 256-value
- * blocks. */
+ * q4_1, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k). Without --gpt2-small the model is the tests'
+ * small shape (vocab 97, width 64, 2 layers), widened to 256 (feed-forward 512) for types of
+ * 256-value blocks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +17,8 @@
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|bf16|q8_0|q4_0|q5_0|q4_1|q5_1|q4_k|q5_k|q6_k] "
-                        "[--gpt2-small] [--tied] [--seed N]\n");
+        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type TYPE] [--gpt2-small] [--tied] "
+                        "[--seed N]\n  TYPE: f32 f16 bf16 q8_0 q4_0 q5_0 q4_1 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
         return 1;
     }
     const char *arch = "gpt2";

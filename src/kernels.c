@@ -1,12 +1,15 @@
-/* kernels.c — the matrix kernels of each weight type (F32, F16, Q8_0, Q4_0), the Q8_0
- * activation converter, and the f32 primitives attention uses.
+/* kernels.c — the matrix kernels of each weight type (F32, F16, BF16, the 32-value quantized
+ * formats and the K-quants), the activation converters (Q8_0, Q8_1, Q8_K, BF16), and the f32
+ * primitives attention uses.
  *
  * Every kernel computes each output with the same sequence of float operations, whatever the
  * path (wasm SIMD128 or plain C), the tile it falls in, or the thread that runs it:
  *   - quantized: per 32-value block an exact int32 dot of int8 weights with int8 activations
  *     (held as int16, so wasm can feed i32x4.dot_i16x8 without re-extending them for every
- *     weight row), then  acc = acc + (float)isum * (d_w * d_x), block after block;
- *   - F32/F16: eight running sums (lane l takes the elements i with i % 8 == l), each
+ *     weight row), then  acc = acc + (float)isum * (d_w * d_x), block after block, and for
+ *     Q4_1/Q5_1  acc = acc + m_w * s_x  (their minimum times Q8_1's block sum);
+ *   - K-quants: per 256-value block, see the K-quant section below;
+ *   - F32/F16/BF16: eight running sums (lane l takes the elements i with i % 8 == l), each
  *     acc[l] = acc[l] + w*x, folded as ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the
  *     n % 8 leftover products summed in order and added.
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
@@ -645,6 +648,56 @@ typedef struct kquant_format {
     int has_min;
 } kquant_format;
 
+/* Q2_K's and Q3_K's 2-bit levels into q: value 128 h + 32 k + l from bits 2k of qs[32 h + l];
+ * Q3_K (hmask not NULL) subtracts 4 where the value's bit (bit 4h + k of hmask[l]) is clear. */
+static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int16_t *q) {
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 4; k++) {
+            int16_t *out = q + 128 * h + 32 * k;
+#ifdef __wasm_simd128__
+            for (int half = 0; half < 2; half++) {
+                v128_t v = wasm_v128_and(wasm_u8x16_shr(wasm_v128_load(qs + 32 * h + 16 * half), 2 * k),
+                                         wasm_i8x16_splat(3));
+                if (hmask) {
+                    v128_t bit = wasm_i8x16_splat((int8_t)(1 << (4 * h + k)));
+                    v128_t set = wasm_i8x16_eq(wasm_v128_and(wasm_v128_load(hmask + 16 * half), bit), bit);
+                    v = wasm_i8x16_sub(v, wasm_v128_andnot(wasm_i8x16_splat(4), set));
+                }
+                wasm_v128_store(out + 16 * half, wasm_i16x8_extend_low_i8x16(v));
+                wasm_v128_store(out + 16 * half + 8, wasm_i16x8_extend_high_i8x16(v));
+            }
+#else
+            for (int l = 0; l < 32; l++) {
+                int v = (qs[32 * h + l] >> (2 * k)) & 3;
+                if (hmask && !((hmask[l] >> (4 * h + k)) & 1)) v -= 4;
+                out[l] = (int16_t)v;
+            }
+#endif
+        }
+}
+
+static inline void kdecode_q2_K(const char *block, kblock *out) {
+    const block_q2_K *b = (const block_q2_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = f16_to_f32_inline(b->dmin);
+    for (int g = 0; g < 16; g++) {
+        out->sc[g] = b->scales[g] & 0x0F;
+        out->m[g] = b->scales[g] >> 4;
+    }
+    decode_two_bits(b->qs, NULL, out->q);
+}
+
+static inline void kdecode_q3_K(const char *block, kblock *out) {
+    const block_q3_K *b = (const block_q3_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = 0.0f;
+    for (int g = 0; g < 16; g++) {
+        out->sc[g] = sac_q3_K_scale(b->scales, g);
+        out->m[g] = 0;
+    }
+    decode_two_bits(b->qs, b->hmask, out->q);
+}
+
 static inline void kdecode_q4_K(const char *block, kblock *out) {
     const block_q4_K *b = (const block_q4_K *)block;
     out->d = f16_to_f32_inline(b->d);
@@ -1189,10 +1242,16 @@ void sac_matmat_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1); }
 void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_1, o0, o1); }
 
+#define FORMAT_Q2_K ((kquant_format){sizeof(block_q2_K), kdecode_q2_K, 1})
+#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), kdecode_q3_K, 0})
 #define FORMAT_Q4_K ((kquant_format){sizeof(block_q4_K), kdecode_q4_K, 1})
 #define FORMAT_Q5_K ((kquant_format){sizeof(block_q5_K), kdecode_q5_K, 1})
 #define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), kdecode_q6_K, 0})
 
+void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
+void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
+void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q3_K, o0, o1); }
+void sac_matmat_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q3_K, o0, o1); }
 void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
 void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
 void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, o0, o1); }

@@ -151,19 +151,27 @@ void sac_to_float_q4_0(const void *src, float *dst, int64_t n) {
     }
 }
 
+/* The value of largest magnitude, the first of equals, sign kept (a NaN never wins): the
+ * scale of ggml's Q4_0, Q5_0 and Q8_K quantizers and of make_qx_quants/make_q3_quants. */
+static float largest_magnitude(int n, const float *x) {
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; i++) {
+        float ax = fabsf(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    return max;
+}
+
 /* ggml's quantize_row_q4_0_ref: the value of largest magnitude (sign kept) maps to -8, so
  * d = max / -8; q = min(15, trunc(x/d + 8.5)). */
 void sac_from_float_q4_0(const float *src, void *dst, int64_t n) {
     block_q4_0 *b = dst;
     for (int64_t i = 0; i < n / SAC_QK; i++) {
         const float *x = src + i * SAC_QK;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < SAC_QK; j++) {
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
-        }
+        float max = largest_magnitude(SAC_QK, x);
         float d = max / -8.0f;
         float id = d != 0.0f ? 1.0f / d : 0.0f;
         b[i].d = sac_f32_to_f16(d);
@@ -203,13 +211,7 @@ void sac_from_float_q5_0(const float *src, void *dst, int64_t n) {
     block_q5_0 *b = dst;
     for (int64_t i = 0; i < n / SAC_QK; i++) {
         const float *x = src + i * SAC_QK;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < SAC_QK; j++) {
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
-        }
+        float max = largest_magnitude(SAC_QK, x);
         float d = max / -16.0f;
         float id = d != 0.0f ? 1.0f / d : 0.0f;
         b[i].d = sac_f32_to_f16(d);
@@ -343,6 +345,8 @@ int sac_nearest_int(float x) {
     return (i & 0x007FFFFF) - 0x00400000;
 }
 
+#define GROUP_MAX_EPS 1e-15f /* ggml's: groups below it are all zero */
+
 static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 void sac_to_float_q4_K(const void *src, float *dst, int64_t n) {
@@ -364,10 +368,11 @@ void sac_to_float_q4_K(const void *src, float *dst, int64_t n) {
 }
 
 /* ggml's make_qkx2_quants: levels 0..nmax with a scale and a min (min <= 0) for n values,
- * fitted by weighted least squares over nstep + 1 trial scales; returns the scale and
- * -min in *the_min. Each float operation as ggml writes it. */
+ * fitted by weighted least squares over nstep + 1 trial scales, judged by the weighted
+ * squared (or, use_mad, absolute) error; returns the scale and -min in *the_min. Each float
+ * operation as ggml writes it. */
 static float make_qkx2_quants(int n, int nmax, const float *x, const float *weights, uint8_t *L, float *the_min,
-                              uint8_t *Laux, float rmin, float rdelta, int nstep) {
+                              uint8_t *Laux, float rmin, float rdelta, int nstep, int use_mad) {
     float min = x[0], max = x[0];
     float sum_w = weights[0];
     float sum_x = sum_w * x[0];
@@ -391,7 +396,7 @@ static float make_qkx2_quants(int n, int nmax, const float *x, const float *weig
         int l = sac_nearest_int(iscale * (x[i] - min));
         L[i] = (uint8_t)clamp_int(l, 0, nmax);
         float diff = scale * (float)L[i] + min - x[i];
-        diff = diff * diff;
+        diff = use_mad ? fabsf(diff) : diff * diff;
         best_error += weights[i] * diff;
     }
     for (int is = 0; is <= nstep; is++) {
@@ -416,7 +421,7 @@ static float make_qkx2_quants(int n, int nmax, const float *x, const float *weig
             float cur_error = 0;
             for (int i = 0; i < n; i++) {
                 float diff = this_scale * (float)Laux[i] + this_min - x[i];
-                diff = diff * diff;
+                diff = use_mad ? fabsf(diff) : diff * diff;
                 cur_error += weights[i] * diff;
             }
             if (cur_error < best_error) {
@@ -445,7 +450,7 @@ static void quantize_k_super_block(const float *x, int nmax, float rmin, float r
         for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
         float av_x = sqrtf(sum_x2 / 32);
         for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
-        scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta, nstep);
+        scales[j] = make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, rdelta, nstep, 0);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -525,6 +530,188 @@ void sac_from_float_q5_K(const float *src, void *dst, int64_t n) {
     }
 }
 
+/* Q2_K's and Q3_K's 2-bit levels: value v = 128 h + 32 k + l (l < 32) in bits 2k of qs[32 h + l]. */
+static int two_bits(const uint8_t *qs, int v) { return (qs[32 * (v / 128) + v % 32] >> (2 * ((v % 128) / 32))) & 3; }
+
+static void pack_two_bits(const uint8_t L[SAC_QK_K], uint8_t qs[SAC_QK_K / 4]) {
+    for (int j = 0; j < SAC_QK_K; j += 128)
+        for (int l = 0; l < 32; l++)
+            qs[j / 4 + l] = (uint8_t)(L[j + l] | L[j + l + 32] << 2 | L[j + l + 64] << 4 | L[j + l + 96] << 6);
+}
+
+void sac_to_float_q2_K(const void *src, float *dst, int64_t n) {
+    const block_q2_K *b = src;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        float d = sac_f16_to_f32(b[i].d), dmin = sac_f16_to_f32(b[i].dmin);
+        for (int v = 0; v < SAC_QK_K; v++) {
+            int sc = b[i].scales[v / 16];
+            float dl = d * (float)(sc & 0x0F), ml = dmin * (float)(sc >> 4);
+            dst[i * SAC_QK_K + v] = dl * (float)two_bits(b[i].qs, v) - ml;
+        }
+    }
+}
+
+/* ggml's quantize_row_q2_K_ref: per 16 values a (scale, min) pair by make_qkx2_quants (levels
+ * 0..3, weights |x|, absolute error), both quantized to 4 bits against their maxima, the
+ * levels recomputed with the stored scales. */
+void sac_from_float_q2_K(const float *src, void *dst, int64_t n) {
+    block_q2_K *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        const float *x = src + i * SAC_QK_K;
+        uint8_t L[SAC_QK_K], Laux[16];
+        float weights[16], mins[16], scales[16];
+        float max_scale = 0, max_min = 0;
+        for (int j = 0; j < 16; j++) {
+            for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
+            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
+            if (scales[j] > max_scale) max_scale = scales[j];
+            if (mins[j] > max_min) max_min = mins[j];
+        }
+        if (max_scale > 0) {
+            float iscale = 15.0f / max_scale;
+            for (int j = 0; j < 16; j++) b[i].scales[j] = (uint8_t)sac_nearest_int(iscale * scales[j]);
+            b[i].d = sac_f32_to_f16(max_scale / 15.0f);
+        } else {
+            memset(b[i].scales, 0, sizeof b[i].scales);
+            b[i].d = sac_f32_to_f16(0.0f);
+        }
+        if (max_min > 0) {
+            float iscale = 15.0f / max_min;
+            for (int j = 0; j < 16; j++) b[i].scales[j] |= (uint8_t)(sac_nearest_int(iscale * mins[j]) << 4);
+            b[i].dmin = sac_f32_to_f16(max_min / 15.0f);
+        } else {
+            b[i].dmin = sac_f32_to_f16(0.0f);
+        }
+        for (int j = 0; j < 16; j++) {
+            float d = sac_f16_to_f32(b[i].d) * (float)(b[i].scales[j] & 0x0F);
+            if (d == 0.0f) continue;
+            float dm = sac_f16_to_f32(b[i].dmin) * (float)(b[i].scales[j] >> 4);
+            for (int l = 0; l < 16; l++)
+                L[16 * j + l] = (uint8_t)clamp_int(sac_nearest_int((x[16 * j + l] + dm) / d), 0, 3);
+        }
+        pack_two_bits(L, b[i].qs);
+    }
+}
+
+void sac_to_float_q3_K(const void *src, float *dst, int64_t n) {
+    const block_q3_K *b = src;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        float d = sac_f16_to_f32(b[i].d);
+        for (int v = 0; v < SAC_QK_K; v++) {
+            float dl = d * (float)sac_q3_K_scale(b[i].scales, v / 16);
+            int high = (b[i].hmask[v % 32] >> (v / 32)) & 1;
+            dst[i * SAC_QK_K + v] = dl * (float)(two_bits(b[i].qs, v) - (high ? 0 : 4));
+        }
+    }
+}
+
+/* largest_magnitude, or 0 for a group below GROUP_MAX_EPS (all zero, for make_qx_quants and
+ * make_q3_quants). */
+static float signed_max(int n, const float *x) {
+    float max = largest_magnitude(n, x);
+    return fabsf(max) < GROUP_MAX_EPS ? 0.0f : max;
+}
+
+/* Their fit at one scale: levels l = clamp(nearest(iscale x), -nmax, nmax - 1), stored as
+ * l + offset, and the x²-weighted sums of l x and l², in ggml's order of operations. */
+static void fit_levels(int n, int nmax, const float *x, float iscale, int offset, int8_t *L, float *sumlx,
+                       float *suml2) {
+    float slx = 0, sl2 = 0;
+    for (int i = 0; i < n; i++) {
+        int l = clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = (int8_t)(l + offset);
+        float w = x[i] * x[i];
+        slx += w * x[i] * (float)l;
+        sl2 += w * (float)l * (float)l;
+    }
+    *sumlx = slx;
+    *suml2 = sl2;
+}
+
+/* ggml's make_q3_quants with do_rmse: signed levels -nmax..nmax-1 (returned + nmax in L) for
+ * n values, refined by up to 5 passes that move single levels while the x²-weighted fit
+ * improves; returns the scale. */
+static float make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
+    float max = signed_max(n, x);
+    if (max == 0.0f) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        return 0.0f;
+    }
+    float sumlx, suml2;
+    fit_levels(n, nmax, x, (float)-nmax / max, 0, L, &sumlx, &suml2);
+    for (int itry = 0; itry < 5; itry++) {
+        int n_changed = 0;
+        for (int i = 0; i < n; i++) {
+            float w = x[i] * x[i];
+            float slx = sumlx - w * x[i] * (float)L[i];
+            if (slx > 0) {
+                float sl2 = suml2 - w * (float)L[i] * (float)L[i];
+                int new_l = clamp_int(sac_nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+                if (new_l != L[i]) {
+                    slx += w * x[i] * (float)new_l;
+                    sl2 += w * (float)new_l * (float)new_l;
+                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (int8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        n_changed++;
+                    }
+                }
+            }
+        }
+        if (!n_changed) break;
+    }
+    for (int i = 0; i < n; i++) L[i] = (int8_t)(L[i] + nmax);
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+/* ggml's quantize_row_q3_K_ref: a scale per 16 values by make_q3_quants, the scales
+ * quantized to 6 bits (signed, offset 32) against the one of largest magnitude, the levels
+ * recomputed with the stored scales; their third bit goes to hmask. */
+void sac_from_float_q3_K(const float *src, void *dst, int64_t n) {
+    block_q3_K *b = dst;
+    for (int64_t i = 0; i < n / SAC_QK_K; i++) {
+        const float *x = src + i * SAC_QK_K;
+        int8_t L[SAC_QK_K];
+        float scales[16], max_scale = 0, amax = 0;
+        for (int j = 0; j < 16; j++) {
+            scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+            float scale = fabsf(scales[j]);
+            if (scale > amax) {
+                amax = scale;
+                max_scale = scales[j];
+            }
+        }
+        memset(b[i].scales, 0, sizeof b[i].scales);
+        if (max_scale != 0.0f) {
+            float iscale = -32.0f / max_scale;
+            for (int j = 0; j < 16; j++) {
+                int l = (int8_t)sac_nearest_int(iscale * scales[j]); /* int8_t, as ggml */
+                l = clamp_int(l, -32, 31) + 32;
+                if (j < 8) b[i].scales[j] = (uint8_t)(l & 0x0F);
+                else b[i].scales[j - 8] |= (uint8_t)((l & 0x0F) << 4);
+                b[i].scales[j % 4 + 8] |= (uint8_t)((l >> 4) << (2 * (j / 4)));
+            }
+            b[i].d = sac_f32_to_f16(1 / iscale);
+        } else {
+            b[i].d = sac_f32_to_f16(0.0f);
+        }
+        for (int j = 0; j < 16; j++) {
+            float d = sac_f16_to_f32(b[i].d) * (float)sac_q3_K_scale(b[i].scales, j);
+            if (d == 0.0f) continue;
+            for (int l = 0; l < 16; l++)
+                L[16 * j + l] = (int8_t)(clamp_int(sac_nearest_int(x[16 * j + l] / d), -4, 3) + 4);
+        }
+        memset(b[i].hmask, 0, sizeof b[i].hmask);
+        uint8_t levels[SAC_QK_K];
+        for (int j = 0; j < SAC_QK_K; j++) { /* the third bit of value j: bit j/32 of hmask[j % 32] */
+            if (L[j] > 3) b[i].hmask[j % 32] |= (uint8_t)(1 << (j / 32));
+            levels[j] = (uint8_t)(L[j] > 3 ? L[j] - 4 : L[j]);
+        }
+        pack_two_bits(levels, b[i].qs);
+    }
+}
+
 void sac_to_float_q6_K(const void *src, float *dst, int64_t n) {
     const block_q6_K *b = src;
     for (int64_t i = 0; i < n / SAC_QK_K; i++) {
@@ -548,48 +735,25 @@ void sac_to_float_q6_K(const void *src, float *dst, int64_t n) {
     }
 }
 
-#define GROUP_MAX_EPS 1e-15f
-
 /* ggml's make_qx_quants with rmse_type 1 and no importance weights: signed levels
  * -nmax..nmax-1 (returned + nmax in L) and the scale that minimizes the x²-weighted error
  * over 19 trial scales. */
 static float make_qx_quants(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; i++) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < GROUP_MAX_EPS) {
+    float max = signed_max(n, x);
+    if (max == 0.0f) {
         for (int i = 0; i < n; i++) L[i] = 0;
         return 0.0f;
     }
-    float iscale = (float)-nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        int l = clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        L[i] = (int8_t)(l + nmax);
-        float w = x[i] * x[i];
-        sumlx += w * x[i] * (float)l;
-        suml2 += w * (float)l * (float)l;
-    }
+    float sumlx, suml2;
+    fit_levels(n, nmax, x, (float)-nmax / max, nmax, L, &sumlx, &suml2);
     float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
     for (int is = -9; is <= 9; is++) {
         if (is == 0) continue;
-        iscale = -((float)nmax + 0.1f * (float)is) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; i++) {
-            int l = clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1);
-            float w = x[i] * x[i];
-            sumlx += w * x[i] * (float)l;
-            suml2 += w * (float)l * (float)l;
-        }
+        int8_t trial[SAC_QK_K];
+        fit_levels(n, nmax, x, -((float)nmax + 0.1f * (float)is) / max, nmax, trial, &sumlx, &suml2);
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; i++)
-                L[i] = (int8_t)(nmax + clamp_int(sac_nearest_int(iscale * x[i]), -nmax, nmax - 1));
+            memcpy(L, trial, (size_t)n);
             scale = sumlx / suml2;
             best = scale * sumlx;
         }
@@ -655,16 +819,9 @@ void sac_from_float_q8_K(const float *src, void *dst, int64_t n) {
     block_q8_K *b = dst;
     for (int64_t i = 0; i < n / SAC_QK_K; i++) {
         const float *x = src + i * SAC_QK_K;
-        float max = 0, amax = 0;
-        for (int j = 0; j < SAC_QK_K; j++) {
-            float ax = fabsf(x[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[j];
-            }
-        }
+        float max = largest_magnitude(SAC_QK_K, x);
         memset(&b[i], 0, sizeof b[i]);
-        if (amax == 0.0f) continue;
+        if (max == 0.0f) continue;
         float iscale = -127.0f / max;
         for (int j = 0; j < SAC_QK_K; j++) {
             int v = sac_nearest_int(iscale * x[j]);

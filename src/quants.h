@@ -67,6 +67,30 @@ typedef struct block_q8_1 {
 _Static_assert(sizeof(block_q8_1) == 36 && sizeof(block_q8_1) == 2 * sizeof(sac_f16) + SAC_QK,
                "block_q8_1 must be ggml's 36 bytes, without padding");
 
+/* Q2_K: 16 groups of 16 values, each with a 4-bit scale (low nibble of scales[g]) and min
+ * (high nibble); value = d * sc * q - dmin * m, q a 2-bit level (value 128 h + 32 k + l in
+ * bits 2k of qs[32 h + l]). 84 bytes. */
+typedef struct block_q2_K {
+    uint8_t scales[SAC_QK_K / 16];
+    uint8_t qs[SAC_QK_K / 4];
+    sac_f16 d;
+    sac_f16 dmin;
+} block_q2_K;
+_Static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q2_K) == SAC_QK_K / 16 + SAC_QK_K / 4 + 2 * sizeof(sac_f16),
+               "block_q2_K must be ggml's 84 bytes, without padding");
+
+/* Q3_K: 16 groups of 16 values with 6-bit signed scales (sac_q3_K_scale); value = d * sc *
+ * q, q = the 2-bit level (as Q2_K) - 4 unless the value's bit in hmask is set (bit j/32 of
+ * hmask[j % 32]). 110 bytes. */
+typedef struct block_q3_K {
+    uint8_t hmask[SAC_QK_K / 8];
+    uint8_t qs[SAC_QK_K / 4];
+    uint8_t scales[12];
+    sac_f16 d;
+} block_q3_K;
+_Static_assert(sizeof(block_q3_K) == 110 && sizeof(block_q3_K) == SAC_QK_K / 8 + SAC_QK_K / 4 + 12 + sizeof(sac_f16),
+               "block_q3_K must be ggml's 110 bytes, without padding");
+
 /* Q4_K: 8 sub-blocks of 32 values, each with a 6-bit scale sc and a 6-bit min m packed in
  * `scales` (sub-blocks 0-3: low 6 bits of bytes 0-3 and 4-7; 4-7: the nibbles of bytes 8-11
  * and the top 2 bits of bytes 0-7); value = d * sc * q - dmin * m, q a 4-bit level (each
@@ -141,6 +165,10 @@ void sac_to_float_q8_1(const void *src, float *dst, int64_t n);
 void sac_from_float_q8_1(const float *src, void *dst, int64_t n);
 void sac_to_float_q5_0(const void *src, float *dst, int64_t n);
 void sac_from_float_q5_0(const float *src, void *dst, int64_t n);
+void sac_to_float_q2_K(const void *src, float *dst, int64_t n);
+void sac_from_float_q2_K(const float *src, void *dst, int64_t n);
+void sac_to_float_q3_K(const void *src, float *dst, int64_t n);
+void sac_from_float_q3_K(const float *src, void *dst, int64_t n);
 void sac_to_float_q4_K(const void *src, float *dst, int64_t n);
 void sac_from_float_q4_K(const float *src, void *dst, int64_t n);
 void sac_to_float_q5_K(const void *src, float *dst, int64_t n);
@@ -153,6 +181,12 @@ void sac_from_float_q8_K(const float *src, void *dst, int64_t n);
 /* ggml's nearest_int: round to nearest, ties to even, by adding 1.5 * 2^23 (exact for
  * |x| < 2^22, which the callers ensure; NaN gives 0). */
 int sac_nearest_int(float x);
+/* Q3_K's scale of group j (0-15): 4 low bits from scales[0-7], 2 high bits from scales[8-11],
+ * minus 32. */
+static inline int sac_q3_K_scale(const uint8_t scales[12], int j) {
+    int low = j < 8 ? scales[j] & 0x0F : scales[j - 8] >> 4;
+    return (low | ((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+}
 /* Q4_K's packed 6-bit scale and min of sub-block j (0-7) (inline: the kernels use it per block). */
 static inline void sac_q4_K_scale_min(const uint8_t scales[12], int j, int *sc, int *m) {
     if (j < 4) {

@@ -73,7 +73,8 @@ typedef struct weight_parts {
 static int has_add(uint32_t type) { return type == SAC_TYPE_Q4_1 || type == SAC_TYPE_Q5_1; }
 
 static int is_k_quant(uint32_t type) {
-    return type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q5_K || type == SAC_TYPE_Q6_K;
+    return type == SAC_TYPE_Q2_K || type == SAC_TYPE_Q3_K || type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q5_K ||
+           type == SAC_TYPE_Q6_K;
 }
 
 static int is_quantized(uint32_t type) {
@@ -135,6 +136,24 @@ static weight_parts parts_of(const sac_matrix *w, int64_t o, int64_t i) {
         p.q = (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) | high << 4;
         p.d = half_value(b->d);
         p.add = half_value(b->m);
+        break;
+    }
+    case SAC_TYPE_Q2_K: { /* value 128 h + 32 k + l: bits 2k of qs[32 h + l]; group j/16 */
+        const block_q2_K *b = (const block_q2_K *)w->data + blk;
+        p.q = (b->qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3;
+        p.sc = b->scales[j / 16] & 15;
+        p.m = b->scales[j / 16] >> 4;
+        p.d = half_value(b->d);
+        p.dmin = half_value(b->dmin);
+        break;
+    }
+    case SAC_TYPE_Q3_K: { /* as Q2_K, minus 4 unless bit j/32 of hmask[j % 32]; 6-bit scales - 32 */
+        const block_q3_K *b = (const block_q3_K *)w->data + blk;
+        int low = (b->qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3;
+        p.q = low - ((b->hmask[j % 32] >> (j / 32)) & 1 ? 0 : 4);
+        int g = j / 16, lo4 = g < 8 ? b->scales[g] & 15 : b->scales[g - 8] >> 4;
+        p.sc = (lo4 | ((b->scales[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+        p.d = half_value(b->d);
         break;
     }
     case SAC_TYPE_Q4_K: /* sub-block j/32; byte 32 * (j / 64) + j % 32, low nibble for the first 32 */
@@ -446,6 +465,8 @@ static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
 static void test_bf16(void) { check_type(SAC_TYPE_BF16); }
 static void test_q4_1(void) { check_type(SAC_TYPE_Q4_1); }
 static void test_q5_1(void) { check_type(SAC_TYPE_Q5_1); }
+static void test_q2_K(void) { check_type(SAC_TYPE_Q2_K); }
+static void test_q3_K(void) { check_type(SAC_TYPE_Q3_K); }
 static void test_q4_K(void) { check_type(SAC_TYPE_Q4_K); }
 static void test_q5_K(void) { check_type(SAC_TYPE_Q5_K); }
 static void test_q6_K(void) { check_type(SAC_TYPE_Q6_K); }
@@ -613,14 +634,17 @@ static void test_quant_every_scale(void) {
  * to q = -127 with d_x = -1. Q6_K and Q4_K rows hold weight d (sc 1, level 1) at column 0,
  * so y = 127 d; the Q4_K rows with dmin = half o, m = 1 on sub-block 0 and every level and
  * scale 0 hold -dmin at columns 0-31, so y = -32 · 127 · dmin; the Q5_K rows hold level 16
- * (its fifth bit) at column 0, so y = 16 · 127 d. The row's other block is ordinary (d = 1,
- * scales 0). */
+ * (its fifth bit) at column 0, so y = 16 · 127 d; Q3_K and Q2_K hold d (scale 1, level 1) at
+ * column 0, and Q2_K's dmin pass -dmin on group 0 (16 values). The row's other block is
+ * ordinary (d = 1, scales 0). */
 static void test_k_quant_every_scale(void) {
     const int64_t n_in = 512, n_out = 65536, nb = n_in / 256;
     float *x = malloc(sizeof(float) * 4 * (size_t)n_in);
     for (int i = 0; i < 4 * n_in; i++) x[i] = 127.0f;
-    for (int pass = 0; pass < 4; pass++) {
-        uint32_t type = pass == 0 ? SAC_TYPE_Q6_K : pass == 3 ? SAC_TYPE_Q5_K : SAC_TYPE_Q4_K;
+    for (int pass = 0; pass < 7; pass++) {
+        const uint32_t pass_types[] = {SAC_TYPE_Q6_K, SAC_TYPE_Q4_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K,
+                                       SAC_TYPE_Q3_K, SAC_TYPE_Q2_K, SAC_TYPE_Q2_K};
+        uint32_t type = pass_types[pass];
         void *data;
         if (type == SAC_TYPE_Q6_K) {
             block_q6_K *b = calloc((size_t)(n_out * nb), sizeof *b);
@@ -633,6 +657,31 @@ static void test_k_quant_every_scale(void) {
                         blk->ql[0] = 1; /* level 33 at column 0 */
                         blk->scales[0] = 1;
                     }
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q3_K) { /* group 0's scale 33 - 32 = 1, the others 0; level 1 at column 0 */
+            block_q3_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q3_K *blk = &b[o * nb + k];
+                    blk->d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(blk->hmask, 0xFF, sizeof blk->hmask); /* no -4: levels 0 */
+                    memset(blk->scales + 8, 0xAA, 4);           /* high bits 2: scales 32 */
+                    if (k == 0) {
+                        blk->scales[0] = 1;
+                        blk->qs[0] = 1;
+                    }
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q2_K) { /* pass 5: d, sc 1 and level 1 at column 0; pass 6: dmin, m 1 on group 0 */
+            block_q2_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q2_K *blk = &b[o * nb + k];
+                    blk->d = pass == 5 && k == 0 ? (uint16_t)o : 0x3C00;
+                    blk->dmin = pass == 6 && k == 0 ? (uint16_t)o : 0x3C00;
+                    if (k == 0) blk->scales[0] = pass == 5 ? 0x01 : 0x10;
+                    if (k == 0 && pass == 5) blk->qs[0] = 1;
                 }
             data = b;
         } else if (type == SAC_TYPE_Q5_K) { /* d every half: level 16 (the fifth bit) at column 0, sc 1 */
@@ -664,7 +713,8 @@ static void test_k_quant_every_scale(void) {
             data = b;
         }
         sac_matrix w = {type, n_in, n_out, data};
-        check_every_half(&w, x, pass == 2 ? -32.0 * 127.0 : pass == 3 ? 16.0 * 127.0 : 127.0);
+        const double factors[] = {127.0, 127.0, -32.0 * 127.0, 16.0 * 127.0, 127.0, 127.0, -16.0 * 127.0};
+        check_every_half(&w, x, factors[pass]);
         free(data);
     }
     free(x);
@@ -863,7 +913,8 @@ static void release_end(end_copy c, size_t bytes) {
 
 static void test_matvec_reads_stay_inside(void) {
     const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1,
-                              SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K, SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_F32};
+                              SAC_TYPE_Q2_K, SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K,
+                              SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_F32};
     const int64_t n_ins[] = {256, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
@@ -935,6 +986,8 @@ int main(void) {
     RUN(test_bf16);
     RUN(test_q4_1);
     RUN(test_q5_1);
+    RUN(test_q2_K);
+    RUN(test_q3_K);
     RUN(test_q4_K);
     RUN(test_q5_K);
     RUN(test_q6_K);

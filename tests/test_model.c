@@ -110,10 +110,10 @@ static void test_quantized_models_match_reference(void) {
  * the activations': the tolerance is Q8_0's. */
 static void test_more_quantized_types_match_reference(void) {
     const char *archs[] = {"gpt2", "llama"};
-    const uint32_t types[] = {SAC_TYPE_BF16, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1,
-                              SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
+    const uint32_t types[] = {SAC_TYPE_BF16, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1, SAC_TYPE_Q2_K,
+                              SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
     for (int a = 0; a < 2; a++)
-        for (int t = 0; t < 7; t++) {
+        for (int t = 0; t < 9; t++) {
             const double tol = types[t] == SAC_TYPE_BF16 ? 1e-2 : 3e-2; /* bf16: 8-bit activations' mantissas */
             test_model_spec s = test_spec(archs[a], types[t]);
             if (sac_type_traits_get(types[t])->block_size == 256) {

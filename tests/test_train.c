@@ -828,7 +828,7 @@ static void test_quantize_fallback(void) {
     CHECK(sac_gguf_parse(&f, out, out_size, &err) == SAC_OK);
     CHECK(sac_gguf_find_tensor(&f, "m")->type == SAC_TYPE_F16 && sac_gguf_find_tensor(&f, "v")->type == SAC_TYPE_F32);
     sac_gguf_release(&f);
-    CHECK(quantize_gguf(in, in_size, 11 /* Q3_K */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
+    CHECK(quantize_gguf(in, in_size, 20 /* IQ4_NL */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
     free(in);
     free(out);
 }

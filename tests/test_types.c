@@ -296,14 +296,14 @@ static void test_block_layout(void) {
     CHECK(sizeof(block_q8_0) == 34);
     CHECK(sizeof(block_q4_0) == 18);
     CHECK(sizeof(block_q5_0) == 22 && sizeof(block_q4_K) == 144 && sizeof(block_q6_K) == 210);
-    CHECK(sizeof(block_q5_K) == 176);
+    CHECK(sizeof(block_q5_K) == 176 && sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110);
     CHECK(sizeof(block_q8_K) == 292 && sizeof(block_q4_1) == 20 && sizeof(block_q5_1) == 24 && sizeof(block_q8_1) == 36);
     const sac_type_traits *t;
     CHECK((t = sac_type_traits_get(SAC_TYPE_F32)) && t->block_size == 1 && t->type_size == 4 && !strcmp(t->name, "F32"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_F16)) && t->block_size == 1 && t->type_size == 2 && !strcmp(t->name, "F16"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_Q4_0)) && t->block_size == 32 && t->type_size == 18 && !strcmp(t->name, "Q4_0"));
     CHECK((t = sac_type_traits_get(SAC_TYPE_Q8_0)) && t->block_size == 32 && t->type_size == 34 && !strcmp(t->name, "Q8_0"));
-    CHECK(sac_type_traits_get(11) == NULL); /* Q3_K */
+    CHECK(sac_type_traits_get(20) == NULL); /* IQ4_NL */
     CHECK((t = sac_type_traits_get(SAC_TYPE_BF16)) && t->block_size == 1 && t->type_size == 2 && !strcmp(t->name, "BF16"));
     CHECK(sac_type_traits_get(0xFFFFFFFFu) == NULL);
 }
@@ -330,7 +330,7 @@ static void test_table_entries(void) {
         CHECK_MSG(act->quantize_activations || t->vec_dot_type == SAC_TYPE_F32,
                   "type %u: vec_dot_type %u has no activation conversion", type, t->vec_dot_type);
     }
-    CHECK(n_implemented == 11);
+    CHECK(n_implemented == 13);
     CHECK(sac_type_traits_get(SAC_TYPE_Q8_K) == NULL && sac_type_traits_get(SAC_TYPE_Q8_1) == NULL); /* activations only */
     /* as ggml pairs them: the quantized weights meet Q8_0 activations, the float ones f32 */
     CHECK(sac_type_traits_get(SAC_TYPE_F32)->vec_dot_type == SAC_TYPE_F32);
@@ -341,6 +341,8 @@ static void test_table_entries(void) {
     CHECK(sac_type_traits_get(SAC_TYPE_BF16)->vec_dot_type == SAC_TYPE_BF16); /* activations rounded to bf16 */
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_1)->vec_dot_type == SAC_TYPE_Q8_1);
     CHECK(sac_type_traits_get(SAC_TYPE_Q5_1)->vec_dot_type == SAC_TYPE_Q8_1);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q2_K)->vec_dot_type == SAC_TYPE_Q8_K);
+    CHECK(sac_type_traits_get(SAC_TYPE_Q3_K)->vec_dot_type == SAC_TYPE_Q8_K);
     CHECK(sac_type_traits_get(SAC_TYPE_Q4_K)->vec_dot_type == SAC_TYPE_Q8_K);
     CHECK(sac_type_traits_get(SAC_TYPE_Q5_K)->vec_dot_type == SAC_TYPE_Q8_K);
     CHECK(sac_type_traits_get(SAC_TYPE_Q6_K)->vec_dot_type == SAC_TYPE_Q8_K);
@@ -366,7 +368,10 @@ static void test_codecs_stay_in_their_rows(void) {
         t->to_float(data + 8, y + 1, n);
         CHECK_MSG(y[0] == -1.0f && y[n + 1] == -1.0f, "%s: to_float wrote outside its row", t->name);
         int close = 1;
-        for (int64_t i = 0; i < n; i++) close &= fabsf(y[i + 1] - x[i]) <= 0.8f; /* Q4_0, the coarsest: 1.5 d, d <= 4/8 */
+        /* Q4_0: 1.5 d, d <= 4/8; the 2- and 3-bit K-quants: a level step of the 8-wide range
+         * (8/3 for Q2_K's 4 levels) */
+        float tol = type == SAC_TYPE_Q2_K || type == SAC_TYPE_Q3_K ? 8.0f / 3 : 0.8f;
+        for (int64_t i = 0; i < n; i++) close &= fabsf(y[i + 1] - x[i]) <= tol;
         CHECK_MSG(close, "%s: the values did not come back", t->name);
     }
 }
@@ -380,7 +385,7 @@ static void test_row_bytes(void) {
     b = 12345;
     CHECK(!sac_type_row_bytes(SAC_TYPE_Q8_0, 33, &b) && b == 12345); /* not whole blocks */
     CHECK(!sac_type_row_bytes(SAC_TYPE_F32, -1, &b) && b == 12345);
-    CHECK(!sac_type_row_bytes(SAC_TYPE_Q3_K, 256, &b) && b == 12345); /* not implemented */
+    CHECK(!sac_type_row_bytes(20 /* IQ4_NL */, 32, &b) && b == 12345); /* not implemented */
     CHECK(!sac_type_row_bytes(SAC_TYPE_Q8_K, 256, &b) && b == 12345); /* not a weight type */
     CHECK(!sac_type_row_bytes(1000, 32, &b) && b == 12345);
     /* the largest row that fits a size_t (4 GB on wasm32), and one value more */
@@ -797,6 +802,57 @@ static void test_q6_K_dequantize(void) {
     }
 }
 
+/* Q2_K's and Q3_K's 2-bit level of value v (bits 2k of qs[32 h + l] for v = 128 h + 32 k + l). */
+static int two_bit_level(const uint8_t *qs, int v) { return (qs[32 * (v / 128) + v % 32] >> (2 * ((v % 128) / 32))) & 3; }
+
+static int q3_K_scale_ref(const uint8_t sc[12], int g) {
+    int lo = g < 8 ? sc[g] & 15 : sc[g - 8] >> 4;
+    return (lo | ((sc[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+}
+
+static int q3_K_level(const block_q3_K *b, int v) {
+    return two_bit_level(b->qs, v) - ((b->hmask[v % 32] >> (v / 32)) & 1 ? 0 : 4);
+}
+
+/* Hand-built Q2_K and Q3_K blocks: random levels and high bits, every 4-bit scale and min
+ * (Q2_K) and every 6-bit scale in every group position (Q3_K's packing splits low and high
+ * bits over two places), extreme d and dmin; values by ggml's formulas. */
+static void test_q2_K_q3_K_dequantize(void) {
+    const uint16_t ds[] = {0x3C00, 0x0001, 0x7BFF, 0xBC00, 0x2E66, 0x7C00, 0x7E00};
+    const size_t nd = sizeof ds / sizeof ds[0];
+    uint64_t s = 24680;
+    int bad = 0;
+    for (int v = 0; v < 64; v++)
+        for (size_t k = 0; k < nd; k++) {
+            block_q2_K b2;
+            block_q3_K b3;
+            for (int g = 0; g < 16; g++) b2.scales[g] = (uint8_t)((v + g) % 16 | ((v * 3 + g) % 16) << 4);
+            memset(b3.scales, 0, 12);
+            for (int g = 0; g < 16; g++) { /* 6-bit value (v + 5g) % 64 for group g */
+                int l = (v + 5 * g) % 64;
+                if (g < 8) b3.scales[g] |= (uint8_t)(l & 15);
+                else b3.scales[g - 8] |= (uint8_t)((l & 15) << 4);
+                b3.scales[8 + g % 4] |= (uint8_t)((l >> 4) << (2 * (g / 4)));
+            }
+            for (int g = 0; g < 16; g++) bad += q3_K_scale_ref(b3.scales, g) != (v + 5 * g) % 64 - 32;
+            for (int j = 0; j < 64; j++) b2.qs[j] = b3.qs[j] = (uint8_t)rng_next(&s);
+            for (int j = 0; j < 32; j++) b3.hmask[j] = (uint8_t)rng_next(&s);
+            b2.d = b3.d = ds[k];
+            b2.dmin = ds[(k + 2) % nd];
+            float y2[SAC_QK_K], y3[SAC_QK_K];
+            sac_type_traits_get(SAC_TYPE_Q2_K)->to_float(&b2, y2, SAC_QK_K);
+            sac_type_traits_get(SAC_TYPE_Q3_K)->to_float(&b3, y3, SAC_QK_K);
+            for (int j = 0; j < SAC_QK_K; j++) {
+                int sc = b2.scales[j / 16] & 15, m = b2.scales[j / 16] >> 4;
+                double w2 = f32(f32(f32(ref_half_value(b2.d) * sc) * two_bit_level(b2.qs, j)) - f32(ref_half_value(b2.dmin) * m));
+                double w3 = f32(f32(ref_half_value(b3.d) * q3_K_scale_ref(b3.scales, j / 16)) * q3_K_level(&b3, j));
+                if (!same_value(y2[j], w2) && bad++ < 3) CHECK_MSG(0, "Q2_K v %d [%d]: %.9g want %.9g", v, j, y2[j], w2);
+                if (!same_value(y3[j], w3) && bad++ < 3) CHECK_MSG(0, "Q3_K v %d [%d]: %.9g want %.9g", v, j, y3[j], w3);
+            }
+        }
+    CHECK(bad == 0);
+}
+
 /* Super-blocks of several shapes: random, all zero, one spike, tiny, and groups of very
  * different magnitudes (which the scales' 6/8-bit quantization must cover). */
 static void fill_super_block(float *x, int kind, uint64_t *s) {
@@ -928,6 +984,66 @@ static void test_q5_K_dequantize(void) {
     CHECK(bad == 0);
 }
 
+/* The quantizers' round trips, and their last step exactly: with the stored scales, each
+ * level is the nearest one (clamped) wherever the group's scale is not 0. The bounds are a
+ * level step of the coarsest group, and one more: the 4-bit (Q2_K) or 6-bit (Q3_K) scales. */
+static void test_q2_K_q3_K_round_trip(void) {
+    for (int three = 0; three <= 1; three++) {
+        const sac_type_traits *t = sac_type_traits_get(three ? SAC_TYPE_Q3_K : SAC_TYPE_Q2_K);
+        uint64_t s = three ? 0x9216D5D98979FB1Bull : 0xD1310BA698DFB5ACull;
+        double worst = 0, sum2 = 0, n2 = 0;
+        int bad_levels = 0, bad_err = 0;
+        for (int blk = 0; blk < 2000; blk++) {
+            float x[SAC_QK_K], y[SAC_QK_K];
+            block_q2_K b2;
+            block_q3_K b3;
+            fill_super_block(x, blk % 6, &s);
+            if (three) {
+                t->from_float(x, &b3, SAC_QK_K);
+                t->to_float(&b3, y, SAC_QK_K);
+            } else {
+                t->from_float(x, &b2, SAC_QK_K);
+                t->to_float(&b2, y, SAC_QK_K);
+            }
+            double lo = 0, hi = 0, amax = 0;
+            for (int j = 0; j < SAC_QK_K; j++) {
+                lo = fmin(lo, x[j]);
+                hi = fmax(hi, x[j]);
+                amax = fmax(amax, fabs(x[j]));
+            }
+            for (int j = 0; j < SAC_QK_K; j++) {
+                if (three) {
+                    double d = f32(ref_half_value(b3.d) * q3_K_scale_ref(b3.scales, j / 16));
+                    if (d != 0) {
+                        double r = nearbyint(f32(x[j] / d));
+                        bad_levels += q3_K_level(&b3, j) != (r < -4 ? -4 : r > 3 ? 3 : (int)r);
+                    }
+                } else {
+                    double d = f32(ref_half_value(b2.d) * (b2.scales[j / 16] & 15));
+                    double dm = f32(ref_half_value(b2.dmin) * (b2.scales[j / 16] >> 4));
+                    if (d != 0) {
+                        double r = nearbyint(f32(f32(x[j] + dm) / d));
+                        bad_levels += two_bit_level(b2.qs, j) != (r < 0 ? 0 : r > 3 ? 3 : (int)r);
+                    }
+                }
+                double range = three ? 2 * amax : hi - lo, e = fabs(x[j] - y[j]);
+                double step = 2 * range / (three ? 7 : 3);
+                if (blk % 6 != 3 && e > step + 1e-7 && bad_err++ < 3)
+                    CHECK_MSG(0, "%s block %d [%d]: %.9g -> %.9g (step %g)", t->name, blk, j, x[j], y[j], step);
+                if (blk % 6 == 0) {
+                    worst = fmax(worst, e / range);
+                    sum2 += e * e / (range * range);
+                    n2++;
+                }
+            }
+        }
+        printf("  %s round trip, random blocks: worst |x - y| / %s = %.4f, rms %.4f\n", t->name,
+               three ? "(2 amax)" : "(max - min)", worst, sqrt(sum2 / n2));
+        CHECK_MSG(bad_levels == 0, "%s: %d levels are not the nearest for the stored scales", t->name, bad_levels);
+        CHECK_MSG(bad_err == 0, "%s: %d values off by more than two level steps", t->name, bad_err);
+    }
+}
+
 static void test_q6_K_round_trip(void) {
     const sac_type_traits *t = sac_type_traits_get(SAC_TYPE_Q6_K);
     uint64_t s = 0x082EFA98EC4E6C89ull;
@@ -1054,6 +1170,8 @@ int main(void) {
     RUN(test_q8_1_matches_reference);
     RUN(test_q4_K_dequantize);
     RUN(test_q6_K_dequantize);
+    RUN(test_q2_K_q3_K_dequantize);
+    RUN(test_q2_K_q3_K_round_trip);
     RUN(test_q4_K_round_trip);
     RUN(test_q5_K_dequantize);
     RUN(test_q5_K_round_trip);

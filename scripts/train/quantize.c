@@ -14,7 +14,7 @@
 #error "quantize.c assumes a little-endian host"
 #endif
 
-/* llama.cpp's general.file_type ("mostly" this type; Q4_K_S, Q5_K_S and the only Q6_K). */
+/* llama.cpp's general.file_type ("mostly" this type; Q2_K, Q3_K_S, Q4_K_S, Q5_K_S, Q6_K). */
 static uint32_t file_type_of(uint32_t type) {
     switch (type) {
     case SAC_TYPE_F16: return 1;
@@ -23,6 +23,8 @@ static uint32_t file_type_of(uint32_t type) {
     case SAC_TYPE_Q8_0: return 7;
     case SAC_TYPE_Q5_0: return 8;
     case SAC_TYPE_Q5_1: return 9;
+    case SAC_TYPE_Q2_K: return 10;
+    case SAC_TYPE_Q3_K: return 11;
     case SAC_TYPE_Q4_K: return 14;
     case SAC_TYPE_Q5_K: return 16;
     case SAC_TYPE_Q6_K: return 18;
@@ -32,9 +34,11 @@ static uint32_t file_type_of(uint32_t type) {
 }
 
 /* For rows that are not whole blocks of `type`: llama.cpp's choice for the K-quants (a 32-value
- * type of about their precision), else F16, both when their blocks fit the row. */
+ * type of about their precision; for Q2_K and Q3_K it takes IQ4_NL, which saccade does not
+ * have, so Q4_0 here), else F16, both when their blocks fit the row. */
 static uint32_t fallback_of(uint32_t type, int64_t row) {
-    uint32_t t = type == SAC_TYPE_Q4_K   ? SAC_TYPE_Q5_0
+    uint32_t t = type == SAC_TYPE_Q2_K || type == SAC_TYPE_Q3_K ? SAC_TYPE_Q4_0
+                 : type == SAC_TYPE_Q4_K ? SAC_TYPE_Q5_0
                  : type == SAC_TYPE_Q5_K ? SAC_TYPE_Q5_1
                  : type == SAC_TYPE_Q6_K ? SAC_TYPE_Q8_0
                                          : SAC_TYPE_F16;

@@ -4,8 +4,9 @@
  * `type` (any weight type of the core's table) through its type traits (to_float, then
  * from_float, which follow ggml's reference quantizers); 1-D tensors (biases, norm weights)
  * stay as they are. A matrix whose rows are not a whole number of the type's blocks is
- * stored as llama.cpp stores it then: Q4_K as Q5_0, Q5_K as Q5_1, Q6_K as Q8_0, others (or
- * when 32 does not divide the row either) as F16; counted in n_fallback. Metadata is copied unchanged, except general.file_type, which is set to
+ * stored as llama.cpp stores it then: Q4_K as Q5_0, Q5_K as Q5_1, Q6_K as Q8_0 (Q2_K and
+ * Q3_K as Q4_0, where llama.cpp takes IQ4_NL), others (or when 32 does not divide the row
+ * either) as F16; counted in n_fallback. Metadata is copied unchanged, except general.file_type, which is set to
  * llama.cpp's value for the new type. The output is GGUF version 3. */
 #ifndef TRAIN_QUANTIZE_H
 #define TRAIN_QUANTIZE_H

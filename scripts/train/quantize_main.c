@@ -1,6 +1,6 @@
 /* quantize_main.c — the command-line quantizer.
  *
- *   build/tools/quantize IN.gguf OUT.gguf --type q8_0|q4_0|q5_0|q4_1|q5_1|q4_k|q5_k|q6_k|bf16|f16|f32
+ *   build/tools/quantize IN.gguf OUT.gguf --type q8_0|q4_0|q5_0|q4_1|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k|bf16|f16|f32
  *
  * Converts every weight matrix to the type, keeps biases and norms F32 (quantize.h). */
 #include <stdio.h>
@@ -14,7 +14,7 @@
 int main(int argc, char **argv) {
     uint32_t type = argc == 5 && !strcmp(argv[3], "--type") ? sac_type_by_name(argv[4]) : SAC_TYPE_COUNT;
     if (type == SAC_TYPE_COUNT) {
-        fprintf(stderr, "usage: quantize IN.gguf OUT.gguf --type q8_0|q4_0|q5_0|q4_1|q5_1|q4_k|q5_k|q6_k|bf16|f16|f32\n");
+        fprintf(stderr, "usage: quantize IN.gguf OUT.gguf --type q8_0|q4_0|q5_0|q4_1|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k|bf16|f16|f32\n");
         return 1;
     }
     size_t size;

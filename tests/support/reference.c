@@ -98,6 +98,23 @@ void ref_dequantize(uint32_t type, const uint8_t *b, int64_t n, double *out) {
             }
         }
         break;
+    case 10: /* Q2_K: 16 scale/min nibble pairs, 64 bytes of 2-bit levels, f16 d, dmin */
+    case 11: /* Q3_K: 32 bytes of third bits, 64 of 2-bit levels, 12 of 6-bit scales, f16 d */
+        for (int64_t blk = 0; blk < n / 256; blk++) {
+            const uint8_t *p = b + (type == 10 ? 84 : 110) * blk;
+            const uint8_t *qs = p + (type == 10 ? 16 : 32), *sc = p + (type == 10 ? 0 : 96);
+            double d = half_to_double(le16(p + (type == 10 ? 80 : 108))), dmin = type == 10 ? half_to_double(le16(p + 82)) : 0;
+            for (int j = 0; j < 256; j++) {
+                int q = (qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3, g = j / 16;
+                if (type == 10) {
+                    out[blk * 256 + j] = d * (sc[g] & 15) * q - dmin * (sc[g] >> 4);
+                } else {
+                    int s6 = ((g < 8 ? sc[g] & 15 : sc[g - 8] >> 4) | ((sc[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+                    out[blk * 256 + j] = d * s6 * (q - ((p[j % 32] >> (j / 32)) & 1 ? 0 : 4));
+                }
+            }
+        }
+        break;
     case 14: /* Q6_K: 128 bytes of low nibbles, 64 of 2-bit highs, 16 int8 scales, f16 d */
         for (int64_t blk = 0; blk < n / 256; blk++) {
             const uint8_t *p = b + 210 * blk;
