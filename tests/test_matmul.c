@@ -828,6 +828,27 @@ static void test_work_size_overflow(void) {
     }
 }
 
+/* The same for every activation layout: Q8_1 (scales, sums, values), Q8_K (scales, values,
+ * bsums) and BF16 (f32 values), each at least its parts' bytes, or SIZE_MAX. */
+static void test_work_size_overflow_all_layouts(void) {
+    const uint32_t types[] = {SAC_TYPE_Q4_1, SAC_TYPE_Q4_K, SAC_TYPE_BF16};
+    const int64_t n_ins[] = {4096, (int64_t)1 << 40}, n_batches[] = {(int64_t)1 << 20, (int64_t)1 << 30};
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < 2; k++) {
+            sac_matrix w = {types[t], n_ins[k], 10, NULL};
+            double n = (double)n_ins[k] * (double)n_batches[k], need;
+            if (types[t] == SAC_TYPE_Q4_1) need = n / 32 * 8 + n * 2;
+            else if (types[t] == SAC_TYPE_Q4_K) need = n / 256 * 4 + n * 2 + n / 16 * 2;
+            else need = n * 4;
+            size_t got = sac_matmul_work_size(&w, n_batches[k]);
+            if (need > (double)SIZE_MAX)
+                CHECK_MSG(got == SIZE_MAX, "%s n_in=%lld: %zu bytes", sac_type_name(types[t]), (long long)n_ins[k], got);
+            else
+                CHECK_MSG(got != SIZE_MAX && (double)got >= need, "%s n_in=%lld: %zu bytes", sac_type_name(types[t]),
+                          (long long)n_ins[k], got);
+        }
+}
+
 static void test_dot_and_axpy(void) {
     uint64_t s = 5;
     for (int64_t n = 0; n <= 300; n += (n < 20 ? 1 : 37)) {
@@ -971,6 +992,7 @@ int main(void) {
            sac_pool_size(pools[2]), sac_pool_size(pools[3]), sac_pool_size(pools[4]));
     RUN(test_work_size);
     RUN(test_work_size_overflow);
+    RUN(test_work_size_overflow_all_layouts);
     RUN(test_activation_quantization_exact);
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);
