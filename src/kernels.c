@@ -803,23 +803,35 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
     }
 }
 
-/* isum: the scaled integer dot of a decoded block with 256 activations. */
+/* A block decoded, its levels multiplied by their group's scale in place: sc q fits int16
+ * (at most 128 · 32 in magnitude, Q6_K's), so isum becomes one plain dot, and the same
+ * integer as the sum over groups of sc · dot. Done once per decoded block, it serves every
+ * activation row of a matmat step. */
+KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
+    f.decode(block, w);
+    for (int g = 0; g < 16; g++) {
+#ifdef __wasm_simd128__
+        v128_t sc = wasm_i16x8_splat((int16_t)w->sc[g]);
+        wasm_v128_store(w->q + 16 * g, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g), sc));
+        wasm_v128_store(w->q + 16 * g + 8, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g + 8), sc));
+#else
+        for (int j = 0; j < 16; j++) w->q[16 * g + j] = (int16_t)(w->q[16 * g + j] * w->sc[g]);
+#endif
+    }
+}
+
+/* isum: the integer dot of a decoded, scaled block with 256 activations. */
 static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
 #ifdef __wasm_simd128__
-    v128_t acc = wasm_i32x4_splat(0);
-    for (int g = 0; g < 16; g++) {
-        v128_t s = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + 16 * g), wasm_v128_load(x + 16 * g)),
-                                  wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + 16 * g + 8), wasm_v128_load(x + 16 * g + 8)));
-        acc = wasm_i32x4_add(acc, wasm_i32x4_mul(s, wasm_i32x4_splat(w->sc[g])));
+    v128_t acc0 = wasm_i32x4_splat(0), acc1 = acc0;
+    for (int k = 0; k < SAC_QK_K; k += 16) {
+        acc0 = wasm_i32x4_add(acc0, wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + k), wasm_v128_load(x + k)));
+        acc1 = wasm_i32x4_add(acc1, wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + k + 8), wasm_v128_load(x + k + 8)));
     }
-    return hsum_i32(acc);
+    return hsum_i32(wasm_i32x4_add(acc0, acc1));
 #else
     int32_t acc = 0;
-    for (int g = 0; g < 16; g++) {
-        int32_t s = 0;
-        for (int j = 0; j < 16; j++) s += (int32_t)w->q[16 * g + j] * (int32_t)x[16 * g + j];
-        acc += w->sc[g] * s;
-    }
+    for (int j = 0; j < SAC_QK_K; j++) acc += (int32_t)w->q[j] * (int32_t)x[j];
     return acc;
 #endif
 }
@@ -845,7 +857,7 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
     float acc = 0.0f;
     kblock w;
     for (int64_t blk = 0; blk < nb; blk++) {
-        f.decode(row + (size_t)blk * f.block_bytes, &w);
+        kdecode(f, row + (size_t)blk * f.block_bytes, &w);
         acc = kblock_add(f, acc, &w, x + blk * SAC_QK_K, bs + blk * 16, a->d[blk * t->n_batch + b]);
     }
     return acc;
@@ -867,7 +879,7 @@ KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0,
             float acc[BATCH_TILE] = {0};
             kblock w;
             for (int64_t blk = 0; blk < nb; blk++) {
-                f.decode(row + (size_t)blk * f.block_bytes, &w);
+                kdecode(f, row + (size_t)blk * f.block_bytes, &w);
                 for (int r = 0; r < BATCH_TILE; r++)
                     acc[r] = kblock_add(f, acc[r], &w, a.q + (b + r) * n_in + blk * SAC_QK_K,
                                         a.bsums + (b + r) * ng + blk * 16, a.d[blk * n_batch + b + r]);
