@@ -651,29 +651,31 @@ typedef struct kquant_format {
 /* Q2_K's and Q3_K's 2-bit levels into q: value 128 h + 32 k + l from bits 2k of qs[32 h + l];
  * Q3_K (hmask not NULL) subtracts 4 where the value's bit (bit 4h + k of hmask[l]) is clear. */
 static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int16_t *q) {
-    for (int h = 0; h < 2; h++)
-        for (int k = 0; k < 4; k++) {
-            int16_t *out = q + 128 * h + 32 * k;
 #ifdef __wasm_simd128__
-            for (int half = 0; half < 2; half++) {
-                v128_t v = wasm_v128_and(wasm_u8x16_shr(wasm_v128_load(qs + 32 * h + 16 * half), 2 * k),
-                                         wasm_i8x16_splat(3));
-                if (hmask) {
-                    v128_t bit = wasm_i8x16_splat((int8_t)(1 << (4 * h + k)));
-                    v128_t set = wasm_i8x16_eq(wasm_v128_and(wasm_v128_load(hmask + 16 * half), bit), bit);
-                    v = wasm_i8x16_sub(v, wasm_v128_andnot(wasm_i8x16_splat(4), set));
-                }
-                wasm_v128_store(out + 16 * half, wasm_i16x8_extend_low_i8x16(v));
-                wasm_v128_store(out + 16 * half + 8, wasm_i16x8_extend_high_i8x16(v));
+    const v128_t three = wasm_i8x16_splat(3), four = wasm_i8x16_splat(4);
+    for (int half = 0; half < 2; half++) { /* l in [16 half, 16 half + 16) */
+        v128_t hm = hmask ? wasm_v128_load(hmask + 16 * half) : wasm_i32x4_splat(-1);
+        for (int h = 0; h < 2; h++) {
+            v128_t packed = wasm_v128_load(qs + 32 * h + 16 * half);
+            for (int k = 0; k < 4; k++) {
+                v128_t v = wasm_v128_and(wasm_u8x16_shr(packed, 2 * k), three);
+                v128_t bit = wasm_i8x16_splat((int8_t)(1 << (4 * h + k)));
+                v = wasm_i8x16_sub(v, wasm_v128_andnot(four, wasm_i8x16_eq(wasm_v128_and(hm, bit), bit)));
+                int16_t *out = q + 128 * h + 32 * k + 16 * half;
+                wasm_v128_store(out, wasm_i16x8_extend_low_i8x16(v));
+                wasm_v128_store(out + 8, wasm_i16x8_extend_high_i8x16(v));
             }
+        }
+    }
 #else
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 4; k++)
             for (int l = 0; l < 32; l++) {
                 int v = (qs[32 * h + l] >> (2 * k)) & 3;
                 if (hmask && !((hmask[l] >> (4 * h + k)) & 1)) v -= 4;
-                out[l] = (int16_t)v;
+                q[128 * h + 32 * k + l] = (int16_t)v;
             }
 #endif
-        }
 }
 
 static inline void kdecode_q2_K(const char *block, kblock *out) {
