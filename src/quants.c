@@ -113,12 +113,15 @@ void sac_from_float_bf16(const float *src, void *dst, int64_t n) {
     for (int64_t i = 0; i < n; i++) h[i] = sac_f32_to_bf16(src[i]);
 }
 
+/* 32 int8 values times their f16 scale: Q8_0's and Q8_1's values. */
+static void int8_block_to_float(sac_f16 d16, const int8_t *qs, float *dst) {
+    float d = sac_f16_to_f32(d16);
+    for (int j = 0; j < SAC_QK; j++) dst[j] = (float)qs[j] * d;
+}
+
 void sac_to_float_q8_0(const void *src, float *dst, int64_t n) {
     const block_q8_0 *b = src;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        float d = sac_f16_to_f32(b[i].d);
-        for (int j = 0; j < SAC_QK; j++) dst[i * SAC_QK + j] = (float)b[i].qs[j] * d;
-    }
+    for (int64_t i = 0; i < n / SAC_QK; i++) int8_block_to_float(b[i].d, b[i].qs, dst + i * SAC_QK);
 }
 
 /* ggml's quantize_row_q8_0_ref: d = amax/127 in f32; the ints use 1/d of that f32 d (before
@@ -254,22 +257,29 @@ void sac_to_float_q4_1(const void *src, float *dst, int64_t n) {
     }
 }
 
+/* The common part of ggml's Q4_1 and Q5_1 reference quantizers for one block: d = (max -
+ * min) / top, m = min, q = trunc((x - min)/d + 0.5) kept within `clamp` (Q4_1: min(15, q);
+ * Q5_1: as uint8_t, 255). */
+static void quantize_with_min(const float *x, int top, int clamp, sac_f16 *d16, sac_f16 *m16, int q[SAC_QK]) {
+    float min, max;
+    block_min_max(x, &min, &max);
+    float d = (max - min) / (float)top;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    *d16 = sac_f32_to_f16(d);
+    *m16 = sac_f32_to_f16(min);
+    for (int j = 0; j < SAC_QK; j++) {
+        float v = (x[j] - min) * id;
+        q[j] = level_of(v + 0.5f, clamp) & 0xFF;
+    }
+}
+
 /* ggml's quantize_row_q4_1_ref: d = (max - min) / 15, m = min, q = min(15, trunc((x - min)/d + 0.5)). */
 void sac_from_float_q4_1(const float *src, void *dst, int64_t n) {
     block_q4_1 *b = dst;
     for (int64_t i = 0; i < n / SAC_QK; i++) {
-        const float *x = src + i * SAC_QK;
-        float min, max;
-        block_min_max(x, &min, &max);
-        float d = (max - min) / 15.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[i].d = sac_f32_to_f16(d);
-        b[i].m = sac_f32_to_f16(min);
-        for (int j = 0; j < SAC_QK / 2; j++) {
-            float x0 = (x[j] - min) * id, x1 = (x[j + SAC_QK / 2] - min) * id;
-            int q0 = level_of(x0 + 0.5f, 15), q1 = level_of(x1 + 0.5f, 15);
-            b[i].qs[j] = (uint8_t)(q0 | q1 << 4);
-        }
+        int q[SAC_QK];
+        quantize_with_min(src + i * SAC_QK, 15, 15, &b[i].d, &b[i].m, q);
+        for (int j = 0; j < SAC_QK / 2; j++) b[i].qs[j] = (uint8_t)(q[j] | q[j + SAC_QK / 2] << 4);
     }
 }
 
@@ -292,17 +302,11 @@ void sac_to_float_q5_1(const void *src, float *dst, int64_t n) {
 void sac_from_float_q5_1(const float *src, void *dst, int64_t n) {
     block_q5_1 *b = dst;
     for (int64_t i = 0; i < n / SAC_QK; i++) {
-        const float *x = src + i * SAC_QK;
-        float min, max;
-        block_min_max(x, &min, &max);
-        float d = (max - min) / 31.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[i].d = sac_f32_to_f16(d);
-        b[i].m = sac_f32_to_f16(min);
+        int q[SAC_QK];
+        quantize_with_min(src + i * SAC_QK, 31, 255, &b[i].d, &b[i].m, q);
         uint32_t qh = 0;
         for (int j = 0; j < SAC_QK / 2; j++) {
-            float x0 = (x[j] - min) * id, x1 = (x[j + SAC_QK / 2] - min) * id;
-            int q0 = level_of(x0 + 0.5f, 255) & 0xFF, q1 = level_of(x1 + 0.5f, 255) & 0xFF; /* uint8_t, as ggml */
+            int q0 = q[j], q1 = q[j + SAC_QK / 2];
             b[i].qs[j] = (uint8_t)((q0 & 0x0F) | (q1 & 0x0F) << 4);
             qh |= (uint32_t)((q0 & 0x10) >> 4) << j | (uint32_t)((q1 & 0x10) >> 4) << (j + SAC_QK / 2);
         }
@@ -312,10 +316,7 @@ void sac_from_float_q5_1(const float *src, void *dst, int64_t n) {
 
 void sac_to_float_q8_1(const void *src, float *dst, int64_t n) {
     const block_q8_1 *b = src;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        float d = sac_f16_to_f32(b[i].d);
-        for (int j = 0; j < SAC_QK; j++) dst[i * SAC_QK + j] = (float)b[i].qs[j] * d;
-    }
+    for (int64_t i = 0; i < n / SAC_QK; i++) int8_block_to_float(b[i].d, b[i].qs, dst + i * SAC_QK);
 }
 
 /* ggml's quantize_row_q8_1_ref: Q8_0's rules, and s = f16(sum(qs) * d) with the f32 d. */
