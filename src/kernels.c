@@ -127,9 +127,11 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
     return a;
 }
 
-/* ggml's quantize_row_q8_0 rules: d = amax/127, q = round(x * (1/d)) half away from zero,
- * and the scale used afterwards is d rounded to f16. With s_out (Q8_1), also
- * s = f16(sum(q) * d), with the f32 d. */
+/* ggml's quantize_row_q8_0 rules as its x86 and Arm builds apply them to activations:
+ * d = amax/127, q = round(x * (1/d)) to nearest, ties to even (_mm256_round_ps, vcvtnq; the
+ * scalar reference, which quantizes weights, rounds ties away from zero), and the scale used
+ * afterwards is d rounded to f16. With s_out (Q8_1), also s = f16(sum(q) * d), with the f32
+ * d. */
 static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_out) {
 #ifdef __wasm_simd128__
     v128_t v[8], amax4 = wasm_f32x4_splat(0.0f);
@@ -148,24 +150,13 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     float id = d != 0.0f ? 1.0f / d : 0.0f;
     *d_out = sac_f16_to_f32(sac_f32_to_f16(d));
 #ifdef __wasm_simd128__
-    /* f32x4.nearest rounds ties to even; ggml rounds them away from zero: take the
-     * truncation and step one away from zero when the dropped fraction is >= 1/2. */
-    const v128_t idv = wasm_f32x4_splat(id), half = wasm_f32x4_splat(0.5f);
-    const v128_t one = wasm_f32x4_splat(1.0f), sign = wasm_i32x4_splat((int32_t)0x80000000u);
+    const v128_t idv = wasm_f32x4_splat(id);
     v128_t qi[8];
-    for (int k = 0; k < 8; k++) {
-        v128_t s = wasm_f32x4_mul(v[k], idv);
-        v128_t t = wasm_f32x4_trunc(s);
-        v128_t up = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(s, t)), half);
-        v128_t step = wasm_v128_and(wasm_v128_or(one, wasm_v128_and(s, sign)), up);
-        qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_add(t, step)); /* NaN → 0 */
-    }
+    for (int k = 0; k < 8; k++) /* NaN → 0 */
+        qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], idv)));
     for (int k = 0; k < 4; k++) wasm_v128_store(q + 8 * k, wasm_i16x8_narrow_i32x4(qi[2 * k], qi[2 * k + 1]));
 #else
-    for (int j = 0; j < SAC_QK; j++) {
-        float r = roundf(x[j] * id);
-        q[j] = (int16_t)(r >= -127.0f && r <= 127.0f ? r : 0.0f); /* only NaN/inf fall out */
-    }
+    for (int j = 0; j < SAC_QK; j++) q[j] = (int16_t)sac_nearest_int(x[j] * id); /* NaN → 0 */
 #endif
     if (s_out) {
         int32_t sum = 0;

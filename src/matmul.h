@@ -4,10 +4,11 @@
  * scalar everywhere plus wasm SIMD128 under __wasm_simd128__).
  *
  * Quantized weights multiply activations quantized as ggml's vec_dot_type says: per 32-value
- * block to int8 (Q8_0: d = amax/127, q = round(x/d); Q8_1 adds the block sums for Q4_1 and
- * Q5_1), or per 256-value block (Q8_K, for the K-quants), with integer dot products per
- * block. F16 weights multiply f32 activations, BF16 weights the activations rounded to bf16;
- * the conversions are vectorized, never a per-element library call in the hot loop. */
+ * block to int8 (Q8_0: d = amax/127, q = round(x/d), ties to even; Q8_1 adds the block sums
+ * for Q4_1 and Q5_1), or per 256-value block (Q8_K, for the K-quants), with integer dot
+ * products per block. F16 weights multiply f32 activations, BF16 weights the activations
+ * rounded to bf16; the conversions are vectorized, never a per-element library call in the
+ * hot loop. */
 #ifndef SAC_MATMUL_H
 #define SAC_MATMUL_H
 
