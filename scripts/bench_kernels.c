@@ -42,7 +42,8 @@ static double time_call(sac_pool *pool, const sac_matrix *w, const float *x, int
 
 int main(int argc, char **argv) {
     double budget = argc > 1 ? atof(argv[1]) : 0.4;
-    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0,
+                              SAC_TYPE_Q4_1, SAC_TYPE_Q5_1, SAC_TYPE_Q2_K, SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
     const int64_t shapes[][2] = {{768, 768}, {768, 3072}, {3072, 768}}; /* n_in, n_out */
     const int64_t n_batch = 128;
     uint64_t s = 88172645463325252ull;
@@ -50,7 +51,7 @@ int main(int argc, char **argv) {
     for (int nt = 1; nt <= 2; nt++) sac_pool_new(nt, &pools[nt], NULL);
     printf("%-5s %-10s %3s  %9s %9s %9s  %12s\n", "type", "n_in×n_out", "thr", "matvec us",
            "GB/s", "GFLOP/s", "matmat128 GF");
-    for (size_t ti = 0; ti < 4; ti++) {
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         const sac_type_traits *tr = sac_type_traits_get(types[ti]);
         for (size_t si = 0; si < 3; si++) {
             int64_t n_in = shapes[si][0], n_out = shapes[si][1];

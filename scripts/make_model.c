@@ -1,10 +1,13 @@
 /* make_model.c — writes a random-weight gpt2 or llama GGUF file (tests/support/test_models.c)
  * for benchmarks and the JS tests.
  *
- *   build/tools/make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|q8_0|q4_0]
- *                          [--gpt2-small] [--tied] [--seed N]
+ *   build/tools/make_model OUT.gguf [--arch gpt2|llama|encdec] [--type TYPE] [--gpt2-small]
+ *                          [--tied] [--seed N]
  *
- * Without --gpt2-small the model is the tests' small shape (vocab 97, width 64, 2 layers). */
+ * TYPE is any weight type saccade implements, by name (f32, f16, bf16, q8_0, q4_0, q5_0,
+ * q4_1, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k). Without --gpt2-small the model is the tests'
+ * small shape (vocab 97, width 64, 2 layers), widened to 256 (feed-forward 512) for types of
+ * 256-value blocks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +17,8 @@
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type f32|f16|q8_0|q4_0] [--gpt2-small] "
-                        "[--tied] [--seed N]\n");
+        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type TYPE] [--gpt2-small] [--tied] "
+                        "[--seed N]\n  TYPE: f32 f16 bf16 q8_0 q4_0 q5_0 q4_1 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
         return 1;
     }
     const char *arch = "gpt2";
@@ -30,15 +33,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--type")) {
             i++;
-            if (!strcmp(v, "f32")) type = SAC_TYPE_F32;
-            else if (!strcmp(v, "f16")) type = SAC_TYPE_F16;
-            else if (!strcmp(v, "q8_0")) type = SAC_TYPE_Q8_0;
-            else if (!strcmp(v, "q4_0")) type = SAC_TYPE_Q4_0;
-            else return fprintf(stderr, "make_model: unknown type '%s'\n", v), 1;
+            type = sac_type_by_name(v);
+            if (type == SAC_TYPE_COUNT) return fprintf(stderr, "make_model: unknown type '%s'\n", v), 1;
         } else return fprintf(stderr, "make_model: bad option '%s'\n", a), 1;
     }
     test_model_spec s = small ? test_spec_gpt2_small(type) : test_spec(arch, type);
     if (small && strcmp(arch, "gpt2")) return fprintf(stderr, "make_model: --gpt2-small needs --arch gpt2\n"), 1;
+    const int64_t block = sac_type_traits_get(type)->block_size;
+    if (s.n_embd % block || s.n_ff % block) { /* the small shape, for 256-value blocks */
+        s.n_embd = 256;
+        s.n_ff = 512;
+    }
     s.tied = tied;
     s.seed = seed;
     s.no_reference = 1;

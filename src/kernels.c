@@ -1,12 +1,15 @@
-/* kernels.c — the matrix kernels of each weight type (F32, F16, Q8_0, Q4_0), the Q8_0
- * activation converter, and the f32 primitives attention uses.
+/* kernels.c — the matrix kernels of each weight type (F32, F16, BF16, the 32-value quantized
+ * formats and the K-quants), the activation converters (Q8_0, Q8_1, Q8_K, BF16), and the f32
+ * primitives attention uses.
  *
  * Every kernel computes each output with the same sequence of float operations, whatever the
  * path (wasm SIMD128 or plain C), the tile it falls in, or the thread that runs it:
  *   - quantized: per 32-value block an exact int32 dot of int8 weights with int8 activations
  *     (held as int16, so wasm can feed i32x4.dot_i16x8 without re-extending them for every
- *     weight row), then  acc = acc + (float)isum * (d_w * d_x), block after block;
- *   - F32/F16: eight running sums (lane l takes the elements i with i % 8 == l), each
+ *     weight row), then  acc = acc + (float)isum * (d_w * d_x), block after block, and for
+ *     Q4_1/Q5_1  acc = acc + m_w * s_x  (their minimum times Q8_1's block sum);
+ *   - K-quants: per 256-value block, see the K-quant section below;
+ *   - F32/F16/BF16: eight running sums (lane l takes the elements i with i % 8 == l), each
  *     acc[l] = acc[l] + w*x, folded as ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the
  *     n % 8 leftover products summed in order and added.
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
@@ -76,8 +79,8 @@ static inline float f16_to_f32_inline(uint16_t h) {
  * Q8_0 activations: x → int8 per 32-value block (as int16), with d as ggml rounds it
  * ---------------------------------------------------------------------------------------- */
 
-/* Layout: the block scales (float, [block][batch]) first, then the int16-widened int8 values
- * ([batch][n_in]); both keep 16-byte alignment. */
+/* Layout: the block scales (float, [block][batch]) first, for Q8_1 the block sums s likewise,
+ * then the int16-widened int8 values ([batch][n_in]); each part keeps 16-byte alignment. */
 static int q8_scales_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
     uint64_t n;
     if (n_in < 0 || n_batch < 0 || !sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) ||
@@ -87,31 +90,49 @@ static int q8_scales_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
     return 1;
 }
 
-int sac_activations_size_q8_0(int64_t n_in, int64_t n_batch, size_t *bytes) {
+/* The bytes before the values: the scales, and for Q8_1 the sums as many again. */
+static int q8_head_bytes(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
     size_t scales;
-    uint64_t values;
-    if (!q8_scales_bytes(n_in, n_batch, &scales) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &values) ||
-        !sac_mul_u64(values, sizeof(int16_t), &values) || values > SIZE_MAX - scales)
-        return 0;
-    *bytes = scales + (size_t)values;
+    if (!q8_scales_bytes(n_in, n_batch, &scales) || (with_sums && scales > SIZE_MAX / 2)) return 0;
+    *bytes = with_sums ? 2 * scales : scales;
     return 1;
 }
+
+static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
+    size_t head;
+    uint64_t values;
+    if (!q8_head_bytes(n_in, n_batch, with_sums, &head) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &values) ||
+        !sac_mul_u64(values, sizeof(int16_t), &values) || values > SIZE_MAX - head)
+        return 0;
+    *bytes = head + (size_t)values;
+    return 1;
+}
+
+int sac_activations_size_q8_0(int64_t n_in, int64_t n_batch, size_t *bytes) { return q8_size(n_in, n_batch, 0, bytes); }
+int sac_activations_size_q8_1(int64_t n_in, int64_t n_batch, size_t *bytes) { return q8_size(n_in, n_batch, 1, bytes); }
 
 typedef struct q8_activations {
     const int16_t *q; /* [batch][n_in] */
     const float *d;   /* [block][batch] */
+    const float *s;   /* [block][batch], Q8_1 only */
 } q8_activations;
 
-static q8_activations q8_view(const sac_kernel_task *t) {
-    size_t scales = 0;
-    q8_scales_bytes(t->n_in, t->n_batch, &scales); /* sac_matmul sized the workspace with it */
-    q8_activations a = {(const int16_t *)((const char *)t->act + scales), t->act};
+static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
+    size_t scales = 0, head = 0;
+    q8_scales_bytes(t->n_in, t->n_batch, &scales); /* sac_matmul sized the workspace with these */
+    q8_head_bytes(t->n_in, t->n_batch, with_sums, &head);
+    const char *base = t->act;
+    q8_activations a = {(const int16_t *)(base + head), (const float *)base,
+                        with_sums ? (const float *)(base + scales) : NULL};
     return a;
 }
 
-/* ggml's quantize_row_q8_0 rules: d = amax/127, q = round(x * (1/d)) half away from zero,
- * and the scale used afterwards is d rounded to f16. */
-static void quantize_block(const float *x, int16_t *q, float *d_out) {
+/* ggml's quantize_row_q8_0 rules as its x86 and Arm builds apply them to activations:
+ * d = amax/127, q = round(x * (1/d)) to nearest, ties to even (_mm256_round_ps, vcvtnq; the
+ * scalar reference, which quantizes weights, rounds ties away from zero), and the scale used
+ * afterwards is d rounded to f16. With s_out (Q8_1), also s = f16(sum(q) * d), with the f32
+ * d. */
+static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_out) {
 #ifdef __wasm_simd128__
     v128_t v[8], amax4 = wasm_f32x4_splat(0.0f);
     for (int k = 0; k < 8; k++) {
@@ -129,37 +150,43 @@ static void quantize_block(const float *x, int16_t *q, float *d_out) {
     float id = d != 0.0f ? 1.0f / d : 0.0f;
     *d_out = sac_f16_to_f32(sac_f32_to_f16(d));
 #ifdef __wasm_simd128__
-    /* f32x4.nearest rounds ties to even; ggml rounds them away from zero: take the
-     * truncation and step one away from zero when the dropped fraction is >= 1/2. */
-    const v128_t idv = wasm_f32x4_splat(id), half = wasm_f32x4_splat(0.5f);
-    const v128_t one = wasm_f32x4_splat(1.0f), sign = wasm_i32x4_splat((int32_t)0x80000000u);
+    const v128_t idv = wasm_f32x4_splat(id);
     v128_t qi[8];
-    for (int k = 0; k < 8; k++) {
-        v128_t s = wasm_f32x4_mul(v[k], idv);
-        v128_t t = wasm_f32x4_trunc(s);
-        v128_t up = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(s, t)), half);
-        v128_t step = wasm_v128_and(wasm_v128_or(one, wasm_v128_and(s, sign)), up);
-        qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_add(t, step)); /* NaN → 0 */
-    }
+    for (int k = 0; k < 8; k++) /* NaN → 0 */
+        qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], idv)));
     for (int k = 0; k < 4; k++) wasm_v128_store(q + 8 * k, wasm_i16x8_narrow_i32x4(qi[2 * k], qi[2 * k + 1]));
 #else
-    for (int j = 0; j < SAC_QK; j++) {
-        float r = roundf(x[j] * id);
-        q[j] = (int16_t)(r >= -127.0f && r <= 127.0f ? r : 0.0f); /* only NaN/inf fall out */
-    }
+    for (int j = 0; j < SAC_QK; j++) q[j] = (int16_t)sac_nearest_int(x[j] * id); /* NaN → 0 */
 #endif
+    if (s_out) {
+        int32_t sum = 0;
+        for (int j = 0; j < SAC_QK; j++) sum += q[j];
+        *s_out = sac_f16_to_f32(sac_f32_to_f16((float)sum * d));
+    }
+}
+
+static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1, void *act,
+                          int with_sums) {
+    size_t scales = 0, head = 0;
+    q8_scales_bytes(n_in, n_batch, &scales);
+    q8_head_bytes(n_in, n_batch, with_sums, &head);
+    float *xd = act, *xs = (float *)((char *)act + scales);
+    int16_t *xq = (int16_t *)((char *)act + head);
+    int64_t nb = n_in / SAC_QK;
+    for (int64_t b = b0; b < b1; b++)
+        for (int64_t blk = 0; blk < nb; blk++)
+            quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b,
+                           with_sums ? xs + blk * n_batch + b : NULL);
 }
 
 void sac_quantize_activations_q8_0(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
                                    void *act) {
-    size_t scales = 0;
-    q8_scales_bytes(n_in, n_batch, &scales);
-    float *xd = act;
-    int16_t *xq = (int16_t *)((char *)act + scales);
-    int64_t nb = n_in / SAC_QK;
-    for (int64_t b = b0; b < b1; b++)
-        for (int64_t blk = 0; blk < nb; blk++)
-            quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b);
+    quantize_rows(x, n_in, n_batch, b0, b1, act, 0);
+}
+
+void sac_quantize_activations_q8_1(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act) {
+    quantize_rows(x, n_in, n_batch, b0, b1, act, 1);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -177,15 +204,54 @@ static inline void decode_q8_0(const char *block, v128_t q[4]) {
     for (int k = 0; k < 4; k++) q[k] = wasm_i16x8_load8x8(qs + 8 * k);
 }
 
-static inline void decode_q4_0(const char *block, v128_t q[4]) {
-    v128_t packed = wasm_v128_load(((const block_q4_0 *)block)->qs);
-    v128_t eight = wasm_i8x16_splat(8);
-    v128_t lo = wasm_i8x16_sub(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), eight);
-    v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(packed, 4), eight);
+/* 16 bytes of nibbles (low ones values 0-15, high ones 16-31), minus `offset`. */
+static inline void decode_nibbles(const uint8_t *qs, int offset, v128_t q[4]) {
+    v128_t packed = wasm_v128_load(qs);
+    v128_t off = wasm_i8x16_splat((int8_t)offset);
+    v128_t lo = wasm_i8x16_sub(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), off);
+    v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(packed, 4), off);
     q[0] = wasm_i16x8_extend_low_i8x16(lo);
     q[1] = wasm_i16x8_extend_high_i8x16(lo);
     q[2] = wasm_i16x8_extend_low_i8x16(hi);
     q[3] = wasm_i16x8_extend_high_i8x16(hi);
+}
+
+static inline void decode_q4_0(const char *block, v128_t q[4]) {
+    decode_nibbles(((const block_q4_0 *)block)->qs, 8, q);
+}
+
+static inline void decode_q4_1(const char *block, v128_t q[4]) {
+    decode_nibbles(((const block_q4_1 *)block)->qs, 0, q);
+}
+
+/* Q5_0, Q5_1: the fifth bits come from qh, bit j for value j: each qh byte is spread over
+ * eight lanes and tested against that lane's bit. */
+static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, int offset, v128_t q[4]) {
+    uint32_t qh;
+    memcpy(&qh, qh_bytes, sizeof qh);
+    v128_t h = wasm_i32x4_splat((int32_t)qh), packed = wasm_v128_load(qs);
+    const v128_t bit = wasm_i8x16_make(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    const v128_t five = wasm_i8x16_splat(0x10), sixteen = wasm_i8x16_splat((int8_t)offset);
+    v128_t h_lo = wasm_i8x16_shuffle(h, h, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    v128_t h_hi = wasm_i8x16_shuffle(h, h, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    h_lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_lo, bit), bit), five);
+    h_hi = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_hi, bit), bit), five);
+    v128_t lo = wasm_i8x16_sub(wasm_v128_or(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), h_lo), sixteen);
+    v128_t hi = wasm_i8x16_sub(wasm_v128_or(wasm_u8x16_shr(packed, 4), h_hi), sixteen);
+    q[0] = wasm_i16x8_extend_low_i8x16(lo);
+    q[1] = wasm_i16x8_extend_high_i8x16(lo);
+    q[2] = wasm_i16x8_extend_low_i8x16(hi);
+    q[3] = wasm_i16x8_extend_high_i8x16(hi);
+}
+
+static inline void decode_q5_0(const char *block, v128_t q[4]) {
+    const block_q5_0 *b = (const block_q5_0 *)block;
+    decode_five_bits(b->qh, b->qs, 16, q);
+}
+
+static inline void decode_q5_1(const char *block, v128_t q[4]) {
+    const block_q5_1 *b = (const block_q5_1 *)block;
+    decode_five_bits(b->qh, b->qs, 0, q);
 }
 
 /* Four int32 partial sums of the block dot product. */
@@ -246,12 +312,38 @@ static inline void decode_q8_0(const char *block, int16_t q[SAC_QK]) {
     for (int j = 0; j < SAC_QK; j++) q[j] = qs[j];
 }
 
-static inline void decode_q4_0(const char *block, int16_t q[SAC_QK]) {
-    const uint8_t *qs = ((const block_q4_0 *)block)->qs;
+static inline void decode_nibbles(const uint8_t *qs, int offset, int16_t q[SAC_QK]) {
     for (int j = 0; j < SAC_QK / 2; j++) {
-        q[j] = (int16_t)((qs[j] & 0x0F) - 8);
-        q[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - 8);
+        q[j] = (int16_t)((qs[j] & 0x0F) - offset);
+        q[j + SAC_QK / 2] = (int16_t)((qs[j] >> 4) - offset);
     }
+}
+
+static inline void decode_q4_0(const char *block, int16_t q[SAC_QK]) {
+    decode_nibbles(((const block_q4_0 *)block)->qs, 8, q);
+}
+
+static inline void decode_q4_1(const char *block, int16_t q[SAC_QK]) {
+    decode_nibbles(((const block_q4_1 *)block)->qs, 0, q);
+}
+
+static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, int offset, int16_t q[SAC_QK]) {
+    uint32_t qh = (uint32_t)qh_bytes[0] | (uint32_t)qh_bytes[1] << 8 | (uint32_t)qh_bytes[2] << 16 |
+                  (uint32_t)qh_bytes[3] << 24;
+    for (int j = 0; j < SAC_QK / 2; j++) {
+        q[j] = (int16_t)(((qs[j] & 0x0F) | (int)((qh >> j) & 1) << 4) - offset);
+        q[j + SAC_QK / 2] = (int16_t)(((qs[j] >> 4) | (int)((qh >> (j + SAC_QK / 2)) & 1) << 4) - offset);
+    }
+}
+
+static inline void decode_q5_0(const char *block, int16_t q[SAC_QK]) {
+    const block_q5_0 *b = (const block_q5_0 *)block;
+    decode_five_bits(b->qh, b->qs, 16, q);
+}
+
+static inline void decode_q5_1(const char *block, int16_t q[SAC_QK]) {
+    const block_q5_1 *b = (const block_q5_1 *)block;
+    decode_five_bits(b->qh, b->qs, 0, q);
 }
 
 static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restrict x) {
@@ -262,16 +354,25 @@ static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restri
 
 #endif
 
-/* A quantized format, as the generic bodies take it: bytes per block and the block decoder. */
+/* A quantized format, as the generic bodies take it: bytes per block, the block decoder, and
+ * whether an f16 minimum m follows d (Q4_1, Q5_1: value = d q + m, with Q8_1 activations,
+ * whose block sums s make the m term m * s). */
 typedef struct quant_format {
     size_t block_bytes;
     decode_fn decode;
+    int has_min;
 } quant_format;
 
 static inline float block_scale(quant_format f, const char *row, int64_t blk) {
     uint16_t d;
     memcpy(&d, row + (size_t)blk * f.block_bytes, sizeof d); /* d opens the block */
     return f16_to_f32_inline(d);
+}
+
+static inline float block_min(quant_format f, const char *row, int64_t blk) {
+    uint16_t m;
+    memcpy(&m, row + (size_t)blk * f.block_bytes + sizeof m, sizeof m); /* m follows d */
+    return f16_to_f32_inline(m);
 }
 
 /* One output: weight row o against activation row b (matvec in plain C, and leftovers). */
@@ -287,6 +388,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
         int32_t isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
         float scale = block_scale(f, row, blk) * a->d[blk * t->n_batch + b];
         acc = acc + (float)isum * scale;
+        if (f.has_min) acc = acc + block_min(f, row, blk) * a->s[blk * t->n_batch + b];
     }
 #else
     /* integer dots for a run of blocks first (vectorized), then the serial float sums */
@@ -302,6 +404,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
         for (int64_t k = 0; k < m; k++) {
             float scale = block_scale(f, row, b0 + k) * a->d[(b0 + k) * t->n_batch + b];
             acc = acc + (float)isum[k] * scale;
+            if (f.has_min) acc = acc + block_min(f, row, b0 + k) * a->s[(b0 + k) * t->n_batch + b];
         }
     }
 #endif
@@ -320,6 +423,19 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
  * line apart from its share of the next rows' bytes (4 blocks: 136 bytes for Q8_0, 72 for
  * Q4_0), in order: one sequential stream, which the prefetcher follows. The values are not
  * used. Measured on the GPT-2-small Q8_0 model, 1 thread in Node: 33-40 → 48-52 tokens/s. */
+/* The f16 at byte `at` of four rows, as f32 lanes: `exact`, or fast while *seen collects the
+ * exponents. */
+static inline v128_t f16_of_rows4(const char *r0, const char *r1, const char *r2, const char *r3, size_t at,
+                                  int exact, v128_t *seen) {
+    v128_t h = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
+    h = wasm_v128_load16_lane(r1 + at, h, 3);
+    h = wasm_v128_load16_lane(r2 + at, h, 5);
+    h = wasm_v128_load16_lane(r3 + at, h, 7);
+    if (exact) return f16_high_to_f32(h);
+    *seen = wasm_u16x8_max(*seen, wasm_v128_and(h, wasm_i16x8_splat(0x7C00)));
+    return f16_high_finite_to_f32(h);
+}
+
 KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int exact,
                           int64_t o, const char *ahead, v128_t *seen) {
     int64_t nb = t->n_in / SAC_QK;
@@ -341,28 +457,22 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         s2 = block_dot(w, x);
         f.decode(r3 + at, w);
         s3 = block_dot(w, x);
-        /* the f16 scale opens each block */
-        v128_t dh = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
-        dh = wasm_v128_load16_lane(r1 + at, dh, 3);
-        dh = wasm_v128_load16_lane(r2 + at, dh, 5);
-        dh = wasm_v128_load16_lane(r3 + at, dh, 7);
-        v128_t dw;
-        if (exact) {
-            dw = f16_high_to_f32(dh);
-        } else {
-            *seen = wasm_u16x8_max(*seen, wasm_v128_and(dh, wasm_i16x8_splat(0x7C00)));
-            dw = f16_high_finite_to_f32(dh);
-        }
+        /* the f16 scale opens each block; the minimum, where there is one, follows it */
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, exact, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
         v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
+        if (f.has_min) {
+            v128_t mw = f16_of_rows4(r0, r1, r2, r3, at + sizeof(sac_f16), exact, seen);
+            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(mw, wasm_f32x4_splat(a->s[blk])));
+        }
     }
     return acc;
 }
 #endif
 
 KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
-    q8_activations a = q8_view(t);
+    q8_activations a = q8_view(t, f.has_min);
     int64_t o = o0;
 #ifdef __wasm_simd128__
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
@@ -379,7 +489,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
 /* Rows [o0, o1) are one L1 block (sac_matmul's unit of rows): they stay in cache while every
  * group of activation rows passes over them. */
 KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
-    q8_activations a = q8_view(t);
+    q8_activations a = q8_view(t, f.has_min);
     int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK, n_batch = t->n_batch;
     int64_t b = 0;
     for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
@@ -398,6 +508,9 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
                 v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(f, row, blk)),
                                               wasm_v128_load(a.d + blk * n_batch + b));
                 acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
+                if (f.has_min)
+                    acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(block_min(f, row, blk)),
+                                                             wasm_v128_load(a.s + blk * n_batch + b)));
             }
             t->y[(b + 0) * n_out + o] = wasm_f32x4_extract_lane(acc, 0);
             t->y[(b + 1) * n_out + o] = wasm_f32x4_extract_lane(acc, 1);
@@ -415,6 +528,14 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
                 acc1 = acc1 + (float)block_dot(w, x1 + at) * (dw * xd[1]);
                 acc2 = acc2 + (float)block_dot(w, x2 + at) * (dw * xd[2]);
                 acc3 = acc3 + (float)block_dot(w, x3 + at) * (dw * xd[3]);
+                if (f.has_min) {
+                    float mw = block_min(f, row, blk);
+                    const float *xs = a.s + blk * n_batch + b;
+                    acc0 = acc0 + mw * xs[0];
+                    acc1 = acc1 + mw * xs[1];
+                    acc2 = acc2 + mw * xs[2];
+                    acc3 = acc3 + mw * xs[3];
+                }
             }
             t->y[(b + 0) * n_out + o] = acc0;
             t->y[(b + 1) * n_out + o] = acc1;
@@ -428,6 +549,342 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Q8_K activations: x → int8 per 256-value super-block (as int16), f32 d, and the sums of
+ * each 16 values (bsums), by ggml's quantize_row_q8_K rules
+ * ---------------------------------------------------------------------------------------- */
+
+/* Layout: the scales (float, [block][batch]), the int16-widened values ([batch][n_in]), then
+ * the bsums (int16, [batch][n_in / 16]); each part keeps 16-byte alignment. */
+typedef struct q8k_layout {
+    size_t scales, values, bsums; /* bytes of each part */
+} q8k_layout;
+
+static int q8k_layout_of(int64_t n_in, int64_t n_batch, q8k_layout *l) {
+    uint64_t s, v, b;
+    if (n_in < 0 || n_batch < 0 || !sac_mul_u64((uint64_t)(n_in / SAC_QK_K), (uint64_t)n_batch, &s) ||
+        !sac_mul_u64(s, sizeof(float), &s) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &v) ||
+        !sac_mul_u64(v, sizeof(int16_t), &v) || !sac_mul_u64((uint64_t)(n_in / 16), (uint64_t)n_batch, &b) ||
+        !sac_mul_u64(b, sizeof(int16_t), &b) || s > SIZE_MAX - 15 || v > SIZE_MAX - 15 || b > SIZE_MAX - 15)
+        return 0;
+    l->scales = ((size_t)s + 15) & ~(size_t)15;
+    l->values = ((size_t)v + 15) & ~(size_t)15;
+    l->bsums = (size_t)b;
+    return 1;
+}
+
+int sac_activations_size_q8_K(int64_t n_in, int64_t n_batch, size_t *bytes) {
+    q8k_layout l;
+    if (!q8k_layout_of(n_in, n_batch, &l) || l.values > SIZE_MAX - l.scales || l.bsums > SIZE_MAX - l.scales - l.values)
+        return 0;
+    *bytes = l.scales + l.values + l.bsums;
+    return 1;
+}
+
+typedef struct q8k_activations {
+    const int16_t *q;     /* [batch][n_in] */
+    const int16_t *bsums; /* [batch][n_in / 16] */
+    const float *d;       /* [block][batch] */
+} q8k_activations;
+
+static q8k_activations q8k_view(const sac_kernel_task *t) {
+    q8k_layout l = {0, 0, 0};
+    q8k_layout_of(t->n_in, t->n_batch, &l); /* sac_matmul sized the workspace with it */
+    const char *base = t->act;
+    q8k_activations a = {(const int16_t *)(base + l.scales), (const int16_t *)(base + l.scales + l.values),
+                         (const float *)base};
+    return a;
+}
+
+/* The codec's quantizer, widened: a handful of operations per value, next to the hundreds of
+ * weight rows each activation meets, so it is shared plain C on every path. */
+void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act) {
+    q8k_layout l = {0, 0, 0};
+    q8k_layout_of(n_in, n_batch, &l);
+    float *xd = act;
+    int16_t *xq = (int16_t *)((char *)act + l.scales), *xs = (int16_t *)((char *)act + l.scales + l.values);
+    int64_t nb = n_in / SAC_QK_K;
+    for (int64_t b = b0; b < b1; b++)
+        for (int64_t blk = 0; blk < nb; blk++) {
+            block_q8_K q;
+            sac_from_float_q8_K(x + b * n_in + blk * SAC_QK_K, &q, SAC_QK_K);
+            xd[blk * n_batch + b] = q.d;
+            for (int j = 0; j < SAC_QK_K; j++) xq[b * n_in + blk * SAC_QK_K + j] = q.qs[j];
+            for (int j = 0; j < SAC_QK_K / 16; j++) xs[b * (n_in / 16) + blk * (SAC_QK_K / 16) + j] = q.bsums[j];
+        }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * K-quant kernels: 256-value super-blocks of 16-value groups, value = d * sc * q - dmin * m
+ * (sc, m the group's integer scale and min), multiplied with Q8_K activations:
+ *   isum = sum over groups of sc * (exact int dot of q with the int8 activations),
+ *   msum = sum over groups of m * bsum (the group's activation sum),
+ *   acc = (acc + (float)isum * (d * d_x)) - (float)msum * (dmin * d_x), block after block
+ * (without the second step for formats with no min). The integer sums are exact, so the
+ * SIMD path, which only forms them differently, gives the plain-C bits.
+ * ---------------------------------------------------------------------------------------- */
+
+/* A decoded super-block. */
+typedef struct kblock {
+    _Alignas(16) int16_t q[SAC_QK_K];
+    int32_t sc[16], m[16];
+    float d, dmin;
+} kblock;
+
+typedef void (*kdecode_fn)(const char *block, kblock *out);
+
+typedef struct kquant_format {
+    size_t block_bytes;
+    kdecode_fn decode;
+    int has_min;
+} kquant_format;
+
+/* Q2_K's and Q3_K's 2-bit levels into q: value 128 h + 32 k + l from bits 2k of qs[32 h + l];
+ * Q3_K (hmask not NULL) subtracts 4 where the value's bit (bit 4h + k of hmask[l]) is clear. */
+static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int16_t *q) {
+#ifdef __wasm_simd128__
+    const v128_t three = wasm_i8x16_splat(3), four = wasm_i8x16_splat(4);
+    for (int half = 0; half < 2; half++) { /* l in [16 half, 16 half + 16) */
+        v128_t hm = hmask ? wasm_v128_load(hmask + 16 * half) : wasm_i32x4_splat(-1);
+        for (int h = 0; h < 2; h++) {
+            v128_t packed = wasm_v128_load(qs + 32 * h + 16 * half);
+            for (int k = 0; k < 4; k++) {
+                v128_t v = wasm_v128_and(wasm_u8x16_shr(packed, 2 * k), three);
+                v128_t bit = wasm_i8x16_splat((int8_t)(1 << (4 * h + k)));
+                v = wasm_i8x16_sub(v, wasm_v128_andnot(four, wasm_i8x16_eq(wasm_v128_and(hm, bit), bit)));
+                int16_t *out = q + 128 * h + 32 * k + 16 * half;
+                wasm_v128_store(out, wasm_i16x8_extend_low_i8x16(v));
+                wasm_v128_store(out + 8, wasm_i16x8_extend_high_i8x16(v));
+            }
+        }
+    }
+#else
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < 32; l++) {
+                int v = (qs[32 * h + l] >> (2 * k)) & 3;
+                if (hmask && !((hmask[l] >> (4 * h + k)) & 1)) v -= 4;
+                q[128 * h + 32 * k + l] = (int16_t)v;
+            }
+#endif
+}
+
+static inline void kdecode_q2_K(const char *block, kblock *out) {
+    const block_q2_K *b = (const block_q2_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = f16_to_f32_inline(b->dmin);
+    for (int g = 0; g < 16; g++) {
+        out->sc[g] = b->scales[g] & 0x0F;
+        out->m[g] = b->scales[g] >> 4;
+    }
+    decode_two_bits(b->qs, NULL, out->q);
+}
+
+static inline void kdecode_q3_K(const char *block, kblock *out) {
+    const block_q3_K *b = (const block_q3_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = 0.0f;
+    for (int g = 0; g < 16; g++) {
+        out->sc[g] = sac_q3_K_scale(b->scales, g);
+        out->m[g] = 0;
+    }
+    decode_two_bits(b->qs, b->hmask, out->q);
+}
+
+static inline void kdecode_q4_K(const char *block, kblock *out) {
+    const block_q4_K *b = (const block_q4_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = f16_to_f32_inline(b->dmin);
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        sac_q4_K_scale_min(b->scales, j, &sc, &m);
+        out->sc[2 * j] = out->sc[2 * j + 1] = sc;
+        out->m[2 * j] = out->m[2 * j + 1] = m;
+    }
+    for (int c = 0; c < 4; c++) { /* 32 bytes: 32 low nibbles, then the 32 high ones */
+        const uint8_t *qs = b->qs + 32 * c;
+        int16_t *q = out->q + 64 * c;
+#ifdef __wasm_simd128__
+        for (int k = 0; k < 2; k++) {
+            v128_t packed = wasm_v128_load(qs + 16 * k);
+            v128_t lo = wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(packed, 4);
+            wasm_v128_store(q + 16 * k, wasm_u16x8_extend_low_u8x16(lo));
+            wasm_v128_store(q + 16 * k + 8, wasm_u16x8_extend_high_u8x16(lo));
+            wasm_v128_store(q + 32 + 16 * k, wasm_u16x8_extend_low_u8x16(hi));
+            wasm_v128_store(q + 32 + 16 * k + 8, wasm_u16x8_extend_high_u8x16(hi));
+        }
+#else
+        for (int l = 0; l < 32; l++) {
+            q[l] = (int16_t)(qs[l] & 0x0F);
+            q[l + 32] = (int16_t)(qs[l] >> 4);
+        }
+#endif
+    }
+}
+
+static inline void kdecode_q5_K(const char *block, kblock *out) {
+    const block_q5_K *b = (const block_q5_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = f16_to_f32_inline(b->dmin);
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        sac_q4_K_scale_min(b->scales, j, &sc, &m);
+        out->sc[2 * j] = out->sc[2 * j + 1] = sc;
+        out->m[2 * j] = out->m[2 * j + 1] = m;
+    }
+    for (int c = 0; c < 4; c++) { /* as Q4_K, plus bit 2c (low nibbles) or 2c + 1 (high) of qh */
+        const uint8_t *qs = b->qs + 32 * c;
+        int16_t *q = out->q + 64 * c;
+#ifdef __wasm_simd128__
+        const v128_t bit_lo = wasm_i8x16_splat((int8_t)(1 << (2 * c))), bit_hi = wasm_i8x16_splat((int8_t)(2 << (2 * c)));
+        const v128_t sixteen = wasm_i8x16_splat(16);
+        for (int k = 0; k < 2; k++) {
+            v128_t packed = wasm_v128_load(qs + 16 * k), hb = wasm_v128_load(b->qh + 16 * k);
+            v128_t h_lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hb, bit_lo), bit_lo), sixteen);
+            v128_t h_hi = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hb, bit_hi), bit_hi), sixteen);
+            v128_t lo = wasm_v128_or(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), h_lo);
+            v128_t hi = wasm_v128_or(wasm_u8x16_shr(packed, 4), h_hi);
+            wasm_v128_store(q + 16 * k, wasm_u16x8_extend_low_u8x16(lo));
+            wasm_v128_store(q + 16 * k + 8, wasm_u16x8_extend_high_u8x16(lo));
+            wasm_v128_store(q + 32 + 16 * k, wasm_u16x8_extend_low_u8x16(hi));
+            wasm_v128_store(q + 32 + 16 * k + 8, wasm_u16x8_extend_high_u8x16(hi));
+        }
+#else
+        for (int l = 0; l < 32; l++) {
+            q[l] = (int16_t)((qs[l] & 0x0F) | ((b->qh[l] >> (2 * c)) & 1) << 4);
+            q[l + 32] = (int16_t)((qs[l] >> 4) | ((b->qh[l] >> (2 * c + 1)) & 1) << 4);
+        }
+#endif
+    }
+}
+
+static inline void kdecode_q6_K(const char *block, kblock *out) {
+    const block_q6_K *b = (const block_q6_K *)block;
+    out->d = f16_to_f32_inline(b->d);
+    out->dmin = 0.0f;
+    for (int g = 0; g < 16; g++) {
+        out->sc[g] = b->scales[g];
+        out->m[g] = 0;
+    }
+    for (int h = 0; h < 2; h++) { /* 128 values: ql 64 bytes of nibbles, qh 32 bytes of 2-bit fields */
+        const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
+        int16_t *q = out->q + 128 * h;
+#ifdef __wasm_simd128__
+        const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30), off = wasm_i8x16_splat(32);
+        for (int k = 0; k < 2; k++) {
+            v128_t l0 = wasm_v128_load(ql + 16 * k), l1 = wasm_v128_load(ql + 32 + 16 * k);
+            v128_t hb = wasm_v128_load(qh + 16 * k);
+            v128_t v[4];
+            v[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i8x16_shl(hb, 4), two));
+            v[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i8x16_shl(hb, 2), two));
+            v[2] = wasm_v128_or(wasm_u8x16_shr(l0, 4), wasm_v128_and(hb, two));
+            v[3] = wasm_v128_or(wasm_u8x16_shr(l1, 4), wasm_v128_and(wasm_u8x16_shr(hb, 2), two));
+            for (int r = 0; r < 4; r++) {
+                v128_t s8 = wasm_i8x16_sub(v[r], off);
+                wasm_v128_store(q + 32 * r + 16 * k, wasm_i16x8_extend_low_i8x16(s8));
+                wasm_v128_store(q + 32 * r + 16 * k + 8, wasm_i16x8_extend_high_i8x16(s8));
+            }
+        }
+#else
+        for (int l = 0; l < 32; l++) {
+            q[l] = (int16_t)(((ql[l] & 0x0F) | (qh[l] & 3) << 4) - 32);
+            q[l + 32] = (int16_t)(((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32);
+            q[l + 64] = (int16_t)(((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
+            q[l + 96] = (int16_t)(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
+        }
+#endif
+    }
+}
+
+/* A block decoded, its levels multiplied by their group's scale in place: sc q fits int16
+ * (at most 128 · 32 in magnitude, Q6_K's), so isum becomes one plain dot, and the same
+ * integer as the sum over groups of sc · dot. Done once per decoded block, it serves every
+ * activation row of a matmat step. */
+KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
+    f.decode(block, w);
+    for (int g = 0; g < 16; g++) {
+#ifdef __wasm_simd128__
+        v128_t sc = wasm_i16x8_splat((int16_t)w->sc[g]);
+        wasm_v128_store(w->q + 16 * g, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g), sc));
+        wasm_v128_store(w->q + 16 * g + 8, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g + 8), sc));
+#else
+        for (int j = 0; j < 16; j++) w->q[16 * g + j] = (int16_t)(w->q[16 * g + j] * w->sc[g]);
+#endif
+    }
+}
+
+/* isum: the integer dot of a decoded, scaled block with 256 activations. */
+static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
+#ifdef __wasm_simd128__
+    v128_t acc0 = wasm_i32x4_splat(0), acc1 = acc0;
+    for (int k = 0; k < SAC_QK_K; k += 16) {
+        acc0 = wasm_i32x4_add(acc0, wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + k), wasm_v128_load(x + k)));
+        acc1 = wasm_i32x4_add(acc1, wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + k + 8), wasm_v128_load(x + k + 8)));
+    }
+    return hsum_i32(wasm_i32x4_add(acc0, acc1));
+#else
+    int32_t acc = 0;
+    for (int j = 0; j < SAC_QK_K; j++) acc += (int32_t)w->q[j] * (int32_t)x[j];
+    return acc;
+#endif
+}
+
+static inline int32_t kblock_mins(const kblock *w, const int16_t *bsums) {
+    int32_t s = 0;
+    for (int g = 0; g < 16; g++) s += w->m[g] * (int32_t)bsums[g];
+    return s;
+}
+
+KERNEL float kblock_add(kquant_format f, float acc, const kblock *w, const int16_t *x, const int16_t *bsums,
+                        float dx) {
+    acc = acc + (float)kblock_dot(w, x) * (w->d * dx);
+    if (f.has_min) acc = acc - (float)kblock_mins(w, bsums) * (w->dmin * dx);
+    return acc;
+}
+
+/* One output: weight row o against activation row b. */
+KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int64_t b) {
+    const char *row = weight_row(t, o);
+    int64_t nb = t->n_in / SAC_QK_K;
+    const int16_t *x = a->q + b * t->n_in, *bs = a->bsums + b * (t->n_in / 16);
+    float acc = 0.0f;
+    kblock w;
+    for (int64_t blk = 0; blk < nb; blk++) {
+        kdecode(f, row + (size_t)blk * f.block_bytes, &w);
+        acc = kblock_add(f, acc, &w, x + blk * SAC_QK_K, bs + blk * 16, a->d[blk * t->n_batch + b]);
+    }
+    return acc;
+}
+
+KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+    q8k_activations a = q8k_view(t);
+    for (int64_t o = o0; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
+}
+
+/* Each decoded weight block serves four activation rows. */
+KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+    q8k_activations a = q8k_view(t);
+    int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK_K, n_batch = t->n_batch, ng = n_in / 16;
+    int64_t b = 0;
+    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
+        for (int64_t o = o0; o < o1; o++) {
+            const char *row = weight_row(t, o);
+            float acc[BATCH_TILE] = {0};
+            kblock w;
+            for (int64_t blk = 0; blk < nb; blk++) {
+                kdecode(f, row + (size_t)blk * f.block_bytes, &w);
+                for (int r = 0; r < BATCH_TILE; r++)
+                    acc[r] = kblock_add(f, acc[r], &w, a.q + (b + r) * n_in + blk * SAC_QK_K,
+                                        a.bsums + (b + r) * ng + blk * 16, a.d[blk * n_batch + b + r]);
+            }
+            for (int r = 0; r < BATCH_TILE; r++) t->y[(b + r) * n_out + o] = acc[r];
+        }
+    }
+    for (; b < n_batch; b++)
+        for (int64_t o = o0; o < o1; o++) t->y[b * n_out + o] = kquant_dot(t, &a, f, o, b);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Float kernels: formats of one value per element, multiplied with f32 activations
  * ---------------------------------------------------------------------------------------- */
 
@@ -437,6 +894,16 @@ typedef float (*value_fn)(const char *row, int64_t i);
 static inline float value_f32(const char *row, int64_t i) {
     float f;
     memcpy(&f, row + (size_t)i * 4, sizeof f);
+    return f;
+}
+
+/* bfloat16: the high half of an f32, so the conversion is a shift (exact, inf and NaN too). */
+static inline float value_bf16(const char *row, int64_t i) {
+    uint16_t h;
+    memcpy(&h, row + (size_t)i * 2, sizeof h);
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
     return f;
 }
 
@@ -485,7 +952,16 @@ typedef struct float_format {
 } float_format;
 
 #define FORMAT_F32 ((float_format){4, value_f32, load8_f32, 0})
+static inline void load8_bf16(const char *row, int64_t i, int exact, v128_t *lo, v128_t *hi, v128_t *seen) {
+    (void)exact;
+    (void)seen;
+    v128_t h = wasm_v128_load(row + (size_t)i * 2), zero = wasm_i32x4_splat(0);
+    *lo = wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11); /* h << 16 per lane: the f32 */
+    *hi = wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
 #define FORMAT_F16 ((float_format){2, value_f16, load8_f16, 1})
+#define FORMAT_BF16 ((float_format){2, value_bf16, load8_bf16, 0})
 
 #else
 
@@ -512,7 +988,17 @@ typedef struct float_format {
 } float_format;
 
 #define FORMAT_F32 ((float_format){4, value_f32, convert_f32})
+static inline const float *convert_bf16(const char *row, int64_t i, int64_t m, float *buf) {
+    const uint16_t *h = (const uint16_t *)row + i;
+    for (int64_t k = 0; k < m; k++) {
+        uint32_t bits = (uint32_t)h[k] << 16;
+        memcpy(&buf[k], &bits, sizeof bits);
+    }
+    return buf;
+}
+
 #define FORMAT_F16 ((float_format){2, value_f16, convert_f16})
+#define FORMAT_BF16 ((float_format){2, value_bf16, convert_bf16})
 
 #endif
 
@@ -707,13 +1193,76 @@ void sac_matmat_f32(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_ma
 void sac_matvec_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matvec(t, FORMAT_F16, o0, o1); }
 void sac_matmat_f16(const sac_kernel_task *t, int64_t o0, int64_t o1) { float_matmat(t, FORMAT_F16, o0, o1); }
 
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0})
+/* BF16 weights multiply the activations rounded to bf16 (their vec_dot_type, as in ggml),
+ * which sac_quantize_activations_bf16 wrote as f32 values into act. */
+static sac_kernel_task with_bf16_activations(const sac_kernel_task *t) {
+    sac_kernel_task u = *t;
+    u.x = t->act;
+    return u;
+}
+
+void sac_matvec_bf16(const sac_kernel_task *t, int64_t o0, int64_t o1) {
+    sac_kernel_task u = with_bf16_activations(t);
+    float_matvec(&u, FORMAT_BF16, o0, o1);
+}
+
+void sac_matmat_bf16(const sac_kernel_task *t, int64_t o0, int64_t o1) {
+    sac_kernel_task u = with_bf16_activations(t);
+    float_matmat(&u, FORMAT_BF16, o0, o1);
+}
+
+int sac_activations_size_bf16(int64_t n_in, int64_t n_batch, size_t *bytes) {
+    uint64_t n;
+    if (n_in < 0 || n_batch < 0 || !sac_mul_u64((uint64_t)n_in, (uint64_t)n_batch, &n) ||
+        !sac_mul_u64(n, sizeof(float), &n) || n > SIZE_MAX)
+        return 0;
+    *bytes = (size_t)n;
+    return 1;
+}
+
+void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
+                                   void *act) {
+    (void)n_batch;
+    float *out = act;
+    for (int64_t i = b0 * n_in; i < b1 * n_in; i++) {
+        uint32_t bits = (uint32_t)sac_f32_to_bf16(x[i]) << 16;
+        memcpy(&out[i], &bits, sizeof bits);
+    }
+}
+
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
 void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q4_0, o0, o1); }
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
+void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1); }
+void sac_matmat_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_0, o0, o1); }
+void sac_matvec_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q4_1, o0, o1); }
+void sac_matmat_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_1, o0, o1); }
+void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1); }
+void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_1, o0, o1); }
+
+#define FORMAT_Q2_K ((kquant_format){sizeof(block_q2_K), kdecode_q2_K, 1})
+#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), kdecode_q3_K, 0})
+#define FORMAT_Q4_K ((kquant_format){sizeof(block_q4_K), kdecode_q4_K, 1})
+#define FORMAT_Q5_K ((kquant_format){sizeof(block_q5_K), kdecode_q5_K, 1})
+#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), kdecode_q6_K, 0})
+
+void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
+void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
+void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q3_K, o0, o1); }
+void sac_matmat_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q3_K, o0, o1); }
+void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
+void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
+void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, o0, o1); }
+void sac_matmat_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q5_K, o0, o1); }
+void sac_matvec_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q6_K, o0, o1); }
+void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q6_K, o0, o1); }
 
 /* ------------------------------------------------------------------------------------------
  * f32 primitives for attention

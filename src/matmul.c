@@ -12,7 +12,7 @@
 size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch) {
     const sac_type_traits *tr = sac_type_traits_get(w->type);
     if (!tr || n_batch <= 0) return 0;
-    const sac_type_traits *act = sac_type_traits_get(tr->vec_dot_type);
+    const sac_type_traits *act = sac_type_vec_dot_traits(tr);
     size_t bytes;
     if (!act->activations_size) return 0;
     return act->activations_size(w->n_in, n_batch, &bytes) ? bytes : SIZE_MAX;
@@ -78,7 +78,7 @@ void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_b
     matmul_call c = {.kernel = n_batch == 1 ? tr->matvec : tr->matmat,
                      .task = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out,
                               .n_batch = n_batch, .x = x, .y = y}};
-    const sac_type_traits *act = sac_type_traits_get(tr->vec_dot_type);
+    const sac_type_traits *act = sac_type_vec_dot_traits(tr);
     if (act->quantize_activations) {
         c.task.act = work;
         convert_task q = {.act = act, .x = x, .n_in = w->n_in, .n_batch = n_batch, .work = work};

@@ -3,10 +3,12 @@
  * the type's kernels (both found in the type table, types.h; the kernels are in kernels.c,
  * scalar everywhere plus wasm SIMD128 under __wasm_simd128__).
  *
- * Quantized weights (Q8_0, Q4_0) multiply activations quantized per 32-value block to
- * int8 (d = amax/127, q = round(x/d)), with integer dot products per block, as ggml does.
- * F16 weights multiply f32 activations; the f16 → f32 conversion is vectorized, never a
- * per-element library call in the hot loop. */
+ * Quantized weights multiply activations quantized as ggml's vec_dot_type says: per 32-value
+ * block to int8 (Q8_0: d = amax/127, q = round(x/d), ties to even; Q8_1 adds the block sums
+ * for Q4_1 and Q5_1), or per 256-value block (Q8_K, for the K-quants), with integer dot
+ * products per block. F16 weights multiply f32 activations, BF16 weights the activations
+ * rounded to bf16; the conversions are vectorized, never a per-element library call in the
+ * hot loop. */
 #ifndef SAC_MATMUL_H
 #define SAC_MATMUL_H
 
@@ -17,7 +19,7 @@
 #include "threadpool.h"
 
 /* A weight matrix as GGUF stores it: dims [n_in, n_out] → n_out rows of n_in values.
- * n_in is a multiple of the type's block size (32 for the quantized types). */
+ * n_in is a multiple of the type's block size (32, or 256 for the K-quants). */
 typedef struct sac_matrix {
     uint32_t type;
     int64_t n_in;

@@ -52,11 +52,18 @@ typedef struct sac_type_traits {
                                  void *act);
 } sac_type_traits;
 
-/* The entry of a type saccade implements (every field above set but the two activation
+/* The entry of a weight type saccade implements (every field above set but the two activation
  * ones), or NULL. */
 const sac_type_traits *sac_type_traits_get(uint32_t type);
+/* The entry of a weight type's vec_dot_type: F32 (activations used as given) or a type with
+ * the activation conversion. Q8_K is only that: it has no kernels, so sac_type_traits_get
+ * does not return it. */
+const sac_type_traits *sac_type_vec_dot_traits(const sac_type_traits *weight);
 /* A name for any ggml type number, supported or not ("Q4_1", "BF16", ...; "type 99" when unknown). */
 const char *sac_type_name(uint32_t type);
+/* The weight type saccade implements with this name, any case ("q4_k", "Q8_0"), or
+ * SAC_TYPE_COUNT. */
+uint32_t sac_type_by_name(const char *name);
 /* Bytes of a row of n values: 1 and *bytes, or 0 if the type is not implemented, n is
  * negative or not a multiple of the block size, or the size does not fit a size_t. */
 int sac_type_row_bytes(uint32_t type, int64_t n, size_t *bytes);

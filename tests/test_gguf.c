@@ -408,8 +408,8 @@ static void test_writer_rejects_bad_input(void) {
           contains(err.msg, "not a multiple of 32"));
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 2, ne_zero, data, 0, &err) == SAC_ERR_ARG);
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 5, ne_ok, data, 256, &err) == SAC_ERR_ARG);
-    CHECK(sac_gguf_writer_add_tensor(w, "t", 3, 2, ne_ok, data, 40, &err) == SAC_ERR_UNSUPPORTED &&
-          contains(err.msg, "Q4_1"));
+    CHECK(sac_gguf_writer_add_tensor(w, "t", 20 /* IQ4_NL */, 2, ne_ok, data, 40, &err) == SAC_ERR_UNSUPPORTED &&
+          contains(err.msg, "IQ4_NL"));
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 68, &err) == SAC_OK);
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 2, ne_ok, data, 68, &err) == SAC_ERR_ARG &&
           contains(err.msg, "already added"));
@@ -797,8 +797,8 @@ static void test_bad_tensor_infos(void) {
     b = tensor_file(&(tinfo){"w", 1, {32}, 99, 0}, 1, 128);
     EXPECT_FAIL(b, SAC_ERR_UNSUPPORTED, "tensor 'w' has unknown type 99", "type 99");
     free(b.p);
-    b = tensor_file(&(tinfo){"w", 1, {32}, 3, 0}, 1, 128);
-    EXPECT_FAIL(b, SAC_ERR_UNSUPPORTED, "tensor 'w' has type Q4_1 (3), which saccade does not support", "Q4_1");
+    b = tensor_file(&(tinfo){"w", 1, {32}, 20, 0}, 1, 128);
+    EXPECT_FAIL(b, SAC_ERR_UNSUPPORTED, "tensor 'w' has type IQ4_NL (20), which saccade does not support", "IQ4_NL");
     free(b.p);
     b = tensor_file(&(tinfo){"w", 2, {48, 2}, SAC_TYPE_Q8_0, 0}, 1, 128);
     EXPECT_FAIL(b, SAC_ERR_FORMAT, "tensor 'w' of type Q8_0 has 48 values per row, not a multiple of the block size 32", "ne0 48");

@@ -62,19 +62,139 @@ static uint16_t half_of(double x) { /* nearest, ties to even; finite x below 655
     return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m - 1024);
 }
 
-/* Quantized weight (o, i): an integer times its block's scale. */
-static int weight_int(const sac_matrix *w, int64_t o, int64_t i) {
-    int64_t nb = w->n_in / 32;
-    if (w->type == SAC_TYPE_Q8_0) return ((const block_q8_0 *)w->data)[o * nb + i / 32].qs[i % 32];
-    const block_q4_0 *b = (const block_q4_0 *)w->data + o * nb + i / 32;
-    int j = (int)(i % 32);
-    return (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) - 8;
+/* Weight (o, i) of a quantized type as ggml's formula has it, d * sc * q - dmin * m + add:
+ * the integers q, sc, m and the scales d, dmin, add of the block (sc = 1 and m = 0 for the
+ * 32-value formats, whose scale is d; add is Q4_1's and Q5_1's minimum, else 0). */
+typedef struct weight_parts {
+    int q, sc, m;
+    double d, dmin, add;
+} weight_parts;
+
+static int has_add(uint32_t type) { return type == SAC_TYPE_Q4_1 || type == SAC_TYPE_Q5_1; }
+
+static int is_k_quant(uint32_t type) {
+    return type == SAC_TYPE_Q2_K || type == SAC_TYPE_Q3_K || type == SAC_TYPE_Q4_K || type == SAC_TYPE_Q5_K ||
+           type == SAC_TYPE_Q6_K;
 }
 
-static double weight_scale(const sac_matrix *w, int64_t o, int64_t blk) {
-    int64_t nb = w->n_in / 32;
-    if (w->type == SAC_TYPE_Q8_0) return half_value(((const block_q8_0 *)w->data)[o * nb + blk].d);
-    return half_value(((const block_q4_0 *)w->data)[o * nb + blk].d);
+static int is_quantized(uint32_t type) {
+    return type != SAC_TYPE_F32 && type != SAC_TYPE_F16 && type != SAC_TYPE_BF16;
+}
+
+/* bfloat16 bits → value, and the nearest bfloat16 (ties to even) of a finite float. */
+static double bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static double bf16_round(double x) {
+    if (x == 0 || isnan(x) || isinf(x)) return x;
+    int e;
+    frexp(x, &e); /* |x| in [2^(e-1), 2^e): 8 significant bits */
+    return ldexp(nearbyint(ldexp(x, 8 - e)), e - 8);
+}
+
+/* Values per activation block: Q8_0's 32, or Q8_K's 256 for the K-quants. */
+static int64_t act_block(uint32_t type) { return is_k_quant(type) ? 256 : 32; }
+
+static weight_parts parts_of(const sac_matrix *w, int64_t o, int64_t i) {
+    weight_parts p = {0, 1, 0, 0, 0, 0};
+    int64_t bs = act_block(w->type), nb = w->n_in / bs, blk = o * nb + i / bs;
+    int j = (int)(i % bs);
+    switch (w->type) {
+    case SAC_TYPE_Q8_0: {
+        const block_q8_0 *b = (const block_q8_0 *)w->data + blk;
+        p.q = b->qs[j];
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q4_0: {
+        const block_q4_0 *b = (const block_q4_0 *)w->data + blk;
+        p.q = (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) - 8;
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q5_0: {
+        const block_q5_0 *b = (const block_q5_0 *)w->data + blk;
+        int high = (b->qh[j / 8] >> (j % 8)) & 1;
+        p.q = ((j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) | high << 4) - 16;
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q4_1: {
+        const block_q4_1 *b = (const block_q4_1 *)w->data + blk;
+        p.q = j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4);
+        p.d = half_value(b->d);
+        p.add = half_value(b->m);
+        break;
+    }
+    case SAC_TYPE_Q5_1: {
+        const block_q5_1 *b = (const block_q5_1 *)w->data + blk;
+        int high = (b->qh[j / 8] >> (j % 8)) & 1;
+        p.q = (j < 16 ? (b->qs[j] & 15) : (b->qs[j - 16] >> 4)) | high << 4;
+        p.d = half_value(b->d);
+        p.add = half_value(b->m);
+        break;
+    }
+    case SAC_TYPE_Q2_K: { /* value 128 h + 32 k + l: bits 2k of qs[32 h + l]; group j/16 */
+        const block_q2_K *b = (const block_q2_K *)w->data + blk;
+        p.q = (b->qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3;
+        p.sc = b->scales[j / 16] & 15;
+        p.m = b->scales[j / 16] >> 4;
+        p.d = half_value(b->d);
+        p.dmin = half_value(b->dmin);
+        break;
+    }
+    case SAC_TYPE_Q3_K: { /* as Q2_K, minus 4 unless bit j/32 of hmask[j % 32]; 6-bit scales - 32 */
+        const block_q3_K *b = (const block_q3_K *)w->data + blk;
+        int low = (b->qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3;
+        p.q = low - ((b->hmask[j % 32] >> (j / 32)) & 1 ? 0 : 4);
+        int g = j / 16, lo4 = g < 8 ? b->scales[g] & 15 : b->scales[g - 8] >> 4;
+        p.sc = (lo4 | ((b->scales[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+        p.d = half_value(b->d);
+        break;
+    }
+    case SAC_TYPE_Q4_K: /* sub-block j/32; byte 32 * (j / 64) + j % 32, low nibble for the first 32 */
+    case SAC_TYPE_Q5_K: { /* the same, and the fifth bit: bit j/32 of qh[j % 32] */
+        const block_q4_K *b = (const block_q4_K *)w->data + blk;
+        const block_q5_K *b5 = (const block_q5_K *)w->data + blk;
+        int sub = j / 32;
+        if (w->type == SAC_TYPE_Q5_K) {
+            int byte = b5->qs[32 * (j / 64) + j % 32];
+            p.q = (sub % 2 ? byte >> 4 : byte & 15) | ((b5->qh[j % 32] >> sub) & 1) << 4;
+            p.d = half_value(b5->d);
+            p.dmin = half_value(b5->dmin);
+        } else {
+            int byte = b->qs[32 * (j / 64) + j % 32];
+            p.q = sub % 2 ? byte >> 4 : byte & 15;
+            p.d = half_value(b->d);
+            p.dmin = half_value(b->dmin);
+        }
+        const uint8_t *sc = w->type == SAC_TYPE_Q5_K ? b5->scales : b->scales;
+        if (sub < 4) {
+            p.sc = sc[sub] & 63;
+            p.m = sc[sub + 4] & 63;
+        } else {
+            p.sc = (sc[sub + 4] & 15) | (sc[sub - 4] >> 6) << 4;
+            p.m = (sc[sub + 4] >> 4) | (sc[sub] >> 6) << 4;
+        }
+        break;
+    }
+    case SAC_TYPE_Q6_K: { /* half h = j/128; within it, quarter k = (j % 128) / 32 and l = j % 32 */
+        const block_q6_K *b = (const block_q6_K *)w->data + blk;
+        int h = j / 128, k = (j % 128) / 32, l = j % 32;
+        int ql = b->ql[64 * h + l + (k % 2) * 32];
+        int low = k < 2 ? ql & 15 : ql >> 4;
+        int high = (b->qh[32 * h + l] >> (2 * k)) & 3;
+        p.q = (low | high << 4) - 32;
+        p.sc = b->scales[j / 16];
+        p.d = half_value(b->d);
+        break;
+    }
+    }
+    return p;
 }
 
 /* Weight (o, i) as the format defines it. */
@@ -82,26 +202,53 @@ static double weight_ref(const sac_matrix *w, int64_t o, int64_t i) {
     switch (w->type) {
     case SAC_TYPE_F32: return ((const float *)w->data)[o * w->n_in + i];
     case SAC_TYPE_F16: return half_value(((const uint16_t *)w->data)[o * w->n_in + i]);
-    case SAC_TYPE_Q8_0:
-    case SAC_TYPE_Q4_0: return weight_int(w, o, i) * weight_scale(w, o, i / 32);
+    case SAC_TYPE_BF16: return bf16_value(((const uint16_t *)w->data)[o * w->n_in + i]);
     }
-    return NAN;
+    weight_parts p = parts_of(w, o, i);
+    return p.d * p.sc * p.q - p.dmin * p.m + p.add;
 }
 
-/* ggml's activation quantization (d = amax/127 in f32, q = round(x * f32(1/d)) half away
- * from zero, scale d rounded to f16), each f32 operation done in double and rounded. */
-static void quantize_ref(const float *x, int64_t n, int *q, double *d16, double *d_exact) {
+/* ggml's activation quantization (d = amax/127 in f32, q = round(x * f32(1/d)) to nearest,
+ * ties to even as its x86 and Arm builds round, scale d rounded to f16), each f32 operation
+ * done in double and rounded; for Q8_1 (s16 not NULL) also s = f16(f32(sum(q) d)). */
+static void quantize_ref(const float *x, int64_t n, int *q, double *d16, double *s16) {
     for (int64_t blk = 0; blk < n / 32; blk++) {
         double amax = 0;
         for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[blk * 32 + j]));
         float d = (float)(amax / 127.0);
         float id = d != 0 ? (float)(1.0 / d) : 0.0f;
         d16[blk] = half_value(half_of(d));
-        d_exact[blk] = amax / 127.0;
         for (int j = 0; j < 32; j++) {
-            double v = (float)((double)x[blk * 32 + j] * id);
-            double r = floor(fabs(v) + 0.5);
-            q[blk * 32 + j] = (int)(v < 0 ? -r : r);
+            q[blk * 32 + j] = (int)nearbyint((float)((double)x[blk * 32 + j] * id));
+        }
+        if (s16) {
+            long sum = 0;
+            for (int j = 0; j < 32; j++) sum += q[blk * 32 + j];
+            s16[blk] = half_value(half_of((float)((double)sum * d)));
+        }
+    }
+}
+
+/* ggml's Q8_K activations: the value of largest magnitude (the first) maps to -127,
+ * iscale = f32(-127/max), q = min(127, round(f32(iscale x))) ties to even, d = f32(1/iscale). */
+static void quantize_ref_k(const float *x, int64_t n, int *q, double *d) {
+    for (int64_t blk = 0; blk < n / 256; blk++) {
+        double amax = 0, max = 0;
+        for (int j = 0; j < 256; j++)
+            if (fabs(x[blk * 256 + j]) > amax) {
+                amax = fabs(x[blk * 256 + j]);
+                max = x[blk * 256 + j];
+            }
+        if (amax == 0) {
+            d[blk] = 0;
+            for (int j = 0; j < 256; j++) q[blk * 256 + j] = 0;
+            continue;
+        }
+        float iscale = (float)(-127.0 / max);
+        d[blk] = (float)(1.0 / iscale);
+        for (int j = 0; j < 256; j++) {
+            double r = nearbyint((float)((double)iscale * x[blk * 256 + j]));
+            q[blk * 256 + j] = r > 127 ? 127 : (int)r;
         }
     }
 }
@@ -115,14 +262,15 @@ typedef struct expected {
 
 /* y[b][o] references, see the tolerances at the top. */
 static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expected *out) {
-    int64_t n = w->n_in, nb = n / 32;
-    int quantized = w->type == SAC_TYPE_Q8_0 || w->type == SAC_TYPE_Q4_0;
+    int64_t n = w->n_in, bs = act_block(w->type), nb = n / bs;
+    int quantized = is_quantized(w->type);
     int *q = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    double *d16 = malloc(sizeof(double) * (size_t)(nb + 1)), *dex = malloc(sizeof(double) * (size_t)(nb + 1));
+    double *dx = malloc(sizeof(double) * (size_t)(nb + 1)), *sx = malloc(sizeof(double) * (size_t)(nb + 1));
     double *wrow = malloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int64_t b = 0; b < n_batch; b++) {
         const float *xb = x + b * n;
-        if (quantized) quantize_ref(xb, n, q, d16, dex);
+        if (quantized && is_k_quant(w->type)) quantize_ref_k(xb, n, q, dx);
+        else if (quantized) quantize_ref(xb, n, q, dx, has_add(w->type) ? sx : NULL);
         for (int64_t o = 0; o < w->n_out; o++) {
             expected *e = &out[b * w->n_out + o];
             for (int64_t i = 0; i < n; i++) wrow[i] = weight_ref(w, o, i);
@@ -131,33 +279,58 @@ static void reference(const sac_matrix *w, const float *x, int64_t n_batch, expe
                 fp += wrow[i] * xb[i];
                 fp_abs += fabs(wrow[i] * xb[i]);
             }
+            if (!quantized && w->type == SAC_TYPE_BF16) { /* activations rounded to bf16 */
+                double v = 0, v_abs = 0, rerr = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    double xr = bf16_round(xb[i]);
+                    v += wrow[i] * xr;
+                    v_abs += fabs(wrow[i] * xr);
+                    rerr += fabs(wrow[i]) * fabs(xb[i] - xr);
+                }
+                e->value = v;
+                e->tol = (double)(n / 8 + n % 8 + 8) * U * v_abs + 1e-30;
+                e->value_fp = fp;
+                e->tol_fp = e->tol + rerr * (1 + 1e-9);
+                continue;
+            }
             if (!quantized) {
                 e->value = e->value_fp = fp;
                 e->tol = e->tol_fp = (double)(n / 8 + n % 8 + 8) * U * fp_abs + 1e-30;
                 continue;
             }
+            /* per activation block: dx (d isum - dmin msum) + add s, isum = sum sc q qx,
+             * msum = sum m qx, s the Q8_1 block sum */
             double sum = 0, sum_abs = 0, qerr = 0;
             for (int64_t blk = 0; blk < nb; blk++) {
-                double scale = weight_scale(w, o, blk) * d16[blk];
-                long long isum = 0;
-                double wabs = 0;
-                for (int j = 0; j < 32; j++) {
-                    isum += (long long)weight_int(w, o, blk * 32 + j) * q[blk * 32 + j];
-                    wabs += fabs(wrow[blk * 32 + j]);
+                long long isum = 0, msum = 0;
+                double xsum = 0;
+                weight_parts p = parts_of(w, o, blk * bs);
+                for (int64_t j = 0; j < bs; j++) {
+                    weight_parts pj = parts_of(w, o, blk * bs + j);
+                    isum += (long long)pj.sc * pj.q * q[blk * bs + j];
+                    msum += (long long)pj.m * q[blk * bs + j];
+                    xsum += xb[blk * bs + j];
+                    /* the activation's quantization error, weighted: bounds the fp difference */
+                    qerr += fabs(wrow[blk * bs + j] - p.add) * fabs((double)xb[blk * bs + j] - dx[blk] * q[blk * bs + j]);
                 }
-                sum += scale * (double)isum;
-                sum_abs += fabs(scale * (double)isum);
-                qerr += wabs * (dex[blk] / 2 + 127 * fabs(dex[blk] - d16[blk]));
+                double t1 = dx[blk] * p.d * (double)isum, t2 = dx[blk] * p.dmin * (double)msum, t3 = 0;
+                if (has_add(w->type)) {
+                    t3 = p.add * sx[blk];
+                    qerr += fabs(p.add) * fabs(xsum - sx[blk]);
+                }
+                sum += t1 - t2 + t3;
+                sum_abs += fabs(t1) + fabs(t2) + fabs(t3);
             }
             e->value = sum;
-            e->tol = (double)(nb + 3) * U * sum_abs + 1e-30;
+            /* per block: the int → f32 conversions, the scale products and the sums */
+            e->tol = (double)(is_k_quant(w->type) || has_add(w->type) ? 2 * nb + 6 : nb + 3) * U * sum_abs + 1e-30;
             e->value_fp = fp;
             e->tol_fp = e->tol + qerr * (1 + 1e-9) + 1e-30;
         }
     }
     free(q);
-    free(d16);
-    free(dex);
+    free(dx);
+    free(sx);
     free(wrow);
 }
 
@@ -269,7 +442,8 @@ static void check_shape(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_ba
 }
 
 static void check_type(uint32_t type) {
-    const int64_t n_ins[] = {32, 64, 96, 4096};
+    int64_t k = is_k_quant(type) ? 8 : 1; /* K-quant rows are whole 256-value blocks */
+    const int64_t n_ins[] = {32 * k, 64 * k, 96 * k, 4096};
     const int64_t n_outs[] = {1, 5, 13, 67};
     const int64_t n_batches[] = {1, 2, 3, 4, 5, 7, 8, 17};
     uint64_t seed = 1;
@@ -285,14 +459,24 @@ static void test_f32(void) { check_type(SAC_TYPE_F32); }
 static void test_f16(void) { check_type(SAC_TYPE_F16); }
 static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
 static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
+static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
+static void test_bf16(void) { check_type(SAC_TYPE_BF16); }
+static void test_q4_1(void) { check_type(SAC_TYPE_Q4_1); }
+static void test_q5_1(void) { check_type(SAC_TYPE_Q5_1); }
+static void test_q2_K(void) { check_type(SAC_TYPE_Q2_K); }
+static void test_q3_K(void) { check_type(SAC_TYPE_Q3_K); }
+static void test_q4_K(void) { check_type(SAC_TYPE_Q4_K); }
+static void test_q5_K(void) { check_type(SAC_TYPE_Q5_K); }
+static void test_q6_K(void) { check_type(SAC_TYPE_Q6_K); }
 
 /* Float weights allow any row length: leftovers after the last group of eight. */
 static void test_float_odd_lengths(void) {
     const int64_t n_ins[] = {0, 1, 7, 13, 100, 257, 8203}; /* 8203: F16 rows too long to convert whole */
-    for (int t = 0; t < 2; t++)
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_BF16};
+    for (int t = 0; t < 3; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
             for (int64_t n_batch = 1; n_batch <= 6; n_batch += 5)
-                check_shape(t ? SAC_TYPE_F16 : SAC_TYPE_F32, n_ins[a], 9, n_batch, 77 + a);
+                check_shape(types[t], n_ins[a], 9, n_batch, 77 + a);
 }
 
 /* For the every-half tests: w has 65536 rows and x makes y[b][o] exactly factor × half o
@@ -324,6 +508,30 @@ static void test_f16_every_half(void) {
     for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
     sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
     check_every_half(&w, x, 1.0);
+    free(h);
+}
+
+/* Every bfloat16 through the BF16 kernels, as test_f16_every_half does it (x = 1 is exact
+ * in bf16). */
+static void test_bf16_every_value(void) {
+    const int64_t n_in = 16, n_out = 65536;
+    uint16_t *h = calloc((size_t)(n_in * n_out), sizeof *h);
+    float x[4 * 16];
+    for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
+    for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
+    sac_matrix w = {SAC_TYPE_BF16, n_in, n_out, h};
+    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+        float *y = run_matmul(pools[2], &w, x, n_batch);
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++)
+            for (int64_t o = 0; o < n_out; o++) {
+                double want = bf16_value((uint16_t)o), got = y[b * n_out + o];
+                if (!(isnan(want) ? isnan(got) : got == want) && bad++ < 3)
+                    CHECK_MSG(0, "n_batch=%lld bf16 0x%04x: got %.9g want %.9g", (long long)n_batch, (unsigned)o, got, want);
+            }
+        CHECK(bad == 0);
+        free(y);
+    }
     free(h);
 }
 
@@ -362,16 +570,48 @@ static void test_quant_every_scale(void) {
     const int64_t n_in = 64, n_out = 65536, nb = n_in / 32;
     float x[4 * 64];
     for (int i = 0; i < 4 * 64; i++) x[i] = 127.0f;
-    for (int q4 = 0; q4 <= 1; q4++) {
-        uint32_t type = q4 ? SAC_TYPE_Q4_0 : SAC_TYPE_Q8_0;
+    /* Q4_1 and Q5_1 twice: d every half (m 0), then m every half (d 1, levels 0), where
+     * y = m × s = m × 32 × 127 (Q8_1's block sum) */
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1,
+                              SAC_TYPE_Q5_1, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        uint32_t type = types[t];
+        int min_pass = t >= 5;
         void *data = NULL;
-        if (q4) {
+        if (type == SAC_TYPE_Q4_1) {
+            block_q4_1 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 && !min_pass ? (uint16_t)o : 0x3C00;
+                    b[o * nb + k].m = k == 0 && min_pass ? (uint16_t)o : 0;
+                    if (k == 0 && !min_pass) b[o * nb].qs[0] = 0x01; /* level 1 at column 0 */
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q5_1) {
+            block_q5_1 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 && !min_pass ? (uint16_t)o : 0x3C00;
+                    b[o * nb + k].m = k == 0 && min_pass ? (uint16_t)o : 0;
+                    if (k == 0 && !min_pass) b[o * nb].qh[0] = 0x01; /* level 16 at column 0 */
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q4_0) {
             block_q4_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
             for (int64_t o = 0; o < n_out; o++)
                 for (int64_t k = 0; k < nb; k++) {
                     b[o * nb + k].d = k == 0 ? (uint16_t)o : 0x3C00;
                     memset(b[o * nb + k].qs, 0x88, sizeof b[0].qs); /* nibbles of 8: weight 0 */
                     if (k == 0) b[o * nb].qs[0] = 0x89;             /* weight 1 at column 0 */
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q5_0) {
+            block_q5_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    b[o * nb + k].d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(b[o * nb + k].qh, 0xFF, sizeof b[0].qh); /* levels of 16: weight 0 */
+                    if (k == 0) b[o * nb].qs[0] = 0x01;             /* 17: weight 1 at column 0 */
                 }
             data = b;
         } else {
@@ -383,14 +623,150 @@ static void test_quant_every_scale(void) {
             data = b;
         }
         sac_matrix w = {type, n_in, n_out, data};
-        check_every_half(&w, x, 127.0);
+        check_every_half(&w, x, min_pass ? 32.0 * 127.0 : type == SAC_TYPE_Q5_1 ? 16.0 * 127.0 : 127.0);
         free(data);
     }
 }
 
+/* Every half as a K-quant super-block scale d, and as Q4_K's dmin: x = 127 quantizes (Q8_K)
+ * to q = -127 with d_x = -1. Q6_K and Q4_K rows hold weight d (sc 1, level 1) at column 0,
+ * so y = 127 d; the Q4_K rows with dmin = half o, m = 1 on sub-block 0 and every level and
+ * scale 0 hold -dmin at columns 0-31, so y = -32 · 127 · dmin; the Q5_K rows hold level 16
+ * (its fifth bit) at column 0, so y = 16 · 127 d; Q3_K and Q2_K hold d (scale 1, level 1) at
+ * column 0, and Q2_K's dmin pass -dmin on group 0 (16 values). The row's other block is
+ * ordinary (d = 1, scales 0). */
+static void test_k_quant_every_scale(void) {
+    const int64_t n_in = 512, n_out = 65536, nb = n_in / 256;
+    float *x = malloc(sizeof(float) * 4 * (size_t)n_in);
+    for (int i = 0; i < 4 * n_in; i++) x[i] = 127.0f;
+    for (int pass = 0; pass < 7; pass++) {
+        const uint32_t pass_types[] = {SAC_TYPE_Q6_K, SAC_TYPE_Q4_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K,
+                                       SAC_TYPE_Q3_K, SAC_TYPE_Q2_K, SAC_TYPE_Q2_K};
+        uint32_t type = pass_types[pass];
+        void *data;
+        if (type == SAC_TYPE_Q6_K) {
+            block_q6_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q6_K *blk = &b[o * nb + k];
+                    blk->d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(blk->qh, 0xAA, sizeof blk->qh); /* high bits 2: level 32, weight 0 */
+                    if (k == 0) {
+                        blk->ql[0] = 1; /* level 33 at column 0 */
+                        blk->scales[0] = 1;
+                    }
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q3_K) { /* group 0's scale 33 - 32 = 1, the others 0; level 1 at column 0 */
+            block_q3_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q3_K *blk = &b[o * nb + k];
+                    blk->d = k == 0 ? (uint16_t)o : 0x3C00;
+                    memset(blk->hmask, 0xFF, sizeof blk->hmask); /* no -4: levels 0 */
+                    memset(blk->scales + 8, 0xAA, 4);           /* high bits 2: scales 32 */
+                    if (k == 0) {
+                        blk->scales[0] = 1;
+                        blk->qs[0] = 1;
+                    }
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q2_K) { /* pass 5: d, sc 1 and level 1 at column 0; pass 6: dmin, m 1 on group 0 */
+            block_q2_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q2_K *blk = &b[o * nb + k];
+                    blk->d = pass == 5 && k == 0 ? (uint16_t)o : 0x3C00;
+                    blk->dmin = pass == 6 && k == 0 ? (uint16_t)o : 0x3C00;
+                    if (k == 0) blk->scales[0] = pass == 5 ? 0x01 : 0x10;
+                    if (k == 0 && pass == 5) blk->qs[0] = 1;
+                }
+            data = b;
+        } else if (type == SAC_TYPE_Q5_K) { /* d every half: level 16 (the fifth bit) at column 0, sc 1 */
+            block_q5_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q5_K *blk = &b[o * nb + k];
+                    blk->d = k == 0 ? (uint16_t)o : 0x3C00;
+                    blk->dmin = 0x3C00;
+                    if (k == 0) {
+                        blk->scales[0] = 1;
+                        blk->qh[0] = 1;
+                    }
+                }
+            data = b;
+        } else {
+            block_q4_K *b = calloc((size_t)(n_out * nb), sizeof *b);
+            for (int64_t o = 0; o < n_out; o++)
+                for (int64_t k = 0; k < nb; k++) {
+                    block_q4_K *blk = &b[o * nb + k];
+                    blk->d = pass == 1 && k == 0 ? (uint16_t)o : 0x3C00;
+                    blk->dmin = pass == 2 && k == 0 ? (uint16_t)o : 0x3C00;
+                    if (k == 0 && pass == 1) {
+                        blk->scales[0] = 1; /* sub-block 0: sc 1, m 0 */
+                        blk->qs[0] = 1;     /* level 1 at column 0 */
+                    }
+                    if (k == 0 && pass == 2) blk->scales[4] = 1; /* sub-block 0: sc 0, m 1 */
+                }
+            data = b;
+        }
+        sac_matrix w = {type, n_in, n_out, data};
+        const double factors[] = {127.0, 127.0, -32.0 * 127.0, 16.0 * 127.0, 127.0, 127.0, -16.0 * 127.0};
+        check_every_half(&w, x, factors[pass]);
+        free(data);
+    }
+    free(x);
+}
+
+/* The Q8_K activation quantizer, observed exactly: Q6_K rows that pick one input each (d 1,
+ * sc 1, level 1) make y[o] = f32(d_x q_x[o]); ties go to even (ggml's nearest_int), unlike
+ * Q8_0's. */
+static void test_activation_quantization_exact_k(void) {
+    const int64_t n_in = 512, n_batch_max = 5, nb = n_in / 256;
+    block_q6_K *blocks = calloc((size_t)(n_in * nb), sizeof *blocks);
+    for (int64_t o = 0; o < n_in; o++) {
+        for (int64_t k = 0; k < nb; k++) {
+            block_q6_K *blk = &blocks[o * nb + k];
+            blk->d = 0x3C00;
+            memset(blk->qh, 0xAA, sizeof blk->qh);
+        }
+        block_q6_K *blk = &blocks[o * nb + o / 256];
+        int j = (int)(o % 256), h = j / 128, q = (j % 128) / 32, l = j % 32;
+        blk->ql[64 * h + l + (q % 2) * 32] |= (uint8_t)(q < 2 ? 1 : 0x10); /* level 33 */
+        blk->scales[j / 16] = 1;
+    }
+    sac_matrix w = {SAC_TYPE_Q6_K, n_in, n_in, blocks};
+    uint64_t s = 98;
+    float *x = make_activations(n_in * n_batch_max, &s);
+    /* block 0 of row 0: max -127 → iscale 1, d 1, so x = k + 0.5 are exact ties */
+    const float ties[] = {-127.0f, 2.5f, -2.5f, 0.5f, -0.5f, 126.5f, -126.5f, 3.5f, 1.5f};
+    for (int j = 0; j < 256; j++) x[j] = j < 9 ? ties[j] : (float)(j % 32 - 16) * 0.25f;
+    for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch += 4) {
+        float *y = run_matmul(pools[3], &w, x, n_batch);
+        int q[512];
+        double d[2];
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++) {
+            quantize_ref_k(x + b * n_in, n_in, q, d);
+            for (int64_t o = 0; o < n_in; o++) {
+                double want = (float)(d[o / 256] * q[o]);
+                if (y[b * n_in + o] != want && bad++ < 3)
+                    CHECK_MSG(0, "n_batch=%lld b=%lld x[%lld]=%.9g: got %.9g want %.9g", (long long)n_batch,
+                              (long long)b, (long long)o, x[b * n_in + o], y[b * n_in + o], want);
+            }
+        }
+        CHECK(bad == 0);
+        CHECK(y[0] == -127.0f && y[1] == 2.0f && y[2] == -2.0f && y[3] == 0.0f && y[4] == 0.0f);
+        CHECK(y[5] == 126.0f && y[6] == -126.0f && y[7] == 4.0f && y[8] == 2.0f);
+        free(y);
+    }
+    free(x);
+    free(blocks);
+}
+
 /* The activation quantizer, observed exactly: Q8_0 weight rows that pick one input each
  * (q = 1, d = 1) make y[o] = d_x * q_x[o] with no rounding, to compare with the reference
- * bit for bit — including the ties that ggml rounds away from zero. */
+ * bit for bit — including the ties, which go to even as in ggml's x86 and Arm builds. */
 static void test_activation_quantization_exact(void) {
     const int64_t n_in = 128, n_batch_max = 5;
     block_q8_0 *blocks = calloc((size_t)(n_in * n_in / 32), sizeof *blocks);
@@ -407,10 +783,10 @@ static void test_activation_quantization_exact(void) {
     for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch += 4) {
         float *y = run_matmul(pools[3], &w, x, n_batch);
         int q[128];
-        double d16[4], dex[4];
+        double d16[4];
         int bad = 0;
         for (int64_t b = 0; b < n_batch; b++) {
-            quantize_ref(x + b * n_in, n_in, q, d16, dex);
+            quantize_ref(x + b * n_in, n_in, q, d16, NULL);
             for (int64_t o = 0; o < n_in; o++) {
                 double want = d16[o / 32] * q[o];
                 if (y[b * n_in + o] != want && bad++ < 3)
@@ -419,7 +795,7 @@ static void test_activation_quantization_exact(void) {
             }
         }
         CHECK(bad == 0);
-        CHECK(y[1] == 3.0f && y[2] == -3.0f && y[3] == 1.0f && y[4] == -1.0f && y[5] == 127.0f);
+        CHECK(y[1] == 2.0f && y[2] == -2.0f && y[3] == 0.0f && y[4] == 0.0f && y[5] == 126.0f && y[6] == -126.0f);
         free(y);
     }
     free(x);
@@ -448,6 +824,27 @@ static void test_work_size_overflow(void) {
         if (need > (double)SIZE_MAX) CHECK_MSG(got == SIZE_MAX, "n_in=%lld: %zu bytes", (long long)n_ins[k], got);
         else CHECK_MSG(got != SIZE_MAX && (double)got >= need, "n_in=%lld: %zu bytes", (long long)n_ins[k], got);
     }
+}
+
+/* The same for every activation layout: Q8_1 (scales, sums, values), Q8_K (scales, values,
+ * bsums) and BF16 (f32 values), each at least its parts' bytes, or SIZE_MAX. */
+static void test_work_size_overflow_all_layouts(void) {
+    const uint32_t types[] = {SAC_TYPE_Q4_1, SAC_TYPE_Q4_K, SAC_TYPE_BF16};
+    const int64_t n_ins[] = {4096, (int64_t)1 << 40}, n_batches[] = {(int64_t)1 << 20, (int64_t)1 << 30};
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < 2; k++) {
+            sac_matrix w = {types[t], n_ins[k], 10, NULL};
+            double n = (double)n_ins[k] * (double)n_batches[k], need;
+            if (types[t] == SAC_TYPE_Q4_1) need = n / 32 * 8 + n * 2;
+            else if (types[t] == SAC_TYPE_Q4_K) need = n / 256 * 4 + n * 2 + n / 16 * 2;
+            else need = n * 4;
+            size_t got = sac_matmul_work_size(&w, n_batches[k]);
+            if (need > (double)SIZE_MAX)
+                CHECK_MSG(got == SIZE_MAX, "%s n_in=%lld: %zu bytes", sac_type_name(types[t]), (long long)n_ins[k], got);
+            else
+                CHECK_MSG(got != SIZE_MAX && (double)got >= need, "%s n_in=%lld: %zu bytes", sac_type_name(types[t]),
+                          (long long)n_ins[k], got);
+        }
 }
 
 static void test_dot_and_axpy(void) {
@@ -534,8 +931,10 @@ static void release_end(end_copy c, size_t bytes) {
 }
 
 static void test_matvec_reads_stay_inside(void) {
-    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_F16, SAC_TYPE_F32};
-    const int64_t n_ins[] = {32, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1,
+                              SAC_TYPE_Q2_K, SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K,
+                              SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_F32};
+    const int64_t n_ins[] = {256, 768}, n_outs[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
             for (size_t b = 0; b < sizeof n_outs / sizeof n_outs[0]; b++) {
@@ -591,14 +990,27 @@ int main(void) {
            sac_pool_size(pools[2]), sac_pool_size(pools[3]), sac_pool_size(pools[4]));
     RUN(test_work_size);
     RUN(test_work_size_overflow);
+    RUN(test_work_size_overflow_all_layouts);
     RUN(test_activation_quantization_exact);
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);
+    RUN(test_k_quant_every_scale);
+    RUN(test_activation_quantization_exact_k);
     RUN(test_f16_specials_long_rows);
+    RUN(test_bf16_every_value);
     RUN(test_f32);
     RUN(test_f16);
     RUN(test_q8_0);
     RUN(test_q4_0);
+    RUN(test_q5_0);
+    RUN(test_bf16);
+    RUN(test_q4_1);
+    RUN(test_q5_1);
+    RUN(test_q2_K);
+    RUN(test_q3_K);
+    RUN(test_q4_K);
+    RUN(test_q5_K);
+    RUN(test_q6_K);
     RUN(test_float_odd_lengths);
     RUN(test_dot_and_axpy);
     RUN(test_matvec_reads_stay_inside);

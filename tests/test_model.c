@@ -103,6 +103,30 @@ static void test_quantized_models_match_reference(void) {
         }
 }
 
+/* The types added for real files, each a whole model against the float64 reference (which
+ * dequantizes the stored blocks itself, and keeps the activations unquantized). The
+ * K-quants need rows of whole 256-value blocks: a width of 256 and a feed-forward of 512.
+ * Their activations (Q8_K) have one scale per 256 values, so even Q6_K's error is mostly
+ * the activations': the tolerance is Q8_0's. */
+static void test_more_quantized_types_match_reference(void) {
+    const char *archs[] = {"gpt2", "llama"};
+    const uint32_t types[] = {SAC_TYPE_BF16, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1, SAC_TYPE_Q2_K,
+                              SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
+    for (int a = 0; a < 2; a++)
+        for (int t = 0; t < 9; t++) {
+            const double tol = types[t] == SAC_TYPE_BF16 ? 1e-2 : 3e-2; /* bf16: 8-bit activations' mantissas */
+            test_model_spec s = test_spec(archs[a], types[t]);
+            if (sac_type_traits_get(types[t])->block_size == 256) {
+                s.n_embd = 256;
+                s.n_ff = 512;
+            }
+            s.tied = a == 1;
+            double err = model_error(&s, 2, 64);
+            printf("  %s %s: relative error %.3g (tolerance %g)\n", archs[a], sac_type_name(types[t]), err, tol);
+            CHECK_MSG(err <= tol, "%s %s: relative error %.3g", archs[a], sac_type_name(types[t]), err);
+        }
+}
+
 /* Prefill part of the prompt, then decode one token at a time: each step's logits equal
  * the corresponding row of a single full-sequence evaluation. */
 static void test_kv_cache_decode_matches_full_sequence(void) {
@@ -654,6 +678,7 @@ static void test_default_context_length(void) {
 int main(void) {
     RUN(test_f32_models_match_reference);
     RUN(test_quantized_models_match_reference);
+    RUN(test_more_quantized_types_match_reference);
     RUN(test_kv_cache_decode_matches_full_sequence);
     RUN(test_batch_size_does_not_change_logits);
     RUN(test_threads_give_identical_results);

@@ -738,7 +738,13 @@ static void quantize_case(uint32_t type, double logit_tol) {
     CHECK(q.n_kv == a.n_kv + (sac_gguf_find_kv(&a, "general.file_type") ? 0 : 1));
     uint32_t file_type = 99, ctx_len = 0;
     CHECK(sac_gguf_get_u32(&q, "general.file_type", &file_type, &err) == SAC_OK);
-    CHECK(file_type == (type == SAC_TYPE_Q8_0 ? 7u : type == SAC_TYPE_Q4_0 ? 2u : type == SAC_TYPE_F16 ? 1u : 0u));
+    CHECK(file_type == (type == SAC_TYPE_Q8_0   ? 7u
+                        : type == SAC_TYPE_Q4_0 ? 2u
+                        : type == SAC_TYPE_Q5_0 ? 8u
+                        : type == SAC_TYPE_Q4_1 ? 3u
+                        : type == SAC_TYPE_Q5_1 ? 9u
+                        : type == SAC_TYPE_F16  ? 1u
+                                                : 0u));
     CHECK(sac_gguf_get_u32(&q, "gpt2.context_length", &ctx_len, &err) == SAC_OK && ctx_len == (uint32_t)spec.n_ctx);
 
     /* the engine runs it: the same logits as the model made directly in this type (same
@@ -792,6 +798,9 @@ static void quantize_case(uint32_t type, double logit_tol) {
 static void test_quantize_roundtrip(void) {
     quantize_case(SAC_TYPE_Q8_0, 3e-2);
     quantize_case(SAC_TYPE_Q4_0, 3e-1);
+    quantize_case(SAC_TYPE_Q5_0, 2e-1);
+    quantize_case(SAC_TYPE_Q4_1, 3e-1);
+    quantize_case(SAC_TYPE_Q5_1, 2e-1);
     quantize_case(SAC_TYPE_F16, 1e-3);
     quantize_case(SAC_TYPE_F32, 0.0);
 }
@@ -819,9 +828,46 @@ static void test_quantize_fallback(void) {
     CHECK(sac_gguf_parse(&f, out, out_size, &err) == SAC_OK);
     CHECK(sac_gguf_find_tensor(&f, "m")->type == SAC_TYPE_F16 && sac_gguf_find_tensor(&f, "v")->type == SAC_TYPE_F32);
     sac_gguf_release(&f);
-    CHECK(quantize_gguf(in, in_size, 3 /* Q4_1 */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
+    CHECK(quantize_gguf(in, in_size, 20 /* IQ4_NL */, &out, &out_size, &stats, &err) == SAC_ERR_ARG);
     free(in);
     free(out);
+}
+
+/* Rows that are not whole 256-value blocks cannot be K-quants: as llama.cpp does, Q4_K falls
+ * back to Q5_0, Q5_K to Q5_1 and Q6_K to Q8_0 (rows of 64), and to F16 when 32 does not
+ * divide the row either (rows of 20); rows of 256 take the K-quant. */
+static void test_quantize_k_fallback(void) {
+    const uint32_t types[] = {SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
+    const uint32_t fallbacks[] = {SAC_TYPE_Q5_0, SAC_TYPE_Q5_1, SAC_TYPE_Q8_0}, file_types[] = {14, 16, 18};
+    for (int t = 0; t < 3; t++) {
+        gguf_writer *w;
+        sac_error err;
+        CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
+        static float m[256 * 2];
+        for (int i = 0; i < 512; i++) m[i] = (float)(i % 41) / 7.0f - 2.0f;
+        const int64_t ne_k[2] = {256, 2}, ne_64[2] = {64, 8}, ne_20[2] = {20, 3};
+        CHECK(sac_gguf_writer_add_tensor(w, "k", SAC_TYPE_F32, 2, ne_k, m, sizeof m, &err) == SAC_OK);
+        CHECK(sac_gguf_writer_add_tensor(w, "r64", SAC_TYPE_F32, 2, ne_64, m, sizeof m, &err) == SAC_OK);
+        CHECK(sac_gguf_writer_add_tensor(w, "r20", SAC_TYPE_F32, 2, ne_20, m, 60 * sizeof(float), &err) == SAC_OK);
+        uint8_t *in = NULL, *out = NULL;
+        size_t in_size = 0, out_size = 0;
+        CHECK(sac_gguf_writer_to_buffer(w, &in, &in_size, &err) == SAC_OK);
+        sac_gguf_writer_free(w);
+        quantize_stats stats;
+        CHECK(quantize_gguf(in, in_size, types[t], &out, &out_size, &stats, &err) == SAC_OK);
+        CHECK(stats.n_fallback == 2 && stats.n_converted == 3);
+        gguf_file f;
+        CHECK(sac_gguf_parse(&f, out, out_size, &err) == SAC_OK);
+        CHECK(sac_gguf_find_tensor(&f, "k")->type == types[t]);
+        CHECK(sac_gguf_find_tensor(&f, "r64")->type == fallbacks[t]);
+        CHECK(sac_gguf_find_tensor(&f, "r20")->type == SAC_TYPE_F16);
+        uint32_t file_type = 0;
+        CHECK(sac_gguf_get_u32(&f, "general.file_type", &file_type, &err) == SAC_OK);
+        CHECK(file_type == file_types[t]); /* llama.cpp's Q4_K_S, Q5_K_S, Q6_K */
+        sac_gguf_release(&f);
+        free(in);
+        free(out);
+    }
 }
 
 /* The tools' option parser: values land typed, and bad ones are refused with the reason. */
@@ -891,6 +937,7 @@ int main(void) {
     RUN(test_export_matches_engine);
     RUN(test_quantize_roundtrip);
     RUN(test_quantize_fallback);
+    RUN(test_quantize_k_fallback);
     RUN(test_cli_options);
     return check_summary("test_train");
 }

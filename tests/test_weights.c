@@ -132,25 +132,33 @@ static void check_retyped(test_model *tm, const char *arch, ref_tensor *t, uint3
     free(f);
 }
 
-/* Each matrix of an F32 model in turn stored as Q8_0 or Q4_0, alternating (the others stay
- * F32): the quantized activations of that one matrix must fit the workspace (an llama file
- * with only attn_v as Q8_0 overflowed it). */
+/* Each matrix of an F32 model in turn stored as another type, cycling through the types (the
+ * others stay F32): the converted activations of that one matrix must fit the workspace (an
+ * llama file with only attn_v as Q8_0 overflowed it). Then the same at width 256, where the
+ * K-quants join the cycle: real files mix Q5_0, Q8_0, Q4_K and Q6_K like this. */
 static void test_each_matrix_retyped(void) {
     const char *archs[] = {"gpt2", "llama", "encdec"};
-    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
-    for (int a = 0; a < 3; a++) {
+    const uint32_t types[] = {SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1,
+                              SAC_TYPE_BF16, SAC_TYPE_Q4_K, SAC_TYPE_Q6_K, SAC_TYPE_Q2_K, SAC_TYPE_Q3_K,
+                              SAC_TYPE_Q5_K};
+    for (int a = 0; a < 6; a++) {
+        const int wide = a >= 3, n_types = wide ? 11 : 2;
         test_model tm;
-        test_model_spec s = test_spec(archs[a], SAC_TYPE_F32);
+        test_model_spec s = test_spec(archs[a % 3], SAC_TYPE_F32);
+        if (wide) {
+            s.n_embd = 256;
+            s.n_ff = 512;
+        }
         CHECK(test_model_make(&s, &tm) == 0);
         double *ref = malloc((size_t)N_PROMPT * s.n_vocab * sizeof *ref);
         float *logits = malloc((size_t)N_PROMPT * s.n_vocab * sizeof *logits);
         int n_matrices = 0;
         for (int i = 0; i < tm.ref.n; i++) {
             if (tm.ref.t[i].ne[1] == 1) continue;
-            n_matrices++; /* llama's blk.0.attn_v is the 4th: Q8_0, the case */
-            check_retyped(&tm, archs[a], &tm.ref.t[i], types[n_matrices % 2], ref, logits);
+            n_matrices++; /* llama's blk.0.attn_v is the 4th: Q8_0 at width 64, the case */
+            check_retyped(&tm, archs[a % 3], &tm.ref.t[i], types[n_matrices % n_types], ref, logits);
         }
-        CHECK_MSG(n_matrices == (a == 0 ? 11 : a == 1 ? 16 : 24), "%s: %d matrices", archs[a], n_matrices);
+        CHECK_MSG(n_matrices == (a % 3 == 0 ? 11 : a % 3 == 1 ? 16 : 24), "%s: %d matrices", archs[a % 3], n_matrices);
         free(logits);
         free(ref);
         test_model_free(&tm);

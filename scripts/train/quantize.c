@@ -14,14 +14,35 @@
 #error "quantize.c assumes a little-endian host"
 #endif
 
-/* llama.cpp's general.file_type ("mostly" this type). */
+/* llama.cpp's general.file_type ("mostly" this type; Q2_K, Q3_K_S, Q4_K_S, Q5_K_S, Q6_K). */
 static uint32_t file_type_of(uint32_t type) {
     switch (type) {
     case SAC_TYPE_F16: return 1;
     case SAC_TYPE_Q4_0: return 2;
+    case SAC_TYPE_Q4_1: return 3;
     case SAC_TYPE_Q8_0: return 7;
+    case SAC_TYPE_Q5_0: return 8;
+    case SAC_TYPE_Q5_1: return 9;
+    case SAC_TYPE_Q2_K: return 10;
+    case SAC_TYPE_Q3_K: return 11;
+    case SAC_TYPE_Q4_K: return 14;
+    case SAC_TYPE_Q5_K: return 16;
+    case SAC_TYPE_Q6_K: return 18;
+    case SAC_TYPE_BF16: return 32;
     default: return 0;
     }
+}
+
+/* For rows that are not whole blocks of `type`: llama.cpp's choice for the K-quants (a 32-value
+ * type of about their precision; for Q2_K and Q3_K it takes IQ4_NL, which saccade does not
+ * have, so Q4_0 here), else F16, both when their blocks fit the row. */
+static uint32_t fallback_of(uint32_t type, int64_t row) {
+    uint32_t t = type == SAC_TYPE_Q2_K || type == SAC_TYPE_Q3_K ? SAC_TYPE_Q4_0
+                 : type == SAC_TYPE_Q4_K ? SAC_TYPE_Q5_0
+                 : type == SAC_TYPE_Q5_K ? SAC_TYPE_Q5_1
+                 : type == SAC_TYPE_Q6_K ? SAC_TYPE_Q8_0
+                                         : SAC_TYPE_F16;
+    return row % sac_type_traits_get(t)->block_size == 0 ? t : SAC_TYPE_F16;
 }
 
 /* A GGUF string as a NUL-terminated copy in buf (cap bytes); 0 when it does not fit or holds a NUL. */
@@ -106,7 +127,7 @@ static sac_status add_tensor(gguf_writer *w, const gguf_tensor *t, uint32_t type
     uint32_t target = t->n_dims >= 2 ? type : t->type;
     const sac_type_traits *dst = sac_type_traits_get(target);
     if (target != t->type && ne[0] % dst->block_size != 0) {
-        target = SAC_TYPE_F16; /* rows that are not whole blocks */
+        target = fallback_of(target, ne[0]); /* rows that are not whole blocks */
         dst = sac_type_traits_get(target);
         stats->n_fallback++;
     }
@@ -141,7 +162,7 @@ sac_status quantize_gguf(const void *in, size_t in_size, uint32_t type, uint8_t 
     quantize_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
-    if (type != SAC_TYPE_F32 && type != SAC_TYPE_F16 && type != SAC_TYPE_Q8_0 && type != SAC_TYPE_Q4_0)
+    if (!sac_type_traits_get(type))
         return sac_fail(err, SAC_ERR_ARG, "quantize: cannot convert to %s", sac_type_name(type));
     gguf_file f;
     sac_status st = sac_gguf_parse(&f, in, in_size, err);

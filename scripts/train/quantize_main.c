@@ -1,6 +1,6 @@
 /* quantize_main.c — the command-line quantizer.
  *
- *   build/tools/quantize IN.gguf OUT.gguf --type q8_0|q4_0|f16|f32
+ *   build/tools/quantize IN.gguf OUT.gguf --type q8_0|q4_0|q5_0|q4_1|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k|bf16|f16|f32
  *
  * Converts every weight matrix to the type, keeps biases and norms F32 (quantize.h). */
 #include <stdio.h>
@@ -12,14 +12,9 @@
 #include "types.h"
 
 int main(int argc, char **argv) {
-    const char *types[] = {"f32", "f16", "q8_0", "q4_0"};
-    const uint32_t type_ids[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
-    int type = -1;
-    if (argc == 5 && !strcmp(argv[3], "--type"))
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(argv[4], types[i])) type = i;
-    if (type < 0) {
-        fprintf(stderr, "usage: quantize IN.gguf OUT.gguf --type q8_0|q4_0|f16|f32\n");
+    uint32_t type = argc == 5 && !strcmp(argv[3], "--type") ? sac_type_by_name(argv[4]) : SAC_TYPE_COUNT;
+    if (type == SAC_TYPE_COUNT) {
+        fprintf(stderr, "usage: quantize IN.gguf OUT.gguf --type q8_0|q4_0|q5_0|q4_1|q5_1|q2_k|q3_k|q4_k|q5_k|q6_k|bf16|f16|f32\n");
         return 1;
     }
     size_t size;
@@ -32,7 +27,7 @@ int main(int argc, char **argv) {
     size_t out_size = 0;
     quantize_stats stats;
     sac_error err = {0};
-    sac_status st = quantize_gguf(in, size, type_ids[type], &out, &out_size, &stats, &err);
+    sac_status st = quantize_gguf(in, size, type, &out, &out_size, &stats, &err);
     free(in);
     if (st) {
         fprintf(stderr, "quantize: %s\n", err.msg);
@@ -46,7 +41,7 @@ int main(int argc, char **argv) {
     }
     printf("quantize: %s → %s (%s): %lld tensors converted, %lld kept, %lld as F16 (rows not whole blocks); "
            "tensor data %.2f MB → %.2f MB, file %.2f MB\n",
-           argv[1], argv[2], sac_type_name(type_ids[type]), (long long)stats.n_converted, (long long)stats.n_kept,
+           argv[1], argv[2], sac_type_name(type), (long long)stats.n_converted, (long long)stats.n_kept,
            (long long)stats.n_fallback, stats.bytes_in / 1e6, stats.bytes_out / 1e6, out_size / 1e6);
     return 0;
 }

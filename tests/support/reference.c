@@ -30,6 +30,14 @@ void ref_dequantize(uint32_t type, const uint8_t *b, int64_t n, double *out) {
     case 1: /* F16 */
         for (int64_t i = 0; i < n; i++) out[i] = half_to_double(le16(b + 2 * i));
         break;
+    case 30: /* BF16: the high half of an f32 */
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)le16(b + 2 * i) << 16;
+            float f;
+            memcpy(&f, &u, 4);
+            out[i] = f;
+        }
+        break;
     case 8: /* Q8_0: f16 scale, 32 int8 */
         for (int64_t blk = 0; blk < n / 32; blk++) {
             const uint8_t *p = b + 34 * blk;
@@ -44,6 +52,78 @@ void ref_dequantize(uint32_t type, const uint8_t *b, int64_t n, double *out) {
             for (int j = 0; j < 16; j++) {
                 out[blk * 32 + j] = d * ((p[2 + j] & 0x0f) - 8);
                 out[blk * 32 + j + 16] = d * ((p[2 + j] >> 4) - 8);
+            }
+        }
+        break;
+    case 6: /* Q5_0: f16 scale, 32 fifth bits, 16 bytes of nibbles as Q4_0; levels - 16 */
+        for (int64_t blk = 0; blk < n / 32; blk++) {
+            const uint8_t *p = b + 22 * blk;
+            double d = half_to_double(le16(p));
+            uint32_t qh = (uint32_t)p[2] | (uint32_t)p[3] << 8 | (uint32_t)p[4] << 16 | (uint32_t)p[5] << 24;
+            for (int j = 0; j < 16; j++) {
+                int q0 = (p[6 + j] & 0x0f) | (int)((qh >> j) & 1) << 4;
+                int q1 = (p[6 + j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+                out[blk * 32 + j] = d * (q0 - 16);
+                out[blk * 32 + j + 16] = d * (q1 - 16);
+            }
+        }
+        break;
+    case 3: /* Q4_1: f16 d, f16 m, 16 bytes of nibbles; q d + m */
+    case 7: /* Q5_1: f16 d, f16 m, 32 fifth bits, 16 bytes of nibbles */
+        for (int64_t blk = 0; blk < n / 32; blk++) {
+            const uint8_t *p = b + (type == 3 ? 20 : 24) * blk, *qs = p + (type == 3 ? 4 : 8);
+            double d = half_to_double(le16(p)), m = half_to_double(le16(p + 2));
+            uint32_t qh = type == 3 ? 0 : (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+            for (int j = 0; j < 16; j++) {
+                int q0 = (qs[j] & 0x0f) | (int)((qh >> j) & 1) << 4;
+                int q1 = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+                out[blk * 32 + j] = d * q0 + m;
+                out[blk * 32 + j + 16] = d * q1 + m;
+            }
+        }
+        break;
+    case 12: /* Q4_K: f16 d, dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles */
+    case 13: /* Q5_K: the same with 32 bytes of fifth bits (value l of sub-block s: bit s of byte l) before the nibbles */
+        for (int64_t blk = 0; blk < n / 256; blk++) {
+            const uint8_t *p = b + (type == 12 ? 144 : 176) * blk, *sm = p + 4, *qs = p + (type == 12 ? 16 : 48);
+            double d = half_to_double(le16(p)), dmin = half_to_double(le16(p + 2));
+            for (int sub = 0; sub < 8; sub++) {
+                int sc = sub < 4 ? sm[sub] & 63 : (sm[sub + 4] & 15) | (sm[sub - 4] >> 6) << 4;
+                int m = sub < 4 ? sm[sub + 4] & 63 : (sm[sub + 4] >> 4) | (sm[sub] >> 6) << 4;
+                for (int l = 0; l < 32; l++) {
+                    int byte = qs[32 * (sub / 2) + l], q = sub % 2 ? byte >> 4 : byte & 15;
+                    if (type == 13) q |= ((p[16 + l] >> sub) & 1) << 4;
+                    out[blk * 256 + 32 * sub + l] = d * sc * q - dmin * m;
+                }
+            }
+        }
+        break;
+    case 10: /* Q2_K: 16 scale/min nibble pairs, 64 bytes of 2-bit levels, f16 d, dmin */
+    case 11: /* Q3_K: 32 bytes of third bits, 64 of 2-bit levels, 12 of 6-bit scales, f16 d */
+        for (int64_t blk = 0; blk < n / 256; blk++) {
+            const uint8_t *p = b + (type == 10 ? 84 : 110) * blk;
+            const uint8_t *qs = p + (type == 10 ? 16 : 32), *sc = p + (type == 10 ? 0 : 96);
+            double d = half_to_double(le16(p + (type == 10 ? 80 : 108))), dmin = type == 10 ? half_to_double(le16(p + 82)) : 0;
+            for (int j = 0; j < 256; j++) {
+                int q = (qs[32 * (j / 128) + j % 32] >> (2 * ((j % 128) / 32))) & 3, g = j / 16;
+                if (type == 10) {
+                    out[blk * 256 + j] = d * (sc[g] & 15) * q - dmin * (sc[g] >> 4);
+                } else {
+                    int s6 = ((g < 8 ? sc[g] & 15 : sc[g - 8] >> 4) | ((sc[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+                    out[blk * 256 + j] = d * s6 * (q - ((p[j % 32] >> (j / 32)) & 1 ? 0 : 4));
+                }
+            }
+        }
+        break;
+    case 14: /* Q6_K: 128 bytes of low nibbles, 64 of 2-bit highs, 16 int8 scales, f16 d */
+        for (int64_t blk = 0; blk < n / 256; blk++) {
+            const uint8_t *p = b + 210 * blk;
+            double d = half_to_double(le16(p + 208));
+            for (int j = 0; j < 256; j++) {
+                int h = j / 128, k = (j % 128) / 32, l = j % 32;
+                int ql = p[64 * h + l + (k % 2) * 32], qh = p[128 + 32 * h + l];
+                int q = ((k < 2 ? ql & 15 : ql >> 4) | ((qh >> (2 * k)) & 3) << 4) - 32;
+                out[blk * 256 + j] = d * (int8_t)p[192 + j / 16] * q;
             }
         }
         break;
