@@ -384,7 +384,7 @@ export function hostileCases(shrink) {
     return g;
   };
   add('type-unknown', retype(99), error('token_embd.weight', 'type'), 'tensor type 99');
-  add('type-unsupported', retype(3), error('token_embd.weight', 'Q4_1'), 'Q4_1 (ggml knows it; saccade does not)');
+  add('type-unsupported', retype(20), error('token_embd.weight', 'IQ4_NL'), 'IQ4_NL (ggml knows it; saccade does not)');
   const dims = (d) => {
     const g = tinyModel('gpt2');
     g.tensors[0].dims = d;
