@@ -98,7 +98,7 @@ typedef struct sac_model_info {
 
 void sac_model_get_info(const sac_model *model, sac_model_info *info);
 
-/* Tensors, in file order: name, type name ("F32", "F16", "Q8_0", "Q4_0"), dims. The name
+/* Tensors, in file order: name, type name ("F32", "Q8_0", "Q4_K", ...), dims. The name
  * stays valid until the next sac_model_tensor or sac_model_metadata call on the model. */
 int32_t sac_model_n_tensors(const sac_model *model);
 sac_status sac_model_tensor(sac_model *model, int32_t index, const char **name,
