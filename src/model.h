@@ -8,8 +8,12 @@
 #include "tokenizer.h"
 
 /* gpt2 and encdec blocks share one layout: pre-LayerNorm, fused QKV with biases, GELU MLP.
- * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c). */
-enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC };
+ * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c).
+ * llama and qwen2 share another: RMSNorm, separate Q/K/V (qwen2 with biases), RoPE, SwiGLU. */
+enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC, SAC_ARCH_QWEN2 };
+
+/* The llama layout (RMSNorm, separate projections, RoPE, SwiGLU, no output-norm bias). */
+static inline int sac_arch_llama_like(enum sac_arch a) { return a == SAC_ARCH_LLAMA || a == SAC_ARCH_QWEN2; }
 
 /* A 1-D parameter (norm weight, bias): always F32 in use; other stored types are
  * converted once at load time. */
@@ -22,7 +26,8 @@ typedef struct sac_layer {
     sac_vector attn_norm, attn_norm_b;   /* LayerNorm (gpt2) or RMSNorm weight (llama) */
     sac_matrix wqkv; sac_vector bqkv;    /* gpt2: fused Q|K|V */
     sac_matrix wq, wk, wv;               /* llama: separate projections */
-    sac_matrix wo; sac_vector bo;
+    sac_vector bq, bk, bv;               /* qwen2 (optional in llama); data NULL when absent */
+    sac_matrix wo; sac_vector bo;        /* bo: data NULL when absent (llama) */
     sac_vector ffn_norm, ffn_norm_b;
     sac_matrix w_up; sac_vector b_up;
     sac_matrix w_gate;                   /* llama only */
@@ -55,6 +60,7 @@ struct sac_model {
     sac_vector enc_output_norm, enc_output_norm_b;
     sac_vector output_norm, output_norm_b;
     sac_matrix output;       /* token_embd when tied */
+    sac_vector rope_freqs;   /* llama: per-pair RoPE frequency divisors [rope_dim / 2]; data NULL when absent */
 
     sac_tokenizer *tokenizer;
 

@@ -71,7 +71,7 @@ static void linear(double *y, const double *w, const double *b, const double *x,
 
 static void norm(const ref_model *m, double *out, const double *x, const double *w, const double *b) {
     int E = m->spec.n_embd;
-    if (strcmp(m->spec.arch, "llama")) { /* gpt2 and encdec: LayerNorm */
+    if (!strcmp(m->spec.arch, "gpt2") || !strcmp(m->spec.arch, "encdec")) { /* LayerNorm */
         double mean = 0, var = 0;
         for (int i = 0; i < E; i++) mean += x[i];
         mean /= E;
@@ -85,13 +85,22 @@ static void norm(const ref_model *m, double *out, const double *x, const double 
     }
 }
 
-/* Rotate consecutive pairs of the first rope_dim values of a head by pos · base^(−2i/rope_dim). */
+/* Rotate pairs of the first rope_dim values of a head by angle_i(pos): pair i is (2i, 2i+1),
+ * or (i, i + rope_dim/2) for qwen2 (GPT-NeoX's layout). The frequency base^(−2i/rope_dim) is
+ * divided by rope_freqs.weight[i] when the file has it, and linear scaling divides the
+ * position by the factor. */
 static void rope(const ref_model *m, double *head, int pos) {
-    for (int i = 0; i < m->spec.rope_dim / 2; i++) {
-        double theta = pos * pow(m->spec.rope_base, -2.0 * i / m->spec.rope_dim);
-        double a = head[2 * i], b = head[2 * i + 1];
-        head[2 * i] = a * cos(theta) - b * sin(theta);
-        head[2 * i + 1] = a * sin(theta) + b * cos(theta);
+    const int half = m->spec.rope_dim / 2, neox = !strcmp(m->spec.arch, "qwen2");
+    const double *factors = W(m, "rope_freqs.weight", 0);
+    const double p = m->spec.rope_scale > 0 ? pos / (double)m->spec.rope_scale : pos;
+    for (int i = 0; i < half; i++) {
+        double freq = 1.0 / pow(m->spec.rope_base, (2.0 * i) / m->spec.rope_dim);
+        if (factors) freq /= factors[i];
+        const double theta = p * freq;
+        const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+        double a = head[i0], b = head[i1];
+        head[i0] = a * cos(theta) - b * sin(theta);
+        head[i1] = a * sin(theta) + b * cos(theta);
     }
 }
 
@@ -152,9 +161,10 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
                 memcpy(k + t * KV, tmp + E, E * sizeof *tmp);
                 memcpy(v + t * KV, tmp + 2 * E, E * sizeof *tmp);
             } else {
-                linear(q + t * E, W(m, "blk.%d.attn_q.weight", l), NULL, xn, E, E);
-                linear(k + t * KV, W(m, "blk.%d.attn_k.weight", l), NULL, xn, E, KV);
-                linear(v + t * KV, W(m, "blk.%d.attn_v.weight", l), NULL, xn, E, KV);
+                /* biases: qwen2's, or a llama file's optional ones (NULL when absent) */
+                linear(q + t * E, W(m, "blk.%d.attn_q.weight", l), W(m, "blk.%d.attn_q.bias", l), xn, E, E);
+                linear(k + t * KV, W(m, "blk.%d.attn_k.weight", l), W(m, "blk.%d.attn_k.bias", l), xn, E, KV);
+                linear(v + t * KV, W(m, "blk.%d.attn_v.weight", l), W(m, "blk.%d.attn_v.bias", l), xn, E, KV);
                 for (int h = 0; h < H; h++) rope(m, q + t * E + h * hd, t);
                 for (int h = 0; h < HKV; h++) rope(m, k + t * KV + h * hd, t);
             }
@@ -162,7 +172,7 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
         /* causal attention, with padding keys hidden */
         attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);
         for (int t = 0; t < n; t++) {
-            linear(tmp, W(m, "blk.%d.attn_output.weight", l), gpt2 ? W(m, "blk.%d.attn_output.bias", l) : NULL,
+            linear(tmp, W(m, "blk.%d.attn_output.weight", l), W(m, "blk.%d.attn_output.bias", l),
                    att + t * E, E, E);
             for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
             norm(m, xn, x + t * E, W(m, "blk.%d.ffn_norm.weight", l), W(m, "blk.%d.ffn_norm.bias", l));

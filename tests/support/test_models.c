@@ -1,4 +1,4 @@
-/* test_models.c — writes small random gpt2/llama GGUF files with the project's GGUF writer
+/* test_models.c — writes small random gpt2/llama/qwen2/encdec GGUF files with the project's GGUF writer
  * and keeps, for the reference, the values the file really stores (after quantization),
  * dequantized by reference.c's own decoder. */
 #include "test_models.h"
@@ -23,7 +23,7 @@ test_model_spec test_spec(const char *arch, uint32_t type) {
     s.n_ff = 96;
     s.n_layer = 2;
     s.n_head = 4;
-    s.n_head_kv = strcmp(arch, "llama") ? 4 : 2;
+    s.n_head_kv = strcmp(arch, "llama") && strcmp(arch, "qwen2") ? 4 : 2;
     s.rope_dim = 16;
     s.rope_base = 10000.0f;
     s.eps = 1e-5f;
@@ -117,11 +117,17 @@ int test_model_make(const test_model_spec *s, test_model *out) {
         sac_gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_rms_epsilon"), s->eps, &err);
         sac_gguf_writer_set_f32(mk.w, KEY("rope.freq_base"), s->rope_base, &err);
         sac_gguf_writer_set_u32(mk.w, KEY("rope.dimension_count"), (uint32_t)s->rope_dim, &err);
+        if (s->rope_scale > 0) {
+            sac_gguf_writer_set_string(mk.w, KEY("rope.scaling.type"), "linear", &err);
+            sac_gguf_writer_set_f32(mk.w, KEY("rope.scaling.factor"), s->rope_scale, &err);
+        }
     }
 #undef KEY
     const int64_t E = s->n_embd, F = s->n_ff, KV = (int64_t)s->n_head_kv * (E / s->n_head);
     const double wE = 1.0 / sqrt((double)E) * sqrt(3.0), wF = 1.0 / sqrt((double)F) * sqrt(3.0);
+    const int qkv_bias = !strcmp(s->arch, "qwen2") || (!strcmp(s->arch, "llama") && s->attn_bias);
     add(&mk, "token_embd.weight", E, s->n_vocab, 0, 1.0);
+    if (s->rope_freqs) add(&mk, "rope_freqs.weight", s->rope_dim / 2, 1, 4.5, 3.5);
     if (gpt2 && !encdec) add(&mk, "position_embd.weight", E, s->n_ctx, 0, 0.5);
     char name[64];
     /* encoder blocks, then decoder blocks (the only blocks of decoder-only models) */
@@ -137,11 +143,14 @@ int test_model_make(const test_model_spec *s, test_model *out) {
                 add(&mk, NAME("attn_qkv.bias"), 3 * E, 1, 0, 0.1);
             } else {
                 add(&mk, NAME("attn_q.weight"), E, E, 0, wE);
+                if (qkv_bias) add(&mk, NAME("attn_q.bias"), E, 1, 0, 0.3);
                 add(&mk, NAME("attn_k.weight"), E, KV, 0, wE);
+                if (qkv_bias) add(&mk, NAME("attn_k.bias"), KV, 1, 0, 0.3);
                 add(&mk, NAME("attn_v.weight"), E, KV, 0, wE);
+                if (qkv_bias) add(&mk, NAME("attn_v.bias"), KV, 1, 0, 0.3);
             }
             add(&mk, NAME("attn_output.weight"), E, E, 0, wE);
-            if (gpt2) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
+            if (gpt2 || (!strcmp(s->arch, "llama") && s->attn_bias)) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
             if (encdec && stack == 1) {
                 add(&mk, NAME("cross_attn_norm.weight"), E, 1, 1.0, 0.2);
                 add(&mk, NAME("cross_attn_norm.bias"), E, 1, 0, 0.1);
