@@ -81,6 +81,9 @@ static void embed(const sac_model *m, float *x, const int32_t *tokens, int32_t n
             for (int64_t i = 0; i < E; i++) x[t * E + i] += tmp[i];
         } else if (m->arch == SAC_ARCH_ENCDEC) {
             add_sinusoid(x + t * E, pos0 + t, E);
+        } else if (m->arch == SAC_ARCH_GEMMA) {
+            const float scale = sqrtf((float)E); /* gemma scales its embeddings by √n_embd */
+            for (int64_t i = 0; i < E; i++) x[t * E + i] *= scale;
         }
     }
 }
@@ -248,10 +251,13 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
         add_bias(a->proj, &L->b_down, n);
         return;
     }
-    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)) */
+    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)); gemma gates with GELU instead */
     matmul(ctx, &L->w_gate, a->xn, n, a->ff);
     matmul(ctx, &L->w_up, a->xn, n, a->ff2);
-    for (int64_t i = 0; i < F; i++) a->ff[i] = silu(a->ff[i]) * a->ff2[i];
+    if (m->arch == SAC_ARCH_GEMMA)
+        for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]) * a->ff2[i];
+    else
+        for (int64_t i = 0; i < F; i++) a->ff[i] = silu(a->ff[i]) * a->ff2[i];
     matmul(ctx, &L->w_down, a->ff, n, a->proj);
 }
 

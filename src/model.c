@@ -4,7 +4,10 @@
  * gpt2, llama and qwen2 use the names llama.cpp's converters write (see gguf-notes.md), and
  * bind the tensors llama.cpp's loader binds for them: llama may carry Q/K/V/output biases and
  * rope_freqs.weight (Llama 3.x's per-pair frequency divisors); qwen2 is llama with required
- * Q/K/V biases and NEOX-style RoPE (pairs (i, i + rope_dim/2)). "encdec" is
+ * Q/K/V biases and NEOX-style RoPE (pairs (i, i + rope_dim/2)). gemma (the first Gemma) is
+ * llama with NEOX RoPE, embeddings scaled by √n_embd, a GELU-gated feed-forward and the output
+ * always tied to token_embd (llama.cpp reads no output.weight); its converter already stores
+ * RMSNorm weights as 1 + w, so the norm is the plain one. "encdec" is
  * saccade's own encoder–decoder (a Vaswani-style transformer with GPT-2's pre-LayerNorm
  * blocks):
  *   keys    encdec.context_length, .embedding_length, .feed_forward_length,
@@ -159,7 +162,7 @@ static sac_status read_hparams(sac_model *m) {
     if (hp->rope_dim % 2) /* RoPE rotates pairs */
         return sac_fail(&m->error, SAC_ERR_MODEL, "the rotary dimension count %d must be even%s", hp->rope_dim,
                         sac_gguf_find_kv(&m->gguf, key) ? "" : " (it defaults to the head size)");
-    hp->rope_neox = m->arch == SAC_ARCH_QWEN2;
+    hp->rope_neox = m->arch == SAC_ARCH_QWEN2 || m->arch == SAC_ARCH_GEMMA;
     return read_rope_scaling(m);
 }
 
@@ -293,16 +296,17 @@ static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer
     snprintf(base, sizeof base, prefix, il);
 #define NAME(suffix) (snprintf(name, sizeof name, "%s" suffix, base), name)
     if (sac_arch_llama_like(m->arch)) {
-        const int qwen2 = m->arch == SAC_ARCH_QWEN2; /* Q/K/V biases required; llama's optional */
+        /* Q/K/V biases: required in qwen2, optional in llama (as is the output bias), none in gemma */
+        const int llama = m->arch == SAC_ARCH_LLAMA, qwen2 = m->arch == SAC_ARCH_QWEN2, qkv_bias = llama || qwen2;
         if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
             (st = bind_matrix(m, NAME("attn_q.weight"), E, E, 1, &L->wq)) ||
-            (st = bind_vector(m, NAME("attn_q.bias"), E, qwen2, used, &L->bq)) ||
+            (qkv_bias && (st = bind_vector(m, NAME("attn_q.bias"), E, qwen2, used, &L->bq))) ||
             (st = bind_matrix(m, NAME("attn_k.weight"), E, KV, 1, &L->wk)) ||
-            (st = bind_vector(m, NAME("attn_k.bias"), KV, qwen2, used, &L->bk)) ||
+            (qkv_bias && (st = bind_vector(m, NAME("attn_k.bias"), KV, qwen2, used, &L->bk))) ||
             (st = bind_matrix(m, NAME("attn_v.weight"), E, KV, 1, &L->wv)) ||
-            (st = bind_vector(m, NAME("attn_v.bias"), KV, qwen2, used, &L->bv)) ||
+            (qkv_bias && (st = bind_vector(m, NAME("attn_v.bias"), KV, qwen2, used, &L->bv))) ||
             (st = bind_matrix(m, NAME("attn_output.weight"), E, E, 1, &L->wo)) ||
-            (!qwen2 && (st = bind_vector(m, NAME("attn_output.bias"), E, 0, used, &L->bo))) ||
+            (llama && (st = bind_vector(m, NAME("attn_output.bias"), E, 0, used, &L->bo))) ||
             (st = bind_vector(m, NAME("ffn_norm.weight"), E, 1, used, &L->ffn_norm)) ||
             (st = bind_matrix(m, NAME("ffn_gate.weight"), E, F, 1, &L->w_gate)) ||
             (st = bind_matrix(m, NAME("ffn_up.weight"), E, F, 1, &L->w_up)) ||
@@ -369,7 +373,7 @@ static sac_status bind_all(sac_model *m, uint64_t *used) {
         return st;
     m->output = m->token_embd;
     m->info.tied_output = 1;
-    if (sac_gguf_find_tensor(&m->gguf, "output.weight")) {
+    if (m->arch != SAC_ARCH_GEMMA && sac_gguf_find_tensor(&m->gguf, "output.weight")) {
         if ((st = bind_matrix(m, "output.weight", hp->n_embd, n_vocab, 1, &m->output))) return st;
         m->info.tied_output = 0;
     }
@@ -478,13 +482,13 @@ static sac_status load_tokenizer(sac_model *m) {
 
 /* general.architecture: one of the names saccade implements, exactly. */
 static sac_status read_architecture(sac_model *m) {
-    static const char *const arch_names[] = {"gpt2", "llama", "encdec", "qwen2"}; /* enum sac_arch order */
+    static const char *const arch_names[] = {"gpt2", "llama", "encdec", "qwen2", "gemma"}; /* enum sac_arch order */
     gguf_string arch;
     if (!sac_gguf_find_kv(&m->gguf, "general.architecture"))
         return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
     sac_status st = sac_gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error);
     if (st != SAC_OK) return st;
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 5; a++)
         if (sac_gguf_string_eq(arch, arch_names[a])) {
             m->arch = (enum sac_arch)a;
             snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[a]);
@@ -499,7 +503,7 @@ static sac_status read_architecture(sac_model *m) {
                         "metadata key 'general.architecture' contains a NUL byte ('%.*s'); a name cannot",
                         sac_gguf_clip(shown, 64), shown.data);
     return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                    "unknown architecture '%.*s' (saccade supports gpt2, llama, qwen2 and encdec)",
+                    "unknown architecture '%.*s' (saccade supports gpt2, llama, qwen2, gemma and encdec)",
                     sac_gguf_clip(shown, 64), shown.data);
 }
 

@@ -9,11 +9,14 @@
 
 /* gpt2 and encdec blocks share one layout: pre-LayerNorm, fused QKV with biases, GELU MLP.
  * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c).
- * llama and qwen2 share another: RMSNorm, separate Q/K/V (qwen2 with biases), RoPE, SwiGLU. */
-enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC, SAC_ARCH_QWEN2 };
+ * llama, qwen2 and gemma share another: RMSNorm, separate Q/K/V (qwen2 with biases), RoPE, a
+ * gated feed-forward (SwiGLU; GELU-gated in gemma, which also scales its embeddings by √n_embd). */
+enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC, SAC_ARCH_QWEN2, SAC_ARCH_GEMMA };
 
-/* The llama layout (RMSNorm, separate projections, RoPE, SwiGLU, no output-norm bias). */
-static inline int sac_arch_llama_like(enum sac_arch a) { return a == SAC_ARCH_LLAMA || a == SAC_ARCH_QWEN2; }
+/* The llama layout (RMSNorm, separate projections, RoPE, gated FFN, no output-norm bias). */
+static inline int sac_arch_llama_like(enum sac_arch a) {
+    return a == SAC_ARCH_LLAMA || a == SAC_ARCH_QWEN2 || a == SAC_ARCH_GEMMA;
+}
 
 /* A 1-D parameter (norm weight, bias): always F32 in use; other stored types are
  * converted once at load time. */

@@ -201,6 +201,8 @@ static void test_unbound_tensors_refused(void) {
         {"llama", "blk.2.attn_norm.weight", 64},  /* a block beyond block_count */
         {"qwen2", "rope_freqs.weight", 8},        /* llama.cpp binds these for llama only */
         {"qwen2", "blk.0.attn_output.bias", 64},  /* qwen2 has Q/K/V biases, not this one */
+        {"gemma", "blk.0.attn_q.bias", 64},       /* gemma has no biases */
+        {"gemma", "rope_freqs.weight", 8},
         {"gpt2", "output_norm.scale", 64},
         {"encdec", "enc.blk.0.cross_attn_norm.weight", 64}, /* cross-attention is decoder-only */
     };
@@ -244,6 +246,9 @@ static void test_optional_tensors_checked(void) {
     }
     test_model tm = rewritten("qwen2", SAC_TYPE_F32, &(rewrite){.drop = "output.weight"});
     expect_load(&tm, SAC_OK, NULL, NULL, "qwen2 with tied output");
+    /* gemma's output is token_embd: llama.cpp reads no output.weight, so one is refused */
+    tm = rewritten("gemma", SAC_TYPE_F32, &(rewrite){.tensor = "output.weight", .n = 64});
+    expect_load(&tm, SAC_ERR_UNSUPPORTED, "tensor 'output.weight' is not used by architecture gemma", NULL, "gemma");
 }
 
 static void test_arch_keys_refused_unless_implemented(void) {
@@ -267,6 +272,8 @@ static void test_arch_keys_refused_unless_implemented(void) {
          "a RoPE scaling factor"},
         {"qwen2", {.key = "qwen2.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = 1e30f}, SAC_ERR_MODEL,
          "a RoPE scaling factor"},
+        {"gemma", {.key = "gemma.attention.key_length", .type = GGUF_TYPE_U32, .u = 32}, SAC_ERR_UNSUPPORTED,
+         "'gemma.attention.key_length' is 32, but the head size (embedding_length / head_count) is 16"},
         {"llama", {.key = "llama.rope.scaling.attn_factor", .type = GGUF_TYPE_F32, .f = 1.0f}, SAC_ERR_UNSUPPORTED,
          "'llama.rope.scaling.attn_factor' is not implemented for architecture llama"},
         {"llama", {.key = "llama.rope.scaling.original_context_length", .type = GGUF_TYPE_U32, .u = 8192}, SAC_OK, NULL},

@@ -178,7 +178,7 @@ function tensorList(arch, h) {
     [`${p}attn_qkv.bias`, [3 * E]], [`${p}attn_output.weight`, [E, E]], [`${p}attn_output.bias`, [E]],
     [`${p}ffn_norm.weight`, [E]], [`${p}ffn_norm.bias`, [E]], [`${p}ffn_up.weight`, [E, F]], [`${p}ffn_up.bias`, [F]],
     [`${p}ffn_down.weight`, [F, E]], [`${p}ffn_down.bias`, [E]]];
-  if (arch === 'llama' || arch === 'qwen2')
+  if (arch === 'llama' || arch === 'qwen2' || arch === 'gemma')
     for (let l = 0; l < h.nLayer; l++) {
       const p = `blk.${l}.`;
       list.push([`${p}attn_norm.weight`, [E]], [`${p}attn_q.weight`, [E, E]], [`${p}attn_k.weight`, [E, KV]],
@@ -198,7 +198,7 @@ function tensorList(arch, h) {
     }
   }
   list.push(['output_norm.weight', [E]]);
-  if (arch !== 'llama' && arch !== 'qwen2') list.push(['output_norm.bias', [E]]);
+  if (arch === 'gpt2' || arch === 'encdec') list.push(['output_norm.bias', [E]]);
   return list;
 }
 
@@ -209,7 +209,7 @@ function tensorList(arch, h) {
  * `drop` a tensor name to leave out.
  */
 export function makeModel(arch, o = {}) {
-  const llamaLike = arch === 'llama' || arch === 'qwen2';
+  const llamaLike = arch === 'llama' || arch === 'qwen2' || arch === 'gemma';
   const h = { nVocab: 64, nCtx: 32, nEmbd: 32, nFf: 64, nLayer: 1, nHead: 2, nHeadKv: llamaLike ? 1 : 2,
     nEncLayer: 1, eps: 1e-5, ropeBase: 10000, ...o };
   const g = new Gguf();
@@ -263,7 +263,8 @@ export function hostileCases(shrink) {
     cases.push({ name, bytes: g instanceof Uint8Array ? g : g.bytes(opts), expect, note });
 
   // controls: valid tiny models that every surface runs identically
-  for (const arch of ['gpt2', 'llama', 'qwen2', 'encdec']) add(`ok-${arch}-f32`, tinyModel(arch), ok, 'a valid model');
+  for (const arch of ['gpt2', 'llama', 'qwen2', 'gemma', 'encdec'])
+    add(`ok-${arch}-f32`, tinyModel(arch), ok, 'a valid model');
   add('ok-llama-q8_0', tinyModel('llama', { type: Q8_0 }), ok, 'a valid quantized model');
   add('ok-qwen2-q8_0', tinyModel('qwen2', { type: Q8_0 }), ok, 'a valid quantized qwen2 (NEOX RoPE, Q/K/V biases)');
   add('ok-gpt2-f16', tinyModel('gpt2', { type: F16 }), ok, 'a valid F16 model');
@@ -329,6 +330,8 @@ export function hostileCases(shrink) {
     'an optional Q bias, which llama.cpp binds for llama');
   add('tensor-ffn-bias', extra(tinyModel('llama'), 'blk.0.ffn_up.bias', [64]), error('blk.0.ffn_up.bias'),
     'a bias llama does not have');
+  add('tensor-gemma-output', extra(tinyModel('gemma'), 'output.weight', [32, 64]), error('output.weight'),
+    "gemma's output is token_embd; llama.cpp reads no output.weight");
   add('tensor-qwen2-no-bias', tinyModel('qwen2', { drop: 'blk.0.attn_k.bias' }), error('blk.0.attn_k.bias'),
     'qwen2 without its required K bias');
   add('tensor-extra-layer', extra(tinyModel('gpt2'), 'blk.1.attn_norm.weight', [32]), error('blk.1.attn_norm.weight'),

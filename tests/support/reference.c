@@ -85,12 +85,17 @@ static void norm(const ref_model *m, double *out, const double *x, const double 
     }
 }
 
+/* GELU, tanh approximation (GPT-2, gemma) */
+static double gelu_tanh(double x) {
+    return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+
 /* Rotate pairs of the first rope_dim values of a head by angle_i(pos): pair i is (2i, 2i+1),
- * or (i, i + rope_dim/2) for qwen2 (GPT-NeoX's layout). The frequency base^(−2i/rope_dim) is
+ * or (i, i + rope_dim/2) for qwen2 and gemma (GPT-NeoX's layout). The frequency base^(−2i/rope_dim) is
  * divided by rope_freqs.weight[i] when the file has it, and linear scaling divides the
  * position by the factor. */
 static void rope(const ref_model *m, double *head, int pos) {
-    const int half = m->spec.rope_dim / 2, neox = !strcmp(m->spec.arch, "qwen2");
+    const int half = m->spec.rope_dim / 2, neox = !strcmp(m->spec.arch, "qwen2") || !strcmp(m->spec.arch, "gemma");
     const double *factors = W(m, "rope_freqs.weight", 0);
     const double p = m->spec.rope_scale > 0 ? pos / (double)m->spec.rope_scale : pos;
     for (int i = 0; i < half; i++) {
@@ -139,7 +144,7 @@ static void attention(const double *q, const double *k, const double *v, int nq,
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs) {
     const test_model_spec *s = &m->spec;
-    const int gpt2 = !strcmp(s->arch, "gpt2");
+    const int gpt2 = !strcmp(s->arch, "gpt2"), gemma = !strcmp(s->arch, "gemma");
     const int E = s->n_embd, F = s->n_ff, H = s->n_head, HKV = s->n_head_kv, hd = E / H, KV = HKV * hd;
     double *x = calloc((size_t)n * E, sizeof *x), *xn = calloc(E, sizeof *xn);
     double *q = calloc((size_t)n * E, sizeof *q), *k = calloc((size_t)n * KV, sizeof *k);
@@ -149,7 +154,8 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
 
     for (int t = 0; t < n; t++)
         for (int i = 0; i < E; i++)
-            x[t * E + i] = embd[(size_t)tokens[t] * E + i] + (gpt2 ? W(m, "position_embd.weight", 0)[t * E + i] : 0);
+            x[t * E + i] = embd[(size_t)tokens[t] * E + i] * (gemma ? sqrt(E) : 1) +
+                           (gpt2 ? W(m, "position_embd.weight", 0)[t * E + i] : 0);
 
     for (int l = 0; l < s->n_layer; l++) {
         /* projections of every position */
@@ -178,13 +184,13 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
             norm(m, xn, x + t * E, W(m, "blk.%d.ffn_norm.weight", l), W(m, "blk.%d.ffn_norm.bias", l));
             if (gpt2) {
                 linear(h1, W(m, "blk.%d.ffn_up.weight", l), W(m, "blk.%d.ffn_up.bias", l), xn, E, F);
-                for (int i = 0; i < F; i++)
-                    h1[i] = 0.5 * h1[i] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (h1[i] + 0.044715 * h1[i] * h1[i] * h1[i])));
+                for (int i = 0; i < F; i++) h1[i] = gelu_tanh(h1[i]);
                 linear(tmp, W(m, "blk.%d.ffn_down.weight", l), W(m, "blk.%d.ffn_down.bias", l), h1, F, E);
             } else {
                 linear(h1, W(m, "blk.%d.ffn_gate.weight", l), NULL, xn, E, F);
                 linear(h2, W(m, "blk.%d.ffn_up.weight", l), NULL, xn, E, F);
-                for (int i = 0; i < F; i++) h1[i] = h1[i] / (1 + exp(-h1[i])) * h2[i];
+                /* SwiGLU; gemma gates with GELU */
+                for (int i = 0; i < F; i++) h1[i] = (gemma ? gelu_tanh(h1[i]) : h1[i] / (1 + exp(-h1[i]))) * h2[i];
                 linear(tmp, W(m, "blk.%d.ffn_down.weight", l), NULL, h1, F, E);
             }
             for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
@@ -269,7 +275,7 @@ static void encdec_block(const ref_model *m, const char *stack, int l, double *x
         NAMES("ffn_up");
         linear(h1, W(m, w, l), W(m, b, l), xn, E, F);
         for (int i = 0; i < F; i++)
-            h1[i] = 0.5 * h1[i] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (h1[i] + 0.044715 * h1[i] * h1[i] * h1[i])));
+            h1[i] = gelu_tanh(h1[i]);
         NAMES("ffn_down");
         linear(tmp, W(m, w, l), W(m, b, l), h1, F, E);
         for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];

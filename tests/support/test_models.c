@@ -1,4 +1,4 @@
-/* test_models.c — writes small random gpt2/llama/qwen2/encdec GGUF files with the project's GGUF writer
+/* test_models.c — writes small random gpt2/llama/qwen2/gemma/encdec GGUF files with the project's GGUF writer
  * and keeps, for the reference, the values the file really stores (after quantization),
  * dequantized by reference.c's own decoder. */
 #include "test_models.h"
@@ -23,7 +23,7 @@ test_model_spec test_spec(const char *arch, uint32_t type) {
     s.n_ff = 96;
     s.n_layer = 2;
     s.n_head = 4;
-    s.n_head_kv = strcmp(arch, "llama") && strcmp(arch, "qwen2") ? 4 : 2;
+    s.n_head_kv = strcmp(arch, "gpt2") && strcmp(arch, "encdec") ? 2 : 4;
     s.rope_dim = 16;
     s.rope_base = 10000.0f;
     s.eps = 1e-5f;
@@ -117,6 +117,10 @@ int test_model_make(const test_model_spec *s, test_model *out) {
         sac_gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_rms_epsilon"), s->eps, &err);
         sac_gguf_writer_set_f32(mk.w, KEY("rope.freq_base"), s->rope_base, &err);
         sac_gguf_writer_set_u32(mk.w, KEY("rope.dimension_count"), (uint32_t)s->rope_dim, &err);
+        if (!strcmp(s->arch, "gemma")) { /* as llama.cpp's converter writes them */
+            sac_gguf_writer_set_u32(mk.w, KEY("attention.key_length"), (uint32_t)(s->n_embd / s->n_head), &err);
+            sac_gguf_writer_set_u32(mk.w, KEY("attention.value_length"), (uint32_t)(s->n_embd / s->n_head), &err);
+        }
         if (s->rope_scale > 0) {
             sac_gguf_writer_set_string(mk.w, KEY("rope.scaling.type"), "linear", &err);
             sac_gguf_writer_set_f32(mk.w, KEY("rope.scaling.factor"), s->rope_scale, &err);
@@ -181,7 +185,7 @@ int test_model_make(const test_model_spec *s, test_model *out) {
     }
     add(&mk, "output_norm.weight", E, 1, 1.0, 0.2);
     if (gpt2) add(&mk, "output_norm.bias", E, 1, 0, 0.1);
-    if (!s->tied) add(&mk, "output.weight", E, s->n_vocab, 0, wE);
+    if (!s->tied && strcmp(s->arch, "gemma")) add(&mk, "output.weight", E, s->n_vocab, 0, wE);
     if (!mk.failed && sac_gguf_writer_to_buffer(mk.w, &out->bytes, &out->size, &err) != SAC_OK) {
         fprintf(stderr, "test_models: %s\n", err.msg);
         mk.failed = 1;
