@@ -1,12 +1,12 @@
-/* make_model.c — writes a random-weight gpt2, llama, qwen2, gemma or encdec GGUF file
+/* make_model.c — writes a random-weight gpt2, llama, qwen2, gemma, phi3 or encdec GGUF file
  * (tests/support/test_models.c) for benchmarks and the JS tests.
  *
- *   build/tools/make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|encdec] [--type f32|f16|q8_0|q4_0]
+ *   build/tools/make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|phi3|encdec] [--type f32|f16|q8_0|q4_0]
  *                          [--gpt2-small] [--tied] [--seed N]
  *                          [--rope-freqs] [--rope-scale F] [--attn-bias]
  *
  * --rope-freqs adds rope_freqs.weight (Llama 3.x frequency factors; llama only), --rope-scale
- * writes linear RoPE scaling by F (llama, qwen2, gemma), --attn-bias llama's optional attention biases.
+ * writes linear RoPE scaling by F (llama, qwen2, gemma, phi3), --attn-bias llama's optional attention biases.
  *
  * Without --gpt2-small the model is the tests' small shape (vocab 97, width 64, 2 layers). */
 #include <stdio.h>
@@ -18,7 +18,7 @@
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|encdec] [--type f32|f16|q8_0|q4_0] "
+        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|phi3|encdec] [--type f32|f16|q8_0|q4_0] "
                         "[--gpt2-small] [--tied] [--seed N] [--rope-freqs] [--rope-scale F] [--attn-bias]\n");
         return 1;
     }
@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--gpt2-small")) small = 1;
         else if (!strcmp(a, "--tied")) tied = 1;
-        else if (!strcmp(a, "--arch") && (!strcmp(v, "gpt2") || !strcmp(v, "llama") || !strcmp(v, "qwen2") || !strcmp(v, "gemma") ||
+        else if (!strcmp(a, "--arch") && (!strcmp(v, "gpt2") || !strcmp(v, "llama") || !strcmp(v, "qwen2") || !strcmp(v, "gemma") || !strcmp(v, "phi3") ||
                                           !strcmp(v, "encdec")))
             arch = argv[++i];
         else if (!strcmp(a, "--rope-freqs")) rope_freqs = 1;
@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
     if ((rope_freqs || attn_bias) && strcmp(arch, "llama"))
         return fprintf(stderr, "make_model: --rope-freqs and --attn-bias need --arch llama\n"), 1;
     if (rope_scale != 0 && (!strcmp(arch, "gpt2") || !strcmp(arch, "encdec")))
-        return fprintf(stderr, "make_model: --rope-scale needs --arch llama, qwen2 or gemma\n"), 1;
+        return fprintf(stderr, "make_model: --rope-scale needs --arch llama, qwen2, gemma or phi3\n"), 1;
     if (!(rope_scale >= 0)) return fprintf(stderr, "make_model: --rope-scale must be positive\n"), 1;
     s.tied = tied;
     s.rope_freqs = rope_freqs;

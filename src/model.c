@@ -7,7 +7,9 @@
  * Q/K/V biases and NEOX-style RoPE (pairs (i, i + rope_dim/2)). gemma (the first Gemma) is
  * llama with NEOX RoPE, embeddings scaled by √n_embd, a GELU-gated feed-forward and the output
  * always tied to token_embd (llama.cpp reads no output.weight); its converter already stores
- * RMSNorm weights as 1 + w, so the norm is the plain one. "encdec" is
+ * RMSNorm weights as 1 + w, so the norm is the plain one. phi3 is llama with NEOX RoPE, Q|K|V
+ * fused in attn_qkv.weight [E, E + 2·KV] (or separate, as llama.cpp accepts both) and gate|up
+ * fused in ffn_up.weight [E, 2F] (gate rows first); its LongRoPE factor tensors are refused. "encdec" is
  * saccade's own encoder–decoder (a Vaswani-style transformer with GPT-2's pre-LayerNorm
  * blocks):
  *   keys    encdec.context_length, .embedding_length, .feed_forward_length,
@@ -162,7 +164,7 @@ static sac_status read_hparams(sac_model *m) {
     if (hp->rope_dim % 2) /* RoPE rotates pairs */
         return sac_fail(&m->error, SAC_ERR_MODEL, "the rotary dimension count %d must be even%s", hp->rope_dim,
                         sac_gguf_find_kv(&m->gguf, key) ? "" : " (it defaults to the head size)");
-    hp->rope_neox = m->arch == SAC_ARCH_QWEN2 || m->arch == SAC_ARCH_GEMMA;
+    hp->rope_neox = m->arch == SAC_ARCH_QWEN2 || m->arch == SAC_ARCH_GEMMA || m->arch == SAC_ARCH_PHI3;
     return read_rope_scaling(m);
 }
 
@@ -208,6 +210,9 @@ static sac_status check_arch_key(sac_model *m, const gguf_kv *kv, gguf_string su
         return expect_int(m, key, (uint32_t)hp->n_head, "head_count (this architecture has no grouped-query attention)");
     if (sac_gguf_string_eq(suffix, "expert_count") || sac_gguf_string_eq(suffix, "expert_used_count"))
         return expect_int(m, key, 0, "the number of experts (saccade has no mixture of experts)");
+    /* llama.cpp disables phi3's sliding window (its converter does not describe it right,
+     * llama.cpp PR 13676) and attends over the whole context; saccade computes the same. */
+    if (m->arch == SAC_ARCH_PHI3 && sac_gguf_string_eq(suffix, "attention.sliding_window")) return SAC_OK;
     /* With no scaling or linear scaling these only describe the training; the layout key
      * names the Q/K permutation the converter already applied. */
     if (llama && (sac_gguf_string_eq(suffix, "rope.scaling.original_context_length") ||
@@ -287,6 +292,47 @@ static sac_status bind_vector(sac_model *m, const char *name, int64_t n, int req
     return SAC_OK;
 }
 
+/* Rows [first, first + count) of a bound matrix, as a matrix of its own (a fused weight's part). */
+static sac_matrix matrix_rows(const sac_matrix *w, int64_t first, int64_t count) {
+    size_t row_bytes = 0;
+    sac_type_row_bytes(w->type, w->n_in, &row_bytes); /* cannot fail: the tensor was bound */
+    sac_matrix part = *w;
+    part.n_out = count;
+    part.data = (const char *)w->data + (size_t)first * row_bytes;
+    return part;
+}
+
+/* phi3: Q|K|V fused in attn_qkv.weight, or separate; gate|up fused in ffn_up.weight. */
+static sac_status bind_phi3_layer(sac_model *m, const char *base, sac_layer *L, uint64_t *used) {
+    const sac_model_info *hp = &m->info;
+    const int64_t E = hp->n_embd, F = hp->n_ff, KV = (int64_t)hp->n_head_kv * hp->head_dim;
+    char name[96];
+    sac_status st;
+#define NAME(suffix) (snprintf(name, sizeof name, "%s" suffix, base), name)
+    if (sac_gguf_find_tensor(&m->gguf, NAME("attn_qkv.weight"))) {
+        sac_matrix qkv;
+        if ((st = bind_matrix(m, name, E, E + 2 * KV, 1, &qkv))) return st;
+        L->wq = matrix_rows(&qkv, 0, E);
+        L->wk = matrix_rows(&qkv, E, KV);
+        L->wv = matrix_rows(&qkv, E + KV, KV);
+    } else if ((st = bind_matrix(m, NAME("attn_q.weight"), E, E, 1, &L->wq)) ||
+               (st = bind_matrix(m, NAME("attn_k.weight"), E, KV, 1, &L->wk)) ||
+               (st = bind_matrix(m, NAME("attn_v.weight"), E, KV, 1, &L->wv))) {
+        return st;
+    }
+    sac_matrix gate_up;
+    if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
+        (st = bind_matrix(m, NAME("attn_output.weight"), E, E, 1, &L->wo)) ||
+        (st = bind_vector(m, NAME("ffn_norm.weight"), E, 1, used, &L->ffn_norm)) ||
+        (st = bind_matrix(m, NAME("ffn_up.weight"), E, 2 * F, 1, &gate_up)) ||
+        (st = bind_matrix(m, NAME("ffn_down.weight"), F, E, 1, &L->w_down)))
+        return st;
+#undef NAME
+    L->w_gate = matrix_rows(&gate_up, 0, F);
+    L->w_up = matrix_rows(&gate_up, F, F);
+    return SAC_OK;
+}
+
 /* Binds one block; `prefix` is "blk.%d." (gpt2, llama), "enc.blk.%d." or "dec.blk.%d." (encdec). */
 static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer *L, uint64_t *used) {
     const sac_model_info *hp = &m->info;
@@ -294,6 +340,7 @@ static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer
     char base[32], name[96];
     sac_status st;
     snprintf(base, sizeof base, prefix, il);
+    if (m->arch == SAC_ARCH_PHI3) return bind_phi3_layer(m, base, L, used);
 #define NAME(suffix) (snprintf(name, sizeof name, "%s" suffix, base), name)
     if (sac_arch_llama_like(m->arch)) {
         /* Q/K/V biases: required in qwen2, optional in llama (as is the output bias), none in gemma */
@@ -482,13 +529,13 @@ static sac_status load_tokenizer(sac_model *m) {
 
 /* general.architecture: one of the names saccade implements, exactly. */
 static sac_status read_architecture(sac_model *m) {
-    static const char *const arch_names[] = {"gpt2", "llama", "encdec", "qwen2", "gemma"}; /* enum sac_arch order */
+    static const char *const arch_names[] = {"gpt2", "llama", "encdec", "qwen2", "gemma", "phi3"}; /* enum order */
     gguf_string arch;
     if (!sac_gguf_find_kv(&m->gguf, "general.architecture"))
         return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
     sac_status st = sac_gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error);
     if (st != SAC_OK) return st;
-    for (int a = 0; a < 5; a++)
+    for (int a = 0; a < 6; a++)
         if (sac_gguf_string_eq(arch, arch_names[a])) {
             m->arch = (enum sac_arch)a;
             snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[a]);
@@ -503,7 +550,7 @@ static sac_status read_architecture(sac_model *m) {
                         "metadata key 'general.architecture' contains a NUL byte ('%.*s'); a name cannot",
                         sac_gguf_clip(shown, 64), shown.data);
     return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                    "unknown architecture '%.*s' (saccade supports gpt2, llama, qwen2, gemma and encdec)",
+                    "unknown architecture '%.*s' (saccade supports gpt2, llama, qwen2, gemma, phi3 and encdec)",
                     sac_gguf_clip(shown, 64), shown.data);
 }
 

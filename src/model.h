@@ -9,13 +9,14 @@
 
 /* gpt2 and encdec blocks share one layout: pre-LayerNorm, fused QKV with biases, GELU MLP.
  * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c).
- * llama, qwen2 and gemma share another: RMSNorm, separate Q/K/V (qwen2 with biases), RoPE, a
+ * llama, qwen2, gemma and phi3 share another: RMSNorm, separate Q/K/V (qwen2 with biases), RoPE, a
  * gated feed-forward (SwiGLU; GELU-gated in gemma, which also scales its embeddings by √n_embd). */
-enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC, SAC_ARCH_QWEN2, SAC_ARCH_GEMMA };
+enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC, SAC_ARCH_QWEN2, SAC_ARCH_GEMMA, SAC_ARCH_PHI3 };
 
-/* The llama layout (RMSNorm, separate projections, RoPE, gated FFN, no output-norm bias). */
+/* The llama layout (RMSNorm, separate projections, RoPE, gated FFN, no output-norm bias).
+ * phi3 stores Q|K|V and gate|up fused; the loader binds each part as a view of its rows. */
 static inline int sac_arch_llama_like(enum sac_arch a) {
-    return a == SAC_ARCH_LLAMA || a == SAC_ARCH_QWEN2 || a == SAC_ARCH_GEMMA;
+    return a == SAC_ARCH_LLAMA || a == SAC_ARCH_QWEN2 || a == SAC_ARCH_GEMMA || a == SAC_ARCH_PHI3;
 }
 
 /* A 1-D parameter (norm weight, bias): always F32 in use; other stored types are

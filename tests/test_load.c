@@ -203,6 +203,8 @@ static void test_unbound_tensors_refused(void) {
         {"qwen2", "blk.0.attn_output.bias", 64},  /* qwen2 has Q/K/V biases, not this one */
         {"gemma", "blk.0.attn_q.bias", 64},       /* gemma has no biases */
         {"gemma", "rope_freqs.weight", 8},
+        {"phi3", "rope_factors_long.weight", 8},  /* LongRoPE (Phi-3 128k) is not implemented */
+        {"phi3", "blk.0.attn_q.weight", 4096},    /* beside the fused attn_qkv */
         {"gpt2", "output_norm.scale", 64},
         {"encdec", "enc.blk.0.cross_attn_norm.weight", 64}, /* cross-attention is decoder-only */
     };
@@ -246,6 +248,12 @@ static void test_optional_tensors_checked(void) {
     }
     test_model tm = rewritten("qwen2", SAC_TYPE_F32, &(rewrite){.drop = "output.weight"});
     expect_load(&tm, SAC_OK, NULL, NULL, "qwen2 with tied output");
+    /* phi3: fused QKV [E, E + 2·KV] and gate|up [E, 2F] checked; output.weight optional */
+    tm = rewritten("phi3", SAC_TYPE_F32, &(rewrite){.drop = "blk.1.attn_qkv.weight"});
+    expect_load(&tm, SAC_ERR_MODEL, "missing tensor 'blk.1.attn_q.weight' (required by architecture phi3)", NULL,
+                "phi3 without attn_qkv");
+    tm = rewritten("phi3", SAC_TYPE_F32, &(rewrite){.drop = "output.weight"});
+    expect_load(&tm, SAC_OK, NULL, NULL, "phi3 with tied output");
     /* gemma's output is token_embd: llama.cpp reads no output.weight, so one is refused */
     tm = rewritten("gemma", SAC_TYPE_F32, &(rewrite){.tensor = "output.weight", .n = 64});
     expect_load(&tm, SAC_ERR_UNSUPPORTED, "tensor 'output.weight' is not used by architecture gemma", NULL, "gemma");
@@ -274,6 +282,10 @@ static void test_arch_keys_refused_unless_implemented(void) {
          "a RoPE scaling factor"},
         {"gemma", {.key = "gemma.attention.key_length", .type = GGUF_TYPE_U32, .u = 32}, SAC_ERR_UNSUPPORTED,
          "'gemma.attention.key_length' is 32, but the head size (embedding_length / head_count) is 16"},
+        /* llama.cpp disables phi3's sliding window; saccade reads it as llama.cpp does */
+        {"phi3", {.key = "phi3.attention.sliding_window", .type = GGUF_TYPE_U32, .u = 2047}, SAC_OK, NULL},
+        {"llama", {.key = "llama.attention.sliding_window", .type = GGUF_TYPE_U32, .u = 2047}, SAC_ERR_UNSUPPORTED,
+         "'llama.attention.sliding_window' is not implemented"},
         {"llama", {.key = "llama.rope.scaling.attn_factor", .type = GGUF_TYPE_F32, .f = 1.0f}, SAC_ERR_UNSUPPORTED,
          "'llama.rope.scaling.attn_factor' is not implemented for architecture llama"},
         {"llama", {.key = "llama.rope.scaling.original_context_length", .type = GGUF_TYPE_U32, .u = 8192}, SAC_OK, NULL},

@@ -1,5 +1,5 @@
 /* test_model.c — whole-model checks: the engine against the float64 reference for each
- * architecture (gpt2, llama, qwen2, gemma; encdec in test_encdec.c) and all four weight types, RoPE
+ * architecture (gpt2, llama, qwen2, gemma, phi3; encdec in test_encdec.c) and all four weight types, RoPE
  * frequency factors and scaling, KV-cached decoding, batching, threads,
  * attention capture and masks, and the errors of bad models and bad calls.
  *
@@ -68,8 +68,8 @@ static double model_error(const test_model_spec *spec, int threads, int batch) {
 }
 
 static void test_f32_models_match_reference(void) {
-    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma"};
-    for (int a = 0; a < 4; a++)
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
+    for (int a = 0; a < 5; a++)
         for (int tied = 0; tied < 2; tied++) {
             test_model_spec s = test_spec(archs[a], SAC_TYPE_F32);
             s.tied = tied;
@@ -91,10 +91,10 @@ static void test_f32_models_match_reference(void) {
 }
 
 static void test_quantized_models_match_reference(void) {
-    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma"};
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
     const double tol[] = {1e-4, 3e-2, 3e-2};
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 5; a++)
         for (int t = 0; t < 3; t++) {
             test_model_spec s = test_spec(archs[a], types[t]);
             s.tied = t == 1;
@@ -107,9 +107,9 @@ static void test_quantized_models_match_reference(void) {
 /* Prefill part of the prompt, then decode one token at a time: each step's logits equal
  * the corresponding row of a single full-sequence evaluation. */
 static void test_kv_cache_decode_matches_full_sequence(void) {
-    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma"};
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0};
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 5; a++)
         for (int t = 0; t < 2; t++) {
             test_model tm;
             test_model_spec s = test_spec(archs[a], types[t]);
@@ -143,8 +143,8 @@ static void test_kv_cache_decode_matches_full_sequence(void) {
 
 /* Splitting a prompt into small batches changes nothing but the order of additions. */
 static void test_batch_size_does_not_change_logits(void) {
-    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma"};
-    for (int a = 0; a < 4; a++) {
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
+    for (int a = 0; a < 5; a++) {
         test_model_spec s = test_spec(archs[a], SAC_TYPE_Q4_0);
         double e64 = model_error(&s, 1, 64), e3 = model_error(&s, 1, 3), e1 = model_error(&s, 1, 1);
         CHECK_MSG(fabs(e64 - e3) <= 1e-5 && fabs(e64 - e1) <= 1e-5, "%s: errors %.6g %.6g %.6g", archs[a], e64, e3, e1);
@@ -154,9 +154,9 @@ static void test_batch_size_does_not_change_logits(void) {
 /* Every output value is computed by one thread in a fixed order: bitwise identical logits,
  * and identical greedy continuations, for 1, 2 and 4 threads. */
 static void test_threads_give_identical_results(void) {
-    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma"};
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 5; a++)
         for (int t = 0; t < 4; t++) {
             test_model tm;
             test_model_spec s = test_spec(archs[a], types[t]);
@@ -250,6 +250,7 @@ static void test_attention_capture_matches_reference(void) {
     check_attention("llama", NULL);
     check_attention("qwen2", NULL);
     check_attention("gemma", NULL);
+    check_attention("phi3", NULL);
 }
 
 /* Logits of the prompt with `threads` threads into a new buffer (NULL when loading fails). */
@@ -277,6 +278,7 @@ static void test_rope_variants_match_reference(void) {
         {"llama attention biases", "llama", 0, 0, 1, 16},
         {"qwen2 linear x8, partial rope", "qwen2", 0, 8.0f, 0, 8},
         {"gemma linear x2", "gemma", 0, 2.0f, 0, 16},
+        {"phi3 partial rope", "phi3", 0, 0, 0, 8},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         test_model_spec s = test_spec(cases[c].arch, SAC_TYPE_F32);
@@ -300,7 +302,7 @@ static void test_rope_variants_match_reference(void) {
             sac_model_info in;
             sac_model_get_info(m, &in);
             CHECK(in.rope_freq_factors == cases[c].freqs);
-            CHECK(in.rope_neox == (!strcmp(cases[c].arch, "qwen2") || !strcmp(cases[c].arch, "gemma")));
+            CHECK(in.rope_neox == !!strcmp(cases[c].arch, "llama"));
             CHECK(in.tied_output == !strcmp(cases[c].arch, "gemma"));
             CHECK_NEAR(in.rope_freq_scale, cases[c].scale > 0 ? 1.0 / cases[c].scale : 1.0, 1e-7);
             sac_model_free(m);

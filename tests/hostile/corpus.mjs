@@ -186,6 +186,13 @@ function tensorList(arch, h) {
         [`${p}ffn_gate.weight`, [E, F]], [`${p}ffn_up.weight`, [E, F]], [`${p}ffn_down.weight`, [F, E]]);
       if (arch === 'qwen2') list.push([`${p}attn_q.bias`, [E]], [`${p}attn_k.bias`, [KV]], [`${p}attn_v.bias`, [KV]]);
     }
+  if (arch === 'phi3') // Q|K|V and gate|up fused
+    for (let l = 0; l < h.nLayer; l++) {
+      const p = `blk.${l}.`;
+      list.push([`${p}attn_norm.weight`, [E]], [`${p}attn_qkv.weight`, [E, E + 2 * KV]],
+        [`${p}attn_output.weight`, [E, E]], [`${p}ffn_norm.weight`, [E]], [`${p}ffn_up.weight`, [E, 2 * F]],
+        [`${p}ffn_down.weight`, [F, E]]);
+    }
   if (arch === 'gpt2') for (let l = 0; l < h.nLayer; l++) list.push(...gptBlock(`blk.${l}.`));
   if (arch === 'encdec') {
     for (let l = 0; l < h.nEncLayer; l++) list.push(...gptBlock(`enc.blk.${l}.`));
@@ -209,7 +216,7 @@ function tensorList(arch, h) {
  * `drop` a tensor name to leave out.
  */
 export function makeModel(arch, o = {}) {
-  const llamaLike = arch === 'llama' || arch === 'qwen2' || arch === 'gemma';
+  const llamaLike = ['llama', 'qwen2', 'gemma', 'phi3'].includes(arch);
   const h = { nVocab: 64, nCtx: 32, nEmbd: 32, nFf: 64, nLayer: 1, nHead: 2, nHeadKv: llamaLike ? 1 : 2,
     nEncLayer: 1, eps: 1e-5, ropeBase: 10000, ...o };
   const g = new Gguf();
@@ -263,7 +270,7 @@ export function hostileCases(shrink) {
     cases.push({ name, bytes: g instanceof Uint8Array ? g : g.bytes(opts), expect, note });
 
   // controls: valid tiny models that every surface runs identically
-  for (const arch of ['gpt2', 'llama', 'qwen2', 'gemma', 'encdec'])
+  for (const arch of ['gpt2', 'llama', 'qwen2', 'gemma', 'phi3', 'encdec'])
     add(`ok-${arch}-f32`, tinyModel(arch), ok, 'a valid model');
   add('ok-llama-q8_0', tinyModel('llama', { type: Q8_0 }), ok, 'a valid quantized model');
   add('ok-qwen2-q8_0', tinyModel('qwen2', { type: Q8_0 }), ok, 'a valid quantized qwen2 (NEOX RoPE, Q/K/V biases)');
@@ -330,6 +337,10 @@ export function hostileCases(shrink) {
     'an optional Q bias, which llama.cpp binds for llama');
   add('tensor-ffn-bias', extra(tinyModel('llama'), 'blk.0.ffn_up.bias', [64]), error('blk.0.ffn_up.bias'),
     'a bias llama does not have');
+  add('ok-phi3-q8_0-swa', tinyModel('phi3', { type: Q8_0 }).kv('phi3.attention.sliding_window', 'u32', 16), ok,
+    "phi3's sliding window, which llama.cpp disables (attends over the whole context), as saccade does");
+  add('tensor-phi3-longrope', extra(tinyModel('phi3'), 'rope_factors_long.weight', [8]),
+    error('rope_factors_long.weight'), 'LongRoPE factors (Phi-3 128k), not implemented');
   add('tensor-gemma-output', extra(tinyModel('gemma'), 'output.weight', [32, 64]), error('output.weight'),
     "gemma's output is token_embd; llama.cpp reads no output.weight");
   add('tensor-qwen2-no-bias', tinyModel('qwen2', { drop: 'blk.0.attn_k.bias' }), error('blk.0.attn_k.bias'),

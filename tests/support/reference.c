@@ -91,11 +91,13 @@ static double gelu_tanh(double x) {
 }
 
 /* Rotate pairs of the first rope_dim values of a head by angle_i(pos): pair i is (2i, 2i+1),
- * or (i, i + rope_dim/2) for qwen2 and gemma (GPT-NeoX's layout). The frequency base^(−2i/rope_dim) is
+ * or (i, i + rope_dim/2) for qwen2, gemma and phi3 (GPT-NeoX's layout). The frequency base^(−2i/rope_dim) is
  * divided by rope_freqs.weight[i] when the file has it, and linear scaling divides the
  * position by the factor. */
 static void rope(const ref_model *m, double *head, int pos) {
-    const int half = m->spec.rope_dim / 2, neox = !strcmp(m->spec.arch, "qwen2") || !strcmp(m->spec.arch, "gemma");
+    const char *arch = m->spec.arch;
+    const int half = m->spec.rope_dim / 2;
+    const int neox = !strcmp(arch, "qwen2") || !strcmp(arch, "gemma") || !strcmp(arch, "phi3");
     const double *factors = W(m, "rope_freqs.weight", 0);
     const double p = m->spec.rope_scale > 0 ? pos / (double)m->spec.rope_scale : pos;
     for (int i = 0; i < half; i++) {
@@ -144,12 +146,12 @@ static void attention(const double *q, const double *k, const double *v, int nq,
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs) {
     const test_model_spec *s = &m->spec;
-    const int gpt2 = !strcmp(s->arch, "gpt2"), gemma = !strcmp(s->arch, "gemma");
+    const int gpt2 = !strcmp(s->arch, "gpt2"), gemma = !strcmp(s->arch, "gemma"), phi3 = !strcmp(s->arch, "phi3");
     const int E = s->n_embd, F = s->n_ff, H = s->n_head, HKV = s->n_head_kv, hd = E / H, KV = HKV * hd;
     double *x = calloc((size_t)n * E, sizeof *x), *xn = calloc(E, sizeof *xn);
     double *q = calloc((size_t)n * E, sizeof *q), *k = calloc((size_t)n * KV, sizeof *k);
     double *v = calloc((size_t)n * KV, sizeof *v), *att = calloc((size_t)n * E, sizeof *att);
-    double *tmp = calloc((size_t)3 * E + F, sizeof *tmp), *h1 = calloc(F, sizeof *h1), *h2 = calloc(F, sizeof *h2);
+    double *tmp = calloc((size_t)3 * E + 2 * F, sizeof *tmp), *h1 = calloc(F, sizeof *h1), *h2 = calloc(F, sizeof *h2);
     const double *embd = W(m, "token_embd.weight", 0);
 
     for (int t = 0; t < n; t++)
@@ -166,11 +168,18 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
                 memcpy(q + t * E, tmp, E * sizeof *tmp);
                 memcpy(k + t * KV, tmp + E, E * sizeof *tmp);
                 memcpy(v + t * KV, tmp + 2 * E, E * sizeof *tmp);
+            } else if (phi3) { /* fused Q|K|V rows */
+                linear(tmp, W(m, "blk.%d.attn_qkv.weight", l), NULL, xn, E, E + 2 * KV);
+                memcpy(q + t * E, tmp, E * sizeof *tmp);
+                memcpy(k + t * KV, tmp + E, KV * sizeof *tmp);
+                memcpy(v + t * KV, tmp + E + KV, KV * sizeof *tmp);
             } else {
                 /* biases: qwen2's, or a llama file's optional ones (NULL when absent) */
                 linear(q + t * E, W(m, "blk.%d.attn_q.weight", l), W(m, "blk.%d.attn_q.bias", l), xn, E, E);
                 linear(k + t * KV, W(m, "blk.%d.attn_k.weight", l), W(m, "blk.%d.attn_k.bias", l), xn, E, KV);
                 linear(v + t * KV, W(m, "blk.%d.attn_v.weight", l), W(m, "blk.%d.attn_v.bias", l), xn, E, KV);
+            }
+            if (!gpt2) {
                 for (int h = 0; h < H; h++) rope(m, q + t * E + h * hd, t);
                 for (int h = 0; h < HKV; h++) rope(m, k + t * KV + h * hd, t);
             }
@@ -186,6 +195,10 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
                 linear(h1, W(m, "blk.%d.ffn_up.weight", l), W(m, "blk.%d.ffn_up.bias", l), xn, E, F);
                 for (int i = 0; i < F; i++) h1[i] = gelu_tanh(h1[i]);
                 linear(tmp, W(m, "blk.%d.ffn_down.weight", l), W(m, "blk.%d.ffn_down.bias", l), h1, F, E);
+            } else if (phi3) { /* fused: silu(first F outputs) ⊙ last F outputs */
+                linear(tmp, W(m, "blk.%d.ffn_up.weight", l), NULL, xn, E, 2 * F);
+                for (int i = 0; i < F; i++) h1[i] = tmp[i] / (1 + exp(-tmp[i])) * tmp[F + i];
+                linear(tmp, W(m, "blk.%d.ffn_down.weight", l), NULL, h1, F, E);
             } else {
                 linear(h1, W(m, "blk.%d.ffn_gate.weight", l), NULL, xn, E, F);
                 linear(h2, W(m, "blk.%d.ffn_up.weight", l), NULL, xn, E, F);

@@ -1,4 +1,4 @@
-/* test_models.c — writes small random gpt2/llama/qwen2/gemma/encdec GGUF files with the project's GGUF writer
+/* test_models.c — writes small random gpt2/llama/qwen2/gemma/phi3/encdec GGUF files with the project's GGUF writer
  * and keeps, for the reference, the values the file really stores (after quantization),
  * dequantized by reference.c's own decoder. */
 #include "test_models.h"
@@ -145,6 +145,8 @@ int test_model_make(const test_model_spec *s, test_model *out) {
                 add(&mk, NAME("attn_norm.bias"), E, 1, 0, 0.1);
                 add(&mk, NAME("attn_qkv.weight"), E, 3 * E, 0, wE);
                 add(&mk, NAME("attn_qkv.bias"), 3 * E, 1, 0, 0.1);
+            } else if (!strcmp(s->arch, "phi3")) { /* Q|K|V fused, as llama.cpp's converter writes it */
+                add(&mk, NAME("attn_qkv.weight"), E, E + 2 * KV, 0, wE);
             } else {
                 add(&mk, NAME("attn_q.weight"), E, E, 0, wE);
                 if (qkv_bias) add(&mk, NAME("attn_q.bias"), E, 1, 0, 0.3);
@@ -170,6 +172,8 @@ int test_model_make(const test_model_spec *s, test_model *out) {
                 add(&mk, NAME("ffn_norm.bias"), E, 1, 0, 0.1);
                 add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
                 add(&mk, NAME("ffn_up.bias"), F, 1, 0, 0.1);
+            } else if (!strcmp(s->arch, "phi3")) { /* gate rows, then up rows */
+                add(&mk, NAME("ffn_up.weight"), E, 2 * F, 0, wE);
             } else {
                 add(&mk, NAME("ffn_gate.weight"), E, F, 0, wE);
                 add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);

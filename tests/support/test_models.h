@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 typedef struct test_model_spec {
-    const char *arch;    /* "gpt2", "llama", "qwen2", "gemma" or "encdec" */
+    const char *arch;    /* "gpt2", "llama", "qwen2", "gemma", "phi3" or "encdec" */
     uint32_t type;       /* storage type of every 2-D weight (1-D parameters stay F32) */
     int32_t n_vocab, n_ctx, n_embd, n_ff, n_layer, n_head, n_head_kv, rope_dim;
     int32_t n_enc_layer; /* encdec: encoder blocks (n_layer: decoder blocks) */
@@ -42,7 +42,7 @@ typedef struct test_model {
 } test_model;
 
 /* A small model of the architecture: vocab 97, context 48, width 64, 2 layers, 4 heads
- * (2 KV heads for llama, qwen2 and gemma), feed-forward 96, rope on all head dims. */
+ * (2 KV heads for llama, qwen2, gemma and phi3), feed-forward 96, rope on all head dims. */
 test_model_spec test_spec(const char *arch, uint32_t type);
 /* GPT-2 small's shape: vocab 50257, context 1024, width 768, 12 layers, 12 heads, ff 3072;
  * no_reference set. */
