@@ -1,8 +1,12 @@
-/* make_model.c — writes a random-weight gpt2 or llama GGUF file (tests/support/test_models.c)
- * for benchmarks and the JS tests.
+/* make_model.c — writes a random-weight gpt2, llama, qwen2, gemma, phi3 or encdec GGUF file
+ * (tests/support/test_models.c) for benchmarks and the JS tests.
  *
- *   build/tools/make_model OUT.gguf [--arch gpt2|llama|encdec] [--type TYPE] [--gpt2-small]
- *                          [--tied] [--seed N]
+ *   build/tools/make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|phi3|encdec] [--type TYPE]
+ *                          [--gpt2-small] [--tied] [--seed N]
+ *                          [--rope-freqs] [--rope-scale F] [--attn-bias]
+ *
+ * --rope-freqs adds rope_freqs.weight (Llama 3.x frequency factors; llama only), --rope-scale
+ * writes linear RoPE scaling by F (llama, qwen2, gemma, phi3), --attn-bias llama's optional attention biases.
  *
  * TYPE is any weight type saccade implements, by name (f32, f16, bf16, q8_0, q4_0, q5_0,
  * q4_1, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k). Without --gpt2-small the model is the tests'
@@ -17,19 +21,26 @@
 
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|encdec] [--type TYPE] [--gpt2-small] [--tied] "
-                        "[--seed N]\n  TYPE: f32 f16 bf16 q8_0 q4_0 q5_0 q4_1 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
+        fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|phi3|encdec] [--type TYPE] "
+                        "[--gpt2-small] [--tied] [--seed N] [--rope-freqs] [--rope-scale F] [--attn-bias]\n"
+                        "  TYPE: f32 f16 bf16 q8_0 q4_0 q5_0 q4_1 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
         return 1;
     }
     const char *arch = "gpt2";
     uint32_t type = SAC_TYPE_F32;
-    int small = 0, tied = 0;
+    int small = 0, tied = 0, rope_freqs = 0, attn_bias = 0;
+    float rope_scale = 0;
     unsigned long long seed = 1234;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--gpt2-small")) small = 1;
         else if (!strcmp(a, "--tied")) tied = 1;
-        else if (!strcmp(a, "--arch") && (!strcmp(v, "gpt2") || !strcmp(v, "llama") || !strcmp(v, "encdec"))) arch = argv[++i];
+        else if (!strcmp(a, "--arch") && (!strcmp(v, "gpt2") || !strcmp(v, "llama") || !strcmp(v, "qwen2") || !strcmp(v, "gemma") || !strcmp(v, "phi3") ||
+                                          !strcmp(v, "encdec")))
+            arch = argv[++i];
+        else if (!strcmp(a, "--rope-freqs")) rope_freqs = 1;
+        else if (!strcmp(a, "--attn-bias")) attn_bias = 1;
+        else if (!strcmp(a, "--rope-scale") && i + 1 < argc) rope_scale = strtof(argv[++i], NULL);
         else if (!strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--type")) {
             i++;
@@ -44,7 +55,15 @@ int main(int argc, char **argv) {
         s.n_embd = 256;
         s.n_ff = 512;
     }
+    if ((rope_freqs || attn_bias) && strcmp(arch, "llama"))
+        return fprintf(stderr, "make_model: --rope-freqs and --attn-bias need --arch llama\n"), 1;
+    if (rope_scale != 0 && (!strcmp(arch, "gpt2") || !strcmp(arch, "encdec")))
+        return fprintf(stderr, "make_model: --rope-scale needs --arch llama, qwen2, gemma or phi3\n"), 1;
+    if (!(rope_scale >= 0)) return fprintf(stderr, "make_model: --rope-scale must be positive\n"), 1;
     s.tied = tied;
+    s.rope_freqs = rope_freqs;
+    s.attn_bias = attn_bias;
+    s.rope_scale = rope_scale;
     s.seed = seed;
     s.no_reference = 1;
     test_model m;

@@ -52,14 +52,14 @@ static sac_status alloc_activations(sac_context *ctx) {
     sac_status st;
     if ((st = alloc_floats(ctx, &a->x, mul3(B, E, 1), "residual stream")) ||
         (st = alloc_floats(ctx, &a->xn, mul3(B, E, 1), "normalised activations")) ||
-        (st = alloc_floats(ctx, &a->qkv, m->arch != SAC_ARCH_LLAMA ? mul3(B, 3, E) : 0, "fused QKV")) ||
+        (st = alloc_floats(ctx, &a->qkv, !sac_arch_llama_like(m->arch) ? mul3(B, 3, E) : 0, "fused QKV")) ||
         (st = alloc_floats(ctx, &a->q, mul3(B, E, 1), "queries")) ||
         (st = alloc_floats(ctx, &a->k, mul3(B, KV, 1), "keys")) ||
         (st = alloc_floats(ctx, &a->v, mul3(B, KV, 1), "values")) ||
         (st = alloc_floats(ctx, &a->att, mul3(B, E, 1), "attention output")) ||
         (st = alloc_floats(ctx, &a->proj, mul3(B, E, 1), "projection output")) ||
         (st = alloc_floats(ctx, &a->ff, mul3(B, F, 1), "feed-forward hidden")) ||
-        (st = alloc_floats(ctx, &a->ff2, m->arch == SAC_ARCH_LLAMA ? mul3(B, F, 1) : 0, "feed-forward gate")) ||
+        (st = alloc_floats(ctx, &a->ff2, sac_arch_llama_like(m->arch) ? mul3(B, F, 1) : 0, "feed-forward gate")) ||
         (st = alloc_floats(ctx, &a->rope, mul3(B, (uint64_t)(hp->rope_dim ? hp->rope_dim : 1), 1), "RoPE table")) ||
         (st = alloc_floats(ctx, &a->scores, mul3((uint64_t)ctx->n_threads, (uint64_t)ctx->n_ctx, 1), "attention scores")))
         return st;

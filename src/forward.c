@@ -37,7 +37,7 @@ static void norm_rows(const sac_model *m, float *out, const float *x, int32_t n,
                       const sac_vector *b) {
     const int64_t E = m->info.n_embd;
     for (int32_t t = 0; t < n; t++) {
-        if (m->arch != SAC_ARCH_LLAMA) layernorm(out + t * E, x + t * E, w, b, E, m->info.norm_eps);
+        if (!sac_arch_llama_like(m->arch)) layernorm(out + t * E, x + t * E, w, b, E, m->info.norm_eps);
         else rmsnorm(out + t * E, x + t * E, w, E, m->info.norm_eps);
     }
 }
@@ -81,35 +81,47 @@ static void embed(const sac_model *m, float *x, const int32_t *tokens, int32_t n
             for (int64_t i = 0; i < E; i++) x[t * E + i] += tmp[i];
         } else if (m->arch == SAC_ARCH_ENCDEC) {
             add_sinusoid(x + t * E, pos0 + t, E);
+        } else if (m->arch == SAC_ARCH_GEMMA) {
+            const float scale = sqrtf((float)E); /* gemma scales its embeddings by √n_embd */
+            for (int64_t i = 0; i < E; i++) x[t * E + i] *= scale;
         }
     }
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Rotary position embedding ("normal" mode: consecutive pairs)                              */
+/* Rotary position embedding                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-/* cos/sin of pos · base^(−2i/rot_dim) for every token of the batch, computed once per pass. */
+/* cos/sin of the angle of pair i at each token's position, computed once per pass:
+ *   theta = pos · freq_scale · base^(−2i/rope_dim) / factor_i
+ * freq_scale is linear RoPE scaling (1 / rope.scaling.factor), factor_i rope_freqs.weight
+ * (Llama 3.x; 1 when absent). Double precision keeps every angle exact to float. */
 static void rope_table(const sac_model *m, float *table, int32_t pos0, int32_t n) {
-    const int32_t half = m->info.rope_dim / 2;
+    const sac_model_info *hp = &m->info;
+    const int32_t half = hp->rope_dim / 2;
     for (int32_t t = 0; t < n; t++)
         for (int32_t i = 0; i < half; i++) {
-            double theta = (double)(pos0 + t) * pow((double)m->info.rope_freq_base, -2.0 * i / m->info.rope_dim);
+            double theta = (double)(pos0 + t) * hp->rope_freq_scale *
+                           pow((double)hp->rope_freq_base, -2.0 * i / hp->rope_dim);
+            if (m->rope_freqs.data) theta /= m->rope_freqs.data[i];
             table[(int64_t)t * 2 * half + 2 * i] = (float)cos(theta);
             table[(int64_t)t * 2 * half + 2 * i + 1] = (float)sin(theta);
         }
 }
 
-/* Rotates the first rope_dim values of each of n_heads heads of one token. */
+/* Rotates the first rope_dim values of each of n_heads heads of one token. Pair i is
+ * (2i, 2i+1) in the original mode, (i, i + rope_dim/2) in NEOX mode (qwen2). */
 static void rope_apply(const sac_model *m, float *vec, int32_t n_heads, const float *cs) {
     const int32_t hd = m->info.head_dim, half = m->info.rope_dim / 2;
+    const int32_t stride = m->info.rope_neox ? 1 : 2, offset = m->info.rope_neox ? half : 1;
     for (int32_t h = 0; h < n_heads; h++) {
         float *v = vec + (int64_t)h * hd;
         for (int32_t i = 0; i < half; i++) {
             const float c = cs[2 * i], s = cs[2 * i + 1];
-            const float a = v[2 * i], b = v[2 * i + 1];
-            v[2 * i] = a * c - b * s;
-            v[2 * i + 1] = a * s + b * c;
+            float *x0 = v + stride * i, *x1 = x0 + offset;
+            const float a = *x0, b = *x1;
+            *x0 = a * c - b * s;
+            *x1 = a * s + b * c;
         }
     }
 }
@@ -202,7 +214,7 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
     const int64_t E = m->info.n_embd, kv_dim = (int64_t)m->info.n_head_kv * m->info.head_dim;
-    if (m->arch != SAC_ARCH_LLAMA) {
+    if (!sac_arch_llama_like(m->arch)) {
         /* fused rows: Q, then K, then V */
         matmul(ctx, &L->wqkv, a->xn, n, a->qkv);
         add_bias(a->qkv, &L->bqkv, n);
@@ -217,6 +229,9 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     matmul(ctx, &L->wq, a->xn, n, a->q);
     matmul(ctx, &L->wk, a->xn, n, a->k);
     matmul(ctx, &L->wv, a->xn, n, a->v);
+    if (L->bq.data) add_bias(a->q, &L->bq, n); /* qwen2 (and some llama files) */
+    if (L->bk.data) add_bias(a->k, &L->bk, n);
+    if (L->bv.data) add_bias(a->v, &L->bv, n);
     for (int32_t t = 0; t < n; t++) {
         const float *cs = a->rope + (int64_t)t * m->info.rope_dim;
         rope_apply(m, a->q + t * E, m->info.n_head, cs);
@@ -228,7 +243,7 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
     const int64_t F = (int64_t)n * m->info.n_ff;
-    if (m->arch != SAC_ARCH_LLAMA) {
+    if (!sac_arch_llama_like(m->arch)) {
         matmul(ctx, &L->w_up, a->xn, n, a->ff);
         add_bias(a->ff, &L->b_up, n);
         for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]);
@@ -236,10 +251,13 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
         add_bias(a->proj, &L->b_down, n);
         return;
     }
-    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)) */
+    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)); gemma gates with GELU instead */
     matmul(ctx, &L->w_gate, a->xn, n, a->ff);
     matmul(ctx, &L->w_up, a->xn, n, a->ff2);
-    for (int64_t i = 0; i < F; i++) a->ff[i] = silu(a->ff[i]) * a->ff2[i];
+    if (m->arch == SAC_ARCH_GEMMA)
+        for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]) * a->ff2[i];
+    else
+        for (int64_t i = 0; i < F; i++) a->ff[i] = silu(a->ff[i]) * a->ff2[i];
     matmul(ctx, &L->w_down, a->ff, n, a->proj);
 }
 
@@ -248,7 +266,7 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
 static void attention_block_output(sac_context *ctx, const sac_layer *L, int32_t n) {
     sac_activations *a = &ctx->act;
     matmul(ctx, &L->wo, a->att, n, a->proj);
-    if (ctx->model->arch != SAC_ARCH_LLAMA) add_bias(a->proj, &L->bo, n);
+    if (L->bo.data) add_bias(a->proj, &L->bo, n); /* gpt2, encdec; optional in llama */
     add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
 }
 
@@ -286,7 +304,7 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
         ctx->tokens[pos0 + t] = tokens[t];
         ctx->key_mask[pos0 + t] = key_mask ? (key_mask[t] != 0) : 1;
     }
-    if (m->arch == SAC_ARCH_LLAMA) rope_table(m, a->rope, pos0, n);
+    if (sac_arch_llama_like(m->arch)) rope_table(m, a->rope, pos0, n);
 
     for (int32_t l = 0; l < hp->n_layer; l++) {
         const sac_layer *L = &m->layers[l];

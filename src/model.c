@@ -1,7 +1,15 @@
 /* model.c — from GGUF bytes to a model: architecture, hyperparameters, and every weight
  * bound by name and checked against the shape the architecture expects.
  *
- * gpt2 and llama use the names llama.cpp's converters write (see gguf-notes.md). "encdec" is
+ * gpt2, llama and qwen2 use the names llama.cpp's converters write (see gguf-notes.md), and
+ * bind the tensors llama.cpp's loader binds for them: llama may carry Q/K/V/output biases and
+ * rope_freqs.weight (Llama 3.x's per-pair frequency divisors); qwen2 is llama with required
+ * Q/K/V biases and NEOX-style RoPE (pairs (i, i + rope_dim/2)). gemma (the first Gemma) is
+ * llama with NEOX RoPE, embeddings scaled by √n_embd, a GELU-gated feed-forward and the output
+ * always tied to token_embd (llama.cpp reads no output.weight); its converter already stores
+ * RMSNorm weights as 1 + w, so the norm is the plain one. phi3 is llama with NEOX RoPE, Q|K|V
+ * fused in attn_qkv.weight [E, E + 2·KV] (or separate, as llama.cpp accepts both) and gate|up
+ * fused in ffn_up.weight [E, 2F] (gate rows first); its LongRoPE factor tensors are refused. "encdec" is
  * saccade's own encoder–decoder (a Vaswani-style transformer with GPT-2's pre-LayerNorm
  * blocks):
  *   keys    encdec.context_length, .embedding_length, .feed_forward_length,
@@ -34,6 +42,8 @@
  * them cannot overflow the size arithmetic of the context. */
 #define MAX_DIM (1 << 20)
 #define MAX_LAYERS 4096
+
+static sac_status render_text(sac_model *m, gguf_string s, char **buf, size_t *cap);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Hyperparameters                                                                           */
@@ -70,6 +80,42 @@ static sac_status get_float_in(sac_model *m, const char *suffix, float lo, float
     return SAC_OK;
 }
 
+/* RoPE scaling as llama.cpp reads it: rope.scaling.type (absent means "linear") and
+ * rope.scaling.factor (or the older rope.scale_linear; absent or 0 means 1). Linear scaling
+ * multiplies every angle by 1 / factor; "none" ignores the factor. YaRN and LongRoPE change
+ * more than the angles and are refused by name. */
+static sac_status read_rope_scaling(sac_model *m) {
+    sac_model_info *hp = &m->info;
+    char key[96];
+    sac_status st;
+    float factor = 0.0f;
+    hp->rope_freq_scale = 1.0f;
+    arch_key(m, "rope.scaling.factor", key, sizeof key);
+    if (!sac_gguf_find_kv(&m->gguf, key)) arch_key(m, "rope.scale_linear", key, sizeof key);
+    if (sac_gguf_find_kv(&m->gguf, key)) {
+        if ((st = sac_gguf_get_f32(&m->gguf, key, &factor, &m->error))) return st;
+        /* bounded so that angles stay within 1000 × the position */
+        if (!(factor == 0.0f || (factor >= 1e-3f && factor <= 1e6f)))
+            return sac_fail(&m->error, SAC_ERR_MODEL, "metadata key '%s' is %g, expected 0 (unset) or 0.001..1e+06 "
+                            "(a RoPE scaling factor)", key, (double)factor);
+    }
+    arch_key(m, "rope.scaling.type", key, sizeof key);
+    if (sac_gguf_find_kv(&m->gguf, key)) {
+        gguf_string type;
+        if ((st = sac_gguf_get_string(&m->gguf, key, &type, &m->error))) return st;
+        if (sac_gguf_string_eq(type, "none")) return SAC_OK;
+        if (!sac_gguf_string_eq(type, "linear")) {
+            if ((st = render_text(m, type, &m->meta_value, &m->meta_value_cap))) return st;
+            gguf_string shown = {m->meta_value, strlen(m->meta_value)};
+            return sac_fail(&m->error, SAC_ERR_UNSUPPORTED, "metadata key '%s' asks for '%.*s' RoPE scaling, which "
+                            "saccade does not implement (only 'none' and 'linear')", key,
+                            sac_gguf_clip(shown, 64), shown.data);
+        }
+    }
+    if (factor != 0.0f) hp->rope_freq_scale = 1.0f / factor;
+    return SAC_OK;
+}
+
 static sac_status read_hparams(sac_model *m) {
     sac_model_info *hp = &m->info;
     sac_status st;
@@ -85,7 +131,7 @@ static sac_status read_hparams(sac_model *m) {
     hp->head_dim = hp->n_embd / hp->n_head;
     hp->n_head_kv = hp->n_head;
     /* An epsilon that is NaN, negative or huge turns every normalisation into NaN or zeros. */
-    if ((st = get_float_in(m, m->arch == SAC_ARCH_LLAMA ? "attention.layer_norm_rms_epsilon"
+    if ((st = get_float_in(m, sac_arch_llama_like(m->arch) ? "attention.layer_norm_rms_epsilon"
                                                        : "attention.layer_norm_epsilon",
                            0.0f, 1.0f, "a normalisation epsilon", &hp->norm_eps)))
         return st;
@@ -95,7 +141,7 @@ static sac_status read_hparams(sac_model *m) {
         if (hp->n_embd % 2)
             return sac_fail(&m->error, SAC_ERR_MODEL, "encdec embedding_length %d must be even (sinusoids)", hp->n_embd);
     }
-    if (m->arch != SAC_ARCH_LLAMA) return SAC_OK;
+    if (!sac_arch_llama_like(m->arch)) return SAC_OK;
 
     char key[96];
     arch_key(m, "attention.head_count_kv", key, sizeof key);
@@ -118,7 +164,8 @@ static sac_status read_hparams(sac_model *m) {
     if (hp->rope_dim % 2) /* RoPE rotates pairs */
         return sac_fail(&m->error, SAC_ERR_MODEL, "the rotary dimension count %d must be even%s", hp->rope_dim,
                         sac_gguf_find_kv(&m->gguf, key) ? "" : " (it defaults to the head size)");
-    return SAC_OK;
+    hp->rope_neox = m->arch == SAC_ARCH_QWEN2 || m->arch == SAC_ARCH_GEMMA || m->arch == SAC_ARCH_PHI3;
+    return read_rope_scaling(m);
 }
 
 static int in_list(gguf_string s, const char *const *list) {
@@ -133,8 +180,9 @@ static int is_hparam_read(const sac_model *m, gguf_string suffix) {
     static const char *const gpt2[] = {"attention.layer_norm_epsilon", NULL};
     static const char *const encdec[] = {"attention.layer_norm_epsilon", "encoder.block_count", NULL};
     static const char *const llama[] = {"attention.layer_norm_rms_epsilon", "attention.head_count_kv",
-                                        "rope.freq_base", "rope.dimension_count", NULL};
-    const char *const *own = m->arch == SAC_ARCH_LLAMA ? llama : m->arch == SAC_ARCH_ENCDEC ? encdec : gpt2;
+                                        "rope.freq_base", "rope.dimension_count", "rope.scaling.type",
+                                        "rope.scaling.factor", "rope.scale_linear", NULL};
+    const char *const *own = sac_arch_llama_like(m->arch) ? llama : m->arch == SAC_ARCH_ENCDEC ? encdec : gpt2;
     return in_list(suffix, common) || in_list(suffix, own);
 }
 
@@ -151,7 +199,7 @@ static sac_status expect_int(sac_model *m, const char *key, uint32_t want, const
 
 static sac_status check_arch_key(sac_model *m, const gguf_kv *kv, gguf_string suffix) {
     const sac_model_info *hp = &m->info;
-    const int llama = m->arch == SAC_ARCH_LLAMA;
+    const int llama = sac_arch_llama_like(m->arch);
     char key[160];
     snprintf(key, sizeof key, "%.*s", sac_gguf_clip(kv->key, 150), kv->key.data);
     if (sac_gguf_string_eq(suffix, "vocab_size"))
@@ -162,24 +210,11 @@ static sac_status check_arch_key(sac_model *m, const gguf_kv *kv, gguf_string su
         return expect_int(m, key, (uint32_t)hp->n_head, "head_count (this architecture has no grouped-query attention)");
     if (sac_gguf_string_eq(suffix, "expert_count") || sac_gguf_string_eq(suffix, "expert_used_count"))
         return expect_int(m, key, 0, "the number of experts (saccade has no mixture of experts)");
-    if (llama && sac_gguf_string_eq(suffix, "rope.scaling.type")) {
-        gguf_string v;
-        sac_status st = sac_gguf_get_string(&m->gguf, key, &v, &m->error);
-        if (st == SAC_OK && !sac_gguf_string_eq(v, "none"))
-            st = sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                          "metadata key '%s' asks for RoPE scaling, which saccade does not implement (only 'none')", key);
-        return st;
-    }
-    if (llama && sac_gguf_string_eq(suffix, "rope.scaling.factor")) {
-        float v;
-        sac_status st = sac_gguf_get_f32(&m->gguf, key, &v, &m->error);
-        if (st == SAC_OK && v != 1.0f && v != 0.0f) /* 0 is how converters write "unset" */
-            st = sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                          "metadata key '%s' is %g: RoPE scaling is not implemented (only 1)", key, (double)v);
-        return st;
-    }
-    /* Without scaling these only describe the training; the layout key names the Q/K
-     * permutation the converter already applied. */
+    /* llama.cpp disables phi3's sliding window (its converter does not describe it right,
+     * llama.cpp PR 13676) and attends over the whole context; saccade computes the same. */
+    if (m->arch == SAC_ARCH_PHI3 && sac_gguf_string_eq(suffix, "attention.sliding_window")) return SAC_OK;
+    /* With no scaling or linear scaling these only describe the training; the layout key
+     * names the Q/K permutation the converter already applied. */
     if (llama && (sac_gguf_string_eq(suffix, "rope.scaling.original_context_length") ||
                   sac_gguf_string_eq(suffix, "rope.scaling.finetuned") ||
                   sac_gguf_string_eq(suffix, "tensor_data_layout")))
@@ -257,6 +292,47 @@ static sac_status bind_vector(sac_model *m, const char *name, int64_t n, int req
     return SAC_OK;
 }
 
+/* Rows [first, first + count) of a bound matrix, as a matrix of its own (a fused weight's part). */
+static sac_matrix matrix_rows(const sac_matrix *w, int64_t first, int64_t count) {
+    size_t row_bytes = 0;
+    sac_type_row_bytes(w->type, w->n_in, &row_bytes); /* cannot fail: the tensor was bound */
+    sac_matrix part = *w;
+    part.n_out = count;
+    part.data = (const char *)w->data + (size_t)first * row_bytes;
+    return part;
+}
+
+/* phi3: Q|K|V fused in attn_qkv.weight, or separate; gate|up fused in ffn_up.weight. */
+static sac_status bind_phi3_layer(sac_model *m, const char *base, sac_layer *L, uint64_t *used) {
+    const sac_model_info *hp = &m->info;
+    const int64_t E = hp->n_embd, F = hp->n_ff, KV = (int64_t)hp->n_head_kv * hp->head_dim;
+    char name[96];
+    sac_status st;
+#define NAME(suffix) (snprintf(name, sizeof name, "%s" suffix, base), name)
+    if (sac_gguf_find_tensor(&m->gguf, NAME("attn_qkv.weight"))) {
+        sac_matrix qkv;
+        if ((st = bind_matrix(m, name, E, E + 2 * KV, 1, &qkv))) return st;
+        L->wq = matrix_rows(&qkv, 0, E);
+        L->wk = matrix_rows(&qkv, E, KV);
+        L->wv = matrix_rows(&qkv, E + KV, KV);
+    } else if ((st = bind_matrix(m, NAME("attn_q.weight"), E, E, 1, &L->wq)) ||
+               (st = bind_matrix(m, NAME("attn_k.weight"), E, KV, 1, &L->wk)) ||
+               (st = bind_matrix(m, NAME("attn_v.weight"), E, KV, 1, &L->wv))) {
+        return st;
+    }
+    sac_matrix gate_up;
+    if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
+        (st = bind_matrix(m, NAME("attn_output.weight"), E, E, 1, &L->wo)) ||
+        (st = bind_vector(m, NAME("ffn_norm.weight"), E, 1, used, &L->ffn_norm)) ||
+        (st = bind_matrix(m, NAME("ffn_up.weight"), E, 2 * F, 1, &gate_up)) ||
+        (st = bind_matrix(m, NAME("ffn_down.weight"), F, E, 1, &L->w_down)))
+        return st;
+#undef NAME
+    L->w_gate = matrix_rows(&gate_up, 0, F);
+    L->w_up = matrix_rows(&gate_up, F, F);
+    return SAC_OK;
+}
+
 /* Binds one block; `prefix` is "blk.%d." (gpt2, llama), "enc.blk.%d." or "dec.blk.%d." (encdec). */
 static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer *L, uint64_t *used) {
     const sac_model_info *hp = &m->info;
@@ -264,13 +340,20 @@ static sac_status bind_layer(sac_model *m, const char *prefix, int il, sac_layer
     char base[32], name[96];
     sac_status st;
     snprintf(base, sizeof base, prefix, il);
+    if (m->arch == SAC_ARCH_PHI3) return bind_phi3_layer(m, base, L, used);
 #define NAME(suffix) (snprintf(name, sizeof name, "%s" suffix, base), name)
-    if (m->arch == SAC_ARCH_LLAMA) {
+    if (sac_arch_llama_like(m->arch)) {
+        /* Q/K/V biases: required in qwen2, optional in llama (as is the output bias), none in gemma */
+        const int llama = m->arch == SAC_ARCH_LLAMA, qwen2 = m->arch == SAC_ARCH_QWEN2, qkv_bias = llama || qwen2;
         if ((st = bind_vector(m, NAME("attn_norm.weight"), E, 1, used, &L->attn_norm)) ||
             (st = bind_matrix(m, NAME("attn_q.weight"), E, E, 1, &L->wq)) ||
+            (qkv_bias && (st = bind_vector(m, NAME("attn_q.bias"), E, qwen2, used, &L->bq))) ||
             (st = bind_matrix(m, NAME("attn_k.weight"), E, KV, 1, &L->wk)) ||
+            (qkv_bias && (st = bind_vector(m, NAME("attn_k.bias"), KV, qwen2, used, &L->bk))) ||
             (st = bind_matrix(m, NAME("attn_v.weight"), E, KV, 1, &L->wv)) ||
+            (qkv_bias && (st = bind_vector(m, NAME("attn_v.bias"), KV, qwen2, used, &L->bv))) ||
             (st = bind_matrix(m, NAME("attn_output.weight"), E, E, 1, &L->wo)) ||
+            (llama && (st = bind_vector(m, NAME("attn_output.bias"), E, 0, used, &L->bo))) ||
             (st = bind_vector(m, NAME("ffn_norm.weight"), E, 1, used, &L->ffn_norm)) ||
             (st = bind_matrix(m, NAME("ffn_gate.weight"), E, F, 1, &L->w_gate)) ||
             (st = bind_matrix(m, NAME("ffn_up.weight"), E, F, 1, &L->w_up)) ||
@@ -329,12 +412,15 @@ static sac_status bind_all(sac_model *m, uint64_t *used) {
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = bind_layer(m, encdec ? "dec.blk.%d." : "blk.%d.", il, &m->layers[il], used))) return st;
     if ((st = bind_vector(m, "output_norm.weight", hp->n_embd, 1, used, &m->output_norm))) return st;
-    if (m->arch != SAC_ARCH_LLAMA &&
+    if (!sac_arch_llama_like(m->arch) &&
         (st = bind_vector(m, "output_norm.bias", hp->n_embd, 1, used, &m->output_norm_b)))
+        return st;
+    if (m->arch == SAC_ARCH_LLAMA &&
+        (st = bind_vector(m, "rope_freqs.weight", hp->rope_dim / 2, 0, used, &m->rope_freqs)))
         return st;
     m->output = m->token_embd;
     m->info.tied_output = 1;
-    if (sac_gguf_find_tensor(&m->gguf, "output.weight")) {
+    if (m->arch != SAC_ARCH_GEMMA && sac_gguf_find_tensor(&m->gguf, "output.weight")) {
         if ((st = bind_matrix(m, "output.weight", hp->n_embd, n_vocab, 1, &m->output))) return st;
         m->info.tied_output = 0;
     }
@@ -351,6 +437,16 @@ static sac_status check_all_bound(sac_model *m) {
                             "tensor '%.*s' is not used by architecture %s; saccade refuses the file rather "
                             "than ignore it", sac_gguf_clip(name, 150), name.data, m->arch_name);
         }
+    return SAC_OK;
+}
+
+/* RoPE frequency factors divide the frequencies: zero or a negative factor has no meaning. */
+static sac_status check_rope_freqs(sac_model *m) {
+    m->info.rope_freq_factors = m->rope_freqs.data != NULL;
+    for (int64_t i = 0; m->rope_freqs.data && i < m->rope_freqs.n; i++)
+        if (!(m->rope_freqs.data[i] > 0.0f))
+            return sac_fail(&m->error, SAC_ERR_MODEL, "tensor 'rope_freqs.weight' holds %g at element %" PRId64
+                            "; RoPE frequency factors must be positive", (double)m->rope_freqs.data[i], i);
     return SAC_OK;
 }
 
@@ -433,13 +529,13 @@ static sac_status load_tokenizer(sac_model *m) {
 
 /* general.architecture: one of the names saccade implements, exactly. */
 static sac_status read_architecture(sac_model *m) {
-    static const char *const arch_names[] = {"gpt2", "llama", "encdec"};
+    static const char *const arch_names[] = {"gpt2", "llama", "encdec", "qwen2", "gemma", "phi3"}; /* enum order */
     gguf_string arch;
     if (!sac_gguf_find_kv(&m->gguf, "general.architecture"))
         return sac_fail(&m->error, SAC_ERR_MODEL, "missing metadata key 'general.architecture'");
     sac_status st = sac_gguf_get_string(&m->gguf, "general.architecture", &arch, &m->error);
     if (st != SAC_OK) return st;
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 6; a++)
         if (sac_gguf_string_eq(arch, arch_names[a])) {
             m->arch = (enum sac_arch)a;
             snprintf(m->arch_name, sizeof m->arch_name, "%s", arch_names[a]);
@@ -454,8 +550,8 @@ static sac_status read_architecture(sac_model *m) {
                         "metadata key 'general.architecture' contains a NUL byte ('%.*s'); a name cannot",
                         sac_gguf_clip(shown, 64), shown.data);
     return sac_fail(&m->error, SAC_ERR_UNSUPPORTED,
-                    "unknown architecture '%.*s' (saccade supports gpt2, llama and encdec)", sac_gguf_clip(shown, 64),
-                    shown.data);
+                    "unknown architecture '%.*s' (saccade supports gpt2, llama, qwen2, gemma, phi3 and encdec)",
+                    sac_gguf_clip(shown, 64), shown.data);
 }
 
 static sac_status load(sac_model *m, const void *data, size_t size, int vocab_only) {
@@ -495,7 +591,9 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
             return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory converting 1-D parameters");
         if ((st = bind_all(m, &n_converted))) return st;
     }
-    if ((st = check_all_bound(m)) || (st = check_arch_keys(m)) || (st = check_finite(m))) return st;
+    if ((st = check_all_bound(m)) || (st = check_arch_keys(m)) || (st = check_finite(m)) ||
+        (st = check_rope_freqs(m)))
+        return st;
 
     for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
         m->info.n_params += m->gguf.tensors[i].n_elements;

@@ -8,8 +8,16 @@
 #include "tokenizer.h"
 
 /* gpt2 and encdec blocks share one layout: pre-LayerNorm, fused QKV with biases, GELU MLP.
- * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c). */
-enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC };
+ * encdec adds an encoder stack and, in decoder blocks, cross-attention (see model.c).
+ * llama, qwen2, gemma and phi3 share another: RMSNorm, separate Q/K/V (qwen2 with biases), RoPE, a
+ * gated feed-forward (SwiGLU; GELU-gated in gemma, which also scales its embeddings by √n_embd). */
+enum sac_arch { SAC_ARCH_GPT2, SAC_ARCH_LLAMA, SAC_ARCH_ENCDEC, SAC_ARCH_QWEN2, SAC_ARCH_GEMMA, SAC_ARCH_PHI3 };
+
+/* The llama layout (RMSNorm, separate projections, RoPE, gated FFN, no output-norm bias).
+ * phi3 stores Q|K|V and gate|up fused; the loader binds each part as a view of its rows. */
+static inline int sac_arch_llama_like(enum sac_arch a) {
+    return a == SAC_ARCH_LLAMA || a == SAC_ARCH_QWEN2 || a == SAC_ARCH_GEMMA || a == SAC_ARCH_PHI3;
+}
 
 /* A 1-D parameter (norm weight, bias): always F32 in use; other stored types are
  * converted once at load time. */
@@ -22,7 +30,8 @@ typedef struct sac_layer {
     sac_vector attn_norm, attn_norm_b;   /* LayerNorm (gpt2) or RMSNorm weight (llama) */
     sac_matrix wqkv; sac_vector bqkv;    /* gpt2: fused Q|K|V */
     sac_matrix wq, wk, wv;               /* llama: separate projections */
-    sac_matrix wo; sac_vector bo;
+    sac_vector bq, bk, bv;               /* qwen2 (optional in llama); data NULL when absent */
+    sac_matrix wo; sac_vector bo;        /* bo: data NULL when absent (llama) */
     sac_vector ffn_norm, ffn_norm_b;
     sac_matrix w_up; sac_vector b_up;
     sac_matrix w_gate;                   /* llama only */
@@ -55,6 +64,7 @@ struct sac_model {
     sac_vector enc_output_norm, enc_output_norm_b;
     sac_vector output_norm, output_norm_b;
     sac_matrix output;       /* token_embd when tied */
+    sac_vector rope_freqs;   /* llama: per-pair RoPE frequency divisors [rope_dim / 2]; data NULL when absent */
 
     sac_tokenizer *tokenizer;
 

@@ -59,9 +59,13 @@ enum {
  *     width, KV heads dividing the heads, the normalisation epsilon in [0, 1] (not NaN/inf),
  *     the RoPE base in [1, FLT_MAX] (so angles stay within the position), rotary dims even;
  *   - every <arch>.* key is one the architecture reads, or holds the value saccade implements
- *     (vocab_size = the embedding rows, rope.scaling.type "none", rope.scaling.factor 1,
- *     expert_count 0, ...); keys outside <arch>.* (general.*, tokenizer.*) only describe;
- *   - every tensor is one the architecture binds (no rope_freqs.weight, no extra bias);
+ *     (vocab_size = the embedding rows, rope.scaling.type "none" or "linear" (not "yarn" or
+ *     "longrope"), expert_count 0, ...); keys outside <arch>.* (general.*, tokenizer.*) only
+ *     describe;
+ *   - every tensor is one the architecture binds as llama.cpp does (llama: optional Q/K/V/output
+ *     biases and rope_freqs.weight, whose factors must be positive; qwen2: Q/K/V biases; gemma:
+ *     no output.weight, its output is token_embd; phi3: fused attn_qkv and gate|up ffn_up, no
+ *     LongRoPE factors; its attention.sliding_window is read as llama.cpp reads it: not at all);
  *   - every weight is finite. This reads each tensor once (about one pass over the file;
  *     natively, GPT-2 small loads in 67 ms as Q8_0, 77 ms as F32, 167 ms as Q4_0, 0.6 s as
  *     F16, against 0.04 ms without the check; the shipped models in under 1 ms);
@@ -75,7 +79,7 @@ void sac_model_free(sac_model *model);
 const char *sac_model_errmsg(const sac_model *model);
 
 typedef struct sac_model_info {
-    const char *architecture; /* "gpt2", "llama" or "encdec" */
+    const char *architecture; /* "gpt2", "llama", "qwen2", "gemma", "phi3" or "encdec" */
     const char *name;         /* general.name, or "" */
     int32_t n_vocab;
     int32_t n_ctx;            /* context length the model was trained for */
@@ -85,8 +89,8 @@ typedef struct sac_model_info {
     int32_t n_head;
     int32_t n_head_kv;
     int32_t head_dim;
-    int32_t rope_dim;         /* llama: rotary dimensions; gpt2: 0 */
-    float rope_freq_base;     /* llama: RoPE base; gpt2: 0 */
+    int32_t rope_dim;         /* llama, qwen2, gemma, phi3: rotary dimensions; gpt2: 0 */
+    float rope_freq_base;     /* llama, qwen2, gemma, phi3: RoPE base; gpt2: 0 */
     float norm_eps;
     int32_t tied_output;      /* 1 when the output projection reuses token_embd */
     int32_t has_tokenizer;    /* 1 when the file carries tokenizer.ggml.* metadata */
@@ -94,6 +98,9 @@ typedef struct sac_model_info {
     uint64_t n_bytes;         /* bytes of tensor data */
     uint32_t gguf_version;
     int32_t n_encoder_layer;  /* "encdec": encoder blocks (n_layer counts decoder blocks); else 0 */
+    int32_t rope_neox;        /* 1: RoPE rotates pairs (i, i + rope_dim/2) (qwen2, gemma, phi3); 0: (2i, 2i+1) */
+    float rope_freq_scale;    /* linear RoPE scaling: angles × this (1 / rope.scaling.factor); 1 unscaled */
+    int32_t rope_freq_factors; /* 1 when rope_freqs.weight divides each pair's frequency (Llama 3.x) */
 } sac_model_info;
 
 void sac_model_get_info(const sac_model *model, sac_model_info *info);

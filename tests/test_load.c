@@ -30,10 +30,11 @@ typedef struct rewrite {
     float f;
     uint32_t u;
     const char *s;
-    const char *tensor;        /* added as F32 of n values, all 1 */
+    const char *tensor;        /* added as F32 of n values, all 1 (but `bad` at 3 when it is `poison`) */
     int64_t n;
     const char *poison;        /* this tensor's element 3 (its first block for Q8_0) becomes `bad` */
     float bad;
+    const char *drop;          /* this tensor is left out */
 } rewrite;
 
 static char *cstr(gguf_string s) {
@@ -98,6 +99,10 @@ static test_model rewritten(const char *arch, uint32_t type, const rewrite *r) {
     for (uint64_t i = 0; i < f.n_tensors; i++) {
         const gguf_tensor *t = &f.tensors[i];
         char *name = cstr(t->name);
+        if (r->drop && !strcmp(name, r->drop)) {
+            free(name);
+            continue;
+        }
         int64_t ne[4];
         for (int d = 0; d < 4; d++) ne[d] = (int64_t)t->ne[d];
         uint8_t *data = malloc(t->n_bytes);
@@ -116,6 +121,7 @@ static test_model rewritten(const char *arch, uint32_t type, const rewrite *r) {
     if (r->tensor) {
         float *ones = malloc((size_t)r->n * sizeof *ones);
         for (int64_t i = 0; i < r->n; i++) ones[i] = 1.0f;
+        if (r->poison && !strcmp(r->tensor, r->poison) && r->n > 3) ones[3] = r->bad;
         CHECK(sac_gguf_writer_add_tensor(w, r->tensor, SAC_TYPE_F32, 1, &r->n, ones, (size_t)r->n * sizeof *ones,
                                          &err) == SAC_OK);
         free(ones);
@@ -190,9 +196,15 @@ static void test_rope_checked(void) {
 
 static void test_unbound_tensors_refused(void) {
     struct { const char *arch, *name; int64_t n; } cases[] = {
-        {"llama", "rope_freqs.weight", 8},        /* Llama 3.1 RoPE factors */
-        {"llama", "blk.0.attn_q.bias", 64},       /* a bias llama does not have */
+        {"llama", "blk.0.attn_norm.bias", 64},    /* RMSNorm has no bias */
+        {"llama", "blk.0.ffn_up.bias", 96},       /* a bias llama does not bind */
         {"llama", "blk.2.attn_norm.weight", 64},  /* a block beyond block_count */
+        {"qwen2", "rope_freqs.weight", 8},        /* llama.cpp binds these for llama only */
+        {"qwen2", "blk.0.attn_output.bias", 64},  /* qwen2 has Q/K/V biases, not this one */
+        {"gemma", "blk.0.attn_q.bias", 64},       /* gemma has no biases */
+        {"gemma", "rope_freqs.weight", 8},
+        {"phi3", "rope_factors_long.weight", 8},  /* LongRoPE (Phi-3 128k) is not implemented */
+        {"phi3", "blk.0.attn_q.weight", 4096},    /* beside the fused attn_qkv */
         {"gpt2", "output_norm.scale", 64},
         {"encdec", "enc.blk.0.cross_attn_norm.weight", 64}, /* cross-attention is decoder-only */
     };
@@ -204,14 +216,78 @@ static void test_unbound_tensors_refused(void) {
     }
 }
 
+/* Tensors llama.cpp binds when present: the loader binds them too (test_model.c checks what
+ * they compute), with their shapes and values checked. */
+static void test_optional_tensors_checked(void) {
+    struct { const char *arch; rewrite r; sac_status want; const char *words; } cases[] = {
+        {"llama", {.tensor = "rope_freqs.weight", .n = 8}, SAC_OK, NULL},
+        {"llama", {.tensor = "blk.1.attn_q.bias", .n = 64}, SAC_OK, NULL},
+        {"llama", {.tensor = "blk.0.attn_output.bias", .n = 64}, SAC_OK, NULL},
+        {"llama", {.tensor = "rope_freqs.weight", .n = 7}, SAC_ERR_MODEL,
+         "tensor 'rope_freqs.weight' has 7 values in 1 dims, expected 8"},
+        {"llama", {.tensor = "blk.0.attn_k.bias", .n = 64}, SAC_ERR_MODEL,
+         "'blk.0.attn_k.bias' has 64 values in 1 dims, expected 32"},
+        {"llama", {.tensor = "rope_freqs.weight", .n = 8, .poison = "rope_freqs.weight", .bad = 0.0f}, SAC_ERR_MODEL,
+         "tensor 'rope_freqs.weight' holds 0 at element 3; RoPE frequency factors must be positive"},
+        {"llama", {.tensor = "rope_freqs.weight", .n = 8, .poison = "rope_freqs.weight", .bad = -2.0f}, SAC_ERR_MODEL,
+         "holds -2 at element 3"},
+        {"llama", {.tensor = "rope_freqs.weight", .n = 8, .poison = "rope_freqs.weight", .bad = NAN}, SAC_ERR_MODEL,
+         "'rope_freqs.weight' holds a non-finite value (NaN) at element 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        test_model tm = rewritten(cases[i].arch, SAC_TYPE_F32, &cases[i].r);
+        expect_load(&tm, cases[i].want, cases[i].words, NULL, cases[i].r.tensor);
+    }
+    /* qwen2 requires its Q/K/V biases; llama's are optional */
+    const char *biases[] = {"blk.0.attn_q.bias", "blk.1.attn_k.bias", "blk.1.attn_v.bias"};
+    for (int i = 0; i < 3; i++) {
+        char words[96];
+        snprintf(words, sizeof words, "missing tensor '%s' (required by architecture qwen2)", biases[i]);
+        test_model tm = rewritten("qwen2", SAC_TYPE_F32, &(rewrite){.drop = biases[i]});
+        expect_load(&tm, SAC_ERR_MODEL, words, NULL, biases[i]);
+    }
+    test_model tm = rewritten("qwen2", SAC_TYPE_F32, &(rewrite){.drop = "output.weight"});
+    expect_load(&tm, SAC_OK, NULL, NULL, "qwen2 with tied output");
+    /* phi3: fused QKV [E, E + 2·KV] and gate|up [E, 2F] checked; output.weight optional */
+    tm = rewritten("phi3", SAC_TYPE_F32, &(rewrite){.drop = "blk.1.attn_qkv.weight"});
+    expect_load(&tm, SAC_ERR_MODEL, "missing tensor 'blk.1.attn_q.weight' (required by architecture phi3)", NULL,
+                "phi3 without attn_qkv");
+    tm = rewritten("phi3", SAC_TYPE_F32, &(rewrite){.drop = "output.weight"});
+    expect_load(&tm, SAC_OK, NULL, NULL, "phi3 with tied output");
+    /* gemma's output is token_embd: llama.cpp reads no output.weight, so one is refused */
+    tm = rewritten("gemma", SAC_TYPE_F32, &(rewrite){.tensor = "output.weight", .n = 64});
+    expect_load(&tm, SAC_ERR_UNSUPPORTED, "tensor 'output.weight' is not used by architecture gemma", NULL, "gemma");
+}
+
 static void test_arch_keys_refused_unless_implemented(void) {
     struct { const char *arch; rewrite r; sac_status want; const char *words; } cases[] = {
-        {"llama", {.key = "llama.rope.scaling.type", .type = GGUF_TYPE_STRING, .s = "linear"}, SAC_ERR_UNSUPPORTED,
-         "'llama.rope.scaling.type' asks for RoPE scaling"},
+        /* RoPE scaling: "none" and "linear" (the default type) as llama.cpp reads them */
+        {"llama", {.key = "llama.rope.scaling.type", .type = GGUF_TYPE_STRING, .s = "linear"}, SAC_OK, NULL},
         {"llama", {.key = "llama.rope.scaling.type", .type = GGUF_TYPE_STRING, .s = "none"}, SAC_OK, NULL},
-        {"llama", {.key = "llama.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = 8.0f}, SAC_ERR_UNSUPPORTED,
-         "'llama.rope.scaling.factor' is 8"},
+        {"llama", {.key = "llama.rope.scaling.type", .type = GGUF_TYPE_STRING, .s = "yarn"}, SAC_ERR_UNSUPPORTED,
+         "'llama.rope.scaling.type' asks for 'yarn' RoPE scaling, which saccade does not implement"},
+        {"qwen2", {.key = "qwen2.rope.scaling.type", .type = GGUF_TYPE_STRING, .s = "longrope"}, SAC_ERR_UNSUPPORTED,
+         "asks for 'longrope' RoPE scaling"},
+        {"llama", {.key = "llama.rope.scaling.type", .type = GGUF_TYPE_U32, .u = 1}, SAC_ERR_MODEL,
+         "llama.rope.scaling.type"},
+        {"llama", {.key = "llama.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = 8.0f}, SAC_OK, NULL},
         {"llama", {.key = "llama.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = 1.0f}, SAC_OK, NULL},
+        {"llama", {.key = "llama.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = 0.0f}, SAC_OK, NULL},
+        {"llama", {.key = "llama.rope.scale_linear", .type = GGUF_TYPE_F32, .f = 2.0f}, SAC_OK, NULL},
+        {"llama", {.key = "llama.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = -4.0f}, SAC_ERR_MODEL,
+         "'llama.rope.scaling.factor' is -4, expected 0 (unset) or 0.001..1e+06"},
+        {"llama", {.key = "llama.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = NAN}, SAC_ERR_MODEL,
+         "a RoPE scaling factor"},
+        {"qwen2", {.key = "qwen2.rope.scaling.factor", .type = GGUF_TYPE_F32, .f = 1e30f}, SAC_ERR_MODEL,
+         "a RoPE scaling factor"},
+        {"gemma", {.key = "gemma.attention.key_length", .type = GGUF_TYPE_U32, .u = 32}, SAC_ERR_UNSUPPORTED,
+         "'gemma.attention.key_length' is 32, but the head size (embedding_length / head_count) is 16"},
+        /* llama.cpp disables phi3's sliding window; saccade reads it as llama.cpp does */
+        {"phi3", {.key = "phi3.attention.sliding_window", .type = GGUF_TYPE_U32, .u = 2047}, SAC_OK, NULL},
+        {"llama", {.key = "llama.attention.sliding_window", .type = GGUF_TYPE_U32, .u = 2047}, SAC_ERR_UNSUPPORTED,
+         "'llama.attention.sliding_window' is not implemented"},
+        {"llama", {.key = "llama.rope.scaling.attn_factor", .type = GGUF_TYPE_F32, .f = 1.0f}, SAC_ERR_UNSUPPORTED,
+         "'llama.rope.scaling.attn_factor' is not implemented for architecture llama"},
         {"llama", {.key = "llama.rope.scaling.original_context_length", .type = GGUF_TYPE_U32, .u = 8192}, SAC_OK, NULL},
         {"llama", {.key = "llama.vocab_size", .type = GGUF_TYPE_U32, .u = 97}, SAC_OK, NULL},
         {"llama", {.key = "llama.vocab_size", .type = GGUF_TYPE_U32, .u = 98}, SAC_ERR_UNSUPPORTED,
@@ -395,6 +471,7 @@ int main(void) {
     RUN(test_epsilon_checked_for_every_architecture);
     RUN(test_rope_checked);
     RUN(test_unbound_tensors_refused);
+    RUN(test_optional_tensors_checked);
     RUN(test_arch_keys_refused_unless_implemented);
     RUN(test_nonfinite_weights_refused);
     RUN(test_metadata_text_is_well_formed);

@@ -1,5 +1,6 @@
-/* test_model.c — whole-model checks: the engine against the float64 reference for both
- * architectures and all four weight types, KV-cached decoding, batching, threads,
+/* test_model.c — whole-model checks: the engine against the float64 reference for each
+ * architecture (gpt2, llama, qwen2, gemma, phi3; encdec in test_encdec.c) and all four weight types, RoPE
+ * frequency factors and scaling, KV-cached decoding, batching, threads,
  * attention capture and masks, and the errors of bad models and bad calls.
  *
  * Tolerances (relative to the largest reference logit, max |engine − reference| / max |reference|):
@@ -67,8 +68,8 @@ static double model_error(const test_model_spec *spec, int threads, int batch) {
 }
 
 static void test_f32_models_match_reference(void) {
-    const char *archs[] = {"gpt2", "llama"};
-    for (int a = 0; a < 2; a++)
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
+    for (int a = 0; a < 5; a++)
         for (int tied = 0; tied < 2; tied++) {
             test_model_spec s = test_spec(archs[a], SAC_TYPE_F32);
             s.tied = tied;
@@ -90,10 +91,10 @@ static void test_f32_models_match_reference(void) {
 }
 
 static void test_quantized_models_match_reference(void) {
-    const char *archs[] = {"gpt2", "llama"};
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
     const double tol[] = {1e-4, 3e-2, 3e-2};
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < 5; a++)
         for (int t = 0; t < 3; t++) {
             test_model_spec s = test_spec(archs[a], types[t]);
             s.tied = t == 1;
@@ -130,9 +131,9 @@ static void test_more_quantized_types_match_reference(void) {
 /* Prefill part of the prompt, then decode one token at a time: each step's logits equal
  * the corresponding row of a single full-sequence evaluation. */
 static void test_kv_cache_decode_matches_full_sequence(void) {
-    const char *archs[] = {"gpt2", "llama"};
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0};
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < 5; a++)
         for (int t = 0; t < 2; t++) {
             test_model tm;
             test_model_spec s = test_spec(archs[a], types[t]);
@@ -166,8 +167,8 @@ static void test_kv_cache_decode_matches_full_sequence(void) {
 
 /* Splitting a prompt into small batches changes nothing but the order of additions. */
 static void test_batch_size_does_not_change_logits(void) {
-    const char *archs[] = {"gpt2", "llama"};
-    for (int a = 0; a < 2; a++) {
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
+    for (int a = 0; a < 5; a++) {
         test_model_spec s = test_spec(archs[a], SAC_TYPE_Q4_0);
         double e64 = model_error(&s, 1, 64), e3 = model_error(&s, 1, 3), e1 = model_error(&s, 1, 1);
         CHECK_MSG(fabs(e64 - e3) <= 1e-5 && fabs(e64 - e1) <= 1e-5, "%s: errors %.6g %.6g %.6g", archs[a], e64, e3, e1);
@@ -177,9 +178,9 @@ static void test_batch_size_does_not_change_logits(void) {
 /* Every output value is computed by one thread in a fixed order: bitwise identical logits,
  * and identical greedy continuations, for 1, 2 and 4 threads. */
 static void test_threads_give_identical_results(void) {
-    const char *archs[] = {"gpt2", "llama"};
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < 5; a++)
         for (int t = 0; t < 4; t++) {
             test_model tm;
             test_model_spec s = test_spec(archs[a], types[t]);
@@ -271,6 +272,67 @@ static void check_attention(const char *arch, const uint8_t *mask) {
 static void test_attention_capture_matches_reference(void) {
     check_attention("gpt2", NULL);
     check_attention("llama", NULL);
+    check_attention("qwen2", NULL);
+    check_attention("gemma", NULL);
+    check_attention("phi3", NULL);
+}
+
+/* Logits of the prompt with `threads` threads into a new buffer (NULL when loading fails). */
+static float *prompt_logits(const test_model *tm, int threads) {
+    sac_model *m = load(tm);
+    if (!m) return NULL;
+    sac_context *ctx = context(m, threads, 7, 0);
+    CHECK(sac_eval(ctx, prompt, N_PROMPT, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
+    size_t bytes = (size_t)N_PROMPT * tm->ref.spec.n_vocab * sizeof(float);
+    float *out = malloc(bytes);
+    memcpy(out, sac_logits(ctx, NULL, NULL), bytes);
+    sac_context_free(ctx);
+    sac_model_free(m);
+    return out;
+}
+
+/* Llama 3.x's RoPE frequency factors (rope_freqs.weight), linear RoPE scaling and llama's
+ * optional attention biases, each against the reference at F32 and bitwise across threads;
+ * and what sac_model_info reports of them. */
+static void test_rope_variants_match_reference(void) {
+    struct { const char *what, *arch; int freqs; float scale; int bias, rope_dim; } cases[] = {
+        {"llama rope_freqs", "llama", 1, 0, 0, 16},
+        {"llama linear x4", "llama", 0, 4.0f, 0, 16},
+        {"llama rope_freqs + linear x2, partial rope", "llama", 1, 2.0f, 0, 8},
+        {"llama attention biases", "llama", 0, 0, 1, 16},
+        {"qwen2 linear x8, partial rope", "qwen2", 0, 8.0f, 0, 8},
+        {"gemma linear x2", "gemma", 0, 2.0f, 0, 16},
+        {"phi3 partial rope", "phi3", 0, 0, 0, 8},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        test_model_spec s = test_spec(cases[c].arch, SAC_TYPE_F32);
+        s.rope_freqs = cases[c].freqs;
+        s.rope_scale = cases[c].scale;
+        s.attn_bias = cases[c].bias;
+        s.rope_dim = cases[c].rope_dim;
+        double err = model_error(&s, 1, 64);
+        printf("  %s: relative error %.3g (tolerance 1e-4)\n", cases[c].what, err);
+        CHECK_MSG(err <= 1e-4, "%s: relative error %.3g", cases[c].what, err);
+
+        test_model tm;
+        CHECK(test_model_make(&s, &tm) == 0);
+        float *one = prompt_logits(&tm, 1), *three = prompt_logits(&tm, 3);
+        CHECK_MSG(one && three && !memcmp(one, three, (size_t)N_PROMPT * s.n_vocab * sizeof(float)),
+                  "%s: logits with 1 and 3 threads differ", cases[c].what);
+        free(one);
+        free(three);
+        sac_model *m = load(&tm);
+        if (m) {
+            sac_model_info in;
+            sac_model_get_info(m, &in);
+            CHECK(in.rope_freq_factors == cases[c].freqs);
+            CHECK(in.rope_neox == !!strcmp(cases[c].arch, "llama"));
+            CHECK(in.tied_output == !strcmp(cases[c].arch, "gemma"));
+            CHECK_NEAR(in.rope_freq_scale, cases[c].scale > 0 ? 1.0 / cases[c].scale : 1.0, 1e-7);
+            sac_model_free(m);
+        }
+        test_model_free(&tm);
+    }
 }
 
 static void test_padding_mask_hides_keys(void) {
@@ -683,6 +745,7 @@ int main(void) {
     RUN(test_batch_size_does_not_change_logits);
     RUN(test_threads_give_identical_results);
     RUN(test_attention_capture_matches_reference);
+    RUN(test_rope_variants_match_reference);
     RUN(test_padding_mask_hides_keys);
     RUN(test_attention_capture_switch);
     RUN(test_sampling);

@@ -178,12 +178,20 @@ function tensorList(arch, h) {
     [`${p}attn_qkv.bias`, [3 * E]], [`${p}attn_output.weight`, [E, E]], [`${p}attn_output.bias`, [E]],
     [`${p}ffn_norm.weight`, [E]], [`${p}ffn_norm.bias`, [E]], [`${p}ffn_up.weight`, [E, F]], [`${p}ffn_up.bias`, [F]],
     [`${p}ffn_down.weight`, [F, E]], [`${p}ffn_down.bias`, [E]]];
-  if (arch === 'llama')
+  if (arch === 'llama' || arch === 'qwen2' || arch === 'gemma')
     for (let l = 0; l < h.nLayer; l++) {
       const p = `blk.${l}.`;
       list.push([`${p}attn_norm.weight`, [E]], [`${p}attn_q.weight`, [E, E]], [`${p}attn_k.weight`, [E, KV]],
         [`${p}attn_v.weight`, [E, KV]], [`${p}attn_output.weight`, [E, E]], [`${p}ffn_norm.weight`, [E]],
         [`${p}ffn_gate.weight`, [E, F]], [`${p}ffn_up.weight`, [E, F]], [`${p}ffn_down.weight`, [F, E]]);
+      if (arch === 'qwen2') list.push([`${p}attn_q.bias`, [E]], [`${p}attn_k.bias`, [KV]], [`${p}attn_v.bias`, [KV]]);
+    }
+  if (arch === 'phi3') // Q|K|V and gate|up fused
+    for (let l = 0; l < h.nLayer; l++) {
+      const p = `blk.${l}.`;
+      list.push([`${p}attn_norm.weight`, [E]], [`${p}attn_qkv.weight`, [E, E + 2 * KV]],
+        [`${p}attn_output.weight`, [E, E]], [`${p}ffn_norm.weight`, [E]], [`${p}ffn_up.weight`, [E, 2 * F]],
+        [`${p}ffn_down.weight`, [F, E]]);
     }
   if (arch === 'gpt2') for (let l = 0; l < h.nLayer; l++) list.push(...gptBlock(`blk.${l}.`));
   if (arch === 'encdec') {
@@ -197,17 +205,19 @@ function tensorList(arch, h) {
     }
   }
   list.push(['output_norm.weight', [E]]);
-  if (arch !== 'llama') list.push(['output_norm.bias', [E]]);
+  if (arch === 'gpt2' || arch === 'encdec') list.push(['output_norm.bias', [E]]);
   return list;
 }
 
 /**
  * A tiny valid model with a character tokenizer. Options: the hyperparameters (nVocab, nCtx,
  * nEmbd, nFf, nLayer, nHead, nHeadKv, nEncLayer, eps, ropeBase), `type` of the 2-D weights,
- * `types` {tensor name → type}, `values(name, array)` to alter a tensor's values before encoding.
+ * `types` {tensor name → type}, `values(name, array)` to alter a tensor's values before encoding,
+ * `drop` a tensor name to leave out.
  */
 export function makeModel(arch, o = {}) {
-  const h = { nVocab: 64, nCtx: 32, nEmbd: 32, nFf: 64, nLayer: 1, nHead: 2, nHeadKv: arch === 'llama' ? 1 : 2,
+  const llamaLike = ['llama', 'qwen2', 'gemma', 'phi3'].includes(arch);
+  const h = { nVocab: 64, nCtx: 32, nEmbd: 32, nFf: 64, nLayer: 1, nHead: 2, nHeadKv: llamaLike ? 1 : 2,
     nEncLayer: 1, eps: 1e-5, ropeBase: 10000, ...o };
   const g = new Gguf();
   const k = (s) => `${arch}.${s}`;
@@ -216,7 +226,7 @@ export function makeModel(arch, o = {}) {
     .kv(k('feed_forward_length'), 'u32', h.nFf).kv(k('block_count'), 'u32', h.nLayer)
     .kv(k('attention.head_count'), 'u32', h.nHead);
   if (arch === 'encdec') g.kv(k('encoder.block_count'), 'u32', h.nEncLayer);
-  if (arch === 'llama')
+  if (llamaLike)
     g.kv(k('attention.head_count_kv'), 'u32', h.nHeadKv).kv(k('attention.layer_norm_rms_epsilon'), 'f32', h.eps)
       .kv(k('rope.freq_base'), 'f32', h.ropeBase);
   else g.kv(k('attention.layer_norm_epsilon'), 'f32', h.eps);
@@ -226,6 +236,7 @@ export function makeModel(arch, o = {}) {
     .kv('tokenizer.ggml.bos_token_id', 'u32', 1).kv('tokenizer.ggml.eos_token_id', 'u32', 2);
   const rnd = random(arch.length * 7919 + h.nEmbd);
   for (const [name, dims] of tensorList(arch, h)) {
+    if (name === o.drop) continue;
     const n = dims.reduce((a, b) => a * b, 1);
     const norm = dims.length === 1 && name.endsWith('norm.weight');
     let values = Array.from({ length: n }, () => (norm ? 1 + 0.1 * rnd() : 0.5 * rnd()));
@@ -259,8 +270,10 @@ export function hostileCases(shrink) {
     cases.push({ name, bytes: g instanceof Uint8Array ? g : g.bytes(opts), expect, note });
 
   // controls: valid tiny models that every surface runs identically
-  for (const arch of ['gpt2', 'llama', 'encdec']) add(`ok-${arch}-f32`, tinyModel(arch), ok, 'a valid model');
+  for (const arch of ['gpt2', 'llama', 'qwen2', 'gemma', 'phi3', 'encdec'])
+    add(`ok-${arch}-f32`, tinyModel(arch), ok, 'a valid model');
   add('ok-llama-q8_0', tinyModel('llama', { type: Q8_0 }), ok, 'a valid quantized model');
+  add('ok-qwen2-q8_0', tinyModel('qwen2', { type: Q8_0 }), ok, 'a valid quantized qwen2 (NEOX RoPE, Q/K/V biases)');
   add('ok-gpt2-f16', tinyModel('gpt2', { type: F16 }), ok, 'a valid F16 model');
 
   // 1. attention capture sizes that wrap in 32 bits: llama, 2 layers, 64 heads, context 8192
@@ -311,14 +324,35 @@ export function hostileCases(shrink) {
 
   // 8. tensors and keys the loader would ignore
   const extra = (g, name, dims) => g.tensor(name, F32, dims, encode(F32, new Array(dims.reduce((a, b) => a * b)).fill(1)));
-  add('tensor-rope-freqs', extra(tinyModel('llama'), 'rope_freqs.weight', [8]), error('rope_freqs.weight'),
-    'Llama 3.1 RoPE frequency factors');
-  add('tensor-q-bias', extra(tinyModel('llama'), 'blk.0.attn_q.bias', [32]), error('blk.0.attn_q.bias'),
+  add('tensor-rope-freqs', extra(tinyModel('llama'), 'rope_freqs.weight', [8]), ok,
+    'Llama 3.1 RoPE frequency factors (bound as llama.cpp binds them)');
+  add('tensor-rope-freqs-zero',
+    tinyModel('llama').tensor('rope_freqs.weight', F32, [8], encode(F32, [1, 1, 0, 1, 1, 1, 1, 1])),
+    error('rope_freqs.weight', 'positive'), 'a RoPE frequency factor of 0 (a divisor)');
+  add('tensor-rope-freqs-size', extra(tinyModel('llama'), 'rope_freqs.weight', [9]), error('rope_freqs.weight'),
+    'RoPE frequency factors of the wrong count');
+  add('tensor-rope-freqs-qwen2', extra(tinyModel('qwen2'), 'rope_freqs.weight', [8]), error('rope_freqs.weight'),
+    'RoPE frequency factors on qwen2, which llama.cpp does not bind');
+  add('tensor-q-bias', extra(tinyModel('llama'), 'blk.0.attn_q.bias', [32]), ok,
+    'an optional Q bias, which llama.cpp binds for llama');
+  add('tensor-ffn-bias', extra(tinyModel('llama'), 'blk.0.ffn_up.bias', [64]), error('blk.0.ffn_up.bias'),
     'a bias llama does not have');
+  add('ok-phi3-q8_0-swa', tinyModel('phi3', { type: Q8_0 }).kv('phi3.attention.sliding_window', 'u32', 16), ok,
+    "phi3's sliding window, which llama.cpp disables (attends over the whole context), as saccade does");
+  add('tensor-phi3-longrope', extra(tinyModel('phi3'), 'rope_factors_long.weight', [8]),
+    error('rope_factors_long.weight'), 'LongRoPE factors (Phi-3 128k), not implemented');
+  add('tensor-gemma-output', extra(tinyModel('gemma'), 'output.weight', [32, 64]), error('output.weight'),
+    "gemma's output is token_embd; llama.cpp reads no output.weight");
+  add('tensor-qwen2-no-bias', tinyModel('qwen2', { drop: 'blk.0.attn_k.bias' }), error('blk.0.attn_k.bias'),
+    'qwen2 without its required K bias');
   add('tensor-extra-layer', extra(tinyModel('gpt2'), 'blk.1.attn_norm.weight', [32]), error('blk.1.attn_norm.weight'),
     'a block beyond block_count');
   add('key-rope-scaling', tinyModel('llama').kv('llama.rope.scaling.type', 'string', 'linear')
-    .kv('llama.rope.scaling.factor', 'f32', 4), error('llama.rope.scaling'), 'RoPE scaling');
+    .kv('llama.rope.scaling.factor', 'f32', 4), ok, 'linear RoPE scaling');
+  add('key-rope-scaling-yarn', tinyModel('qwen2').kv('qwen2.rope.scaling.type', 'string', 'yarn')
+    .kv('qwen2.rope.scaling.factor', 'f32', 4), error('qwen2.rope.scaling.type', 'yarn'), 'YaRN RoPE scaling');
+  add('key-rope-scaling-factor-nan', tinyModel('llama').kv('llama.rope.scaling.factor', 'f32', NaN),
+    error('llama.rope.scaling.factor'), 'a NaN RoPE scaling factor');
   add('key-rope-scaling-none', tinyModel('llama').kv('llama.rope.scaling.type', 'string', 'none')
     .kv('llama.rope.scaling.factor', 'f32', 1), ok, 'RoPE scaling explicitly off (the implemented default)');
   add('key-vocab-size-ok', tinyModel('llama').kv('llama.vocab_size', 'u32', 64), ok, 'vocab_size as in real files');

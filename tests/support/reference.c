@@ -151,7 +151,7 @@ static void linear(double *y, const double *w, const double *b, const double *x,
 
 static void norm(const ref_model *m, double *out, const double *x, const double *w, const double *b) {
     int E = m->spec.n_embd;
-    if (strcmp(m->spec.arch, "llama")) { /* gpt2 and encdec: LayerNorm */
+    if (!strcmp(m->spec.arch, "gpt2") || !strcmp(m->spec.arch, "encdec")) { /* LayerNorm */
         double mean = 0, var = 0;
         for (int i = 0; i < E; i++) mean += x[i];
         mean /= E;
@@ -165,13 +165,29 @@ static void norm(const ref_model *m, double *out, const double *x, const double 
     }
 }
 
-/* Rotate consecutive pairs of the first rope_dim values of a head by pos · base^(−2i/rope_dim). */
+/* GELU, tanh approximation (GPT-2, gemma) */
+static double gelu_tanh(double x) {
+    return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+
+/* Rotate pairs of the first rope_dim values of a head by angle_i(pos): pair i is (2i, 2i+1),
+ * or (i, i + rope_dim/2) for qwen2, gemma and phi3 (GPT-NeoX's layout). The frequency base^(−2i/rope_dim) is
+ * divided by rope_freqs.weight[i] when the file has it, and linear scaling divides the
+ * position by the factor. */
 static void rope(const ref_model *m, double *head, int pos) {
-    for (int i = 0; i < m->spec.rope_dim / 2; i++) {
-        double theta = pos * pow(m->spec.rope_base, -2.0 * i / m->spec.rope_dim);
-        double a = head[2 * i], b = head[2 * i + 1];
-        head[2 * i] = a * cos(theta) - b * sin(theta);
-        head[2 * i + 1] = a * sin(theta) + b * cos(theta);
+    const char *arch = m->spec.arch;
+    const int half = m->spec.rope_dim / 2;
+    const int neox = !strcmp(arch, "qwen2") || !strcmp(arch, "gemma") || !strcmp(arch, "phi3");
+    const double *factors = W(m, "rope_freqs.weight", 0);
+    const double p = m->spec.rope_scale > 0 ? pos / (double)m->spec.rope_scale : pos;
+    for (int i = 0; i < half; i++) {
+        double freq = 1.0 / pow(m->spec.rope_base, (2.0 * i) / m->spec.rope_dim);
+        if (factors) freq /= factors[i];
+        const double theta = p * freq;
+        const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+        double a = head[i0], b = head[i1];
+        head[i0] = a * cos(theta) - b * sin(theta);
+        head[i1] = a * sin(theta) + b * cos(theta);
     }
 }
 
@@ -210,17 +226,18 @@ static void attention(const double *q, const double *k, const double *v, int nq,
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs) {
     const test_model_spec *s = &m->spec;
-    const int gpt2 = !strcmp(s->arch, "gpt2");
+    const int gpt2 = !strcmp(s->arch, "gpt2"), gemma = !strcmp(s->arch, "gemma"), phi3 = !strcmp(s->arch, "phi3");
     const int E = s->n_embd, F = s->n_ff, H = s->n_head, HKV = s->n_head_kv, hd = E / H, KV = HKV * hd;
     double *x = calloc((size_t)n * E, sizeof *x), *xn = calloc(E, sizeof *xn);
     double *q = calloc((size_t)n * E, sizeof *q), *k = calloc((size_t)n * KV, sizeof *k);
     double *v = calloc((size_t)n * KV, sizeof *v), *att = calloc((size_t)n * E, sizeof *att);
-    double *tmp = calloc((size_t)3 * E + F, sizeof *tmp), *h1 = calloc(F, sizeof *h1), *h2 = calloc(F, sizeof *h2);
+    double *tmp = calloc((size_t)3 * E + 2 * F, sizeof *tmp), *h1 = calloc(F, sizeof *h1), *h2 = calloc(F, sizeof *h2);
     const double *embd = W(m, "token_embd.weight", 0);
 
     for (int t = 0; t < n; t++)
         for (int i = 0; i < E; i++)
-            x[t * E + i] = embd[(size_t)tokens[t] * E + i] + (gpt2 ? W(m, "position_embd.weight", 0)[t * E + i] : 0);
+            x[t * E + i] = embd[(size_t)tokens[t] * E + i] * (gemma ? sqrt(E) : 1) +
+                           (gpt2 ? W(m, "position_embd.weight", 0)[t * E + i] : 0);
 
     for (int l = 0; l < s->n_layer; l++) {
         /* projections of every position */
@@ -231,10 +248,18 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
                 memcpy(q + t * E, tmp, E * sizeof *tmp);
                 memcpy(k + t * KV, tmp + E, E * sizeof *tmp);
                 memcpy(v + t * KV, tmp + 2 * E, E * sizeof *tmp);
+            } else if (phi3) { /* fused Q|K|V rows */
+                linear(tmp, W(m, "blk.%d.attn_qkv.weight", l), NULL, xn, E, E + 2 * KV);
+                memcpy(q + t * E, tmp, E * sizeof *tmp);
+                memcpy(k + t * KV, tmp + E, KV * sizeof *tmp);
+                memcpy(v + t * KV, tmp + E + KV, KV * sizeof *tmp);
             } else {
-                linear(q + t * E, W(m, "blk.%d.attn_q.weight", l), NULL, xn, E, E);
-                linear(k + t * KV, W(m, "blk.%d.attn_k.weight", l), NULL, xn, E, KV);
-                linear(v + t * KV, W(m, "blk.%d.attn_v.weight", l), NULL, xn, E, KV);
+                /* biases: qwen2's, or a llama file's optional ones (NULL when absent) */
+                linear(q + t * E, W(m, "blk.%d.attn_q.weight", l), W(m, "blk.%d.attn_q.bias", l), xn, E, E);
+                linear(k + t * KV, W(m, "blk.%d.attn_k.weight", l), W(m, "blk.%d.attn_k.bias", l), xn, E, KV);
+                linear(v + t * KV, W(m, "blk.%d.attn_v.weight", l), W(m, "blk.%d.attn_v.bias", l), xn, E, KV);
+            }
+            if (!gpt2) {
                 for (int h = 0; h < H; h++) rope(m, q + t * E + h * hd, t);
                 for (int h = 0; h < HKV; h++) rope(m, k + t * KV + h * hd, t);
             }
@@ -242,19 +267,23 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
         /* causal attention, with padding keys hidden */
         attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);
         for (int t = 0; t < n; t++) {
-            linear(tmp, W(m, "blk.%d.attn_output.weight", l), gpt2 ? W(m, "blk.%d.attn_output.bias", l) : NULL,
+            linear(tmp, W(m, "blk.%d.attn_output.weight", l), W(m, "blk.%d.attn_output.bias", l),
                    att + t * E, E, E);
             for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
             norm(m, xn, x + t * E, W(m, "blk.%d.ffn_norm.weight", l), W(m, "blk.%d.ffn_norm.bias", l));
             if (gpt2) {
                 linear(h1, W(m, "blk.%d.ffn_up.weight", l), W(m, "blk.%d.ffn_up.bias", l), xn, E, F);
-                for (int i = 0; i < F; i++)
-                    h1[i] = 0.5 * h1[i] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (h1[i] + 0.044715 * h1[i] * h1[i] * h1[i])));
+                for (int i = 0; i < F; i++) h1[i] = gelu_tanh(h1[i]);
                 linear(tmp, W(m, "blk.%d.ffn_down.weight", l), W(m, "blk.%d.ffn_down.bias", l), h1, F, E);
+            } else if (phi3) { /* fused: silu(first F outputs) ⊙ last F outputs */
+                linear(tmp, W(m, "blk.%d.ffn_up.weight", l), NULL, xn, E, 2 * F);
+                for (int i = 0; i < F; i++) h1[i] = tmp[i] / (1 + exp(-tmp[i])) * tmp[F + i];
+                linear(tmp, W(m, "blk.%d.ffn_down.weight", l), NULL, h1, F, E);
             } else {
                 linear(h1, W(m, "blk.%d.ffn_gate.weight", l), NULL, xn, E, F);
                 linear(h2, W(m, "blk.%d.ffn_up.weight", l), NULL, xn, E, F);
-                for (int i = 0; i < F; i++) h1[i] = h1[i] / (1 + exp(-h1[i])) * h2[i];
+                /* SwiGLU; gemma gates with GELU */
+                for (int i = 0; i < F; i++) h1[i] = (gemma ? gelu_tanh(h1[i]) : h1[i] / (1 + exp(-h1[i]))) * h2[i];
                 linear(tmp, W(m, "blk.%d.ffn_down.weight", l), NULL, h1, F, E);
             }
             for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];
@@ -339,7 +368,7 @@ static void encdec_block(const ref_model *m, const char *stack, int l, double *x
         NAMES("ffn_up");
         linear(h1, W(m, w, l), W(m, b, l), xn, E, F);
         for (int i = 0; i < F; i++)
-            h1[i] = 0.5 * h1[i] * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (h1[i] + 0.044715 * h1[i] * h1[i] * h1[i])));
+            h1[i] = gelu_tanh(h1[i]);
         NAMES("ffn_down");
         linear(tmp, W(m, w, l), W(m, b, l), h1, F, E);
         for (int i = 0; i < E; i++) x[t * E + i] += tmp[i];

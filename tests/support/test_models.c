@@ -1,4 +1,4 @@
-/* test_models.c — writes small random gpt2/llama GGUF files with the project's GGUF writer
+/* test_models.c — writes small random gpt2/llama/qwen2/gemma/phi3/encdec GGUF files with the project's GGUF writer
  * and keeps, for the reference, the values the file really stores (after quantization),
  * dequantized by reference.c's own decoder. */
 #include "test_models.h"
@@ -23,7 +23,7 @@ test_model_spec test_spec(const char *arch, uint32_t type) {
     s.n_ff = 96;
     s.n_layer = 2;
     s.n_head = 4;
-    s.n_head_kv = strcmp(arch, "llama") ? 4 : 2;
+    s.n_head_kv = strcmp(arch, "gpt2") && strcmp(arch, "encdec") ? 2 : 4;
     s.rope_dim = 16;
     s.rope_base = 10000.0f;
     s.eps = 1e-5f;
@@ -117,11 +117,21 @@ int test_model_make(const test_model_spec *s, test_model *out) {
         sac_gguf_writer_set_f32(mk.w, KEY("attention.layer_norm_rms_epsilon"), s->eps, &err);
         sac_gguf_writer_set_f32(mk.w, KEY("rope.freq_base"), s->rope_base, &err);
         sac_gguf_writer_set_u32(mk.w, KEY("rope.dimension_count"), (uint32_t)s->rope_dim, &err);
+        if (!strcmp(s->arch, "gemma")) { /* as llama.cpp's converter writes them */
+            sac_gguf_writer_set_u32(mk.w, KEY("attention.key_length"), (uint32_t)(s->n_embd / s->n_head), &err);
+            sac_gguf_writer_set_u32(mk.w, KEY("attention.value_length"), (uint32_t)(s->n_embd / s->n_head), &err);
+        }
+        if (s->rope_scale > 0) {
+            sac_gguf_writer_set_string(mk.w, KEY("rope.scaling.type"), "linear", &err);
+            sac_gguf_writer_set_f32(mk.w, KEY("rope.scaling.factor"), s->rope_scale, &err);
+        }
     }
 #undef KEY
     const int64_t E = s->n_embd, F = s->n_ff, KV = (int64_t)s->n_head_kv * (E / s->n_head);
     const double wE = 1.0 / sqrt((double)E) * sqrt(3.0), wF = 1.0 / sqrt((double)F) * sqrt(3.0);
+    const int qkv_bias = !strcmp(s->arch, "qwen2") || (!strcmp(s->arch, "llama") && s->attn_bias);
     add(&mk, "token_embd.weight", E, s->n_vocab, 0, 1.0);
+    if (s->rope_freqs) add(&mk, "rope_freqs.weight", s->rope_dim / 2, 1, 4.5, 3.5);
     if (gpt2 && !encdec) add(&mk, "position_embd.weight", E, s->n_ctx, 0, 0.5);
     char name[64];
     /* encoder blocks, then decoder blocks (the only blocks of decoder-only models) */
@@ -135,13 +145,18 @@ int test_model_make(const test_model_spec *s, test_model *out) {
                 add(&mk, NAME("attn_norm.bias"), E, 1, 0, 0.1);
                 add(&mk, NAME("attn_qkv.weight"), E, 3 * E, 0, wE);
                 add(&mk, NAME("attn_qkv.bias"), 3 * E, 1, 0, 0.1);
+            } else if (!strcmp(s->arch, "phi3")) { /* Q|K|V fused, as llama.cpp's converter writes it */
+                add(&mk, NAME("attn_qkv.weight"), E, E + 2 * KV, 0, wE);
             } else {
                 add(&mk, NAME("attn_q.weight"), E, E, 0, wE);
+                if (qkv_bias) add(&mk, NAME("attn_q.bias"), E, 1, 0, 0.3);
                 add(&mk, NAME("attn_k.weight"), E, KV, 0, wE);
+                if (qkv_bias) add(&mk, NAME("attn_k.bias"), KV, 1, 0, 0.3);
                 add(&mk, NAME("attn_v.weight"), E, KV, 0, wE);
+                if (qkv_bias) add(&mk, NAME("attn_v.bias"), KV, 1, 0, 0.3);
             }
             add(&mk, NAME("attn_output.weight"), E, E, 0, wE);
-            if (gpt2) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
+            if (gpt2 || (!strcmp(s->arch, "llama") && s->attn_bias)) add(&mk, NAME("attn_output.bias"), E, 1, 0, 0.1);
             if (encdec && stack == 1) {
                 add(&mk, NAME("cross_attn_norm.weight"), E, 1, 1.0, 0.2);
                 add(&mk, NAME("cross_attn_norm.bias"), E, 1, 0, 0.1);
@@ -157,6 +172,8 @@ int test_model_make(const test_model_spec *s, test_model *out) {
                 add(&mk, NAME("ffn_norm.bias"), E, 1, 0, 0.1);
                 add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
                 add(&mk, NAME("ffn_up.bias"), F, 1, 0, 0.1);
+            } else if (!strcmp(s->arch, "phi3")) { /* gate rows, then up rows */
+                add(&mk, NAME("ffn_up.weight"), E, 2 * F, 0, wE);
             } else {
                 add(&mk, NAME("ffn_gate.weight"), E, F, 0, wE);
                 add(&mk, NAME("ffn_up.weight"), E, F, 0, wE);
@@ -172,7 +189,7 @@ int test_model_make(const test_model_spec *s, test_model *out) {
     }
     add(&mk, "output_norm.weight", E, 1, 1.0, 0.2);
     if (gpt2) add(&mk, "output_norm.bias", E, 1, 0, 0.1);
-    if (!s->tied) add(&mk, "output.weight", E, s->n_vocab, 0, wE);
+    if (!s->tied && strcmp(s->arch, "gemma")) add(&mk, "output.weight", E, s->n_vocab, 0, wE);
     if (!mk.failed && sac_gguf_writer_to_buffer(mk.w, &out->bytes, &out->size, &err) != SAC_OK) {
         fprintf(stderr, "test_models: %s\n", err.msg);
         mk.failed = 1;
