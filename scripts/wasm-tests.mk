@@ -1,0 +1,103 @@
+# scripts/wasm-tests.mk — the C tests compiled with Emscripten and run in Node (included by the
+# Makefile after scripts/wasm.mk, whose EMCC_RUN and emcc-installed it uses).
+#
+#   make test-wasm-kernels  the kernel tests (types, matmul, thread pool) in three builds:
+#                           SIMD128 + pthreads (mt), SIMD128 single-threaded (st), and plain C on
+#                           wasm32 (plain). They run the __wasm_simd128__ paths of src/matmul.c and
+#                           the futex paths of src/threadpool.c, which native builds never compile,
+#                           and every build's matmul results must be bitwise the native build's.
+#   make test-wasm-safe     every C test that can run in Node, built for wasm32 (the mt objects:
+#                           the tests run 1-4 threads) with SAFE_HEAP: each load and store is
+#                           checked against null, its alignment and the top of the heap, so
+#                           32-bit size_t arithmetic that wraps and writes past the heap traps
+#                           here when it would pass natively.
+#
+# A build compiles src/, tests/support/ and the trainer once into build/wasm-tests/<build>/ and a
+# test program links them as archives, so it picks up whichever src/ files it calls (a new
+# src/*.c needs no edit here) and make rebuilds only what changed. The programs run every time.
+
+WT        := build/wasm-tests
+# The flags live in this file: editing it rebuilds the wasm tests.
+WT_CONFIG := scripts/wasm-tests.mk
+EMAR      ?= emar
+WT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Isrc -Itests -Itests/support -I$(TRAIN_DIR) $(WARN) -Werror
+# Plain programs with a main: EXIT_RUNTIME makes main's return value the exit code. SINGLE_FILE
+# embeds the wasm (Node 20's global fetch cannot load a file path, and the glue would try it).
+WT_LINK   := -sEXIT_RUNTIME=1 -sENVIRONMENT=node -sSINGLE_FILE=1
+# The kernel tests: the pthread pool must hold every thread alive at once (test_matmul keeps
+# pools of 1-4 threads: 6 workers); STRICT=2 turns running out into EAGAIN instead of a hang.
+WT_KERNEL_LINK := $(WT_LINK) -sINITIAL_MEMORY=256MB
+WT_MT_LINK     := -sPTHREAD_POOL_SIZE=8 -sPTHREAD_POOL_SIZE_STRICT=2
+# SAFE_HEAP and ASSERTIONS=2 are link-time settings, so the mt objects serve. The memory
+# settings are the shipped library's; NODERAWFS gives the tests the real file system (the vocab
+# files in ../shared/data, temporary files in /tmp) relative to the repository root.
+WT_SAFE_LINK   := $(WT_LINK) $(WT_MT_LINK) -Wno-pthreads-mem-growth -sSAFE_HEAP=1 -sASSERTIONS=2 -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB \
+                  -sNODERAWFS=1 --profiling-funcs
+
+WT_KERNEL_TESTS := test_types test_matmul test_threadpool
+# Not under SAFE_HEAP: test_models_shipped runs natively only (as under ASan).
+WT_SAFE_TESTS   := $(filter-out test_models_shipped,$(TEST_NAMES))
+
+# wasm_objects(build, flags): src/, tests/support/ and the trainer's sources, compiled once.
+define wasm_objects
+$(WT)/$(1)/obj/%.o: src/%.c $(HEADERS) $(WT_CONFIG) | emcc-installed $(WT)/$(1)/obj
+	$(EMCC_RUN) $(WT_CFLAGS) $(2) -c $$< -o $$@
+$(WT)/$(1)/obj/support_%.o: tests/support/%.c $(HEADERS) $(WT_CONFIG) | emcc-installed $(WT)/$(1)/obj
+	$(EMCC_RUN) $(WT_CFLAGS) $(2) -c $$< -o $$@
+$(WT)/$(1)/obj/train_%.o: $(TRAIN_DIR)/%.c $(TRAIN_HEADERS) $(HEADERS) $(WT_CONFIG) | emcc-installed $(WT)/$(1)/obj
+	$(EMCC_RUN) $(WT_CFLAGS) $(2) -c $$< -o $$@
+$(WT)/$(1)/libsaccade.a: $(patsubst src/%.c,$(WT)/$(1)/obj/%.o,$(LIB_SRC))
+	rm -f $$@ && $(EMAR) rcs $$@ $$^
+$(WT)/$(1)/libtrain.a: $(patsubst $(TRAIN_DIR)/%.c,$(WT)/$(1)/obj/train_%.o,$(TRAIN_SRC))
+	rm -f $$@ && $(EMAR) rcs $$@ $$^
+$(WT)/$(1)/obj:
+	mkdir -p $$@
+endef
+
+# wasm_programs(program dir, object build, compile flags, link flags): tests/<name>.c linked
+# with that build's objects into $(WT)/<program dir>/<name>.js.
+define wasm_programs
+$(WT)/$(1)/%.js: tests/%.c $(patsubst tests/support/%.c,$(WT)/$(2)/obj/support_%.o,$(SUPPORT_SRC)) \
+    $(WT)/$(2)/libtrain.a $(WT)/$(2)/libsaccade.a $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | $(WT)/package.json
+	@mkdir -p $$(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) $(3) $$< $(patsubst tests/support/%.c,$(WT)/$(2)/obj/support_%.o,$(SUPPORT_SRC)) \
+	  $(WT)/$(2)/libtrain.a $(WT)/$(2)/libsaccade.a $(4) -o $$@
+endef
+
+$(eval $(call wasm_objects,mt,-msimd128 -pthread))
+$(eval $(call wasm_objects,st,-msimd128))
+$(eval $(call wasm_objects,plain,))
+$(eval $(call wasm_programs,mt,mt,-msimd128 -pthread,$(WT_KERNEL_LINK) $(WT_MT_LINK)))
+$(eval $(call wasm_programs,st,st,-msimd128,$(WT_KERNEL_LINK)))
+$(eval $(call wasm_programs,plain,plain,,$(WT_KERNEL_LINK)))
+$(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK)))
+
+# The repository's package.json declares ES modules; these programs are CommonJS.
+$(WT)/package.json:
+	@mkdir -p $(@D)
+	echo '{"type":"commonjs"}' > $@
+
+WT_KERNEL_PROGRAMS := $(foreach b,mt st plain,$(patsubst %,$(WT)/$(b)/%.js,$(WT_KERNEL_TESTS)))
+
+.PHONY: test-wasm-kernels test-wasm-safe
+# The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
+# mode keeps gcc from contracting or reordering float operations.
+test-wasm-kernels: $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
+	@tests/run_c.sh wasm-kernels $^
+	@ref=$$(grep -o 'results hash [0-9a-f]*' build/native/tests/test_matmul.log); status=0; \
+	for b in mt st plain; do \
+	  log=$(WT)/$$b/test_matmul.js.log; hash=$$(grep -o 'results hash [0-9a-f]*' $$log); \
+	  if [ -z "$$ref" ] || [ "$$hash" != "$$ref" ]; then \
+	    echo "[wasm-$$b] test_matmul: '$$hash' differs from native plain C: '$$ref'"; status=1; \
+	  else echo "[wasm-$$b] test_matmul: results are bitwise equal to native plain C ($$ref)"; fi; \
+	  if [ $$b != plain ] && ! grep -q 'kernels compiled with wasm SIMD128' $$log; then \
+	    echo "[wasm-$$b] test_matmul did not run the SIMD128 kernels"; status=1; fi; \
+	done; exit $$status
+
+# The canary (tests/wasm/safe_heap_canary.c) must abort: the checks are really on.
+test-wasm-safe: $(patsubst %,$(WT)/safe/%.js,$(WT_SAFE_TESTS)) $(WT)/safe/wasm/safe_heap_canary.js
+	@tests/run_c.sh wasm-safe-heap $(filter-out %canary.js,$^)
+	@if node $(WT)/safe/wasm/safe_heap_canary.js >$(WT)/safe/canary.log 2>&1 || \
+	    ! grep -q 'segmentation fault' $(WT)/safe/canary.log; then \
+	  cat $(WT)/safe/canary.log; echo "wasm-safe-heap: SAFE_HEAP did not catch a store past the heap"; exit 1; \
+	else echo "wasm-safe-heap: SAFE_HEAP caught the canary's store past the heap"; fi
