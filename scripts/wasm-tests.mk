@@ -6,11 +6,13 @@
 #                           wasm32 (plain). They run the __wasm_simd128__ paths of src/matmul.c and
 #                           the futex paths of src/threadpool.c, which native builds never compile,
 #                           and every build's matmul results must be bitwise the native build's.
-#   make test-wasm-safe     every C test that can run in Node, built for wasm32 (the mt objects:
-#                           the tests run 1-4 threads) with SAFE_HEAP: each load and store is
-#                           checked against null, its alignment and the top of the heap, so
-#                           32-bit size_t arithmetic that wraps and writes past the heap traps
-#                           here when it would pass natively.
+#   make test-wasm-safe     every C test that can run in Node, built for wasm32 with threads
+#                           (the tests run 1-4) twice: with SAFE_HEAP (every load and store
+#                           checked against null, its alignment and the top of the heap) and with
+#                           AddressSanitizer + UBSan (every access checked against its
+#                           allocation). Size arithmetic that wraps in wasm32's 32-bit size_t and
+#                           then writes past a buffer is caught here when it passes natively. A
+#                           canary program per build must crash, which shows the checks are on.
 #
 # A build compiles src/, tests/support/ and the trainer once into build/wasm-tests/<build>/ and a
 # test program links them as archives, so it picks up whichever src/ files it calls (a new
@@ -31,11 +33,15 @@ WT_MT_LINK     := -sPTHREAD_POOL_SIZE=8 -sPTHREAD_POOL_SIZE_STRICT=2
 # SAFE_HEAP and ASSERTIONS=2 are link-time settings, so the mt objects serve. The memory
 # settings are the shipped library's; NODERAWFS gives the tests the real file system (the vocab
 # files in ../shared/data, temporary files in /tmp) relative to the repository root.
-WT_SAFE_LINK   := $(WT_LINK) $(WT_MT_LINK) -Wno-pthreads-mem-growth -sSAFE_HEAP=1 -sASSERTIONS=2 -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB \
-                  -sNODERAWFS=1 --profiling-funcs
+WT_CHECKED_LINK := $(WT_LINK) $(WT_MT_LINK) -Wno-pthreads-mem-growth -sALLOW_MEMORY_GROWTH -sNODERAWFS=1 --profiling-funcs
+WT_SAFE_LINK    := $(WT_CHECKED_LINK) -sSAFE_HEAP=1 -sASSERTIONS=2 -sMAXIMUM_MEMORY=4GB
+# AddressSanitizer instruments at compile time (its own objects). Its shadow takes an eighth of
+# the maximum memory up front, hence 2 GB, which the tests never approach.
+WT_ASAN         := -msimd128 -pthread -fsanitize=address,undefined
+WT_ASAN_LINK    := $(WT_CHECKED_LINK) -sMAXIMUM_MEMORY=2GB
 
 WT_KERNEL_TESTS := test_types test_matmul test_threadpool
-# Not under SAFE_HEAP: test_models_shipped runs natively only (as under ASan).
+# Not checked: test_models_shipped runs natively only (as under native ASan).
 WT_SAFE_TESTS   := $(filter-out test_models_shipped,$(TEST_NAMES))
 
 # wasm_objects(build, flags): src/, tests/support/ and the trainer's sources, compiled once.
@@ -67,10 +73,12 @@ endef
 $(eval $(call wasm_objects,mt,-msimd128 -pthread))
 $(eval $(call wasm_objects,st,-msimd128))
 $(eval $(call wasm_objects,plain,))
+$(eval $(call wasm_objects,asan,$(WT_ASAN)))
 $(eval $(call wasm_programs,mt,mt,-msimd128 -pthread,$(WT_KERNEL_LINK) $(WT_MT_LINK)))
 $(eval $(call wasm_programs,st,st,-msimd128,$(WT_KERNEL_LINK)))
 $(eval $(call wasm_programs,plain,plain,,$(WT_KERNEL_LINK)))
 $(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK)))
+$(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK)))
 
 # The repository's package.json declares ES modules; these programs are CommonJS.
 $(WT)/package.json:
@@ -94,10 +102,16 @@ test-wasm-kernels: $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
 	    echo "[wasm-$$b] test_matmul did not run the SIMD128 kernels"; status=1; fi; \
 	done; exit $$status
 
-# The canary (tests/wasm/safe_heap_canary.c) must abort: the checks are really on.
-test-wasm-safe: $(patsubst %,$(WT)/safe/%.js,$(WT_SAFE_TESTS)) $(WT)/safe/wasm/safe_heap_canary.js
-	@tests/run_c.sh wasm-safe-heap $(filter-out %canary.js,$^)
-	@if node $(WT)/safe/wasm/safe_heap_canary.js >$(WT)/safe/canary.log 2>&1 || \
-	    ! grep -q 'segmentation fault' $(WT)/safe/canary.log; then \
-	  cat $(WT)/safe/canary.log; echo "wasm-safe-heap: SAFE_HEAP did not catch a store past the heap"; exit 1; \
-	else echo "wasm-safe-heap: SAFE_HEAP caught the canary's store past the heap"; fi
+# Each build's canary (tests/wasm/*_canary.c) must crash with its checker's message: the checks
+# are really on. canary(program, expected message, name)
+canary = if node $(1) >$(1).log 2>&1 || ! grep -q '$(2)' $(1).log; then \
+	  cat $(1).log; echo "wasm: $(3) did not catch its canary"; exit 1; \
+	else echo "wasm: $(3) caught its canary ($(2))"; fi
+
+WT_SAFE_PROGRAMS := $(patsubst %,$(WT)/safe/%.js,$(WT_SAFE_TESTS))
+WT_ASAN_PROGRAMS := $(patsubst %,$(WT)/asan/%.js,$(WT_SAFE_TESTS))
+test-wasm-safe: $(WT_SAFE_PROGRAMS) $(WT_ASAN_PROGRAMS) $(WT)/safe/wasm/safe_heap_canary.js $(WT)/asan/wasm/asan_canary.js
+	@tests/run_c.sh wasm-safe-heap $(WT_SAFE_PROGRAMS)
+	@$(call canary,$(WT)/safe/wasm/safe_heap_canary.js,segmentation fault,SAFE_HEAP)
+	@tests/run_c.sh wasm-asan $(WT_ASAN_PROGRAMS)
+	@$(call canary,$(WT)/asan/wasm/asan_canary.js,heap-buffer-overflow,AddressSanitizer)
