@@ -63,14 +63,15 @@ $(WT)/$(1)/obj:
 	mkdir -p $$@
 endef
 
-# wasm_programs(program dir, object build, compile flags, link flags): tests/<name>.c linked
-# with that build's objects into $(WT)/<program dir>/<name>.js.
+# wasm_programs(program dir, object build, compile flags, link flags, linked objects):
+# tests/<name>.c linked with that build's archive (and the given objects) into
+# $(WT)/<program dir>/<name>.js. The kernel tests need only the library; the checked builds run
+# every test, so they also link the support objects and the trainer.
+wt_test_objects = $(patsubst tests/support/%.c,$(WT)/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(WT)/$(1)/libtrain.a
 define wasm_programs
-$(WT)/$(1)/%.js: tests/%.c $(patsubst tests/support/%.c,$(WT)/$(2)/obj/support_%.o,$(SUPPORT_SRC)) \
-    $(WT)/$(2)/libtrain.a $(WT)/$(2)/libsaccade.a $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | $(WT)/package.json
+$(WT)/$(1)/%.js: tests/%.c $(5) $(WT)/$(2)/libsaccade.a $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | $(WT)/package.json
 	@mkdir -p $$(@D)
-	$(EMCC_RUN) $(WT_CFLAGS) $(3) $$< $(patsubst tests/support/%.c,$(WT)/$(2)/obj/support_%.o,$(SUPPORT_SRC)) \
-	  $(WT)/$(2)/libtrain.a $(WT)/$(2)/libsaccade.a $(4) -o $$@
+	$(EMCC_RUN) $(WT_CFLAGS) $(3) $$< $(5) $(WT)/$(2)/libsaccade.a $(4) -o $$@
 endef
 
 $(eval $(call wasm_objects,mt,-msimd128 -pthread))
@@ -80,8 +81,8 @@ $(eval $(call wasm_objects,asan,$(WT_ASAN)))
 $(eval $(call wasm_programs,mt,mt,-msimd128 -pthread,$(WT_KERNEL_LINK) $(WT_MT_LINK)))
 $(eval $(call wasm_programs,st,st,-msimd128,$(WT_KERNEL_LINK)))
 $(eval $(call wasm_programs,plain,plain,,$(WT_KERNEL_LINK)))
-$(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK)))
-$(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK)))
+$(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK),$(call wt_test_objects,mt)))
+$(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_objects,asan)))
 
 # The repository's package.json declares ES modules; these programs are CommonJS.
 $(WT)/package.json:
