@@ -2,6 +2,9 @@
 # (The include lines below are placed after the flavour rules, whose variables they use.)
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
+# Keep the objects that only pattern rules name (tests/support): make would delete them after
+# each build as intermediate files and then rebuild them every time.
+.SECONDARY:
 
 CC       := gcc
 CLANG    := clang
@@ -9,6 +12,8 @@ WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wv
 BASE     := -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -g -Isrc -Itests -Itests/support $(WARN)
 NATIVE_CFLAGS := $(BASE) -O3 -march=native
 ASAN_CFLAGS   := $(BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# libFuzzer's coverage on the library; the fuzz targets link with -fsanitize=fuzzer.
+FUZZ_CFLAGS   := $(BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined
 LDLIBS   := -lm -pthread
 
 LIB_SRC     := $(filter-out src/cli.c,$(wildcard src/*.c))
@@ -16,22 +21,42 @@ SUPPORT_SRC := $(wildcard tests/support/*.c)
 TEST_SRC    := $(wildcard tests/test_*.c)
 HEADERS     := $(wildcard src/*.h tests/*.h tests/support/*.h)
 TEST_NAMES  := $(notdir $(basename $(TEST_SRC)))
+# The trainer's library (scripts/train without its mains): the trainer tools and the tests that
+# train or evaluate link it as an archive, which pulls in only the files a program uses.
+TRAIN_DIR     := scripts/train
+TRAIN_SRC     := $(filter-out %_main.c,$(wildcard $(TRAIN_DIR)/*.c))
+TRAIN_HEADERS := $(wildcard $(TRAIN_DIR)/*.h)
+# The shipped-model test runs natively only: ~34 s under ASan, and the random-model tests
+# already cover the same code under the sanitizers.
+ASAN_TEST_NAMES := $(filter-out test_models_shipped,$(TEST_NAMES))
 
-# build/<flavour>/{obj,tests}: native (optimised) and asan (sanitised) builds of the same sources.
+# The objects of tests/support/*.c in build flavour $(1); every test program links them.
+support_objs = $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC))
+
+# build/<flavour>/{obj,tests}: native (optimised), asan (sanitised) and fuzz (clang, libFuzzer's
+# coverage) builds of the same sources, by compiler $(3) with flags $(2). Every test links the
+# support objects, the trainer's archive and the library's.
 define flavour
 build/$(1)/obj/%.o: src/%.c $(HEADERS) | build/$(1)/obj
-	$(CC) $(2) -c $$< -o $$@
+	$(3) $(2) -c $$< -o $$@
 build/$(1)/obj/support_%.o: tests/support/%.c $(HEADERS) | build/$(1)/obj
-	$(CC) $(2) -c $$< -o $$@
+	$(3) $(2) -c $$< -o $$@
+build/$(1)/obj/train_%.o: $(TRAIN_DIR)/%.c $(TRAIN_HEADERS) $(HEADERS) | build/$(1)/obj
+	$(3) $(2) -I$(TRAIN_DIR) -c $$< -o $$@
 build/$(1)/libsaccade.a: $(patsubst src/%.c,build/$(1)/obj/%.o,$(LIB_SRC))
 	rm -f $$@ && ar rcs $$@ $$^
-build/$(1)/tests/%: tests/%.c build/$(1)/libsaccade.a $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS) | build/$(1)/tests
-	$(CC) $(2) $$< $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) build/$(1)/libsaccade.a -o $$@ $(LDLIBS)
+build/$(1)/libtrain.a: $(patsubst $(TRAIN_DIR)/%.c,build/$(1)/obj/train_%.o,$(TRAIN_SRC))
+	rm -f $$@ && ar rcs $$@ $$^
+build/$(1)/tests/%: tests/%.c $(call support_objs,$(1)) build/$(1)/libtrain.a build/$(1)/libsaccade.a \
+    $(HEADERS) $(TRAIN_HEADERS) | build/$(1)/tests
+	$(3) $(2) -I$(TRAIN_DIR) $$< $(call support_objs,$(1)) build/$(1)/libtrain.a build/$(1)/libsaccade.a \
+	  -o $$@ $(LDLIBS)
 build/$(1)/obj build/$(1)/tests:
 	mkdir -p $$@
 endef
-$(eval $(call flavour,native,$(NATIVE_CFLAGS)))
-$(eval $(call flavour,asan,$(ASAN_CFLAGS)))
+$(eval $(call flavour,native,$(NATIVE_CFLAGS),$(CC)))
+$(eval $(call flavour,asan,$(ASAN_CFLAGS),$(CC)))
+$(eval $(call flavour,fuzz,$(FUZZ_CFLAGS),$(CLANG)))
 
 # The trainer, the quantizer and the shipped models (`make models`).
 include scripts/models.mk
@@ -39,41 +64,46 @@ include scripts/models.mk
 include scripts/wasm.mk
 # The demo page (`make demo`, `make test-web`, `make bench-web`).
 include scripts/web.mk
+# The C tests built with Emscripten and run in Node (`make test-wasm-kernels`, `make test-wasm-safe`).
+include scripts/wasm-tests.mk
 
 build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS)
 	$(CC) $(NATIVE_CFLAGS) src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
 
 # Tools: random models for benchmarks and the JS tests.
-build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(patsubst tests/support/%.c,build/native/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS)
+build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(call support_objs,native) $(HEADERS)
 	@mkdir -p build/tools
-	$(CC) $(NATIVE_CFLAGS) $< $(patsubst tests/support/%.c,build/native/obj/support_%.o,$(SUPPORT_SRC)) build/native/libsaccade.a -o $@ $(LDLIBS)
+	$(CC) $(NATIVE_CFLAGS) $< $(call support_objs,native) build/native/libsaccade.a -o $@ $(LDLIBS)
 
 build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a build/native/obj/support_files.o $(HEADERS)
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) $< build/native/obj/support_files.o build/native/libsaccade.a -o $@ $(LDLIBS)
 
-.PHONY: all native deps test test-c test-asan test-wasm-kernels fuzz clean bench
+.PHONY: all native deps test test-c test-asan test-symbols fuzz clean bench
 all: native wasm
 native: build/saccade build/tools/make_model build/tools/bench_tokenizer
 
-# Installs what a fresh Debian machine lacks (compilers' runtimes, emscripten, node packages).
+# Installs what a fresh Debian machine lacks (compilers' runtimes, emscripten, node, npm).
 deps:
 	@bash scripts/install-deps.sh
 
 test-c: $(addprefix build/native/tests/,$(TEST_NAMES))
-	@tests/run_c.sh build/native/tests c-native
+	@tests/run_c.sh c-native $^
 
-test-asan: $(addprefix build/asan/tests/,$(TEST_NAMES))
+test-asan: $(addprefix build/asan/tests/,$(ASAN_TEST_NAMES))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  tests/run_c.sh build/asan/tests c-asan
+	  tests/run_c.sh c-asan $^
+
+# Every global the library defines carries the sac_ prefix, natively and in wasm (emnm).
+test-symbols: build/native/libsaccade.a build/wasm-tests/mt/libsaccade.a
+	@tests/exported_symbols.sh build/native/libsaccade.a
+	@NM=emnm tests/exported_symbols.sh build/wasm-tests/mt/libsaccade.a
 
 # libFuzzer over the GGUF parser and model loader (and the tokenizer), seconds per target.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HEADERS)
-	@mkdir -p build/fuzz
-	$(CLANG) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Isrc -Itests -Itests/support -fsanitize=fuzzer,address,undefined \
-	  $< $(LIB_SRC) tests/support/files.c -o $@ -lm -pthread
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libsaccade.a $(call support_objs,fuzz) $(HEADERS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(call support_objs,fuzz) build/fuzz/libsaccade.a -o $@ $(LDLIBS)
 fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_model
 	@mkdir -p build/fuzz/corpus-fuzz_model
 	@for a in gpt2 llama encdec; do \
@@ -89,11 +119,7 @@ fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_
 	  tail -2 build/fuzz/$$(basename $$f).log; \
 	done
 
-# The kernels' wasm SIMD128 and futex paths, built with Emscripten and run in Node.
-test-wasm-kernels: deps
-	@scripts/test-wasm-kernels.sh
-
-test: deps test-c test-asan test-wasm-kernels fuzz test-js test-web
+test: deps test-c test-asan test-symbols test-wasm-kernels test-wasm-safe fuzz test-js test-web
 
 bench: native
 	scripts/bench_native.sh

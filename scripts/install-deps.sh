@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Installs what the build and tests need and a fresh Debian 12 machine lacks. Idempotent and
-# quiet when everything is present. Only Debian packages and the npm registry are used.
+# Installs the Debian packages the build and the tests need and a fresh Debian 12 machine lacks:
+# with no argument the compilers, the sanitizer runtimes, emscripten, node and npm; with
+# arguments those packages (the Makefile's rules for chromium and emscripten call it so).
+# Idempotent and quiet when everything is present. Only Debian packages are fetched here; the
+# npm packages come from `npm ci` (node_modules/.stamp).
 set -euo pipefail
-need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for pkg in gcc make clang libclang-rt-14-dev emscripten; do have "$pkg" || need+=("$pkg"); done
-command -v node >/dev/null || need+=(nodejs)
+need=()
+if [ $# -gt 0 ]; then
+  for pkg in "$@"; do have "$pkg" || need+=("$pkg"); done
+else
+  for pkg in gcc make clang libclang-rt-14-dev emscripten; do have "$pkg" || need+=("$pkg"); done
+  # node and npm may come from elsewhere than Debian (nvm, nodesource): only the commands count
+  command -v node >/dev/null || need+=(nodejs)
+  command -v npm >/dev/null || need+=(npm)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -1,39 +1,21 @@
-# scripts/models.mk — the trainer and the quantizer, the trainer's tests, and the shipped models
-# (included by the Makefile after its flavour rules; uses CC, *_CFLAGS, LDLIBS, HEADERS, SUPPORT_SRC).
+# scripts/models.mk — the trainer and the quantizer, and the shipped models (included by the
+# Makefile after its flavour rules; uses CC, NATIVE_CFLAGS, LDLIBS, HEADERS and the trainer's
+# archive build/native/libtrain.a, which the tests that train or evaluate link as well).
 #
 #   build/tools/train        character-level GPT-2 trainer (scripts/train/train_main.c)
-#   build/tools/train_dates  encoder-decoder date translator trainer (scripts/train/train_dates_main.c)
 #   build/tools/quantize     GGUF → GGUF with matrices in F16, Q8_0 or Q4_0 (scripts/train/quantize_main.c)
 #   make models              trains Model A on ../shared/data/tinyshakespeare.txt (long: ~75 min on
 #                            2 cores) and Model B on generated dates (~16 min on 1 core); both resume
 #                            from their checkpoints when interrupted; writes models/shakespeare-char-q8_0.gguf
 #                            and models/dates-q8_0.gguf; not part of `make test`
 
-TRAIN_DIR     := scripts/train
-TRAIN_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c gpt2.c optim.c data.c trainer.c eval_gguf.c quantize.c file_io.c progress.c \
-                 cli_options.c)
-TRAIN_HEADERS := $(wildcard $(TRAIN_DIR)/*.h)
-
-build/tools/train: $(TRAIN_DIR)/train_main.c $(TRAIN_LIB_SRC) $(TRAIN_HEADERS) build/native/libsaccade.a $(HEADERS)
+# A trainer tool: its main, the trainer's archive and the library.
+define train_tool
+build/tools/$(1): $(TRAIN_DIR)/$(1)_main.c build/native/libtrain.a build/native/libsaccade.a $(TRAIN_HEADERS) $(HEADERS)
 	@mkdir -p build/tools
-	$(CC) $(NATIVE_CFLAGS) -I$(TRAIN_DIR) $< $(TRAIN_LIB_SRC) build/native/libsaccade.a -o $@ $(LDLIBS)
-
-build/tools/quantize: $(TRAIN_DIR)/quantize_main.c $(TRAIN_DIR)/quantize.c $(TRAIN_DIR)/file_io.c $(TRAIN_HEADERS) \
-                      build/native/libsaccade.a $(HEADERS)
-	@mkdir -p build/tools
-	$(CC) $(NATIVE_CFLAGS) -I$(TRAIN_DIR) $< $(TRAIN_DIR)/quantize.c $(TRAIN_DIR)/file_io.c build/native/libsaccade.a \
-	  -o $@ $(LDLIBS)
-
-# tests/test_train.c also links the trainer's sources: an explicit rule, which make prefers to
-# the flavour's pattern rule for build/<flavour>/tests/%.
-define train_test
-build/$(1)/tests/test_train: tests/test_train.c $(TRAIN_LIB_SRC) $(TRAIN_HEADERS) build/$(1)/libsaccade.a \
-    $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS) | build/$(1)/tests
-	$(CC) $(2) -I$(TRAIN_DIR) $$< $(TRAIN_LIB_SRC) $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) \
-	  build/$(1)/libsaccade.a -o $$@ $(LDLIBS)
+	$$(CC) $$(NATIVE_CFLAGS) -I$(TRAIN_DIR) $$< build/native/libtrain.a build/native/libsaccade.a -o $$@ $$(LDLIBS)
 endef
-$(eval $(call train_test,native,$(NATIVE_CFLAGS)))
-$(eval $(call train_test,asan,$(ASAN_CFLAGS)))
+$(foreach tool,train train_dates quantize,$(eval $(call train_tool,$(tool))))
 
 # ------------------------------------------------------------------------------------------
 # Model A: gpt2 architecture, character vocabulary, Tiny Shakespeare (first 90% train, last
@@ -77,27 +59,6 @@ models: models/shakespeare-char-q8_0.gguf
 #   build/tools/train_dates   trainer, engine evaluation (--eval-model) and cross-attention
 #                             alignment (--align) for Model B (scripts/train/train_dates_main.c)
 # ------------------------------------------------------------------------------------------
-DATES_LIB_SRC := $(addprefix $(TRAIN_DIR)/,ops.c optim.c dates.c encdec.c quantize.c file_io.c progress.c cli_options.c)
-
-build/tools/train_dates: $(TRAIN_DIR)/train_dates_main.c $(DATES_LIB_SRC) $(TRAIN_HEADERS) build/native/libsaccade.a \
-                         $(HEADERS)
-	@mkdir -p build/tools
-	$(CC) $(NATIVE_CFLAGS) -I$(TRAIN_DIR) $< $(DATES_LIB_SRC) build/native/libsaccade.a -o $@ $(LDLIBS)
-
-# tests/test_train_encdec.c (Model B's trainer and generator) and tests/test_models_shipped.c
-# (the files in models/) link trainer sources too: explicit rules, as for test_train.
-SHIPPED_TEST_SRC := $(addprefix $(TRAIN_DIR)/,ops.c encdec.c data.c eval_gguf.c file_io.c)
-define train_extra_test
-build/$(1)/tests/$(2): tests/$(2).c $(3) $(TRAIN_HEADERS) build/$(1)/libsaccade.a \
-    $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(HEADERS) | build/$(1)/tests
-	$(CC) $(4) -I$(TRAIN_DIR) $$< $(3) $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC)) \
-	  build/$(1)/libsaccade.a -o $$@ $(LDLIBS)
-endef
-$(eval $(call train_extra_test,native,test_train_encdec,$(DATES_LIB_SRC),$(NATIVE_CFLAGS)))
-$(eval $(call train_extra_test,asan,test_train_encdec,$(DATES_LIB_SRC),$(ASAN_CFLAGS)))
-$(eval $(call train_extra_test,native,test_models_shipped,$(SHIPPED_TEST_SRC),$(NATIVE_CFLAGS)))
-$(eval $(call train_extra_test,asan,test_models_shipped,$(SHIPPED_TEST_SRC),$(ASAN_CFLAGS)))
-
 MODEL_B_DIR  := build/models
 MODEL_B_ARGS := --enc-layers 2 --dec-layers 2 --embd 128 --heads 4 --ff 512 --ctx 40 --batch 64 --steps 3500 \
                 --lr 1e-3 --min-lr 1e-4 --warmup 100 --wd 0.1 --beta2 0.99 --clip 1.0 --seed 1337 --threads 1 \

@@ -39,10 +39,7 @@ wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/package.json dist/saccade-lay
 
 # Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node).
 emcc-installed:
-	@command -v $(EMCC) >/dev/null || { \
-	  echo "wasm.mk: installing Debian's emscripten"; \
-	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq emscripten >/dev/null; }
+	@command -v $(EMCC) >/dev/null || bash scripts/install-deps.sh emscripten
 
 build/wasm/exports.json: src/saccade.h scripts/wasm-exports.mjs | build/wasm
 	node scripts/wasm-exports.mjs src/saccade.h > $@
@@ -75,11 +72,7 @@ node_modules/.stamp: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Headless Chromium for the browser tests and the benchmark (Debian's package).
-/usr/bin/chromium:
-	SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null
-
+# /usr/bin/chromium: the browser-install rule is in scripts/web.mk.
 JS_TEST_DEPS := wasm build/saccade build/tools/make_model node_modules/.stamp /usr/bin/chromium
 
 test-js: $(JS_TEST_DEPS)

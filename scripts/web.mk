@@ -6,7 +6,8 @@
 #                    opens on the shipped Model A (DEMO_PORT=8000; DEMO_FLAGS=--no-isolation
 #                    serves it without the headers)
 #   make test-web    node --test tests/web/ — Playwright (playwright-core) driving Debian's
-#                    chromium, headless; installs chromium when it is missing
+#                    chromium, headless; installs chromium when it is missing (the one rule for
+#                    the browser, which test-js and bench-wasm use too)
 #   make bench-web   time from navigation to the first token; render time per token at a
 #                    256-token context (scripts/bench-web.mjs)
 #
@@ -16,24 +17,22 @@
 DEMO_PORT  ?= 8000
 DEMO_FLAGS ?=
 
-.PHONY: demo test-web bench-web web-models web-chromium
+.PHONY: demo test-web bench-web web-models
 
 web-models: build/tools/make_model
 	node tests/web/dev-models.mjs
 
-# Headless Chromium for the page tests (Debian's package).
-web-chromium:
-	@command -v chromium >/dev/null || { \
-	  echo "web.mk: installing Debian's chromium"; \
-	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+# Headless Chromium for the page, the JS library's browser tests and the benchmarks: Debian's
+# package, at the path they launch.
+/usr/bin/chromium:
+	@bash scripts/install-deps.sh chromium
 
 demo: native wasm
 	node web/serve.mjs --port $(DEMO_PORT) $(DEMO_FLAGS)
 
-test-web: wasm build/tools/make_model node_modules/.stamp web-chromium
+test-web: wasm build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node --test tests/web/
 
-bench-web: wasm build/tools/make_model node_modules/.stamp web-chromium
+bench-web: wasm build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node tests/web/dev-models.mjs --large
 	node scripts/bench-web.mjs

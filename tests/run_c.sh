@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Runs every C test binary in a folder and prints one closing line with the totals.
-# usage: tests/run_c.sh BUILD_DIR LABEL
+# Runs C test programs and prints one closing line with the totals. A program ending in .js is
+# an Emscripten build and runs in Node. Each program's output is kept in <program>.log (the
+# wasm kernel tests compare the matmul results hash across builds from these logs).
+# usage: tests/run_c.sh LABEL PROGRAM...
+# TEST_TIMEOUT (seconds, default 600) ends a hung program; it then counts as crashed.
 set -u
-dir=$1; label=$2
+label=$1; shift
 passed=0; failed=0; crashed=0
-for t in "$dir"/test_*; do
-  [ -x "$t" ] || continue
-  out=$("$t" 2>&1); rc=$?
-  printf '%s\n' "$out" | grep -E '^(FAIL|SKIP)|CHECK|ERROR|runtime error|Sanitizer' | head -40
-  line=$(printf '%s\n' "$out" | grep -E '^[a-z_0-9]+: [0-9]+ passed, [0-9]+ failed$' | tail -1)
+for t in "$@"; do
+  log=$t.log
+  case $t in
+    *.js) timeout "${TEST_TIMEOUT:-600}" node "$t" >"$log" 2>&1; rc=$? ;;
+    *) timeout "${TEST_TIMEOUT:-600}" "$t" >"$log" 2>&1; rc=$? ;;
+  esac
+  grep -E '^(FAIL|SKIP)|CHECK|ERROR|runtime error|Sanitizer|Aborted|segmentation fault|alignment fault' "$log" | head -40
+  line=$(grep -E '^[a-z_0-9]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
   if [ -z "$line" ]; then
-    echo "$(basename "$t"): crashed or printed no summary (exit $rc)"; printf '%s\n' "$out" | tail -20
+    [ "$rc" -eq 124 ] && echo "$t: timed out after ${TEST_TIMEOUT:-600} s"
+    echo "$t: crashed or printed no summary (exit $rc)"; tail -20 "$log"
     crashed=$((crashed + 1)); continue
   fi
   echo "  $line"
   p=$(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line"); f=$(sed -E 's/.* ([0-9]+) failed/\1/' <<<"$line")
   passed=$((passed + p)); failed=$((failed + f))
-  [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || { echo "$(basename "$t"): exit $rc"; crashed=$((crashed + 1)); }
+  [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || { echo "$t: exit $rc"; crashed=$((crashed + 1)); }
 done
 failed=$((failed + crashed))
 echo "$label: $passed passed, $failed failed"

@@ -1,0 +1,121 @@
+# scripts/wasm-tests.mk — the C tests compiled with Emscripten and run in Node (included by the
+# Makefile after scripts/wasm.mk, whose EMCC_RUN and emcc-installed it uses).
+#
+#   make test-wasm-kernels  the kernel tests (types, matmul, thread pool) in three builds:
+#                           SIMD128 + pthreads (mt), SIMD128 single-threaded (st), and plain C on
+#                           wasm32 (plain). They run the __wasm_simd128__ paths of src/matmul.c and
+#                           the futex paths of src/threadpool.c, which native builds never compile,
+#                           and every build's matmul results must be bitwise the native build's.
+#   make test-wasm-safe     every C test that can run in Node, built for wasm32 with threads
+#                           (the tests run 1-4) twice: with SAFE_HEAP (every load and store
+#                           checked against null, its alignment and the top of the heap) and with
+#                           AddressSanitizer + UBSan (every access checked against its
+#                           allocation). Size arithmetic that wraps in wasm32's 32-bit size_t and
+#                           then writes past a buffer is caught here when it passes natively. A
+#                           canary program per build must crash, which shows the checks are on.
+#
+# A build compiles src/, tests/support/ and the trainer once into build/wasm-tests/<build>/ and a
+# test program links them as archives, so it picks up whichever src/ files it calls (a new
+# src/*.c needs no edit here) and make rebuilds only what changed. The programs run every time.
+
+WT        := build/wasm-tests
+# The flags live in this file: editing it rebuilds the wasm tests.
+WT_CONFIG := scripts/wasm-tests.mk
+EMAR      ?= emar
+WT_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Isrc -Itests -Itests/support -I$(TRAIN_DIR) $(WARN) -Werror
+# Plain programs with a main: EXIT_RUNTIME makes main's return value the exit code. SINGLE_FILE
+# embeds the wasm (Node 20's global fetch cannot load a file path, and the glue would try it).
+WT_LINK   := -sEXIT_RUNTIME=1 -sENVIRONMENT=node -sSINGLE_FILE=1
+# The kernel tests: the pthread pool must hold every thread alive at once (test_matmul keeps
+# pools of 1-4 threads: 6 workers); STRICT=2 turns running out into EAGAIN instead of a hang.
+WT_KERNEL_LINK := $(WT_LINK) -sINITIAL_MEMORY=256MB
+WT_MT_LINK     := -sPTHREAD_POOL_SIZE=8 -sPTHREAD_POOL_SIZE_STRICT=2
+# SAFE_HEAP and ASSERTIONS=2 are link-time settings, so the mt objects serve. The memory
+# settings are the shipped library's; NODERAWFS gives the tests the real file system (the vocab
+# files in ../shared/data, temporary files in /tmp) relative to the repository root.
+# -O1 (last, so it wins) links without binaryen's optimizer: half the link time, the same run time.
+WT_CHECKED_LINK := $(WT_LINK) $(WT_MT_LINK) -Wno-pthreads-mem-growth -sALLOW_MEMORY_GROWTH -sNODERAWFS=1 --profiling-funcs -O1
+WT_SAFE_LINK    := $(WT_CHECKED_LINK) -sSAFE_HEAP=1 -sASSERTIONS=2 -sMAXIMUM_MEMORY=4GB
+# AddressSanitizer instruments at compile time (its own objects). Its shadow takes an eighth of
+# the maximum memory up front, hence 2 GB, which the tests never approach.
+WT_ASAN         := -msimd128 -pthread -fsanitize=address,undefined -O1
+WT_ASAN_LINK    := $(WT_CHECKED_LINK) -sMAXIMUM_MEMORY=2GB
+
+WT_KERNEL_TESTS := test_types test_matmul test_threadpool
+# Tests that cannot run here go in WT_NATIVE_ONLY (with the reason): test_models_shipped runs
+# natively only, as it does not run under native ASan either (see ASAN_TEST_NAMES).
+WT_NATIVE_ONLY  := test_models_shipped
+WT_SAFE_TESTS   := $(filter-out $(WT_NATIVE_ONLY),$(TEST_NAMES))
+
+# wasm_objects(build, flags): src/, tests/support/ and the trainer's sources, compiled once.
+define wasm_objects
+$(WT)/$(1)/obj/%.o: src/%.c $(HEADERS) $(WT_CONFIG) | emcc-installed $(WT)/$(1)/obj
+	$(EMCC_RUN) $(WT_CFLAGS) $(2) -c $$< -o $$@
+$(WT)/$(1)/obj/support_%.o: tests/support/%.c $(HEADERS) $(WT_CONFIG) | emcc-installed $(WT)/$(1)/obj
+	$(EMCC_RUN) $(WT_CFLAGS) $(2) -c $$< -o $$@
+$(WT)/$(1)/obj/train_%.o: $(TRAIN_DIR)/%.c $(TRAIN_HEADERS) $(HEADERS) $(WT_CONFIG) | emcc-installed $(WT)/$(1)/obj
+	$(EMCC_RUN) $(WT_CFLAGS) $(2) -c $$< -o $$@
+$(WT)/$(1)/libsaccade.a: $(patsubst src/%.c,$(WT)/$(1)/obj/%.o,$(LIB_SRC))
+	rm -f $$@ && $(EMAR) rcs $$@ $$^
+$(WT)/$(1)/libtrain.a: $(patsubst $(TRAIN_DIR)/%.c,$(WT)/$(1)/obj/train_%.o,$(TRAIN_SRC))
+	rm -f $$@ && $(EMAR) rcs $$@ $$^
+$(WT)/$(1)/obj:
+	mkdir -p $$@
+endef
+
+# wasm_programs(program dir, object build, compile flags, link flags, linked objects):
+# tests/<name>.c linked with that build's archive (and the given objects) into
+# $(WT)/<program dir>/<name>.js. The kernel tests need only the library; the checked builds run
+# every test, so they also link the support objects and the trainer.
+wt_test_objects = $(patsubst tests/support/%.c,$(WT)/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(WT)/$(1)/libtrain.a
+define wasm_programs
+$(WT)/$(1)/%.js: tests/%.c $(5) $(WT)/$(2)/libsaccade.a $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | $(WT)/package.json
+	@mkdir -p $$(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) $(3) $$< $(5) $(WT)/$(2)/libsaccade.a $(4) -o $$@
+endef
+
+$(eval $(call wasm_objects,mt,-msimd128 -pthread))
+$(eval $(call wasm_objects,st,-msimd128))
+$(eval $(call wasm_objects,plain,))
+$(eval $(call wasm_objects,asan,$(WT_ASAN)))
+$(eval $(call wasm_programs,mt,mt,-msimd128 -pthread,$(WT_KERNEL_LINK) $(WT_MT_LINK)))
+$(eval $(call wasm_programs,st,st,-msimd128,$(WT_KERNEL_LINK)))
+$(eval $(call wasm_programs,plain,plain,,$(WT_KERNEL_LINK)))
+$(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK),$(call wt_test_objects,mt)))
+$(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_objects,asan)))
+
+# The repository's package.json declares ES modules; these programs are CommonJS.
+$(WT)/package.json:
+	@mkdir -p $(@D)
+	echo '{"type":"commonjs"}' > $@
+
+WT_KERNEL_PROGRAMS := $(foreach b,mt st plain,$(patsubst %,$(WT)/$(b)/%.js,$(WT_KERNEL_TESTS)))
+
+.PHONY: test-wasm-kernels test-wasm-safe
+# The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
+# mode keeps gcc from contracting or reordering float operations.
+test-wasm-kernels: $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
+	@tests/run_c.sh wasm-kernels $^
+	@ref=$$(grep -o 'results hash [0-9a-f]*' build/native/tests/test_matmul.log); status=0; \
+	for b in mt st plain; do \
+	  log=$(WT)/$$b/test_matmul.js.log; hash=$$(grep -o 'results hash [0-9a-f]*' $$log); \
+	  if [ -z "$$ref" ] || [ "$$hash" != "$$ref" ]; then \
+	    echo "[wasm-$$b] test_matmul: '$$hash' differs from native plain C: '$$ref'"; status=1; \
+	  else echo "[wasm-$$b] test_matmul: results are bitwise equal to native plain C ($$ref)"; fi; \
+	  if [ $$b != plain ] && ! grep -q 'kernels compiled with wasm SIMD128' $$log; then \
+	    echo "[wasm-$$b] test_matmul did not run the SIMD128 kernels"; status=1; fi; \
+	done; exit $$status
+
+# Each build's canary (tests/wasm/*_canary.c) must crash with its checker's message: the checks
+# are really on. canary(program, expected message, name)
+canary = if node $(1) >$(1).log 2>&1 || ! grep -q '$(2)' $(1).log; then \
+	  cat $(1).log; echo "wasm: $(3) did not catch its canary"; exit 1; \
+	else echo "wasm: $(3) caught its canary ($(2))"; fi
+
+WT_SAFE_PROGRAMS := $(patsubst %,$(WT)/safe/%.js,$(WT_SAFE_TESTS))
+WT_ASAN_PROGRAMS := $(patsubst %,$(WT)/asan/%.js,$(WT_SAFE_TESTS))
+test-wasm-safe: $(WT_SAFE_PROGRAMS) $(WT_ASAN_PROGRAMS) $(WT)/safe/wasm/safe_heap_canary.js $(WT)/asan/wasm/asan_canary.js
+	@tests/run_c.sh wasm-safe-heap $(WT_SAFE_PROGRAMS)
+	@$(call canary,$(WT)/safe/wasm/safe_heap_canary.js,segmentation fault,SAFE_HEAP)
+	@tests/run_c.sh wasm-asan $(WT_ASAN_PROGRAMS)
+	@$(call canary,$(WT)/asan/wasm/asan_canary.js,heap-buffer-overflow,AddressSanitizer)
