@@ -104,19 +104,18 @@ FUZZ_SECONDS ?= 20
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libsaccade.a $(call support_objs,fuzz) $(HEADERS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(call support_objs,fuzz) build/fuzz/libsaccade.a -o $@ $(LDLIBS)
-fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)) build/tools/make_model
-	@mkdir -p build/fuzz/corpus-fuzz_model
-	@for a in gpt2 llama encdec; do \
-	  [ -f build/fuzz/corpus-fuzz_model/seed-$$a.gguf ] || build/tools/make_model build/fuzz/corpus-fuzz_model/seed-$$a.gguf --arch $$a --type q4_0; \
-	done
+# Each target reads its corpus kept in the repository (tests/fuzz/corpus/<target>) and the shared
+# seeds; what it finds new goes to build/fuzz/corpus-<target>.
+fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 	@for f in $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC)); do \
-	  mkdir -p build/fuzz/corpus-$$(basename $$f); \
+	  name=$$(basename $$f); mkdir -p build/fuzz/corpus-$$name; \
 	  echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
 	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -print_final_stats=0 \
-	      build/fuzz/corpus-$$(basename $$f) tests/fuzz/seeds > build/fuzz/$$(basename $$f).log 2>&1; then \
-	    tail -40 build/fuzz/$$(basename $$f).log; echo "fuzz: $$f found a crash"; exit 1; \
+	      build/fuzz/corpus-$$name $$(ls -d tests/fuzz/corpus/$$name 2>/dev/null) tests/fuzz/seeds \
+	      > build/fuzz/$$name.log 2>&1; then \
+	    tail -40 build/fuzz/$$name.log; echo "fuzz: $$f found a crash"; exit 1; \
 	  fi; \
-	  tail -2 build/fuzz/$$(basename $$f).log; \
+	  tail -2 build/fuzz/$$name.log; \
 	done
 
 test: deps test-c test-asan test-symbols test-wasm-kernels test-wasm-safe fuzz test-js test-web

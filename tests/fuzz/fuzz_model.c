@@ -2,7 +2,7 @@
  * hyperparameters, tensor binding, shape and finiteness checks, tokenizer metadata, the text
  * the API renders from the file (metadata, tensor names); when a model loads, a small context
  * evaluates (and encodes) a few tokens and samples one. Every input is also loaded vocab-only.
- * Corpus: tests/fuzz/corpus-fuzz_model (tiny models of each architecture and the hostile corpus,
+ * Corpus: tests/fuzz/corpus/fuzz_model (tiny models of each architecture and the hostile corpus,
  * written by tests/hostile/corpus.mjs --fuzz-seeds). */
 #include <stddef.h>
 #include <stdint.h>

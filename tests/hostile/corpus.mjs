@@ -448,7 +448,7 @@ export function hostileCases(shrink) {
 }
 
 /**
- * Seeds for fuzz_model (tests/fuzz/corpus-fuzz_model): the smallest valid models of each architecture
+ * Seeds for fuzz_model (tests/fuzz/corpus/fuzz_model): the smallest valid models of each architecture
  * (a few KB, so that mutations reach the structure), and every hostile case under 16 KB.
  */
 export function fuzzSeeds() {
