@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Generates src/unicode_tables.h: the character classes GPT-2's pre-tokenizer needs.
+"""Generates src/unicode_tables.h: the character classes the BPE pre-tokenizers need.
 
-    python3 scripts/gen_unicode_tables.py > src/unicode_tables.h
+    /usr/bin/python3 scripts/gen_unicode_tables.py > src/unicode_tables.h
 
 The regex  's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
 only asks whether a code point is a letter (general category L*), a number (N*), white
 space (\\s, the Unicode White_Space property, as the `regex` module and llama.cpp use it)
 or anything else. The table lists where the class changes: one uint32 per run of code
 points, (first code point << 2) | class, sorted, so a lookup is one binary search.
+A second table lists the runs of punctuation (general category P*, the regex class \\p{P}
+that the DeepSeek and Falcon pre-tokenizers use): the first code point of each run where
+membership flips, starting outside, so a code point is punctuation when an odd number of
+entries are at or below it.
 Data comes from Python's built-in unicodedata; the version is written into the header.
 """
 import sys
@@ -35,6 +39,16 @@ def char_class(cp):
     return OTHER
 
 
+def punct_flips():
+    flips, inside = [], False
+    for cp in range(MAX_CODEPOINT + 1):
+        is_punct = unicodedata.category(chr(cp))[0] == 'P'
+        if is_punct != inside:
+            flips.append(cp)
+            inside = is_punct
+    return flips
+
+
 def main():
     runs = []  # (first code point, class)
     prev = None
@@ -55,6 +69,13 @@ def main():
     for i in range(0, len(runs), 8):
         row = ", ".join("0x%07X" % ((cp << 2) | cls) for cp, cls in runs[i:i + 8])
         out.write("    %s,\n" % row)
+    out.write("};\n\n")
+    flips = punct_flips()
+    out.write("#define SAC_UNICODE_N_PUNCT_FLIPS %d\n\n" % len(flips))
+    out.write("/* \\p{P}: where membership flips, starting outside */\n")
+    out.write("static const uint32_t sac_unicode_punct_flips[SAC_UNICODE_N_PUNCT_FLIPS] = {\n")
+    for i in range(0, len(flips), 8):
+        out.write("    %s,\n" % ", ".join("0x%06X" % cp for cp in flips[i:i + 8]))
     out.write("};\n\n#endif\n")
 
 

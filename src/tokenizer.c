@@ -8,15 +8,15 @@
  * Keys read, as llama.cpp's converters write them:
  *   tokenizer.ggml.model              "gpt2" | "llama" | "char" (absent, "none" or
  *                                     "no_vocab": no tokenizer)
- *   tokenizer.ggml.pre                gpt2 only: absent or "gpt-2" (other pre-tokenizers are
- *                                     SAC_ERR_UNSUPPORTED)
+ *   tokenizer.ggml.pre                gpt2 only: absent ("gpt-2") or a name pretokenize.c knows
+ *                                     (others are SAC_ERR_UNSUPPORTED)
  *   tokenizer.ggml.tokens             [string], required
  *   tokenizer.ggml.scores             [f32], optional (0): llama's merge priorities
  *   tokenizer.ggml.token_type         [i32], optional (1, normal): see enum sac_token_type
  *   tokenizer.ggml.merges             [string] "left right", gpt2, rank = index
  *   tokenizer.ggml.bos_token_id, .eos_token_id, .unknown_token_id     optional (none; the
  *                                     unknown token defaults to the first of type unknown)
- *   tokenizer.ggml.add_bos_token      optional: llama true, others false
+ *   tokenizer.ggml.add_bos_token      optional: llama and Llama 3's pre-tokenizer true, others false
  *   tokenizer.ggml.add_eos_token      optional: false
  *   tokenizer.ggml.add_space_prefix   optional, llama: true
  *
@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "pretokenize.h"
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
@@ -279,12 +280,13 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
     if (sac_gguf_string_eq(model, "gpt2")) {
         tok->kind = SAC_TOKENIZER_GPT2;
         const gguf_kv *pre = sac_gguf_find_kv(f, "tokenizer.ggml.pre");
-        if (pre && (pre->type != GGUF_TYPE_STRING || !sac_gguf_string_eq(pre->str, "gpt-2"))) {
-            if (pre->type != GGUF_TYPE_STRING)
-                return sac_fail(err, SAC_ERR_MODEL, "metadata key 'tokenizer.ggml.pre' should be a string");
-            return sac_fail(err, SAC_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (only 'gpt-2')",
-                            (int)(pre->str.len > 64 ? 64 : pre->str.len), pre->str.data);
-        }
+        if (pre && pre->type != GGUF_TYPE_STRING)
+            return sac_fail(err, SAC_ERR_MODEL, "metadata key 'tokenizer.ggml.pre' should be a string");
+        tok->pretok = sac_pretokenizer_find(pre ? pre->str.data : "gpt-2", pre ? (size_t)pre->str.len : 5);
+        if (!tok->pretok)
+            return sac_fail(err, SAC_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (supported: %s)",
+                            (int)(pre->str.len > 64 ? 64 : pre->str.len), pre->str.data, sac_pretokenizer_names());
+        tok->ignore_merges = tok->pretok->ignore_merges;
     } else if (sac_gguf_string_eq(model, "llama")) {
         tok->kind = SAC_TOKENIZER_LLAMA;
     } else if (sac_gguf_string_eq(model, "char")) {
@@ -302,7 +304,8 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
     for (int32_t i = 0; i < n && tok->unk < 0; i++)
         if (tok->tokens[i].type == SAC_TOKEN_UNKNOWN) tok->unk = i;
     int is_llama = tok->kind == SAC_TOKENIZER_LLAMA;
-    if ((st = optional_bool(f, "tokenizer.ggml.add_bos_token", is_llama, &tok->add_bos, err))) return st;
+    int bos_default = is_llama || (tok->pretok && tok->pretok->add_bos);
+    if ((st = optional_bool(f, "tokenizer.ggml.add_bos_token", bos_default, &tok->add_bos, err))) return st;
     if ((st = optional_bool(f, "tokenizer.ggml.add_eos_token", 0, &tok->add_eos, err))) return st;
     if ((st = optional_bool(f, "tokenizer.ggml.add_space_prefix", is_llama, &tok->add_space_prefix, err))) return st;
     if (!is_llama) tok->add_space_prefix = 0;

@@ -19,9 +19,6 @@ sac_status sac_spm_encode(const sac_tokenizer *tok, const char *text, size_t len
 sac_status sac_char_encode(const sac_tokenizer *tok, const char *text, size_t len, size_t offset,
                            sac_token_sink *sink, sac_error *err);
 
-/* GPT-2's pre-tokenizer: the end of the word that starts at text[p] (text well-formed UTF-8). */
-size_t sac_gpt2_pretokenize_next(const char *text, size_t len, size_t p);
-
 /* Builds tok->merges from tokenizer.ggml.merges (gpt2); needs the text → id table. */
 sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error *err);
 

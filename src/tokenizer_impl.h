@@ -59,6 +59,11 @@ struct sac_tokenizer {
     /* gpt2: the token of each byte's printable stand-in; llama: the <0xNN> tokens; -1 none */
     int32_t byte_token[256];
 
+    /* gpt2: how a text is split into words (tokenizer.ggml.pre), and whether a word that is
+     * a token as a whole skips merging */
+    const struct sac_pretokenizer *pretok;
+    int ignore_merges;
+
     /* gpt2: pair → merge, open addressing, size a power of two */
     sac_merge *merges;
     uint64_t merges_mask;

@@ -151,6 +151,17 @@ enum sac_char_class sac_char_class_of(uint32_t cp) {
     return (enum sac_char_class)(sac_unicode_runs[lo] & 3);
 }
 
+int sac_char_is_punct(uint32_t cp) {
+    /* entries at or below cp: odd means inside a run of punctuation */
+    size_t lo = 0, hi = SAC_UNICODE_N_PUNCT_FLIPS; /* first entry > cp lies in [lo, hi] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sac_unicode_punct_flips[mid] <= cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return (int)(lo & 1);
+}
+
 /* ------------------------------------------------------------------------------------------
  * GPT-2's byte↔unicode map
  * ---------------------------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "gguf_writer.h"
 #include "model.h"
+#include "pretokenize.h"
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
@@ -342,6 +343,24 @@ static void test_llama_reference_cases(void) {
     check_reference_cases(&llama_vocab, "llama-spm");
 }
 
+/* A vocabulary read for one test: its reference cases must all pass. */
+static void check_reference_vocab(const char *name) {
+    vocab v = {0};
+    vocab_open(&v, name);
+    if (!v.buf) SKIP("a vocabulary of ../shared/data/vocab is missing");
+    CHECK_MSG(v.loaded, "%s: %s", name, v.model.error.msg);
+    if (v.loaded) check_reference_cases(&v, name);
+    vocab_close(&v);
+}
+
+/* pre-tokenizer "mpt": GPT-2's rules */
+static void test_mpt_reference_cases(void) { check_reference_vocab("mpt"); }
+/* "starcoder" and "refact": every digit is a word of its own, then GPT-2's rules */
+static void test_starcoder_reference_cases(void) { check_reference_vocab("starcoder"); }
+static void test_refact_reference_cases(void) { check_reference_vocab("refact"); }
+/* "deepseek-coder": newlines, letters, punctuation, CJK and digits split in turn */
+static void test_deepseek_coder_reference_cases(void) { check_reference_vocab("deepseek-coder"); }
+
 static void test_vocab_metadata(void) {
     if (!gpt2_vocab.loaded || !llama_vocab.loaded) SKIP("reference vocabularies not found");
     struct sac_model *g = &gpt2_vocab.model, *l = &llama_vocab.model;
@@ -508,6 +527,74 @@ static void test_gpt2_pretokenizer(void) {
         }
         CHECK_MSG(!ok || w == 8 || !cases[i].words[w], "case %zu: fewer words than expected", i);
     }
+}
+
+/* Each pre-tokenizer on strings derived from its regex: the words expected, in order. */
+static void test_pretokenizers(void) {
+    static const struct {
+        const char *pre, *text;
+        const char *words[10];
+    } cases[] = {
+        /* StarCoder: digits first, each alone; GPT-2's rules then see pieces that end where a
+         * digit starts, so "a  1" keeps both spaces together (GPT-2: "a", " ", " 1") */
+        {"starcoder", "a  1", {"a", "  ", "1"}},
+        {"smollm", "x=123.45", {"x", "=", "1", "2", "3", ".", "4", "5"}},
+        {"command-r", " 2nd \xD9\xA3\xD9\xA4", {" ", "2", "nd", " ", "\xD9\xA3", "\xD9\xA4"}}, /* ٣٤ */
+        /* Llama 3: contractions in any case, 1-3 digits, one non-letter joins the letters after
+         * it, punctuation takes the newlines after it, a white-space run up to its last newline */
+        {"llama-bpe", "I'VE 12345 apples", {"I", "'VE", " ", "123", "45", " apples"}},
+        {"llama-bpe", "(hello)\n\n  world", {"(hello", ")\n\n", " ", " world"}},
+        {"llama-bpe", " \n\n x\t", {" \n\n", " x", "\t"}},
+        {"llama-bpe", "3.14159ab'S", {"3", ".", "141", "59", "ab", "'S"}},
+        {"llama-bpe", "\xC2\xA0\xC3\xA9t\xC3\xA9 \xE2\x85\xAB\xE2\x85\xAB\xE2\x85\xAB\xE2\x85\xAB",
+         {"\xC2\xA0\xC3\xA9t\xC3\xA9", " ", "\xE2\x85\xAB\xE2\x85\xAB\xE2\x85\xAB", "\xE2\x85\xAB"}}, /* NBSP été ⅫⅫⅫⅫ */
+        /* Qwen2: the same, one digit at a time */
+        {"qwen2", "I'VE 12345", {"I", "'VE", " ", "1", "2", "3", "4", "5"}},
+        {"qwen2", "..\r\nend  ", {"..\r\n", "end", "  "}},
+        /* Falcon: runs of punctuation and $+<=>^~|` first, GPT-2's rules, then 3 ASCII digits */
+        {"falcon", "Hi, x+y=12345!", {"Hi", ",", " x", "+", "y", "=", "123", "45", "!"}},
+        {"falcon", " 1234567 a--b", {" ", "123", "456", "7", " a", "--", "b"}},
+        /* DeepSeek Coder: newlines, \s?\p{L}+, \s?\p{P}+, CJK, digits, each within the last */
+        {"deepseek-coder", "a\nb", {"a", "\n", "b"}},
+        {"deepseek-coder", "  hello, world", {" ", " hello", ",", " world"}},
+        {"deepseek-coder", "x \xE4\xB8\xAD\xE6\x96\x87 12", {"x", " ", "\xE4\xB8\xAD\xE6\x96\x87", " ", "1", "2"}},
+        {"deepseek-coder", "f(x) += 1", {"f", "(", "x", ")", " += ", "1"}}, /* + and = are symbols, not \p{P} */
+        /* GPT-2's rules under other names */
+        {"mpt", "it's 12", {"it", "'s", " 12"}},
+        {"olmo", "a  1", {"a", " ", " 1"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const sac_pretokenizer *pt = sac_pretokenizer_find(cases[i].pre, strlen(cases[i].pre));
+        CHECK_MSG(pt != NULL, "case %zu: '%s' not found", i, cases[i].pre);
+        if (!pt) continue;
+        const char *text = cases[i].text;
+        sac_pretok_iter it;
+        sac_pretok_begin(&it, pt, text, strlen(text));
+        int w = 0, ok = 1;
+        size_t covered = 0;
+        for (size_t a, b; ok && sac_pretok_next(&it, &a, &b); w++) {
+            const char *want = w < 10 ? cases[i].words[w] : NULL;
+            ok = a == covered && b > a && want && strlen(want) == b - a && memcmp(text + a, want, b - a) == 0;
+            CHECK_MSG(ok, "case %zu (%s): word %d is '%.*s'", i, cases[i].pre, w, (int)(b - a), text + a);
+            covered = b;
+        }
+        CHECK_MSG(!ok || (covered == strlen(text) && (w == 10 || !cases[i].words[w])), "case %zu: fewer words", i);
+    }
+    /* \p{P}: punctuation of every script, not symbols, to the table's last run */
+    CHECK(sac_char_is_punct('!') && sac_char_is_punct('_') && sac_char_is_punct(0xAB) && sac_char_is_punct(0x3001));
+    CHECK(!sac_char_is_punct('+') && !sac_char_is_punct('$') && !sac_char_is_punct(0x20AC) && !sac_char_is_punct(0));
+    CHECK(sac_char_is_punct(0x1E95F) && !sac_char_is_punct(0x1E960) && !sac_char_is_punct(0x10FFFF));
+    /* names sharing a pre-tokenizer find the same one; unknown names none */
+    const sac_pretokenizer *gpt2 = sac_pretokenizer_find("gpt-2", 5);
+    CHECK(gpt2 && sac_pretokenizer_find("jais", 4) == gpt2 && sac_pretokenizer_find("trillion", 8) == gpt2);
+    CHECK(sac_pretokenizer_find("refact", 6) == sac_pretokenizer_find("starcoder", 9));
+    CHECK(sac_pretokenizer_find("gpt", 3) == NULL && sac_pretokenizer_find("gpt-2 ", 6) == NULL);
+    CHECK(sac_pretokenizer_find("tekken", 6) == NULL && sac_pretokenizer_find("", 0) == NULL);
+    /* an empty text has no words */
+    sac_pretok_iter it;
+    size_t a, b;
+    sac_pretok_begin(&it, sac_pretokenizer_find("deepseek-coder", 14), "", 0);
+    CHECK(!sac_pretok_next(&it, &a, &b));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -895,8 +982,16 @@ static void test_bad_metadata(void) {
 
     s = (vocab_spec){"wordpiece", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
     check_load_fails(&s, SAC_ERR_UNSUPPORTED, "tokenizer model 'wordpiece'");
-    s = (vocab_spec){"gpt2", "llama-bpe", toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
-    check_load_fails(&s, SAC_ERR_UNSUPPORTED, "pre-tokenizer 'llama-bpe'");
+    /* pre-tokenizers not implemented are refused by name (tekken: Mistral's regex; jina-v2-es:
+     * GPT-2's rules, but its <mask> token strips the space before it) */
+    s = (vocab_spec){"gpt2", "tekken", toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
+    check_load_fails(&s, SAC_ERR_UNSUPPORTED, "pre-tokenizer 'tekken' is not supported");
+    s = (vocab_spec){"gpt2", "jina-v2-es", toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
+    check_load_fails(&s, SAC_ERR_UNSUPPORTED, "pre-tokenizer 'jina-v2-es' is not supported");
+    s = (vocab_spec){"gpt2", "gpt-2x", toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
+    check_load_fails(&s, SAC_ERR_UNSUPPORTED, "pre-tokenizer 'gpt-2x' is not supported");
+    s = (vocab_spec){"gpt2", "", toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
+    check_load_fails(&s, SAC_ERR_UNSUPPORTED, "pre-tokenizer '' is not supported");
     s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.merges");
     s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, bad_merges, 1, -1, -1, -1};
@@ -951,6 +1046,30 @@ static void test_small_bpe_vocab(void) {
     CHECK(sac_tokenize(&m, "bx", 2, 0, out, 4, &n) == SAC_ERR_ARG && strstr(m.error.msg, "0x78"));
     model_release(&m);
     free(bytes);
+}
+
+/* Llama 3's pre-tokenizer takes a word that is a token as a whole (ignore_merges), where
+ * merging alone cannot reach it, and adds BOS by default; GPT-2's merges and does not. */
+static void test_bpe_ignore_merges(void) {
+    static const char *const toks[] = {"a", "b", "c", "ab", "abc", "<s>"};
+    static const int32_t types[] = {1, 1, 1, 1, 1, 3};
+    static const char *const merges[] = {"a b"}; /* no merge makes "abc" */
+    for (int k = 0; k < 3; k++) {
+        const char *pre = k == 0 ? "gpt-2" : k == 1 ? "llama-bpe" : "smaug-bpe";
+        vocab_spec s = {"gpt2", pre, toks, 6, types, 6, NULL, 0, merges, 1, 5, 5, -1};
+        struct sac_model m;
+        uint8_t *bytes = load_spec(&s, &m);
+        if (!bytes) return;
+        sac_status st;
+        int32_t n;
+        int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st);
+        if (k == 1) CHECK_MSG(ids_equal(ids, n, (const int32_t[]){4}, 1), "%s", pre);
+        else CHECK_MSG(ids_equal(ids, n, (const int32_t[]){3, 2}, 2), "%s", pre);
+        free(ids);
+        CHECK_MSG(sac_token_add_bos(&m) == (k == 1), "%s", pre);
+        model_release(&m);
+        free(bytes);
+    }
 }
 
 /* A llama vocabulary with a token that holds ▁ after a character ("a▁") cannot be encoded
@@ -1077,21 +1196,14 @@ static void test_detokenize_pieces_reference_vocabs(void) {
     if (!gpt2_vocab.loaded || !llama_vocab.loaded) SKIP("reference vocabularies not found");
     check_pieces_of_model(&gpt2_vocab.model, "gpt-2", 11);
     check_pieces_of_model(&llama_vocab.model, "llama-spm", 12);
-    /* The other reference vocabularies use pre-tokenizers saccade does not implement: they
-     * are refused at load, so there is nothing to detokenize with them. */
+    /* The other reference vocabularies, each with its own pre-tokenizer */
     static const char *const others[] = {"deepseek-coder", "mpt", "refact", "starcoder"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        char path[1200];
-        size_t size;
-        snprintf(path, sizeof path, "%s/vocab/ggml-vocab-%s.gguf", data_dir, others[i]);
-        void *buf = test_read_file(path, &size);
-        if (!buf) continue;
-        struct sac_model m;
-        sac_status st = model_from_gguf(&m, buf, size);
-        CHECK_MSG(st == SAC_ERR_UNSUPPORTED && strstr(m.error.msg, "pre-tokenizer"), "%s: %s", others[i],
-                  m.error.msg);
-        model_release(&m);
-        free(buf);
+        vocab v = {0};
+        vocab_open(&v, others[i]);
+        CHECK_MSG(!v.buf || v.loaded, "%s: %s", others[i], v.model.error.msg);
+        if (v.loaded) check_pieces_of_model(&v.model, others[i], 20 + (int)i);
+        vocab_close(&v);
     }
 }
 
@@ -1272,11 +1384,16 @@ int main(int argc, char **argv) {
     RUN(test_gpt2_byte_map);
     RUN(test_gpt2_reference_cases);
     RUN(test_llama_reference_cases);
+    RUN(test_mpt_reference_cases);
+    RUN(test_starcoder_reference_cases);
+    RUN(test_refact_reference_cases);
+    RUN(test_deepseek_coder_reference_cases);
     RUN(test_vocab_metadata);
     RUN(test_token_bytes);
     RUN(test_gpt2_random_round_trip);
     RUN(test_llama_random_round_trip);
     RUN(test_gpt2_pretokenizer);
+    RUN(test_pretokenizers);
     RUN(test_invalid_utf8);
     RUN(test_detokenizer_holds_partial_characters);
     RUN(test_detokenizer_random_ids);
@@ -1286,6 +1403,7 @@ int main(int argc, char **argv) {
     RUN(test_char_vocab);
     RUN(test_bad_metadata);
     RUN(test_small_bpe_vocab);
+    RUN(test_bpe_ignore_merges);
     RUN(test_small_spm_vocab);
     RUN(test_detokenize_pieces_reference_vocabs);
     RUN(test_detokenize_pieces_char_and_shipped);
