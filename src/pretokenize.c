@@ -24,6 +24,9 @@ static const sac_pretokenizer pretokenizers[] = {
     /* Qwen2: Llama 3's regex with one digit at a time */
     {"qwen2 deepseek-r1-qwen megrez stablelm2", 1, {SAC_RULE_QWEN2}, 0, 0},
     {"falcon", 3, {SAC_RULE_FALCON_PUNCT, SAC_RULE_GPT2, SAC_RULE_THREE_DIGITS}, 0, 0},
+    {"deepseek-llm", 6,
+     {SAC_RULE_NEWLINE, SAC_RULE_DEEPSEEK_LETTERS, SAC_RULE_DEEPSEEK_PUNCT, SAC_RULE_TRAILING_SPACE, SAC_RULE_CJK,
+      SAC_RULE_NUMBERS}, 0, 0},
     {"deepseek-coder", 5,
      {SAC_RULE_NEWLINE, SAC_RULE_SPACE_LETTERS, SAC_RULE_SPACE_PUNCT, SAC_RULE_CJK, SAC_RULE_NUMBER}, 0, 0},
 };
@@ -42,7 +45,7 @@ const sac_pretokenizer *sac_pretokenizer_find(const char *name, size_t len) {
 
 const char *sac_pretokenizer_names(void) {
     return "gpt-2 and the names sharing its rules (mpt, olmo, jais, ...), starcoder, refact, smollm, command-r, "
-           "llama-bpe, qwen2, falcon, deepseek-coder";
+           "llama-bpe, qwen2, falcon, deepseek-llm, deepseek-coder";
 }
 
 /* ------------------------------------------------------------------------------------------

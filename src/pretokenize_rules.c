@@ -149,6 +149,23 @@ static int is_cjk(uint32_t cp) {
            sac_char_class_of(cp) != SAC_CHAR_SPACE;
 }
 
+static int is_deepseek_punct(uint32_t cp) {
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x7E) || (cp >= 0xFF01 && cp <= 0xFF0F) ||
+           (cp >= 0xFF1A && cp <= 0xFF5E) || (cp >= 0x2018 && cp <= 0x201F) || cp == 0x3001 || cp == 0x3002;
+}
+
+/* \s?[X]+ at q for the class X: the end of the match, or q. */
+static size_t space_then_run(const char *s, size_t end, size_t q, int (*in_class)(uint32_t)) {
+    size_t len, start = q;
+    if (sac_char_class_of(cp_at(s, end, q, &len)) == SAC_CHAR_SPACE && q + len < end) {
+        size_t len1;
+        if (in_class(cp_at(s, end, q + len, &len1))) start = q + len;
+    }
+    size_t r = start;
+    while (r < end && in_class(cp_at(s, end, r, &len))) r += len;
+    return r > start ? r : q;
+}
+
 static int is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* The end of the match of `rule` at q, or q when it does not match there. */
@@ -171,13 +188,9 @@ static size_t match_at(enum sac_pretok_rule rule, const char *s, size_t end, siz
     case SAC_RULE_SPACE_LETTERS:
         if (cls == SAC_CHAR_SPACE && q + len < end && class_at(s, end, q + len, &len1) == SAC_CHAR_LETTER) q += len;
         return class_run(s, end, q, SAC_CHAR_LETTER);
-    case SAC_RULE_SPACE_PUNCT: {
-        size_t start = q;
-        if (cls == SAC_CHAR_SPACE && q + len < end && sac_char_is_punct(cp_at(s, end, q + len, &len1))) start += len;
-        size_t r = start;
-        while (r < end && sac_char_is_punct(cp_at(s, end, r, &len1))) r += len1;
-        return r > start ? r : q;
-    }
+    case SAC_RULE_SPACE_PUNCT: return space_then_run(s, end, q, sac_char_is_punct);
+    case SAC_RULE_DEEPSEEK_LETTERS: return space_then_run(s, end, q, sac_char_is_deepseek_llm_letter);
+    case SAC_RULE_DEEPSEEK_PUNCT: return space_then_run(s, end, q, is_deepseek_punct);
     default: return q; /* the rules above that match everywhere are handled by the caller */
     }
 }
@@ -189,6 +202,18 @@ int sac_pretok_rule_find(enum sac_pretok_rule rule, const char *s, size_t p, siz
     case SAC_RULE_GPT2: *match_end = sac_gpt2_pretokenize_next(s, end, p); return 1;
     case SAC_RULE_LLAMA3: *match_end = llama3_next(s, end, p, 3); return 1;
     case SAC_RULE_QWEN2: *match_end = llama3_next(s, end, p, 1); return 1;
+    case SAC_RULE_TRAILING_SPACE: { /* the white space that ends the piece, if any */
+        size_t q = end;
+        while (q > p) {
+            size_t b = q - 1, len;
+            while (b > p && ((uint8_t)s[b] & 0xC0) == 0x80) b--; /* back to the character's first byte */
+            if (class_at(s, end, b, &len) != SAC_CHAR_SPACE) break;
+            q = b;
+        }
+        *match_start = q;
+        *match_end = end;
+        return q < end;
+    }
     default: break;
     }
     for (size_t q = p, len; q < end; q += len) {

@@ -27,6 +27,9 @@ enum sac_pretok_rule {
     SAC_RULE_SPACE_LETTERS, /* \s?\p{L}+ */
     SAC_RULE_SPACE_PUNCT,  /* \s?\p{P}+ */
     SAC_RULE_CJK,          /* [一-龥ࠀ-一가-퟿]+: U+0800..U+9FA5 and U+AC00..U+D7FF, white space aside */
+    SAC_RULE_DEEPSEEK_LETTERS, /* \s?[A-Za-zµÀ-Ö...]+: DeepSeek LLM's letters (unicode.h) */
+    SAC_RULE_DEEPSEEK_PUNCT,   /* \s?[!-/:-~！-／：-～‘-‟　-。]+ (ASCII letters included: :-~) */
+    SAC_RULE_TRAILING_SPACE,   /* \s+$ */
 };
 
 /* The first match of `rule` in s[p..end), p < end: 1 and [*match_start, *match_end) (never

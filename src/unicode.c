@@ -162,6 +162,16 @@ int sac_char_is_punct(uint32_t cp) {
     return (int)(lo & 1);
 }
 
+int sac_char_is_deepseek_llm_letter(uint32_t cp) {
+    size_t lo = 0, hi = SAC_DEEPSEEK_LLM_N_LETTER_RANGES; /* the first range that ends at or after cp */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sac_deepseek_llm_letters[mid][1] < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < SAC_DEEPSEEK_LLM_N_LETTER_RANGES && sac_deepseek_llm_letters[lo][0] <= cp;
+}
+
 /* ------------------------------------------------------------------------------------------
  * GPT-2's byte↔unicode map
  * ---------------------------------------------------------------------------------------- */

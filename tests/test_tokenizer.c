@@ -559,6 +559,14 @@ static void test_pretokenizers(void) {
         {"deepseek-coder", "  hello, world", {" ", " hello", ",", " world"}},
         {"deepseek-coder", "x \xE4\xB8\xAD\xE6\x96\x87 12", {"x", " ", "\xE4\xB8\xAD\xE6\x96\x87", " ", "1", "2"}},
         {"deepseek-coder", "f(x) += 1", {"f", "(", "x", ")", " += ", "1"}}, /* + and = are symbols, not \p{P} */
+        /* DeepSeek LLM: newlines, \\s?[its letters]+, \\s?[ASCII punctuation and letters, ...]+,
+         * trailing white space, CJK, then runs of digits */
+        {"deepseek-llm", "caf\xC3\xA9 au lait", {"caf", "\xC3\xA9", " au", " lait"}},
+        {"deepseek-llm", "x 42!  ", {"x", " ", "42", "!", "  "}},
+        {"deepseek-llm", "\xD0\x9C\xD0\xB8\xD1\x80, \xD0\xB4\xD0\xB0\n",
+         {"\xD0\x9C\xD0\xB8\xD1\x80", ",", " \xD0\xB4\xD0\xB0", "\n"}}, /* Мир, да */
+        {"deepseek-llm", "\xE4\xB8\xAD\xE6\x96\x87 ok", {"\xE4\xB8\xAD\xE6\x96\x87", " ok"}},
+        {"deepseek-llm", "\xE2\x84\xAA 1", {"\xE2\x84\xAA", " ", "1"}}, /* U+212A KELVIN SIGN is one of its letters */
         /* GPT-2's rules under other names */
         {"mpt", "it's 12", {"it", "'s", " 12"}},
         {"olmo", "a  1", {"a", " ", " 1"}},
@@ -580,6 +588,9 @@ static void test_pretokenizers(void) {
         }
         CHECK_MSG(!ok || (covered == strlen(text) && (w == 10 || !cases[i].words[w])), "case %zu: fewer words", i);
     }
+    CHECK(sac_char_is_deepseek_llm_letter('a') && sac_char_is_deepseek_llm_letter(0x212A) &&
+          sac_char_is_deepseek_llm_letter(0x1E943) && !sac_char_is_deepseek_llm_letter(0x1E944) &&
+          !sac_char_is_deepseek_llm_letter('@') && !sac_char_is_deepseek_llm_letter(0x4E2D));
     /* \p{P}: punctuation of every script, not symbols, to the table's last run */
     CHECK(sac_char_is_punct('!') && sac_char_is_punct('_') && sac_char_is_punct(0xAB) && sac_char_is_punct(0x3001));
     CHECK(!sac_char_is_punct('+') && !sac_char_is_punct('$') && !sac_char_is_punct(0x20AC) && !sac_char_is_punct(0));
@@ -983,9 +994,8 @@ static void test_bad_metadata(void) {
     s = (vocab_spec){"wordpiece", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
     check_load_fails(&s, SAC_ERR_UNSUPPORTED, "tokenizer model 'wordpiece'");
     /* pre-tokenizers not implemented are refused by name (tekken: Mistral's regex; jina-v2-es:
-     * GPT-2's rules, but its <mask> token strips the space before it; deepseek-llm: its
-     * letter class is not written out here) */
-    static const char *const refused[] = {"tekken", "jina-v2-es", "deepseek-llm", "gpt-2x", ""};
+     * GPT-2's rules, but its <mask> token strips the space before it) */
+    static const char *const refused[] = {"tekken", "jina-v2-es", "gpt-2x", ""};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         char want[96];
         snprintf(want, sizeof want, "pre-tokenizer '%s' is not supported", refused[i]);

@@ -6,7 +6,7 @@
  * absent) plus two vocabularies built in memory: a char one, and a small llama one whose
  * tokens hold ▁ inside (the encoder's one-queue path) with byte tokens and a user-defined
  * token. The gpt-2 vocabulary is loaded once more per pre-tokenizer family (StarCoder's,
- * Llama 3's with and without ignore-merges, Qwen2's, Falcon's, DeepSeek Coder's), relabelled,
+ * Llama 3's with and without ignore-merges, Qwen2's, Falcon's, DeepSeek Coder's and LLM's), relabelled,
  * so that every splitter runs on every input and must round-trip; each splitter also walks
  * the sanitized text directly, and its words must be non-empty, contiguous, cover the text
  * and end on character boundaries. Each input is:
@@ -41,7 +41,8 @@ typedef struct fuzz_vocab {
 } fuzz_vocab;
 
 /* the pre-tokenizers the relabelled gpt-2 vocabularies (vocabs[4..]) use */
-static const char *const relabelled[] = {"starcoder", "llama-bpe", "dbrx", "qwen2", "falcon", "deepseek-coder"};
+static const char *const relabelled[] = {"starcoder", "llama-bpe", "dbrx", "qwen2", "falcon", "deepseek-coder",
+                                         "deepseek-llm"};
 #define N_RELABELLED (sizeof relabelled / sizeof relabelled[0])
 #define N_VOCABS (4 + N_RELABELLED)
 
