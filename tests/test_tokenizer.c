@@ -868,6 +868,7 @@ typedef struct vocab_spec {
     const char *const *merges;
     uint64_t n_merges;
     int64_t bos, eos, unk; /* < 0: key absent */
+    const char *name;      /* general.name, or NULL */
 } vocab_spec;
 
 static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
@@ -876,6 +877,7 @@ static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
     uint8_t *bytes = NULL;
     int ok = sac_gguf_writer_new(&w, &err) == SAC_OK;
     ok = ok && sac_gguf_writer_set_string(w, "general.architecture", "llama", &err) == SAC_OK;
+    if (s->name) ok = ok && sac_gguf_writer_set_string(w, "general.name", s->name, &err) == SAC_OK;
     if (s->model) ok = ok && sac_gguf_writer_set_string(w, "tokenizer.ggml.model", s->model, &err) == SAC_OK;
     if (s->pre) ok = ok && sac_gguf_writer_set_string(w, "tokenizer.ggml.pre", s->pre, &err) == SAC_OK;
     if (s->tokens)
@@ -919,7 +921,7 @@ static const int32_t char_types[] = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 #define N_CHAR_TOKENS (sizeof char_tokens / sizeof char_tokens[0])
 
 static void test_char_vocab(void) {
-    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
+    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&spec, &m);
     if (!bytes) return;
@@ -957,7 +959,7 @@ static void test_char_vocab(void) {
     static const int32_t types_no_unk[] = {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     static const char *const tokens_no_unk[] = {"<pad>", "<bos>", "<eos>", "c", "\n", " ", "a", "b", "e",
                                                 "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80", "\xCC\x81", "!"};
-    vocab_spec strict = {"char", NULL, tokens_no_unk, 14, types_no_unk, 14, NULL, 0, NULL, 0, 1, 2, -1};
+    vocab_spec strict = {"char", NULL, tokens_no_unk, 14, types_no_unk, 14, NULL, 0, NULL, 0, 1, 2, -1, NULL};
     if (!(bytes = load_spec(&strict, &m))) return;
     int32_t out[8];
     CHECK(sac_tokenize(&m, "ab\xC3\xA9z", 5, 0, out, 8, &n) == SAC_ERR_ARG);
@@ -991,7 +993,7 @@ static void test_bad_metadata(void) {
     static const char *const twice[] = {"a", "b", "a"};
     vocab_spec s;
 
-    s = (vocab_spec){"wordpiece", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"wordpiece", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_UNSUPPORTED, "tokenizer model 'wordpiece'");
     /* pre-tokenizers not implemented are refused by name (tekken: Mistral's regex; jina-v2-es:
      * GPT-2's rules, but its <mask> token strips the space before it) */
@@ -999,29 +1001,29 @@ static void test_bad_metadata(void) {
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         char want[96];
         snprintf(want, sizeof want, "pre-tokenizer '%s' is not supported", refused[i]);
-        s = (vocab_spec){"gpt2", refused[i], toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
+        s = (vocab_spec){"gpt2", refused[i], toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1, NULL};
         check_load_fails(&s, SAC_ERR_UNSUPPORTED, want);
     }
-    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.merges");
-    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, bad_merges, 1, -1, -1, -1};
+    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, bad_merges, 1, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "merges[0]");
-    s = (vocab_spec){"llama", NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"llama", NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.tokens");
-    s = (vocab_spec){"llama", NULL, toks, 3, types, 3, scores, 2, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"llama", NULL, toks, 3, types, 3, scores, 2, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.scores has 2 entries");
-    s = (vocab_spec){"llama", NULL, toks, 3, bad_types, 3, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"llama", NULL, toks, 3, bad_types, 3, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "token_type[1] = 9");
-    s = (vocab_spec){"llama", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, 3, -1, -1};
+    s = (vocab_spec){"llama", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, 3, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "bos_token_id = 3");
-    s = (vocab_spec){"char", NULL, two_chars, 2, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"char", NULL, two_chars, 2, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "not one UTF-8 character");
-    s = (vocab_spec){"char", NULL, twice, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"char", NULL, twice, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "appears twice");
 
     /* no tokenizer.ggml.model (or llama.cpp's "none"): a model without tokenizer, not an error */
     for (int k = 0; k < 2; k++) {
-        s = (vocab_spec){k ? "none" : NULL, NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+        s = (vocab_spec){k ? "none" : NULL, NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
         size_t size;
         uint8_t *bytes = build_vocab(&s, &size);
         if (!bytes) continue;
@@ -1037,7 +1039,7 @@ static void test_small_bpe_vocab(void) {
     /* bytes 'a' 'b' 'c' ' ' (as Ġ) and merges: rank 0 "b c", rank 1 "a b", rank 2 "a bc" */
     static const char *const toks[] = {"a", "b", "c", "\xC4\xA0", "bc", "ab", "abc", ("\xC4\xA0" "a")};
     static const char *const merges[] = {"b c", "a b", "a bc", "\xC4\xA0 a"};
-    vocab_spec s = {"gpt2", NULL, toks, 8, NULL, 0, NULL, 0, merges, 4, -1, -1, -1};
+    vocab_spec s = {"gpt2", NULL, toks, 8, NULL, 0, NULL, 0, merges, 4, -1, -1, -1, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&s, &m);
     if (!bytes) return;
@@ -1066,7 +1068,7 @@ static void test_bpe_ignore_merges(void) {
     static const char *const merges[] = {"a b"}; /* no merge makes "abc" */
     for (int k = 0; k < 3; k++) {
         const char *pre = k == 0 ? "gpt-2" : k == 1 ? "llama-bpe" : "smaug-bpe";
-        vocab_spec s = {"gpt2", pre, toks, 6, types, 6, NULL, 0, merges, 1, 5, 5, -1};
+        vocab_spec s = {"gpt2", pre, toks, 6, types, 6, NULL, 0, merges, 1, 5, 5, -1, NULL};
         struct sac_model m;
         uint8_t *bytes = load_spec(&s, &m);
         if (!bytes) return;
@@ -1082,6 +1084,54 @@ static void test_bpe_ignore_merges(void) {
     }
 }
 
+/* 1 when two texts give the same ids with special tokens parsed. */
+static int same_ids(struct sac_model *m, const char *a, const char *b) {
+    int32_t na, nb;
+    sac_status st;
+    int32_t *x = tokenize(m, a, strlen(a), SAC_TOKENIZE_SPECIAL, &na, &st);
+    int32_t *y = tokenize(m, b, strlen(b), SAC_TOKENIZE_SPECIAL, &nb, &st);
+    int same = x && y && na == nb && memcmp(x, y, (size_t)na * sizeof *x) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Token attributes llama.cpp sets by the model's name: in a Phi-3, special tokens swallow
+ * the white space after them (not <s>, <unk>, <|endoftext|>); in a ModernBERT, [MASK] the
+ * white space before it; other models keep their white space. */
+static void test_strip_attributes(void) {
+    static const char *const toks[] = {"<unk>", "<s>", "</s>", "<|user|>", "\xE2\x96\x81", "h", "i", "<|endoftext|>"};
+    static const int32_t types[] = {2, 3, 3, 3, 1, 1, 1, 3};
+    static const float scores[] = {0, 0, 0, 0, -1, -2, -2, 0};
+    for (int k = 0; k < 3; k++) {
+        const char *name = k == 0 ? "Phi-3-mini-4k-instruct" : k == 1 ? "phi3" : "Llama-2";
+        vocab_spec spec = {"llama", NULL, toks, 8, types, 8, scores, 8, NULL, 0, 1, 2, 0, name};
+        struct sac_model m;
+        uint8_t *bytes = load_spec(&spec, &m);
+        if (!bytes) return;
+        int phi = k < 2;
+        CHECK_MSG(same_ids(&m, "<|user|> \n hi", "<|user|>hi") == phi, "%s", name);
+        CHECK_MSG(same_ids(&m, "</s>\thi", "</s>hi") == phi, "%s", name);
+        CHECK_MSG(!same_ids(&m, "<s> hi", "<s>hi") && !same_ids(&m, "<|endoftext|> hi", "<|endoftext|>hi"), "%s", name);
+        CHECK_MSG(!same_ids(&m, "hi <|user|>", "hi<|user|>"), "%s: rstrip only", name);
+        model_release(&m);
+        free(bytes);
+    }
+    static const char *const bpe_toks[] = {"a", "\xC4\xA0", "[MASK]"};
+    static const int32_t bpe_types[] = {1, 1, 3};
+    static const char *const merges[] = {"\xC4\xA0 a"};
+    for (int k = 0; k < 2; k++) {
+        const char *name = k == 0 ? "modern-bert-base" : "gpt-2";
+        vocab_spec spec = {"gpt2", "gpt-2", bpe_toks, 3, bpe_types, 3, NULL, 0, merges, 1, -1, -1, -1, name};
+        struct sac_model m;
+        uint8_t *bytes = load_spec(&spec, &m);
+        if (!bytes) return;
+        CHECK_MSG(same_ids(&m, "a  [MASK] a", "a[MASK] a") == (k == 0), "%s", name);
+        model_release(&m);
+        free(bytes);
+    }
+}
+
 /* A llama vocabulary with a token that holds ▁ after a character ("a▁") cannot be encoded
  * word by word: the whole text merges in one queue, as llama.cpp's llm_tokenizer_spm does.
  * "a b" → ▁a▁b: "a▁" (score -1) merges before "▁a" (-2), then "a▁b" (0): ▁ + a▁b, where
@@ -1091,7 +1141,7 @@ static void test_small_spm_vocab(void) {
                                        "\xE2\x96\x81" "a"};
     static const int32_t types[] = {2, 1, 1, 1, 1, 1, 1};
     static const float scores[] = {0, -1, -2, -2, -1, 0, -2};
-    vocab_spec spec = {"llama", NULL, toks, 7, types, 7, scores, 7, NULL, 0, -1, -1, 0};
+    vocab_spec spec = {"llama", NULL, toks, 7, types, 7, scores, 7, NULL, 0, -1, -1, 0, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&spec, &m);
     if (!bytes) return;
@@ -1218,7 +1268,7 @@ static void test_detokenize_pieces_reference_vocabs(void) {
 }
 
 static void test_detokenize_pieces_char_and_shipped(void) {
-    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
+    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3, NULL};
     struct sac_model cm;
     uint8_t *bytes = load_spec(&spec, &cm);
     if (bytes) {
@@ -1414,6 +1464,7 @@ int main(int argc, char **argv) {
     RUN(test_bad_metadata);
     RUN(test_small_bpe_vocab);
     RUN(test_bpe_ignore_merges);
+    RUN(test_strip_attributes);
     RUN(test_small_spm_vocab);
     RUN(test_detokenize_pieces_reference_vocabs);
     RUN(test_detokenize_pieces_char_and_shipped);
