@@ -152,6 +152,8 @@ enum sac_char_class sac_char_class_of(uint32_t cp) {
 }
 
 int sac_char_is_punct(uint32_t cp) {
+    if (cp < 0x80) /* !"#%&'()*,-./:;?@[\]_{} */
+        return (int)((cp < 64 ? 0x8C00F7EE00000000ull >> cp : 0x28000000B8000001ull >> (cp - 64)) & 1);
     /* entries at or below cp: odd means inside a run of punctuation */
     size_t lo = 0, hi = SAC_UNICODE_N_PUNCT_FLIPS; /* first entry > cp lies in [lo, hi] */
     while (lo < hi) {
