@@ -70,6 +70,15 @@ def punct_flips():
     return flips
 
 
+def write_table(out, count_name, comment, decl, items, per_row, inner=""):
+    out.write("#define %s %d\n\n" % (count_name, len(items)))
+    out.write("/* %s */\n" % comment)
+    out.write("static const %s[%s]%s = {\n" % (decl, count_name, inner))
+    for i in range(0, len(items), per_row):
+        out.write("    %s,\n" % ", ".join(items[i:i + per_row]))
+    out.write("};\n\n")
+
+
 def main():
     runs = []  # (first code point, class)
     prev = None
@@ -84,27 +93,14 @@ def main():
     out.write(" * (first code point << 2) | class, sorted; a run lasts until the next entry. */\n")
     out.write("#ifndef SAC_UNICODE_TABLES_H\n#define SAC_UNICODE_TABLES_H\n\n#include <stdint.h>\n\n")
     out.write("#define SAC_UNICODE_VERSION \"%s\"\n" % unicodedata.unidata_version)
-    out.write("#define SAC_UNICODE_N_RUNS %d\n\n" % len(runs))
-    out.write("/* classes: 0 other, 1 letter (\\p{L}), 2 number (\\p{N}), 3 white space (\\s) */\n")
-    out.write("static const uint32_t sac_unicode_runs[SAC_UNICODE_N_RUNS] = {\n")
-    for i in range(0, len(runs), 8):
-        row = ", ".join("0x%07X" % ((cp << 2) | cls) for cp, cls in runs[i:i + 8])
-        out.write("    %s,\n" % row)
-    out.write("};\n\n")
-    flips = punct_flips()
-    out.write("#define SAC_UNICODE_N_PUNCT_FLIPS %d\n\n" % len(flips))
-    out.write("/* \\p{P}: where membership flips, starting outside */\n")
-    out.write("static const uint32_t sac_unicode_punct_flips[SAC_UNICODE_N_PUNCT_FLIPS] = {\n")
-    for i in range(0, len(flips), 8):
-        out.write("    %s,\n" % ", ".join("0x%06X" % cp for cp in flips[i:i + 8]))
-    out.write("};\n\n")
-    ranges = class_ranges(DEEPSEEK_LLM_LETTERS)
-    out.write("#define SAC_DEEPSEEK_LLM_N_LETTER_RANGES %d\n\n" % len(ranges))
-    out.write("/* DeepSeek LLM's letters: [first, last] code points, sorted */\n")
-    out.write("static const uint32_t sac_deepseek_llm_letters[SAC_DEEPSEEK_LLM_N_LETTER_RANGES][2] = {\n")
-    for i in range(0, len(ranges), 6):
-        out.write("    %s,\n" % ", ".join("{0x%05X, 0x%05X}" % r for r in ranges[i:i + 6]))
-    out.write("};\n\n#endif\n")
+    write_table(out, "SAC_UNICODE_N_RUNS", "classes: 0 other, 1 letter (\\p{L}), 2 number (\\p{N}), 3 white space (\\s)",
+                "uint32_t sac_unicode_runs", ["0x%07X" % ((cp << 2) | cls) for cp, cls in runs], 8)
+    write_table(out, "SAC_UNICODE_N_PUNCT_FLIPS", "\\p{P}: where membership flips, starting outside",
+                "uint32_t sac_unicode_punct_flips", ["0x%06X" % cp for cp in punct_flips()], 8)
+    write_table(out, "SAC_DEEPSEEK_LLM_N_LETTER_RANGES", "DeepSeek LLM's letters: [first, last] code points, sorted",
+                "uint32_t sac_deepseek_llm_letters", ["{0x%05X, 0x%05X}" % r for r in class_ranges(DEEPSEEK_LLM_LETTERS)],
+                6, "[2]")
+    out.write("#endif\n")
 
 
 if __name__ == "__main__":
