@@ -1,8 +1,8 @@
 /* tokenizer_encoders.h — the encoders of one kind of vocabulary each, called by tokenizer.c
  * after it has split a text around its special tokens: tokenizer_bpe.c (gpt2),
  * tokenizer_spm.c (llama) and tokenizer_char.c (char). They sit below tokenizer.c and use
- * only the tables (tokenizer_impl.h), the text → id table (token_lookup.h) and the merge
- * queue (merge_queue.h). */
+ * only the tables (tokenizer_impl.h), the text → id table (token_lookup.h), the merge
+ * queue (merge_queue.h) and, for BPE, the pre-tokenizers (pretokenize.h). */
 #ifndef SAC_TOKENIZER_ENCODERS_H
 #define SAC_TOKENIZER_ENCODERS_H
 
