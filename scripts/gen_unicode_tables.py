@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Generates src/unicode_tables.h: the character classes GPT-2's pre-tokenizer needs.
+"""Generates src/unicode_tables.h: the character classes the BPE pre-tokenizers need.
 
-    python3 scripts/gen_unicode_tables.py > src/unicode_tables.h
+    /usr/bin/python3 scripts/gen_unicode_tables.py > src/unicode_tables.h
 
 The regex  's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
 only asks whether a code point is a letter (general category L*), a number (N*), white
 space (\\s, the Unicode White_Space property, as the `regex` module and llama.cpp use it)
 or anything else. The table lists where the class changes: one uint32 per run of code
 points, (first code point << 2) | class, sorted, so a lookup is one binary search.
+A second table lists the runs of punctuation (general category P*, the regex class \\p{P}
+that the DeepSeek and Falcon pre-tokenizers use): the first code point of each run where
+membership flips, starting outside, so a code point is punctuation when an odd number of
+entries are at or below it.
 Data comes from Python's built-in unicodedata; the version is written into the header.
 """
 import sys
@@ -35,6 +39,46 @@ def char_class(cp):
     return OTHER
 
 
+# The letters of DeepSeek LLM's pre-tokenizer, \\s?[...]+ in its tokenizer.json: a fixed list
+# of cased letters, not a Unicode property. Written with escapes because Unicode
+# normalization turns some of its characters (U+1F7D, U+1FBE, U+2126, U+212A, ...) into
+# others.
+DEEPSEEK_LLM_LETTERS = ("A-Za-z\xb5\xc0-\xd6\xd8-\xf6\xf8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a\U00010400-\U0001044f\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df\U0001e900-\U0001e943")
+
+
+def class_ranges(cls):
+    """[(first, last)] of a regex character class body (single characters and a-b ranges)."""
+    cps, ranges, i = [ord(c) for c in cls], [], 0
+    while i < len(cps):
+        if i + 2 < len(cps) and cps[i + 1] == ord('-'):
+            ranges.append((cps[i], cps[i + 2]))
+            i += 3
+        else:
+            ranges.append((cps[i], cps[i]))
+            i += 1
+    assert all(a <= b for a, b in ranges) and ranges == sorted(ranges)
+    return ranges
+
+
+def punct_flips():
+    flips, inside = [], False
+    for cp in range(MAX_CODEPOINT + 1):
+        is_punct = unicodedata.category(chr(cp))[0] == 'P'
+        if is_punct != inside:
+            flips.append(cp)
+            inside = is_punct
+    return flips
+
+
+def write_table(out, count_name, comment, decl, items, per_row, inner=""):
+    out.write("#define %s %d\n\n" % (count_name, len(items)))
+    out.write("/* %s */\n" % comment)
+    out.write("static const %s[%s]%s = {\n" % (decl, count_name, inner))
+    for i in range(0, len(items), per_row):
+        out.write("    %s,\n" % ", ".join(items[i:i + per_row]))
+    out.write("};\n\n")
+
+
 def main():
     runs = []  # (first code point, class)
     prev = None
@@ -49,13 +93,14 @@ def main():
     out.write(" * (first code point << 2) | class, sorted; a run lasts until the next entry. */\n")
     out.write("#ifndef SAC_UNICODE_TABLES_H\n#define SAC_UNICODE_TABLES_H\n\n#include <stdint.h>\n\n")
     out.write("#define SAC_UNICODE_VERSION \"%s\"\n" % unicodedata.unidata_version)
-    out.write("#define SAC_UNICODE_N_RUNS %d\n\n" % len(runs))
-    out.write("/* classes: 0 other, 1 letter (\\p{L}), 2 number (\\p{N}), 3 white space (\\s) */\n")
-    out.write("static const uint32_t sac_unicode_runs[SAC_UNICODE_N_RUNS] = {\n")
-    for i in range(0, len(runs), 8):
-        row = ", ".join("0x%07X" % ((cp << 2) | cls) for cp, cls in runs[i:i + 8])
-        out.write("    %s,\n" % row)
-    out.write("};\n\n#endif\n")
+    write_table(out, "SAC_UNICODE_N_RUNS", "classes: 0 other, 1 letter (\\p{L}), 2 number (\\p{N}), 3 white space (\\s)",
+                "uint32_t sac_unicode_runs", ["0x%07X" % ((cp << 2) | cls) for cp, cls in runs], 8)
+    write_table(out, "SAC_UNICODE_N_PUNCT_FLIPS", "\\p{P}: where membership flips, starting outside",
+                "uint32_t sac_unicode_punct_flips", ["0x%06X" % cp for cp in punct_flips()], 8)
+    write_table(out, "SAC_DEEPSEEK_LLM_N_LETTER_RANGES", "DeepSeek LLM's letters: [first, last] code points, sorted",
+                "uint32_t sac_deepseek_llm_letters", ["{0x%05X, 0x%05X}" % r for r in class_ranges(DEEPSEEK_LLM_LETTERS)],
+                6, "[2]")
+    out.write("#endif\n")
 
 
 if __name__ == "__main__":

@@ -8,17 +8,19 @@
  * Keys read, as llama.cpp's converters write them:
  *   tokenizer.ggml.model              "gpt2" | "llama" | "char" (absent, "none" or
  *                                     "no_vocab": no tokenizer)
- *   tokenizer.ggml.pre                gpt2 only: absent or "gpt-2" (other pre-tokenizers are
- *                                     SAC_ERR_UNSUPPORTED)
+ *   tokenizer.ggml.pre                gpt2 only: absent ("gpt-2") or a name pretokenize.c knows
+ *                                     (others are SAC_ERR_UNSUPPORTED)
  *   tokenizer.ggml.tokens             [string], required
  *   tokenizer.ggml.scores             [f32], optional (0): llama's merge priorities
  *   tokenizer.ggml.token_type         [i32], optional (1, normal): see enum sac_token_type
  *   tokenizer.ggml.merges             [string] "left right", gpt2, rank = index
  *   tokenizer.ggml.bos_token_id, .eos_token_id, .unknown_token_id     optional (none; the
  *                                     unknown token defaults to the first of type unknown)
- *   tokenizer.ggml.add_bos_token      optional: llama true, others false
+ *   tokenizer.ggml.add_bos_token      optional: llama and Llama 3's pre-tokenizer true, others false
  *   tokenizer.ggml.add_eos_token      optional: false
  *   tokenizer.ggml.add_space_prefix   optional, llama: true
+ *   general.name                      optional: llama.cpp keys per-token strip attributes on
+ *                                     it (Phi-3, ModernBERT; see set_strip_attributes)
  *
  * Decoding (sac_token_bytes): gpt2 tokens map each character back to its byte; llama tokens
  * turn ▁ into a space and <0xNN> into the byte; control, unknown and unused tokens decode
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "pretokenize.h"
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
@@ -191,6 +194,40 @@ static sac_status build_specials(sac_tokenizer *tok, sac_error *err) {
     return SAC_OK;
 }
 
+/* 1 when s holds `needle` (lowercase ASCII) in any case. */
+static int name_contains(gguf_string s, const char *needle) {
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= s.len; i++) {
+        size_t j = 0;
+        while (j < m && ((s.data[i + j] >= 'A' && s.data[i + j] <= 'Z') ? s.data[i + j] + 32 : s.data[i + j]) == needle[j]) j++;
+        if (j == m) return 1;
+    }
+    return 0;
+}
+
+static void set_strip(sac_tokenizer *tok, const char *text, uint8_t bit, int on) {
+    int32_t id = sac_token_lookup(tok, text, strlen(text));
+    if (id < 0) return; /* llama.cpp refuses such a file; here the token simply has no attribute */
+    tok->tokens[id].strip = (uint8_t)(on ? tok->tokens[id].strip | bit : tok->tokens[id].strip & ~bit);
+}
+
+/* The per-token attributes llama.cpp sets from the model's name (GGUF has no key for them):
+ * in a model named like Phi-3, special tokens drop the white space after them, except <unk>,
+ * <s> and <|endoftext|>; in a ModernBERT, [MASK] drops the white space before it. */
+static void set_strip_attributes(sac_tokenizer *tok, const gguf_file *f) {
+    const gguf_kv *name = sac_gguf_find_kv(f, "general.name");
+    if (!name || name->type != GGUF_TYPE_STRING) return;
+    if (name_contains(name->str, "phi-3") || name_contains(name->str, "phi3")) {
+        for (int32_t k = 0; k < tok->n_specials; k++) tok->tokens[tok->specials[k]].strip |= SAC_STRIP_RIGHT;
+        set_strip(tok, "</s>", SAC_STRIP_RIGHT, 1);
+        set_strip(tok, "<unk>", SAC_STRIP_RIGHT, 0);
+        set_strip(tok, "<s>", SAC_STRIP_RIGHT, 0);
+        set_strip(tok, "<|endoftext|>", SAC_STRIP_RIGHT, 0);
+    } else if (name_contains(name->str, "modern-bert")) {
+        set_strip(tok, "[MASK]", SAC_STRIP_LEFT, 1);
+    }
+}
+
 static sac_status load_tokens(sac_tokenizer *tok, const gguf_file *f, sac_error *err) {
     const gguf_kv *tokens_kv, *scores_kv, *types_kv;
     sac_status st = sac_gguf_get_array(f, "tokenizer.ggml.tokens", GGUF_TYPE_STRING, &tokens_kv, err);
@@ -279,12 +316,13 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
     if (sac_gguf_string_eq(model, "gpt2")) {
         tok->kind = SAC_TOKENIZER_GPT2;
         const gguf_kv *pre = sac_gguf_find_kv(f, "tokenizer.ggml.pre");
-        if (pre && (pre->type != GGUF_TYPE_STRING || !sac_gguf_string_eq(pre->str, "gpt-2"))) {
-            if (pre->type != GGUF_TYPE_STRING)
-                return sac_fail(err, SAC_ERR_MODEL, "metadata key 'tokenizer.ggml.pre' should be a string");
-            return sac_fail(err, SAC_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (only 'gpt-2')",
-                            (int)(pre->str.len > 64 ? 64 : pre->str.len), pre->str.data);
-        }
+        if (pre && pre->type != GGUF_TYPE_STRING)
+            return sac_fail(err, SAC_ERR_MODEL, "metadata key 'tokenizer.ggml.pre' should be a string");
+        tok->pretok = sac_pretokenizer_find(pre ? pre->str.data : "gpt-2", pre ? (size_t)pre->str.len : 5);
+        if (!tok->pretok)
+            return sac_fail(err, SAC_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (supported: %s)",
+                            (int)(pre->str.len > 64 ? 64 : pre->str.len), pre->str.data, sac_pretokenizer_names());
+        tok->ignore_merges = tok->pretok->ignore_merges;
     } else if (sac_gguf_string_eq(model, "llama")) {
         tok->kind = SAC_TOKENIZER_LLAMA;
     } else if (sac_gguf_string_eq(model, "char")) {
@@ -302,7 +340,8 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
     for (int32_t i = 0; i < n && tok->unk < 0; i++)
         if (tok->tokens[i].type == SAC_TOKEN_UNKNOWN) tok->unk = i;
     int is_llama = tok->kind == SAC_TOKENIZER_LLAMA;
-    if ((st = optional_bool(f, "tokenizer.ggml.add_bos_token", is_llama, &tok->add_bos, err))) return st;
+    int bos_default = is_llama || (tok->pretok && tok->pretok->add_bos);
+    if ((st = optional_bool(f, "tokenizer.ggml.add_bos_token", bos_default, &tok->add_bos, err))) return st;
     if ((st = optional_bool(f, "tokenizer.ggml.add_eos_token", 0, &tok->add_eos, err))) return st;
     if ((st = optional_bool(f, "tokenizer.ggml.add_space_prefix", is_llama, &tok->add_space_prefix, err))) return st;
     if (!is_llama) tok->add_space_prefix = 0;
@@ -333,7 +372,9 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
         tok->tokens[i].piece_len = (uint32_t)len;
         off += (uint32_t)len;
     }
-    return build_specials(tok, err);
+    if ((st = build_specials(tok, err))) return st;
+    set_strip_attributes(tok, f);
+    return SAC_OK;
 }
 
 sac_status sac_tokenizer_load(const gguf_file *f, sac_tokenizer **out, sac_error *err) {
@@ -398,9 +439,12 @@ static const char *find_bytes(const char *hay, size_t n, const char *needle, siz
     return NULL;
 }
 
+static int is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 /* Splits the text around special tokens, longest first, as llama.cpp's
  * tokenizer_st_partition: user-defined tokens always, control and unknown tokens only when
- * `parse_control`. On success *out holds the fragments in text order. */
+ * `parse_control`; a token's lstrip / rstrip attribute drops the white space beside it. On
+ * success *out holds the fragments in text order. */
 static sac_status partition(const sac_tokenizer *tok, const char *text, size_t len, int parse_control,
                             fragment_list *out, sac_error *err) {
     fragment_list cur = {0}, next = {0};
@@ -420,9 +464,13 @@ static sac_status partition(const sac_tokenizer *tok, const char *text, size_t l
             size_t p = fr.start, end = fr.start + fr.len;
             const char *hit;
             while ((hit = find_bytes(text + p, end - p, needle, t->text_len))) {
-                size_t at = (size_t)(hit - text);
-                if (!fragments_add(&next, p, at - p, -1) || !fragments_add(&next, at, t->text_len, id)) goto nomem;
+                size_t at = (size_t)(hit - text), left_end = at;
+                if (t->strip & SAC_STRIP_LEFT)
+                    while (left_end > p && is_ascii_space(text[left_end - 1])) left_end--;
+                if (!fragments_add(&next, p, left_end - p, -1) || !fragments_add(&next, at, t->text_len, id)) goto nomem;
                 p = at + t->text_len;
+                if (t->strip & SAC_STRIP_RIGHT)
+                    while (p < end && is_ascii_space(text[p])) p++;
             }
             if (!fragments_add(&next, p, end - p, -1)) goto nomem;
         }

@@ -1,10 +1,11 @@
-/* tokenizer_bpe.c — GPT-2's byte-level BPE ("gpt2" vocabularies, pre-tokenizer "gpt-2").
+/* tokenizer_bpe.c — byte-level BPE ("gpt2" vocabularies).
  *
  * A text goes through two steps, as in llama.cpp's llm_tokenizer_bpe:
- *  1. The pre-tokenizer splits it into words with GPT-2's regex
+ *  1. The vocabulary's pre-tokenizer (pretokenize.h; GPT-2's regex
  *       's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
- *     written out by hand (sac_gpt2_pretokenize_next) with real Unicode classes (unicode.h).
- *  2. Each word starts as one symbol per byte (the token of the byte's printable stand-in,
+ *     when the file names none) splits it into words.
+ *  2. A word that is a token as a whole is that token when the pre-tokenizer says so
+ *     (Llama 3's "ignore merges"). Otherwise it starts as one symbol per byte (the token of the byte's printable stand-in,
  *     'Ġ' for a space) and the adjacent pair with the lowest merge rank is merged, leftmost
  *     first on ties, until no pair has a merge. A priority queue keeps this O(n log n).
  * Merges are looked up by pair of token ids, built once from tokenizer.ggml.merges, so
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "merge_queue.h"
+#include "pretokenize.h"
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
@@ -101,64 +103,6 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
 }
 
 /* ------------------------------------------------------------------------------------------
- * Pre-tokenizer
- * ---------------------------------------------------------------------------------------- */
-
-/* The class and length of the character at s[p], p < n, in well-formed UTF-8. */
-static enum sac_char_class class_at(const char *s, size_t n, size_t p, size_t *len) {
-    uint8_t b = (uint8_t)s[p];
-    if (b < 0x80) {
-        *len = 1;
-        return sac_char_class_of(b);
-    }
-    uint32_t cp;
-    sac_utf8_next((const uint8_t *)s + p, n - p, &cp, len);
-    return sac_char_class_of(cp);
-}
-
-/* The end of the word that starts at s[p]: the first alternative of the regex that matches
- * there, as llama.cpp's unicode_regex_split_custom_gpt2 decides it. */
-size_t sac_gpt2_pretokenize_next(const char *s, size_t n, size_t p) {
-    /* 's|'t|'re|'ve|'m|'ll|'d (the letters are ASCII, so bytes can be compared) */
-    if (s[p] == '\'' && p + 1 < n) {
-        char c1 = s[p + 1];
-        if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return p + 2;
-        if (p + 2 < n) {
-            char c2 = s[p + 2];
-            if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return p + 3;
-        }
-    }
-
-    /* ` ?X+` for X in letters, numbers, others: the optional space joins the run after it */
-    size_t len0, q = p;
-    enum sac_char_class run = class_at(s, n, p, &len0);
-    int past_end = 0;
-    if (s[p] == ' ') {
-        q = p + 1;
-        if (q < n) run = class_at(s, n, q, &len0);
-        else past_end = 1;
-    }
-    if (!past_end && run != SAC_CHAR_SPACE) {
-        size_t len;
-        while (q < n && class_at(s, n, q, &len) == run) q += len;
-        return q;
-    }
-
-    /* \s+(?!\S) then \s+: a run of spaces leaves its last one to the word that follows
-     * (" Hello"), unless the run ends the text. */
-    size_t r = p, last = p, len;
-    int count = 0;
-    while (r < n && class_at(s, n, r, &len) == SAC_CHAR_SPACE) {
-        last = r;
-        r += len;
-        count++;
-    }
-    if (count > 1 && r < n) return last;
-    if (count > 0) return r;
-    return p + len0; /* unreachable for well-formed input: every character is in some class */
-}
-
-/* ------------------------------------------------------------------------------------------
  * Merging one word
  * ---------------------------------------------------------------------------------------- */
 
@@ -168,6 +112,7 @@ typedef struct bpe_scratch {
     size_t n_heap;
     int32_t *word_ids; /* the tokens of the word just encoded */
     size_t n_word_ids;
+    char *spelled;     /* the word as the vocabulary spells it (2 bytes per byte at most) */
     size_t capacity;   /* symbols the arrays hold */
 } bpe_scratch;
 
@@ -197,7 +142,9 @@ static sac_status reserve(bpe_scratch *w, size_t n, sac_error *err) {
     if (heap) w->heap = heap;
     int32_t *word_ids = realloc(w->word_ids, cap * sizeof *word_ids);
     if (word_ids) w->word_ids = word_ids;
-    if (!id || !prev || !next || !heap || !word_ids)
+    char *spelled = realloc(w->spelled, 2 * cap);
+    if (spelled) w->spelled = spelled;
+    if (!id || !prev || !next || !heap || !word_ids || !spelled)
         return sac_fail(err, SAC_ERR_NOMEM, "out of memory for a word of %zu bytes", n);
     w->capacity = cap;
     return SAC_OK;
@@ -213,11 +160,30 @@ static sac_status add_byte_token(const sac_tokenizer *tok, bpe_scratch *w, uint8
     return SAC_OK;
 }
 
+/* The token whose text is the whole word spelled in byte stand-ins ('Ġ' for a space), or -1. */
+static int32_t whole_word_token(const sac_tokenizer *tok, bpe_scratch *w, const uint8_t *s, size_t n) {
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t b = tok->byte_token[s[i]];
+        if (b < 0 || tok->tokens[b].text_len > 2) return -1; /* a stand-in is one or two bytes */
+        memcpy(w->spelled + len, sac_token_text(tok, b), tok->tokens[b].text_len);
+        len += tok->tokens[b].text_len;
+    }
+    return sac_token_lookup(tok, w->spelled, len);
+}
+
 /* Leaves the word's tokens in w->word_ids. */
 static sac_status encode_word(const sac_tokenizer *tok, bpe_scratch *w, const uint8_t *s, size_t n, sac_error *err) {
     sac_status st = reserve(w, n, err);
     if (st) return st;
     w->n_word_ids = 0;
+    if (tok->ignore_merges) {
+        int32_t whole = whole_word_token(tok, w, s, n);
+        if (whole >= 0) {
+            w->word_ids[w->n_word_ids++] = whole;
+            return SAC_OK;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         w->id[i] = tok->byte_token[s[i]];
         w->prev[i] = (int32_t)i - 1;
@@ -315,10 +281,11 @@ sac_status sac_bpe_encode(const sac_tokenizer *tok, const char *text, size_t len
     bpe_scratch w = {0};
     word_cache cache = {0};
     sac_status st = SAC_OK;
-    for (size_t p = 0; p < len && !st;) {
-        size_t end = sac_gpt2_pretokenize_next(text, len, p), n = end - p;
-        const char *word = text + p;
-        p = end;
+    sac_pretok_iter words;
+    sac_pretok_begin(&words, tok->pretok, text, len);
+    for (size_t start, end; !st && sac_pretok_next(&words, &start, &end);) {
+        size_t n = end - start;
+        const char *word = text + start;
         if (n == 1) { /* one byte is one token */
             int32_t id = tok->byte_token[(uint8_t)word[0]];
             if (id < 0) id = tok->unk;
@@ -348,5 +315,6 @@ sac_status sac_bpe_encode(const sac_tokenizer *tok, const char *text, size_t len
     free(w.next);
     free(w.heap);
     free(w.word_ids);
+    free(w.spelled);
     return st;
 }

@@ -34,7 +34,12 @@ typedef struct sac_token_entry {
     uint32_t piece_off, piece_len; /* the bytes it decodes to, in tok->pieces */
     float score;                   /* SentencePiece: higher merges first */
     uint8_t type;                  /* enum sac_token_type */
+    uint8_t strip;                 /* SAC_STRIP_*: white space a matched special token swallows */
 } sac_token_entry;
+
+/* llama.cpp's lstrip / rstrip token attributes: a special token found in the text drops the
+ * ASCII white space before / after it (the loader sets them; see tokenizer.c). */
+enum { SAC_STRIP_LEFT = 1, SAC_STRIP_RIGHT = 2 };
 
 /* One BPE merge: the pair of token ids (left << 32 | right), its rank (lower merges
  * first) and the token the pair becomes. */
@@ -58,6 +63,11 @@ struct sac_tokenizer {
 
     /* gpt2: the token of each byte's printable stand-in; llama: the <0xNN> tokens; -1 none */
     int32_t byte_token[256];
+
+    /* gpt2: how a text is split into words (tokenizer.ggml.pre), and whether a word that is
+     * a token as a whole skips merging */
+    const struct sac_pretokenizer *pretok;
+    int ignore_merges;
 
     /* gpt2: pair → merge, open addressing, size a power of two */
     sac_merge *merges;

@@ -151,6 +151,29 @@ enum sac_char_class sac_char_class_of(uint32_t cp) {
     return (enum sac_char_class)(sac_unicode_runs[lo] & 3);
 }
 
+int sac_char_is_punct(uint32_t cp) {
+    if (cp < 0x80) /* !"#%&'()*,-./:;?@[\]_{} */
+        return (int)((cp < 64 ? 0x8C00F7EE00000000ull >> cp : 0x28000000B8000001ull >> (cp - 64)) & 1);
+    /* entries at or below cp: odd means inside a run of punctuation */
+    size_t lo = 0, hi = SAC_UNICODE_N_PUNCT_FLIPS; /* first entry > cp lies in [lo, hi] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sac_unicode_punct_flips[mid] <= cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return (int)(lo & 1);
+}
+
+int sac_char_is_deepseek_llm_letter(uint32_t cp) {
+    size_t lo = 0, hi = SAC_DEEPSEEK_LLM_N_LETTER_RANGES; /* the first range that ends at or after cp */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sac_deepseek_llm_letters[mid][1] < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < SAC_DEEPSEEK_LLM_N_LETTER_RANGES && sac_deepseek_llm_letters[lo][0] <= cp;
+}
+
 /* ------------------------------------------------------------------------------------------
  * GPT-2's byte↔unicode map
  * ---------------------------------------------------------------------------------------- */

@@ -41,6 +41,11 @@ enum sac_char_class {
     SAC_CHAR_SPACE = 3,  /* \s: the White_Space property */
 };
 enum sac_char_class sac_char_class_of(uint32_t cp);
+/* 1 when cp is punctuation (\p{P}: general category P*), as some pre-tokenizers ask. */
+int sac_char_is_punct(uint32_t cp);
+/* 1 when cp is in the letter class of DeepSeek LLM's pre-tokenizer (a fixed list of cased
+ * letters of some scripts, not a Unicode property). */
+int sac_char_is_deepseek_llm_letter(uint32_t cp);
 
 /* GPT-2's byte-level BPE writes every byte as a printable character: bytes that are
  * printable Latin-1 ('!'..'~', '¡'..'¬', '®'..'ÿ') stand for themselves, the other 68 take

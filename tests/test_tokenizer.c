@@ -16,6 +16,7 @@
 #include "check.h"
 #include "gguf_writer.h"
 #include "model.h"
+#include "pretokenize.h"
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
@@ -342,6 +343,24 @@ static void test_llama_reference_cases(void) {
     check_reference_cases(&llama_vocab, "llama-spm");
 }
 
+/* A vocabulary read for one test: its reference cases must all pass. */
+static void check_reference_vocab(const char *name) {
+    vocab v = {0};
+    vocab_open(&v, name);
+    if (!v.buf) SKIP("a vocabulary of ../shared/data/vocab is missing");
+    CHECK_MSG(v.loaded, "%s: %s", name, v.model.error.msg);
+    if (v.loaded) check_reference_cases(&v, name);
+    vocab_close(&v);
+}
+
+/* pre-tokenizer "mpt": GPT-2's rules */
+static void test_mpt_reference_cases(void) { check_reference_vocab("mpt"); }
+/* "starcoder" and "refact": every digit is a word of its own, then GPT-2's rules */
+static void test_starcoder_reference_cases(void) { check_reference_vocab("starcoder"); }
+static void test_refact_reference_cases(void) { check_reference_vocab("refact"); }
+/* "deepseek-coder": newlines, letters, punctuation, CJK and digits split in turn */
+static void test_deepseek_coder_reference_cases(void) { check_reference_vocab("deepseek-coder"); }
+
 static void test_vocab_metadata(void) {
     if (!gpt2_vocab.loaded || !llama_vocab.loaded) SKIP("reference vocabularies not found");
     struct sac_model *g = &gpt2_vocab.model, *l = &llama_vocab.model;
@@ -508,6 +527,85 @@ static void test_gpt2_pretokenizer(void) {
         }
         CHECK_MSG(!ok || w == 8 || !cases[i].words[w], "case %zu: fewer words than expected", i);
     }
+}
+
+/* Each pre-tokenizer on strings derived from its regex: the words expected, in order. */
+static void test_pretokenizers(void) {
+    static const struct {
+        const char *pre, *text;
+        const char *words[10];
+    } cases[] = {
+        /* StarCoder: digits first, each alone; GPT-2's rules then see pieces that end where a
+         * digit starts, so "a  1" keeps both spaces together (GPT-2: "a", " ", " 1") */
+        {"starcoder", "a  1", {"a", "  ", "1"}},
+        {"smollm", "x=123.45", {"x", "=", "1", "2", "3", ".", "4", "5"}},
+        {"command-r", " 2nd \xD9\xA3\xD9\xA4", {" ", "2", "nd", " ", "\xD9\xA3", "\xD9\xA4"}}, /* ٣٤ */
+        /* Llama 3: contractions in any case, 1-3 digits, one non-letter joins the letters after
+         * it, punctuation takes the newlines after it, a white-space run up to its last newline */
+        {"llama-bpe", "I'VE 12345 apples", {"I", "'VE", " ", "123", "45", " apples"}},
+        {"llama-bpe", "(hello)\n\n  world", {"(hello", ")\n\n", " ", " world"}},
+        {"llama-bpe", " \n\n x\t", {" \n\n", " x", "\t"}},
+        {"llama-bpe", "3.14159ab'S", {"3", ".", "141", "59", "ab", "'S"}},
+        {"llama-bpe", "\xC2\xA0\xC3\xA9t\xC3\xA9 \xE2\x85\xAB\xE2\x85\xAB\xE2\x85\xAB\xE2\x85\xAB",
+         {"\xC2\xA0\xC3\xA9t\xC3\xA9", " ", "\xE2\x85\xAB\xE2\x85\xAB\xE2\x85\xAB", "\xE2\x85\xAB"}}, /* NBSP été ⅫⅫⅫⅫ */
+        /* Qwen2: the same, one digit at a time */
+        {"qwen2", "I'VE 12345", {"I", "'VE", " ", "1", "2", "3", "4", "5"}},
+        {"qwen2", "..\r\nend  ", {"..\r\n", "end", "  "}},
+        /* Falcon: runs of punctuation and $+<=>^~|` first, GPT-2's rules, then 3 ASCII digits */
+        {"falcon", "Hi, x+y=12345!", {"Hi", ",", " x", "+", "y", "=", "123", "45", "!"}},
+        {"falcon", " 1234567 a--b", {" ", "123", "456", "7", " a", "--", "b"}},
+        /* DeepSeek Coder: newlines, \s?\p{L}+, \s?\p{P}+, CJK, digits, each within the last */
+        {"deepseek-coder", "a\nb", {"a", "\n", "b"}},
+        {"deepseek-coder", "  hello, world", {" ", " hello", ",", " world"}},
+        {"deepseek-coder", "x \xE4\xB8\xAD\xE6\x96\x87 12", {"x", " ", "\xE4\xB8\xAD\xE6\x96\x87", " ", "1", "2"}},
+        {"deepseek-coder", "f(x) += 1", {"f", "(", "x", ")", " += ", "1"}}, /* + and = are symbols, not \p{P} */
+        /* DeepSeek LLM: newlines, \\s?[its letters]+, \\s?[ASCII punctuation and letters, ...]+,
+         * trailing white space, CJK, then runs of digits */
+        {"deepseek-llm", "caf\xC3\xA9 au lait", {"caf", "\xC3\xA9", " au", " lait"}},
+        {"deepseek-llm", "x 42!  ", {"x", " ", "42", "!", "  "}},
+        {"deepseek-llm", "\xD0\x9C\xD0\xB8\xD1\x80, \xD0\xB4\xD0\xB0\n",
+         {"\xD0\x9C\xD0\xB8\xD1\x80", ",", " \xD0\xB4\xD0\xB0", "\n"}}, /* Мир, да */
+        {"deepseek-llm", "\xE4\xB8\xAD\xE6\x96\x87 ok", {"\xE4\xB8\xAD\xE6\x96\x87", " ok"}},
+        {"deepseek-llm", "\xE2\x84\xAA 1", {"\xE2\x84\xAA", " ", "1"}}, /* U+212A KELVIN SIGN is one of its letters */
+        /* GPT-2's rules under other names */
+        {"mpt", "it's 12", {"it", "'s", " 12"}},
+        {"olmo", "a  1", {"a", " ", " 1"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const sac_pretokenizer *pt = sac_pretokenizer_find(cases[i].pre, strlen(cases[i].pre));
+        CHECK_MSG(pt != NULL, "case %zu: '%s' not found", i, cases[i].pre);
+        if (!pt) continue;
+        const char *text = cases[i].text;
+        sac_pretok_iter it;
+        sac_pretok_begin(&it, pt, text, strlen(text));
+        int w = 0, ok = 1;
+        size_t covered = 0;
+        for (size_t a, b; ok && sac_pretok_next(&it, &a, &b); w++) {
+            const char *want = w < 10 ? cases[i].words[w] : NULL;
+            ok = a == covered && b > a && want && strlen(want) == b - a && memcmp(text + a, want, b - a) == 0;
+            CHECK_MSG(ok, "case %zu (%s): word %d is '%.*s'", i, cases[i].pre, w, (int)(b - a), text + a);
+            covered = b;
+        }
+        CHECK_MSG(!ok || (covered == strlen(text) && (w == 10 || !cases[i].words[w])), "case %zu: fewer words", i);
+    }
+    CHECK(sac_char_is_deepseek_llm_letter('a') && sac_char_is_deepseek_llm_letter(0x212A) &&
+          sac_char_is_deepseek_llm_letter(0x1E943) && !sac_char_is_deepseek_llm_letter(0x1E944) &&
+          !sac_char_is_deepseek_llm_letter('@') && !sac_char_is_deepseek_llm_letter(0x4E2D));
+    /* \p{P}: punctuation of every script, not symbols, to the table's last run */
+    CHECK(sac_char_is_punct('!') && sac_char_is_punct('_') && sac_char_is_punct(0xAB) && sac_char_is_punct(0x3001));
+    CHECK(!sac_char_is_punct('+') && !sac_char_is_punct('$') && !sac_char_is_punct(0x20AC) && !sac_char_is_punct(0));
+    CHECK(sac_char_is_punct(0x1E95F) && !sac_char_is_punct(0x1E960) && !sac_char_is_punct(0x10FFFF));
+    /* names sharing a pre-tokenizer find the same one; unknown names none */
+    const sac_pretokenizer *gpt2 = sac_pretokenizer_find("gpt-2", 5);
+    CHECK(gpt2 && sac_pretokenizer_find("jais", 4) == gpt2 && sac_pretokenizer_find("trillion", 8) == gpt2);
+    CHECK(sac_pretokenizer_find("refact", 6) == sac_pretokenizer_find("starcoder", 9));
+    CHECK(sac_pretokenizer_find("gpt", 3) == NULL && sac_pretokenizer_find("gpt-2 ", 6) == NULL);
+    CHECK(sac_pretokenizer_find("tekken", 6) == NULL && sac_pretokenizer_find("", 0) == NULL);
+    /* an empty text has no words */
+    sac_pretok_iter it;
+    size_t a, b;
+    sac_pretok_begin(&it, sac_pretokenizer_find("deepseek-coder", 14), "", 0);
+    CHECK(!sac_pretok_next(&it, &a, &b));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -770,6 +868,7 @@ typedef struct vocab_spec {
     const char *const *merges;
     uint64_t n_merges;
     int64_t bos, eos, unk; /* < 0: key absent */
+    const char *name;      /* general.name, or NULL */
 } vocab_spec;
 
 static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
@@ -778,6 +877,7 @@ static uint8_t *build_vocab(const vocab_spec *s, size_t *size) {
     uint8_t *bytes = NULL;
     int ok = sac_gguf_writer_new(&w, &err) == SAC_OK;
     ok = ok && sac_gguf_writer_set_string(w, "general.architecture", "llama", &err) == SAC_OK;
+    if (s->name) ok = ok && sac_gguf_writer_set_string(w, "general.name", s->name, &err) == SAC_OK;
     if (s->model) ok = ok && sac_gguf_writer_set_string(w, "tokenizer.ggml.model", s->model, &err) == SAC_OK;
     if (s->pre) ok = ok && sac_gguf_writer_set_string(w, "tokenizer.ggml.pre", s->pre, &err) == SAC_OK;
     if (s->tokens)
@@ -821,7 +921,7 @@ static const int32_t char_types[] = {3, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 #define N_CHAR_TOKENS (sizeof char_tokens / sizeof char_tokens[0])
 
 static void test_char_vocab(void) {
-    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
+    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&spec, &m);
     if (!bytes) return;
@@ -859,7 +959,7 @@ static void test_char_vocab(void) {
     static const int32_t types_no_unk[] = {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     static const char *const tokens_no_unk[] = {"<pad>", "<bos>", "<eos>", "c", "\n", " ", "a", "b", "e",
                                                 "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80", "\xCC\x81", "!"};
-    vocab_spec strict = {"char", NULL, tokens_no_unk, 14, types_no_unk, 14, NULL, 0, NULL, 0, 1, 2, -1};
+    vocab_spec strict = {"char", NULL, tokens_no_unk, 14, types_no_unk, 14, NULL, 0, NULL, 0, 1, 2, -1, NULL};
     if (!(bytes = load_spec(&strict, &m))) return;
     int32_t out[8];
     CHECK(sac_tokenize(&m, "ab\xC3\xA9z", 5, 0, out, 8, &n) == SAC_ERR_ARG);
@@ -893,30 +993,37 @@ static void test_bad_metadata(void) {
     static const char *const twice[] = {"a", "b", "a"};
     vocab_spec s;
 
-    s = (vocab_spec){"wordpiece", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"wordpiece", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_UNSUPPORTED, "tokenizer model 'wordpiece'");
-    s = (vocab_spec){"gpt2", "llama-bpe", toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1};
-    check_load_fails(&s, SAC_ERR_UNSUPPORTED, "pre-tokenizer 'llama-bpe'");
-    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    /* pre-tokenizers not implemented are refused by name (tekken: Mistral's regex; jina-v2-es:
+     * GPT-2's rules, but its <mask> token strips the space before it) */
+    static const char *const refused[] = {"tekken", "jina-v2-es", "gpt-2x", ""};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "pre-tokenizer '%s' is not supported", refused[i]);
+        s = (vocab_spec){"gpt2", refused[i], toks, 3, NULL, 0, NULL, 0, merges, 1, -1, -1, -1, NULL};
+        check_load_fails(&s, SAC_ERR_UNSUPPORTED, want);
+    }
+    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.merges");
-    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, bad_merges, 1, -1, -1, -1};
+    s = (vocab_spec){"gpt2", "gpt-2", toks, 3, NULL, 0, NULL, 0, bad_merges, 1, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "merges[0]");
-    s = (vocab_spec){"llama", NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"llama", NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.tokens");
-    s = (vocab_spec){"llama", NULL, toks, 3, types, 3, scores, 2, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"llama", NULL, toks, 3, types, 3, scores, 2, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.scores has 2 entries");
-    s = (vocab_spec){"llama", NULL, toks, 3, bad_types, 3, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"llama", NULL, toks, 3, bad_types, 3, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "token_type[1] = 9");
-    s = (vocab_spec){"llama", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, 3, -1, -1};
+    s = (vocab_spec){"llama", NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, 3, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "bos_token_id = 3");
-    s = (vocab_spec){"char", NULL, two_chars, 2, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"char", NULL, two_chars, 2, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "not one UTF-8 character");
-    s = (vocab_spec){"char", NULL, twice, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+    s = (vocab_spec){"char", NULL, twice, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "appears twice");
 
     /* no tokenizer.ggml.model (or llama.cpp's "none"): a model without tokenizer, not an error */
     for (int k = 0; k < 2; k++) {
-        s = (vocab_spec){k ? "none" : NULL, NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1};
+        s = (vocab_spec){k ? "none" : NULL, NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
         size_t size;
         uint8_t *bytes = build_vocab(&s, &size);
         if (!bytes) continue;
@@ -932,7 +1039,7 @@ static void test_small_bpe_vocab(void) {
     /* bytes 'a' 'b' 'c' ' ' (as Ġ) and merges: rank 0 "b c", rank 1 "a b", rank 2 "a bc" */
     static const char *const toks[] = {"a", "b", "c", "\xC4\xA0", "bc", "ab", "abc", ("\xC4\xA0" "a")};
     static const char *const merges[] = {"b c", "a b", "a bc", "\xC4\xA0 a"};
-    vocab_spec s = {"gpt2", NULL, toks, 8, NULL, 0, NULL, 0, merges, 4, -1, -1, -1};
+    vocab_spec s = {"gpt2", NULL, toks, 8, NULL, 0, NULL, 0, merges, 4, -1, -1, -1, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&s, &m);
     if (!bytes) return;
@@ -953,6 +1060,78 @@ static void test_small_bpe_vocab(void) {
     free(bytes);
 }
 
+/* Llama 3's pre-tokenizer takes a word that is a token as a whole (ignore_merges), where
+ * merging alone cannot reach it, and adds BOS by default; GPT-2's merges and does not. */
+static void test_bpe_ignore_merges(void) {
+    static const char *const toks[] = {"a", "b", "c", "ab", "abc", "<s>"};
+    static const int32_t types[] = {1, 1, 1, 1, 1, 3};
+    static const char *const merges[] = {"a b"}; /* no merge makes "abc" */
+    for (int k = 0; k < 3; k++) {
+        const char *pre = k == 0 ? "gpt-2" : k == 1 ? "llama-bpe" : "smaug-bpe";
+        vocab_spec s = {"gpt2", pre, toks, 6, types, 6, NULL, 0, merges, 1, 5, 5, -1, NULL};
+        struct sac_model m;
+        uint8_t *bytes = load_spec(&s, &m);
+        if (!bytes) return;
+        sac_status st;
+        int32_t n;
+        int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st);
+        if (k == 1) CHECK_MSG(ids_equal(ids, n, (const int32_t[]){4}, 1), "%s", pre);
+        else CHECK_MSG(ids_equal(ids, n, (const int32_t[]){3, 2}, 2), "%s", pre);
+        free(ids);
+        CHECK_MSG(sac_token_add_bos(&m) == (k == 1), "%s", pre);
+        model_release(&m);
+        free(bytes);
+    }
+}
+
+/* 1 when two texts give the same ids with special tokens parsed. */
+static int same_ids(struct sac_model *m, const char *a, const char *b) {
+    int32_t na, nb;
+    sac_status st;
+    int32_t *x = tokenize(m, a, strlen(a), SAC_TOKENIZE_SPECIAL, &na, &st);
+    int32_t *y = tokenize(m, b, strlen(b), SAC_TOKENIZE_SPECIAL, &nb, &st);
+    int same = x && y && na == nb && memcmp(x, y, (size_t)na * sizeof *x) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Token attributes llama.cpp sets by the model's name: in a Phi-3, special tokens swallow
+ * the white space after them (not <s>, <unk>, <|endoftext|>); in a ModernBERT, [MASK] the
+ * white space before it; other models keep their white space. */
+static void test_strip_attributes(void) {
+    static const char *const toks[] = {"<unk>", "<s>", "</s>", "<|user|>", "\xE2\x96\x81", "h", "i", "<|endoftext|>"};
+    static const int32_t types[] = {2, 3, 3, 3, 1, 1, 1, 3};
+    static const float scores[] = {0, 0, 0, 0, -1, -2, -2, 0};
+    for (int k = 0; k < 3; k++) {
+        const char *name = k == 0 ? "Phi-3-mini-4k-instruct" : k == 1 ? "phi3" : "Llama-2";
+        vocab_spec spec = {"llama", NULL, toks, 8, types, 8, scores, 8, NULL, 0, 1, 2, 0, name};
+        struct sac_model m;
+        uint8_t *bytes = load_spec(&spec, &m);
+        if (!bytes) return;
+        int phi = k < 2;
+        CHECK_MSG(same_ids(&m, "<|user|> \n hi", "<|user|>hi") == phi, "%s", name);
+        CHECK_MSG(same_ids(&m, "</s>\thi", "</s>hi") == phi, "%s", name);
+        CHECK_MSG(!same_ids(&m, "<s> hi", "<s>hi") && !same_ids(&m, "<|endoftext|> hi", "<|endoftext|>hi"), "%s", name);
+        CHECK_MSG(!same_ids(&m, "hi <|user|>", "hi<|user|>"), "%s: rstrip only", name);
+        model_release(&m);
+        free(bytes);
+    }
+    static const char *const bpe_toks[] = {"a", "\xC4\xA0", "[MASK]"};
+    static const int32_t bpe_types[] = {1, 1, 3};
+    static const char *const merges[] = {"\xC4\xA0 a"};
+    for (int k = 0; k < 2; k++) {
+        const char *name = k == 0 ? "modern-bert-base" : "gpt-2";
+        vocab_spec spec = {"gpt2", "gpt-2", bpe_toks, 3, bpe_types, 3, NULL, 0, merges, 1, -1, -1, -1, name};
+        struct sac_model m;
+        uint8_t *bytes = load_spec(&spec, &m);
+        if (!bytes) return;
+        CHECK_MSG(same_ids(&m, "a  [MASK] a", "a[MASK] a") == (k == 0), "%s", name);
+        model_release(&m);
+        free(bytes);
+    }
+}
+
 /* A llama vocabulary with a token that holds ▁ after a character ("a▁") cannot be encoded
  * word by word: the whole text merges in one queue, as llama.cpp's llm_tokenizer_spm does.
  * "a b" → ▁a▁b: "a▁" (score -1) merges before "▁a" (-2), then "a▁b" (0): ▁ + a▁b, where
@@ -962,7 +1141,7 @@ static void test_small_spm_vocab(void) {
                                        "\xE2\x96\x81" "a"};
     static const int32_t types[] = {2, 1, 1, 1, 1, 1, 1};
     static const float scores[] = {0, -1, -2, -2, -1, 0, -2};
-    vocab_spec spec = {"llama", NULL, toks, 7, types, 7, scores, 7, NULL, 0, -1, -1, 0};
+    vocab_spec spec = {"llama", NULL, toks, 7, types, 7, scores, 7, NULL, 0, -1, -1, 0, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&spec, &m);
     if (!bytes) return;
@@ -1077,26 +1256,19 @@ static void test_detokenize_pieces_reference_vocabs(void) {
     if (!gpt2_vocab.loaded || !llama_vocab.loaded) SKIP("reference vocabularies not found");
     check_pieces_of_model(&gpt2_vocab.model, "gpt-2", 11);
     check_pieces_of_model(&llama_vocab.model, "llama-spm", 12);
-    /* The other reference vocabularies use pre-tokenizers saccade does not implement: they
-     * are refused at load, so there is nothing to detokenize with them. */
+    /* The other reference vocabularies, each with its own pre-tokenizer */
     static const char *const others[] = {"deepseek-coder", "mpt", "refact", "starcoder"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        char path[1200];
-        size_t size;
-        snprintf(path, sizeof path, "%s/vocab/ggml-vocab-%s.gguf", data_dir, others[i]);
-        void *buf = test_read_file(path, &size);
-        if (!buf) continue;
-        struct sac_model m;
-        sac_status st = model_from_gguf(&m, buf, size);
-        CHECK_MSG(st == SAC_ERR_UNSUPPORTED && strstr(m.error.msg, "pre-tokenizer"), "%s: %s", others[i],
-                  m.error.msg);
-        model_release(&m);
-        free(buf);
+        vocab v = {0};
+        vocab_open(&v, others[i]);
+        CHECK_MSG(!v.buf || v.loaded, "%s: %s", others[i], v.model.error.msg);
+        if (v.loaded) check_pieces_of_model(&v.model, others[i], 20 + (int)i);
+        vocab_close(&v);
     }
 }
 
 static void test_detokenize_pieces_char_and_shipped(void) {
-    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3};
+    vocab_spec spec = {"char", NULL, char_tokens, N_CHAR_TOKENS, char_types, N_CHAR_TOKENS, NULL, 0, NULL, 0, 1, 2, 3, NULL};
     struct sac_model cm;
     uint8_t *bytes = load_spec(&spec, &cm);
     if (bytes) {
@@ -1272,11 +1444,16 @@ int main(int argc, char **argv) {
     RUN(test_gpt2_byte_map);
     RUN(test_gpt2_reference_cases);
     RUN(test_llama_reference_cases);
+    RUN(test_mpt_reference_cases);
+    RUN(test_starcoder_reference_cases);
+    RUN(test_refact_reference_cases);
+    RUN(test_deepseek_coder_reference_cases);
     RUN(test_vocab_metadata);
     RUN(test_token_bytes);
     RUN(test_gpt2_random_round_trip);
     RUN(test_llama_random_round_trip);
     RUN(test_gpt2_pretokenizer);
+    RUN(test_pretokenizers);
     RUN(test_invalid_utf8);
     RUN(test_detokenizer_holds_partial_characters);
     RUN(test_detokenizer_random_ids);
@@ -1286,6 +1463,8 @@ int main(int argc, char **argv) {
     RUN(test_char_vocab);
     RUN(test_bad_metadata);
     RUN(test_small_bpe_vocab);
+    RUN(test_bpe_ignore_merges);
+    RUN(test_strip_attributes);
     RUN(test_small_spm_vocab);
     RUN(test_detokenize_pieces_reference_vocabs);
     RUN(test_detokenize_pieces_char_and_shipped);

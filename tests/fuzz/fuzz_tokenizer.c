@@ -1,11 +1,15 @@
-/* fuzz_tokenizer.c — libFuzzer target for the gpt2, llama and char encoders and for
- * detokenization (streaming and per-token pieces).
+/* fuzz_tokenizer.c — libFuzzer target for the gpt2, llama and char encoders, the BPE
+ * pre-tokenizers, and detokenization (streaming and per-token pieces).
  *
  * Loads the gpt-2 and llama-spm reference vocabularies once (../shared/data/vocab, relative
  * to the current directory or to the binary in build/fuzz; skipped with a message when
  * absent) plus two vocabularies built in memory: a char one, and a small llama one whose
  * tokens hold ▁ inside (the encoder's one-queue path) with byte tokens and a user-defined
- * token. Each input is:
+ * token. The gpt-2 vocabulary is loaded once more per pre-tokenizer family (StarCoder's,
+ * Llama 3's with and without ignore-merges, Qwen2's, Falcon's, DeepSeek Coder's and LLM's), relabelled,
+ * so that every splitter runs on every input and must round-trip; each splitter also walks
+ * the sanitized text directly, and its words must be non-empty, contiguous, cover the text
+ * and end on character boundaries. Each input is:
  *   byte 0      flags (SAC_TOKENIZE_BOS / _EOS / _SPECIAL in the low bits; bit 7: ask
  *               sac_tokenize for the size first, with no room for ids)
  *   the rest    text, arbitrary bytes (invalid UTF-8 included)
@@ -25,6 +29,7 @@
 #include "files.h"
 #include "gguf_writer.h"
 #include "model.h"
+#include "pretokenize.h"
 #include "tokenizer_impl.h"
 #include "unicode.h"
 
@@ -35,7 +40,13 @@ typedef struct fuzz_vocab {
     int round_trips; /* decode(encode(text)) == text is expected */
 } fuzz_vocab;
 
-static fuzz_vocab vocabs[4];
+/* the pre-tokenizers the relabelled gpt-2 vocabularies (vocabs[4..]) use */
+static const char *const relabelled[] = {"starcoder", "llama-bpe", "dbrx", "qwen2", "falcon", "deepseek-coder",
+                                         "deepseek-llm"};
+#define N_RELABELLED (sizeof relabelled / sizeof relabelled[0])
+#define N_VOCABS (4 + N_RELABELLED)
+
+static fuzz_vocab vocabs[N_VOCABS];
 
 
 static int load_from_buffer(fuzz_vocab *v, void *buf, size_t size) {
@@ -67,6 +78,17 @@ static void load_reference(fuzz_vocab *v, const char *argv0, const char *name) {
         return;
     }
     if (load_from_buffer(v, buf, size)) v->round_trips = 1;
+}
+
+/* The gpt-2 vocabulary with another pre-tokenizer (its bytes all have tokens, so every text
+ * round-trips whatever the splitting). */
+static void load_relabelled(fuzz_vocab *v, const char *argv0, const char *pre) {
+    load_reference(v, argv0, "gpt-2");
+    if (!v->loaded) return;
+    const sac_pretokenizer *pt = sac_pretokenizer_find(pre, strlen(pre));
+    if (!pt) __builtin_trap();
+    v->model.tokenizer->pretok = pt;
+    v->model.tokenizer->ignore_merges = pt->ignore_merges;
 }
 
 /* A vocabulary built in memory from its tokens (types and scores optional), BOS 0, EOS 1. */
@@ -137,6 +159,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     load_reference(&vocabs[1], argv0, "llama-spm");
     load_char_vocab(&vocabs[2]);
     load_small_spm_vocab(&vocabs[3]);
+    for (size_t i = 0; i < N_RELABELLED; i++) load_relabelled(&vocabs[4 + i], argv0, relabelled[i]);
     return 0;
 }
 
@@ -189,6 +212,16 @@ static void check_pieces(struct sac_model *m, const int32_t *ids, int32_t n, con
     free(pieces);
 }
 
+/* A splitter's words: non-empty, back to back from 0 to len, each ending on a character boundary. */
+static void check_words(const char *pre, const char *text, size_t len) {
+    sac_pretok_iter it;
+    sac_pretok_begin(&it, sac_pretokenizer_find(pre, strlen(pre)), text, len);
+    size_t covered = 0;
+    for (size_t a, b; sac_pretok_next(&it, &a, &b); covered = b)
+        if (a != covered || b <= a || b > len || (b < len && ((uint8_t)text[b] & 0xC0) == 0x80)) __builtin_trap();
+    if (covered != len) __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
     uint32_t flags = data[0] & (SAC_TOKENIZE_BOS | SAC_TOKENIZE_EOS | SAC_TOKENIZE_SPECIAL);
@@ -198,8 +231,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *clean = malloc(clean_len + 1);
     if (!clean) return 0;
     sac_utf8_sanitize((const uint8_t *)text, len, clean);
+    check_words("gpt-2", clean, clean_len);
+    for (size_t i = 0; i < N_RELABELLED; i++) check_words(relabelled[i], clean, clean_len);
 
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < (int)N_VOCABS; k++) {
         fuzz_vocab *v = &vocabs[k];
         if (!v->loaded) continue;
         struct sac_model *m = &v->model;
