@@ -124,23 +124,24 @@ void sac_to_float_q8_0(const void *src, float *dst, int64_t n) {
     for (int64_t i = 0; i < n / SAC_QK; i++) int8_block_to_float(b[i].d, b[i].qs, dst + i * SAC_QK);
 }
 
-/* ggml's quantize_row_q8_0_ref: d = amax/127 in f32; the ints use 1/d of that f32 d (before
- * it is rounded to f16 for storage), rounded half away from zero. */
+/* ggml's quantize_row_q8_0_ref for one block: d = amax/127 in f32; the ints use 1/d of that f32
+ * d (before it is rounded to f16 for storage), rounded half away from zero. Returns the f32 d. */
+static float int8_block_from_float(const float *x, sac_f16 *d16, int8_t *qs) {
+    float amax = 0.0f;
+    for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    *d16 = sac_f32_to_f16(d);
+    for (int j = 0; j < SAC_QK; j++) {
+        float q = roundf(x[j] * id);
+        /* finite inputs always land in [-127, 127]; the test keeps NaN/inf from being UB */
+        qs[j] = (int8_t)(q >= -127.0f && q <= 127.0f ? q : 0.0f);
+    }
+    return d;
+}
+
 void sac_from_float_q8_0(const float *src, void *dst, int64_t n) {
     block_q8_0 *b = dst;
-    for (int64_t i = 0; i < n / SAC_QK; i++) {
-        const float *x = src + i * SAC_QK;
-        float amax = 0.0f;
-        for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
-        float d = amax / 127.0f;
-        float id = d != 0.0f ? 1.0f / d : 0.0f;
-        b[i].d = sac_f32_to_f16(d);
-        for (int j = 0; j < SAC_QK; j++) {
-            float q = roundf(x[j] * id);
-            /* finite inputs always land in [-127, 127]; the test keeps NaN/inf from being UB */
-            b[i].qs[j] = (int8_t)(q >= -127.0f && q <= 127.0f ? q : 0.0f);
-        }
-    }
+    for (int64_t i = 0; i < n / SAC_QK; i++) int8_block_from_float(src + i * SAC_QK, &b[i].d, b[i].qs);
 }
 
 void sac_to_float_q4_0(const void *src, float *dst, int64_t n) {
@@ -323,14 +324,10 @@ void sac_to_float_q8_1(const void *src, float *dst, int64_t n) {
 void sac_from_float_q8_1(const float *src, void *dst, int64_t n) {
     block_q8_1 *b = dst;
     for (int64_t i = 0; i < n / SAC_QK; i++) {
-        block_q8_0 q;
-        sac_from_float_q8_0(src + i * SAC_QK, &q, SAC_QK);
-        float amax = 0.0f;
-        for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(src[i * SAC_QK + j]));
+        const float d = int8_block_from_float(src + i * SAC_QK, &b[i].d, b[i].qs);
         int sum = 0;
-        for (int j = 0; j < SAC_QK; j++) sum += b[i].qs[j] = q.qs[j];
-        b[i].d = q.d;
-        b[i].s = sac_f32_to_f16((float)sum * (amax / 127.0f));
+        for (int j = 0; j < SAC_QK; j++) sum += b[i].qs[j];
+        b[i].s = sac_f32_to_f16((float)sum * d);
     }
 }
 
