@@ -27,10 +27,9 @@ export function samplingDefaults(engine) {
   return { maxTokens: 64, ...d };
 }
 
-/** Checks generate's options; returns them with defaults filled in (seed as a BigInt). */
-export function generateOptions(engine, options) {
+/** Checks generate's options; returns them with `d` (samplingDefaults) filled in (seed as a BigInt). */
+export function generateOptions(d, options) {
   const o = optionsOf(options, GENERATE_OPTIONS, 'generate');
-  const d = samplingDefaults(engine);
   const nonNegative = (x) => x >= 0;
   let seed64;
   if (o.seed === undefined) seed64 = randomSeed();

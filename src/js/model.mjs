@@ -209,7 +209,7 @@ export class Model {
    */
   generate(prompt, options) {
     const e = this.#hasContext();
-    const o = generateOptions(e, options);
+    const o = generateOptions(this.samplingDefaults, options);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
     if (ids.length === 0) fail('the prompt is empty');
     let source = null;
