@@ -27,11 +27,38 @@ class UsageError extends Error {}
 // printf-compatible formatting, so that the output is byte-identical to the native CLI's
 // ---------------------------------------------------------------------------------------------
 
-/** C's %.{p}g. */
+/** Whether x·10^s lies exactly halfway between two integers, and the lower one is even. */
+function evenTie(x, s) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const biased = Number(bits >> 52n);
+  const fraction = bits & ((1n << 52n) - 1n);
+  const m = biased ? fraction | (1n << 52n) : fraction; // |x| = m·2^e exactly
+  const e = (biased || 1) - 1075;
+  let num = m, den = 1n;
+  if (e >= 0) num <<= BigInt(e); else den <<= BigInt(-e);
+  if (s >= 0) num *= 10n ** BigInt(s); else den *= 10n ** BigInt(-s);
+  return (2n * num) % (2n * den) === den && (num / den) % 2n === 0n;
+}
+
+/** The double next to x towards zero. */
+function towardZero(x) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) - 1n);
+  return view.getFloat64(0);
+}
+
+/** C's %.{p}g. JS rounds an exact decimal tie away from zero, printf (glibc) to even: a value
+ *  exactly halfway with an even lower neighbour is formatted from the double just below it. */
 export function formatG(x, p = 6) {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  const rounded = Number(x.toExponential(p - 1).split('e')[1]);
+  // the tie is at the digit exponent before rounding, which a carry (9.5 → 1e1) may have raised
+  if (evenTie(x, p - 1 - rounded) || evenTie(x, p - rounded)) x = towardZero(x);
   const strip = (s) => (s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s);
   const [mantissa, e] = x.toExponential(p - 1).split('e');
   const exp = Number(e);

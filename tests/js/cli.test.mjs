@@ -35,6 +35,14 @@ describe('printf-compatible formatting', () => {
     for (const [x, p, s] of cases) assert.equal(formatG(x, p), s, `%.${p}g of ${x}`);
   });
 
+  test('formatG rounds exact decimal ties to even, as glibc\'s printf does (JS rounds them away from zero)', () => {
+    // -11.87890625 is a float32 logit of stories260K that the two CLIs once printed differently
+    const cases = [[-11.87890625, 9, '-11.8789062'], [0.125, 2, '0.12'], [0.375, 2, '0.38'], [2.5, 1, '2'],
+      [3.5, 1, '4'], [9.5, 1, '1e+01'], [8.5, 1, '8'], [-8.5, 1, '-8'], [1234568.5, 7, '1234568'],
+      [1234567.5, 7, '1234568']];
+    for (const [x, p, s] of cases) assert.equal(formatG(x, p), s, `%.${p}g of ${x}`);
+  });
+
   test('jsonString escapes as src/cli.c does', () => {
     assert.equal(jsonString('a"b\\c\nd\te\rf\u0001\u0008é😀'), '"a\\"b\\\\c\\nd\\te\\rf\\u0001\\u0008é😀"');
   });
