@@ -2,9 +2,9 @@
 // generation, and draws its attention live. Reading order: page state → loading → runtime
 // status → generating → the views (rendered once per animation frame) → hover → export.
 //
-// URL parameters: ?model=URL (any GGUF), ?source=a|b|a real model's key (the model switch), ?threads=N, ?prompt=TEXT,
-// ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is loaded). Sampling inputs
-// left empty take the library's defaults.
+// URL parameters: ?model=URL (any GGUF), ?source=a|b or a real model's key (the model switch),
+// ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
+// loaded). Sampling inputs left empty take the library's defaults.
 import { ModelClient } from './client.mjs';
 import { MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
@@ -158,13 +158,15 @@ function fillSelections() {
 }
 
 /** A model of the switch by its key: MODELS (shipped) or REAL_MODELS; undefined for others. */
-const choiceOf = (key) => (Object.hasOwn(MODELS, key) ? MODELS[key] : Object.hasOwn(REAL_MODELS, key) ? REAL_MODELS[key] : undefined);
+const choiceOf = (key) =>
+  (Object.hasOwn(MODELS, key) ? MODELS[key] : Object.hasOwn(REAL_MODELS, key) ? REAL_MODELS[key] : undefined);
+const isExamplePrompt = (text) => [MODELS, REAL_MODELS].some((list) => Object.values(list).some((m) => m.prompt === text));
 
 function pickModel(key) {
   const choice = choiceOf(key);
   const prompt = $('prompt');
   // the example prompt follows the model unless the user wrote their own
-  if (!prompt.value || [MODELS, REAL_MODELS].some((list) => Object.values(list).some((m) => m.prompt === prompt.value))) prompt.value = choice.prompt;
+  if (!prompt.value || isExamplePrompt(prompt.value)) prompt.value = choice.prompt;
   load(choice.url, choice.label, { bytes: choice.bytes });
 }
 
