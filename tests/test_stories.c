@@ -45,16 +45,27 @@
 typedef struct type_case {
     uint32_t type;
     double tol_f32, tol_ref; /* max |Δlogit| vs the F32 engine, vs the float64 reference */
+    const char *stored;      /* the converted file's tensors by type (the fallbacks above) */
 } type_case;
 
+#define LEGACY(t) "F32 x11, F16 x5, " t " x32" /* ffn_down (rows of 172) in F16 */
 static const type_case cases[] = {
-    {SAC_TYPE_F32, 0, 3e-5},     {SAC_TYPE_F16, 0.025, 3e-5}, {SAC_TYPE_BF16, 0.25, 0.15},
-    {SAC_TYPE_Q8_0, 0.6, 0.5},   {SAC_TYPE_Q5_0, 4, 0.5},     {SAC_TYPE_Q5_1, 4, 0.5},
-    {SAC_TYPE_Q4_0, 18, 0.5},    {SAC_TYPE_Q4_1, 8, 0.5},
-    /* the K-quants as stored here: Q4_0, Q4_0, Q5_0, Q5_1, Q8_0 (see above) */
-    {SAC_TYPE_Q2_K, 18, 0.5},    {SAC_TYPE_Q3_K, 18, 0.5},    {SAC_TYPE_Q4_K, 4, 0.5},
-    {SAC_TYPE_Q5_K, 4, 0.5},     {SAC_TYPE_Q6_K, 0.6, 0.5},
+    {SAC_TYPE_F32, 0, 3e-5, "F32 x48"},
+    {SAC_TYPE_F16, 0.025, 3e-5, "F32 x11, F16 x37"},
+    {SAC_TYPE_BF16, 0.25, 0.15, "F32 x11, BF16 x37"},
+    {SAC_TYPE_Q8_0, 0.6, 0.5, LEGACY("Q8_0")},
+    {SAC_TYPE_Q5_0, 4, 0.5, LEGACY("Q5_0")},
+    {SAC_TYPE_Q5_1, 4, 0.5, LEGACY("Q5_1")},
+    {SAC_TYPE_Q4_0, 18, 0.5, LEGACY("Q4_0")},
+    {SAC_TYPE_Q4_1, 8, 0.5, LEGACY("Q4_1")},
+    /* the K-quants fall back for every matrix: the same files as the types they fall back to */
+    {SAC_TYPE_Q2_K, 18, 0.5, LEGACY("Q4_0")},
+    {SAC_TYPE_Q3_K, 18, 0.5, LEGACY("Q4_0")},
+    {SAC_TYPE_Q4_K, 4, 0.5, LEGACY("Q5_0")},
+    {SAC_TYPE_Q5_K, 4, 0.5, LEGACY("Q5_1")},
+    {SAC_TYPE_Q6_K, 0.6, 0.5, LEGACY("Q8_0")},
 };
+#undef LEGACY
 #define N_CASES ((int)(sizeof cases / sizeof *cases))
 
 /* ------------------------------------------------------------------------------------------
@@ -203,6 +214,8 @@ static void test_stories_every_type(void) {
         }
         char stored[160];
         describe_types(bytes, n_bytes, stored, sizeof stored);
+        CHECK_MSG(!strcmp(stored, tc->stored), "%s: the file holds %s, not %s", sac_type_name(tc->type), stored,
+                  tc->stored);
 
         sac_model *m = NULL;
         sac_status st = sac_model_load(bytes, n_bytes, 0, &m);
