@@ -2,13 +2,14 @@
 // generation, and draws its attention live. Reading order: page state → loading → runtime
 // status → generating → the views (rendered once per animation frame) → hover → export.
 //
-// URL parameters: ?model=URL (any GGUF), ?source=a|b (the model switch), ?threads=N, ?prompt=TEXT,
-// ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is loaded). Sampling inputs
-// left empty take the library's defaults.
+// URL parameters: ?model=URL (any GGUF), ?source=a|b or a real model's key (the model switch),
+// ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
+// loaded). Sampling inputs left empty take the library's defaults.
 import { ModelClient } from './client.mjs';
-import { MODELS } from './config.mjs';
+import { MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { cachedModels, clearModelCache } from './model-cache.mjs';
+import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
 import { hoverWeights } from './views/hover.mjs';
@@ -45,7 +46,11 @@ let ranOnce = false; // ?run generates once, after the first load
 
 const PHASES = { network: 'Downloading', cache: 'Reading from the browser cache', file: 'Reading the file' };
 
+const meter = new DownloadMeter();
+let loadCount = 0; // a load that awaited its size check gives way to a later one
+
 function showProgress({ phase, loaded, total }) {
+  $('progress-rate').textContent = rateText(meter.update(phase, loaded, total));
   const bar = $('progress');
   if (total) {
     bar.value = loaded / total;
@@ -56,7 +61,11 @@ function showProgress({ phase, loaded, total }) {
   }
 }
 
-async function load(source, what) {
+/**
+ * Loads a model. Its size is checked against this device before anything is downloaded: `bytes`
+ * (a listed model's published size), a File's size, or with `askSize` a HEAD request's answer.
+ */
+async function load(source, what, { bytes, askSize = false } = {}) {
   if (state.running) client.stop();
   state.model = null;
   setRunning(false);
@@ -65,6 +74,16 @@ async function load(source, what) {
   $('progress-text').textContent = `Loading ${what}…`;
   $('model-info').textContent = '';
   $('cache-note').textContent = '';
+  $('progress-rate').textContent = '';
+  meter.reset();
+  const count = ++loadCount;
+  const refusal = await refusalBeforeDownload(source, { bytes, askSize });
+  if (count !== loadCount) return;
+  if (refusal) {
+    $('progress-text').textContent = `Could not load ${what}: ${refusal} (refused before downloading)`;
+    $('progress-text').classList.add('error');
+    return;
+  }
   const threads = Number($('threads').value) || undefined;
   try {
     const loaded = await client.load(source, {
@@ -78,6 +97,7 @@ async function load(source, what) {
     state.model = loaded;
     const { info, runtime, from, bytes, ms } = loaded;
     $('progress').value = 1;
+    $('progress-rate').textContent = '';
     const size = bytes ? `${mb(bytes)} ` : '';
     $('progress-text').textContent = `Loaded ${what}: ${size}from ${from === 'cache' ? 'the browser cache' : from === 'file' ? 'the file' : 'the network'} in ${Math.round(ms)} ms`;
     showRuntime(runtime);
@@ -137,12 +157,17 @@ function fillSelections() {
   $('head').value = String(state.head);
 }
 
+/** A model of the switch by its key: MODELS (shipped) or REAL_MODELS; undefined for others. */
+const choiceOf = (key) =>
+  (Object.hasOwn(MODELS, key) ? MODELS[key] : Object.hasOwn(REAL_MODELS, key) ? REAL_MODELS[key] : undefined);
+const isExamplePrompt = (text) => [MODELS, REAL_MODELS].some((list) => Object.values(list).some((m) => m.prompt === text));
+
 function pickModel(key) {
-  const choice = MODELS[key];
+  const choice = choiceOf(key);
   const prompt = $('prompt');
   // the example prompt follows the model unless the user wrote their own
-  if (!prompt.value || Object.values(MODELS).some((m) => m.prompt === prompt.value)) prompt.value = choice.prompt;
-  load(choice.url, choice.label);
+  if (!prompt.value || isExamplePrompt(prompt.value)) prompt.value = choice.prompt;
+  load(choice.url, choice.label, { bytes: choice.bytes });
 }
 
 // -------------------------------------------------------------------------------------------
@@ -417,7 +442,7 @@ $('model-select').addEventListener('change', () => {
   const v = $('model-select').value;
   $('url-form').hidden = v !== 'url';
   if (v === 'file') $('model-file').click();
-  else if (v in MODELS) pickModel(v);
+  else if (choiceOf(v)) pickModel(v);
 });
 $('model-file').addEventListener('change', () => {
   const file = $('model-file').files[0];
@@ -426,12 +451,12 @@ $('model-file').addEventListener('change', () => {
 $('url-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const url = $('model-url').value.trim();
-  if (url) load(url, url);
+  if (url) load(url, url, { askSize: true });
 });
 $('threads').addEventListener('change', () => {
   const v = $('model-select').value;
-  if (v in MODELS) pickModel(v);
-  else if (v === 'url' && $('model-url').value) load($('model-url').value, $('model-url').value);
+  if (choiceOf(v)) pickModel(v);
+  else if (v === 'url' && $('model-url').value) load($('model-url').value, $('model-url').value, { askSize: true });
   else if (v === 'file' && $('model-file').files[0]) load($('model-file').files[0], $('model-file').files[0].name);
 });
 $('clear-cache').addEventListener('click', async () => {
@@ -473,10 +498,11 @@ $('coi-off').addEventListener('click', disableShim);
 addEventListener('resize', scheduleRender);
 
 // -------------------------------------------------------------------------------------------
-// Start: the model from ?model=, else Model A (or B with ?source=b).
+// Start: the model from ?model=, else Model A (or ?source=b, or a real model by its key).
 // -------------------------------------------------------------------------------------------
 
 for (const [key, m] of Object.entries(MODELS)) $('model-select').querySelector(`option[value="${key}"]`).textContent = m.label;
+addRealModels($('model-select'), REAL_MODELS, $('model-select').querySelector('option[value="file"]'));
 if (params.has('threads')) $('threads').value = params.get('threads');
 if (params.has('max')) $('max-tokens').value = params.get('max');
 if (params.has('seed')) $('seed').value = params.get('seed');
@@ -486,9 +512,9 @@ if (params.get('model')) {
   $('url-form').hidden = false;
   $('model-url').value = params.get('model');
   if (!$('prompt').value) $('prompt').value = params.get('prompt') ?? MODELS.a.prompt;
-  load(params.get('model'), params.get('model'));
+  load(params.get('model'), params.get('model'), { askSize: true });
 } else {
-  const key = params.get('source') === 'b' ? 'b' : 'a';
+  const key = choiceOf(params.get('source')) ? params.get('source') : 'a';
   $('model-select').value = key;
   if (params.get('prompt')) $('prompt').value = params.get('prompt');
   pickModel(key);
