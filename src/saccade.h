@@ -417,11 +417,12 @@ sac_attend_params sac_attend_default_params(void);
  *           mask or a kernel excludes the key; may be NULL (scores_len 0).
  * A row with no admissible key (every key masked, padding length 0, no point within a boxcar's
  * reach) has weights all 0 and output 0 — never NaN. Scores that come out non-finite (an
- * overflowing dot product) fail the call rather than give NaN.
+ * overflowing dot product) fail the call rather than give NaN (out is then all 0; weights and
+ * scores partly written).
  * Returns SAC_OK, SAC_ERR_ARG (a bad size, a length too short, a non-finite input, an
  * unknown score or mask) or SAC_ERR_NOMEM (scratch for additive scores), with a readable
  * message in errmsg (errmsg_size bytes, NUL-terminated; may be NULL). Nothing is written to
- * the outputs unless the arguments are valid. */
+ * the outputs when an argument is invalid. */
 sac_status sac_attend(const sac_attend_params *p, const float *queries, size_t queries_len, const float *keys,
                       size_t keys_len, const float *values, size_t values_len, const float *W, size_t W_len,
                       const int32_t *key_lengths, size_t key_lengths_len, const uint8_t *mask, size_t mask_len,
