@@ -564,6 +564,41 @@ static void test_no_positions_permutation_invariance(void) {
     }
 }
 
+/* Encoder–decoder without positions: the encoder is bidirectional and cross-attention sums
+ * over the source, so permuting the source leaves every decoder logit unchanged (all layers). */
+static void test_no_positions_encdec_source_as_a_set(void) {
+    test_model tm;
+    test_model_spec s = test_spec("encdec", SAC_TYPE_F32);
+    CHECK(test_model_make(&s, &tm) == 0);
+    sac_model *m = load(&tm);
+    if (m) {
+        const int32_t src[] = {5, 17, 42, 3, 88, 61}, shuffled[] = {61, 3, 5, 88, 42, 17}, tgt[] = {1, 9, 23, 40};
+        double diff[2];
+        for (int np = 0; np < 2; np++) {
+            float *logits[2] = {NULL, NULL};
+            for (int v = 0; v < 2; v++) {
+                sac_context_params p = sac_context_default_params();
+                p.no_positions = np;
+                sac_context *ctx = NULL;
+                CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+                CHECK(sac_encode(ctx, v ? shuffled : src, 6, NULL) == SAC_OK);
+                CHECK(sac_eval(ctx, tgt, 4, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
+                const float *l = sac_logits(ctx, NULL, NULL);
+                logits[v] = malloc((size_t)4 * s.n_vocab * sizeof(float));
+                if (l) memcpy(logits[v], l, (size_t)4 * s.n_vocab * sizeof(float));
+                sac_context_free(ctx);
+            }
+            diff[np] = 0;
+            for (int i = 0; i < 4 * s.n_vocab; i++) diff[np] = fmax(diff[np], fabs(logits[0][i] - logits[1][i]));
+            free(logits[0]), free(logits[1]);
+        }
+        CHECK_MSG(diff[1] <= 1e-4, "without positions a permuted source moves the logits by %g", diff[1]);
+        CHECK_MSG(diff[0] > 1e-3, "with positions a permuted source moves the logits by only %g", diff[0]);
+        sac_model_free(m);
+    }
+    test_model_free(&tm);
+}
+
 int main(void) {
     RUN(test_every_score_and_mask_matches_reference);
     RUN(test_temperatures_heads_and_shapes);
@@ -578,5 +613,6 @@ int main(void) {
     RUN(test_tensor_read);
     RUN(test_no_positions_gpt2_matches_reference);
     RUN(test_no_positions_permutation_invariance);
+    RUN(test_no_positions_encdec_source_as_a_set);
     return check_summary("test_attend");
 }
