@@ -33,6 +33,15 @@ const isArrayLike = (x) => x != null && typeof x != 'string' && typeof x != 'fun
  */
 function tensor(name, x, { booleans = false } = {}) {
   if (!isArrayLike(x)) fail(`${name} must be an array of numbers (flat or nested), got ${x === null ? 'null' : typeof x}`);
+  if (ArrayBuffer.isView(x) && !(x instanceof DataView) && typeof x[0] != 'bigint') {
+    // a typed array: one flat copy, every element checked
+    if (x.length === 0) fail(`${name} is empty`);
+    if (x.length > MAX_FLOATS) fail(`${name} has ${x.length} elements, more than ${MAX_FLOATS}`, 'SAC_ERR_NOMEM');
+    const data = Float32Array.from(x);
+    for (let i = 0; i < data.length; i++)
+      if (!Number.isFinite(data[i])) fail(`${name}[${i}] is ${String(x[i])}, not a finite number`);
+    return { data, shape: [data.length] };
+  }
   const shape = [];
   for (let y = x; isArrayLike(y); y = y[0]) {
     shape.push(y.length);

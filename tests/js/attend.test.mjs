@@ -196,6 +196,10 @@ describe('option checks', () => {
     refuses({ ...base, mask: 'diagonal' }, /mask must be one of none, causal/);
     refuses({ ...base, score: 'general', W: [1, 2, 3] }, /W holds 3 numbers but must be heads × d × d = 4/);
     assert.throws(() => A.attend(), /attend needs queries/);
+    refuses({ ...base, queries: new Float64Array([1, Infinity]), dk: 2 }, /queries\[1\] is Infinity/);
+    // typed arrays are taken flat
+    const typed = A.attend({ ...base, queries: new Float32Array([1, 2]), dk: 2 });
+    assert.deepEqual(typed.output, A.attend(base).output);
   });
 
   test("C's own refusal comes through with its status and message", () => {
