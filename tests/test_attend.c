@@ -446,24 +446,21 @@ static void test_sinusoid_table(void) {
 /* The model calls: tensor rows, no_positions                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-static sac_model *load(const test_model *tm) {
+/* A random test model of this shape, loaded (NULL and a failed check when it does not load). */
+static sac_model *make_and_load(test_model_spec spec, test_model *tm) {
     sac_model *m = NULL;
-    sac_status st = sac_model_load(tm->bytes, tm->size, 0, &m);
-    CHECK_MSG(st == SAC_OK, "load failed: %s", sac_model_errmsg(m));
-    if (st != SAC_OK) {
-        sac_model_free(m);
-        return NULL;
-    }
-    return m;
+    CHECK(test_model_make(&spec, tm) == 0);
+    if (sac_model_load(tm->bytes, tm->size, 0, &m) == SAC_OK) return m;
+    CHECK_MSG(0, "load failed: %s", sac_model_errmsg(m));
+    sac_model_free(m);
+    return NULL;
 }
 
 static void test_tensor_read(void) {
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0};
     for (int t = 0; t < 2; t++) {
         test_model tm;
-        test_model_spec s = test_spec("gpt2", types[t]);
-        CHECK(test_model_make(&s, &tm) == 0);
-        sac_model *m = load(&tm);
+        sac_model *m = make_and_load(test_spec("gpt2", types[t]), &tm);
         if (!m) continue;
         const int32_t index = sac_model_tensor_find(m, "position_embd.weight");
         CHECK(index >= 0);
@@ -514,9 +511,8 @@ static float *logits_of(sac_model *m, const int32_t *ids, int n, int no_position
 /* no_positions on gpt2 is the reference with its position embeddings zeroed. */
 static void test_no_positions_gpt2_matches_reference(void) {
     test_model tm;
-    test_model_spec s = test_spec("gpt2", SAC_TYPE_F32);
-    CHECK(test_model_make(&s, &tm) == 0);
-    sac_model *m = load(&tm);
+    const test_model_spec s = test_spec("gpt2", SAC_TYPE_F32);
+    sac_model *m = make_and_load(s, &tm);
     if (m) {
         float *without = logits_of(m, prompt, N_PROMPT, 1), *with = logits_of(m, prompt, N_PROMPT, 0);
         const ref_tensor *pos = ref_find(&tm.ref, "position_embd.weight");
@@ -544,8 +540,7 @@ static void test_no_positions_permutation_invariance(void) {
         test_model tm;
         test_model_spec s = test_spec(archs[a], SAC_TYPE_F32);
         s.n_layer = 1;
-        CHECK(test_model_make(&s, &tm) == 0);
-        sac_model *m = load(&tm);
+        sac_model *m = make_and_load(s, &tm);
         if (!m) continue;
         double diff[2];
         for (int np = 0; np < 2; np++) {
@@ -568,9 +563,8 @@ static void test_no_positions_permutation_invariance(void) {
  * over the source, so permuting the source leaves every decoder logit unchanged (all layers). */
 static void test_no_positions_encdec_source_as_a_set(void) {
     test_model tm;
-    test_model_spec s = test_spec("encdec", SAC_TYPE_F32);
-    CHECK(test_model_make(&s, &tm) == 0);
-    sac_model *m = load(&tm);
+    const test_model_spec s = test_spec("encdec", SAC_TYPE_F32);
+    sac_model *m = make_and_load(s, &tm);
     if (m) {
         const int32_t src[] = {5, 17, 42, 3, 88, 61}, shuffled[] = {61, 3, 5, 88, 42, 17}, tgt[] = {1, 9, 23, 40};
         double diff[2];
