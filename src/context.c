@@ -114,6 +114,7 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     if (st) return st;
     ctx->n_ctx = effective_n_ctx(m, p);
     ctx->n_batch = p->n_batch ? p->n_batch : 64;
+    ctx->no_positions = p->no_positions != 0;
     /* The encoder sees the whole source at once: encdec batches span the context. */
     if (ctx->n_batch > ctx->n_ctx || m->arch == SAC_ARCH_ENCDEC) ctx->n_batch = ctx->n_ctx;
     sac_capture_init(&ctx->capture, hp->n_layer, hp->n_encoder_layer, hp->n_head, ctx->n_ctx,

@@ -36,6 +36,7 @@ struct sac_context {
     sac_pool *pool;
     int32_t n_ctx, n_batch, n_threads;
     int32_t n_past;              /* tokens in the KV cache */
+    int32_t no_positions;        /* sac_context_params.no_positions: no position embeddings, no RoPE */
 
     /* KV cache, per layer: [n_ctx][kv_dim] */
     float *k_cache, *v_cache;

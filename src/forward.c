@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "softmax.h"
 #include "types.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -72,10 +73,12 @@ static void add_sinusoid(float *x, int32_t pos, int64_t E) {
 }
 
 /* Token embeddings of a batch at positions pos0.., plus the architecture's positions. */
-static void embed(const sac_model *m, float *x, const int32_t *tokens, int32_t n, int32_t pos0, float *tmp) {
+static void embed(const sac_model *m, float *x, const int32_t *tokens, int32_t n, int32_t pos0, float *tmp,
+                  int positions) {
     const int64_t E = m->info.n_embd;
     for (int32_t t = 0; t < n; t++) {
         sac_matrix_get_row(&m->token_embd, tokens[t], x + t * E);
+        if (!positions && m->arch != SAC_ARCH_GEMMA) continue; /* no_positions (gemma's scale is not one) */
         if (m->arch == SAC_ARCH_GPT2) {
             sac_matrix_get_row(&m->pos_embd, pos0 + t, tmp);
             for (int64_t i = 0; i < E; i++) x[t * E + i] += tmp[i];
@@ -174,11 +177,7 @@ static void attention_task(void *arg, int ith, int nth) {
             scores[j] = sac_dot_f32(q, job->k + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd) * scale;
             if (scores[j] > max) max = scores[j];
         }
-        float sum = 0.0f;
-        for (int32_t j = 0; j < n_keys; j++) {
-            scores[j] = scores[j] == -INFINITY ? 0.0f : expf(scores[j] - max);
-            sum += scores[j];
-        }
+        const float sum = sac_softmax_exp(scores, n_keys, max, 1.0f);
         /* out = Σ softmax(scores)_j · v_j */
         const float inv = 1.0f / sum;
         float *out = job->out + (int64_t)t * hp->n_embd + (int64_t)h * hd;
@@ -232,6 +231,7 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     if (L->bq.data) add_bias(a->q, &L->bq, n); /* qwen2 (and some llama files) */
     if (L->bk.data) add_bias(a->k, &L->bk, n);
     if (L->bv.data) add_bias(a->v, &L->bv, n);
+    if (ctx->no_positions) return; /* no RoPE */
     for (int32_t t = 0; t < n; t++) {
         const float *cs = a->rope + (int64_t)t * m->info.rope_dim;
         rope_apply(m, a->q + t * E, m->info.n_head, cs);
@@ -299,7 +299,7 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
     const int64_t E = hp->n_embd, kv_dim = (int64_t)hp->n_head_kv * hp->head_dim;
     const int32_t pos0 = ctx->n_past;
 
-    embed(m, a->x, tokens, n, pos0, a->proj);
+    embed(m, a->x, tokens, n, pos0, a->proj, !ctx->no_positions);
     for (int32_t t = 0; t < n; t++) {
         ctx->tokens[pos0 + t] = tokens[t];
         ctx->key_mask[pos0 + t] = key_mask ? (key_mask[t] != 0) : 1;
@@ -338,7 +338,7 @@ void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n) {
     sac_activations *a = &ctx->act;
     const int64_t E = hp->n_embd, span = (int64_t)ctx->n_ctx * E;
 
-    embed(m, a->x, tokens, n, 0, a->proj);
+    embed(m, a->x, tokens, n, 0, a->proj, !ctx->no_positions);
     for (int32_t l = 0; l < hp->n_encoder_layer; l++) {
         const sac_layer *L = &m->enc_layers[l];
         /* bidirectional self-attention over the whole source */

@@ -111,6 +111,18 @@ int32_t sac_model_n_tensors(const sac_model *model);
 sac_status sac_model_tensor(sac_model *model, int32_t index, const char **name,
                             const char **type_name, int32_t *n_dims, int64_t dims[4]);
 
+/* The index of the tensor named `name` (as sac_model_tensor lists it), or -1 when there is none. */
+int32_t sac_model_tensor_find(const sac_model *model, const char *name);
+
+/* Reads rows [row_from, row_from + n_rows) of tensor `index` as float32, dequantized as the
+ * engine computes with them. A row is dims[0] values; a tensor has dims[1]·dims[2]·dims[3] rows
+ * (a 1-D tensor is one row). `out` holds out_len floats and needs n_rows·dims[0]. Fails with
+ * SAC_ERR_ARG (message on the model) for a bad index or row range or a short `out`, SAC_ERR_STATE
+ * for a vocab-only model (no tensor data). Example: learned positions of gpt2,
+ * sac_model_tensor_read(m, sac_model_tensor_find(m, "position_embd.weight"), 0, n_ctx, out, len). */
+sac_status sac_model_tensor_read(sac_model *model, int32_t index, int32_t row_from, int32_t n_rows, float *out,
+                                 size_t out_len);
+
 /* Metadata, in file order. The value is rendered as text: numbers in decimal, strings whole,
  * arrays as "[type; count]" (arrays are not expanded). Strings from the file (values, and
  * general.name in sac_model_info) come out as well-formed UTF-8: each ill-formed subpart
@@ -137,6 +149,10 @@ typedef struct sac_context_params {
     int32_t n_batch;           /* most tokens evaluated in one pass; longer inputs are split; 0 → 64 */
     int32_t n_threads;         /* threads including the caller; 0 or 1 → no worker threads */
     int32_t capture_attention; /* 1 → keep every softmax probability (see sac_attention_*) */
+    int32_t no_positions;      /* 1 → run the model without its position information (to show
+                                  that attention alone is permutation-equivariant): gpt2's learned
+                                  position embeddings are not added, encdec's sinusoids are not
+                                  added, llama-like models skip RoPE; 0 → as trained */
 } sac_context_params;
 
 sac_context_params sac_context_default_params(void);
@@ -325,6 +341,136 @@ sac_status sac_detokenizer_flush(sac_detokenizer *dt, const char **text, size_t 
  * call again with *text_len bytes. */
 sac_status sac_detokenize_pieces(sac_model *model, const int32_t *ids, int32_t n_ids, char *text,
                                  size_t capacity, size_t *ends, size_t *text_len);
+
+/* ------------------------------------------------------------------------------------------
+ * The attention primitive: attention pooling on caller-given arrays, without a model.
+ *
+ *   output[b][i] = Σ_j α_ij · values[b][j],   α_i = softmax(s_i / τ) over the admissible keys j,
+ *   s_ij = score(queries[b][i], keys[b][j])
+ *
+ * per head: the d_k query/key features and the d_v value features are split into n_heads
+ * contiguous slices (head h owns features [h·d_k/H, (h+1)·d_k/H)), each head attends on its
+ * own, and the head outputs are concatenated (per-head projections are the caller's).
+ * Every array is row-major float32 with the shape in its comment; every size is checked in 64
+ * bits against the buffer lengths given (counts of elements, not bytes) before anything is
+ * read. Needs no model, context or global state: one call, its buffers, its message.
+ * ---------------------------------------------------------------------------------------- */
+
+/* How a query is compared with a key (d = d_k / n_heads, the head's size). */
+typedef enum sac_attend_score {
+    SAC_SCORE_DOT = 0,          /* qᵀk */
+    SAC_SCORE_SCALED_DOT = 1,   /* qᵀk / √d (Vaswani et al.) */
+    SAC_SCORE_GENERAL = 2,      /* qᵀ W k, W [n_heads][d][d] (Luong's bilinear) */
+    SAC_SCORE_ADDITIVE = 3,     /* vᵀ tanh(W_q q + W_k k), W_q and W_k [n_heads][hidden][d],
+                                   v [n_heads][hidden] (Bahdanau) */
+    SAC_SCORE_COSINE = 4,       /* qᵀk / (‖q‖ ‖k‖); 0 when q or k is the zero vector */
+    /* Kernels of u = ‖q − k‖ · width (Euclidean distance; width w > 0 scales it, so a larger w
+     * is a narrower, sharper kernel). The score is log K(u), so that softmax(score) is the
+     * Nadaraya–Watson weight K / Σ K; where K = 0 the score is −∞ and the key gets weight 0. */
+    SAC_SCORE_GAUSSIAN = 5,     /* K = exp(−u²/2): score −u²/2 */
+    SAC_SCORE_BOXCAR = 6,       /* K = 1 for u ≤ 1, else 0 */
+    SAC_SCORE_EPANECHNIKOV = 7, /* K = max(0, 1 − u²) */
+} sac_attend_score;
+
+/* Masks, combinable (a key is admissible when every mask given admits it). */
+enum {
+    SAC_MASK_NONE = 0,
+    /* Query i sees keys j ≤ i + (n_k − n_q): the queries are the last n_q of the n_k positions
+     * (with n_q = n_k, j ≤ i), as in a decoder or the model's KV cache. */
+    SAC_MASK_CAUSAL = 1,
+    /* Batch element b's keys j ≥ key_lengths[b] are padding (0 ≤ key_lengths[b] ≤ n_k). Queries
+     * past the length are computed like any other (the caller ignores them). */
+    SAC_MASK_PADDING = 2,
+    /* mask[i][j] != 0 admits key j for query i: [n_q][n_k], or [batch][n_q][n_k] with
+     * mask_per_batch = 1. */
+    SAC_MASK_EXPLICIT = 4,
+};
+
+typedef struct sac_attend_params {
+    int32_t batch, n_q, n_k, d_k, d_v; /* all >= 1 */
+    int32_t n_heads;     /* >= 1, dividing d_k and d_v */
+    int32_t score;       /* a sac_attend_score */
+    float width;         /* kernels: w > 0 (finite); ignored otherwise */
+    int32_t hidden;      /* additive: the size of the hidden layer (>= 1); ignored otherwise */
+    uint32_t mask;       /* SAC_MASK_* flags */
+    int32_t mask_per_batch; /* SAC_MASK_EXPLICIT: 1 → one [n_q][n_k] mask per batch element */
+    /* τ: softmax(s / τ). τ > 0 finite; τ = 0 is the limit τ → 0 computed exactly: weight 1/m on
+     * each of the m admissible keys with the largest score (ties share), 0 elsewhere. */
+    float temperature;
+} sac_attend_params;
+
+/* batch = n_q = n_k = d_k = d_v = n_heads = 1, SCALED_DOT, width 1, hidden 1, no mask, τ = 1. */
+sac_attend_params sac_attend_default_params(void);
+
+/* Runs attention. Inputs (lengths in floats / ints / bytes, at least the shape's size):
+ *   queries [batch][n_q][d_k], keys [batch][n_k][d_k], values [batch][n_k][d_v]: finite;
+ *   W       GENERAL: [n_heads][d][d], W[h][a][c] pairs q_a with k_c;
+ *           ADDITIVE: three arrays back to back, W_q [n_heads][hidden][d], then
+ *           W_k [n_heads][hidden][d], then v [n_heads][hidden];
+ *           NULL (W_len 0) for the other scores;
+ *   key_lengths [batch] with SAC_MASK_PADDING, else NULL;
+ *   mask    [n_q][n_k] or [batch][n_q][n_k] (uint8) with SAC_MASK_EXPLICIT, else NULL.
+ * Outputs:
+ *   out     [batch][n_q][d_v]: the heads' outputs concatenated;
+ *   weights [batch][n_heads][n_q][n_k]: α, each row sums to 1 (or is all 0, below); may be NULL;
+ *   scores  [batch][n_heads][n_q][n_k]: the scores s before temperature and softmax, −∞ where a
+ *           mask or a kernel excludes the key; may be NULL (scores_len 0).
+ * A row with no admissible key (every key masked, padding length 0, no point within a boxcar's
+ * reach) has weights all 0 and output 0 — never NaN. Scores that come out non-finite (an
+ * overflowing dot product) fail the call rather than give NaN (out is then all 0; weights and
+ * scores partly written).
+ * Returns SAC_OK, SAC_ERR_ARG (a bad size, a length too short, a non-finite input, an
+ * unknown score or mask) or SAC_ERR_NOMEM (scratch for additive scores), with a readable
+ * message in errmsg (errmsg_size bytes, NUL-terminated; may be NULL). Nothing is written to
+ * the outputs when an argument is invalid. */
+sac_status sac_attend(const sac_attend_params *p, const float *queries, size_t queries_len, const float *keys,
+                      size_t keys_len, const float *values, size_t values_len, const float *W, size_t W_len,
+                      const int32_t *key_lengths, size_t key_lengths_len, const uint8_t *mask, size_t mask_len,
+                      float *out, size_t out_len, float *weights, size_t weights_len, float *scores,
+                      size_t scores_len, char *errmsg, size_t errmsg_size);
+
+/* Nadaraya–Watson regression with a learnable kernel width: the prediction at x is
+ *   f(x) = Σ_i α(x, x_i) y_i,   α = sac_attend's kernel weights (softmax of log K(‖x − x_i‖ w)),
+ * and the loss is the mean squared error over the held-out points (x'_j, y'_j) and the d_y
+ * components: L(w) = 1/(n_heldout·d_y) Σ_j ‖f(x'_j) − y'_j‖². With leave_one_out the held-out
+ * points are the training points themselves, each predicted from the others (which avoids the
+ * trivial w → ∞ where each point predicts itself). A point with no training point in the
+ * kernel's reach predicts 0 (as sac_attend). */
+typedef struct sac_kernel_fit_params {
+    int32_t score;        /* SAC_SCORE_GAUSSIAN or SAC_SCORE_EPANECHNIKOV (boxcar's dL/dw is 0
+                             almost everywhere: refused) */
+    int32_t n_train;      /* >= 1 (>= 2 with leave_one_out) */
+    int32_t n_heldout;    /* >= 1; ignored with leave_one_out */
+    int32_t d_x, d_y;     /* sizes of an x and a y (>= 1) */
+    int32_t leave_one_out;
+    float width;          /* w₀ > 0: where descent starts */
+    float learning_rate;  /* η > 0: w ← w − η dL/dw; a step that would make w ≤ 0 halves w instead */
+    int32_t n_steps;      /* >= 0 */
+} sac_kernel_fit_params;
+
+/* L(w) and dL/dw (analytic) at width `width` for the points of `p` (p->width, learning_rate
+ * and n_steps unused). x_train [n_train][d_x], y_train [n_train][d_y], x_heldout
+ * [n_heldout][d_x], y_heldout [n_heldout][d_y] (NULL with leave_one_out). grad may be NULL. */
+sac_status sac_kernel_loss(const sac_kernel_fit_params *p, const float *x_train, size_t x_train_len,
+                           const float *y_train, size_t y_train_len, const float *x_heldout, size_t x_heldout_len,
+                           const float *y_heldout, size_t y_heldout_len, float width, double *loss, double *grad,
+                           char *errmsg, size_t errmsg_size);
+
+/* Gradient descent on w from p->width: widths[s] and losses[s] are w and L(w) after s steps,
+ * s = 0..n_steps (so both hold n_steps + 1 floats; widths[n_steps] is the fitted w). */
+sac_status sac_kernel_fit_width(const sac_kernel_fit_params *p, const float *x_train, size_t x_train_len,
+                                const float *y_train, size_t y_train_len, const float *x_heldout,
+                                size_t x_heldout_len, const float *y_heldout, size_t y_heldout_len, float *widths,
+                                size_t widths_len, float *losses, size_t losses_len, char *errmsg,
+                                size_t errmsg_size);
+
+/* The Transformer paper's sinusoidal position table, [n_pos][d] (n_pos, d >= 1):
+ *   PE[p][2i] = sin(p / 10000^(2i/d)),  PE[p][2i+1] = cos(p / 10000^(2i/d))
+ * (computed in double, rounded once; with an odd d the last column is a sine). The same
+ * table encdec models add to their embeddings. PE(p)·PE(p′) depends only on p − p′: the dot
+ * products are sac_attend's DOT scores with the table as queries and keys. */
+sac_status sac_sinusoid_positions(int32_t n_pos, int32_t d, float *out, size_t out_len, char *errmsg,
+                                  size_t errmsg_size);
 
 /* ------------------------------------------------------------------------------------------
  * Memory helpers for hosts that cannot call malloc themselves (JavaScript).

@@ -77,6 +77,13 @@ export interface LoadOptions extends RuntimeOptions {
   attention?: boolean;
   /** Read only the tokenizer: the model can tokenize and detokenize, nothing else. */
   vocabOnly?: boolean;
+  /**
+   * Run the model without its position information (C's sac_context_params.no_positions): gpt2's
+   * learned position embeddings and encdec's sinusoids are not added, llama-like models skip
+   * RoPE. Attention is then permutation-equivariant: permuting the prompt permutes every
+   * layer's outputs (the causal mask aside). Default false.
+   */
+  noPositions?: boolean;
 }
 
 export type ModelSource = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Response | ReadableStream<Uint8Array> | URL | string;
@@ -322,6 +329,12 @@ export class Model {
   attentionRows(kind?: AttentionKind, from?: number, to?: number, options?: AttentionRowsOptions): AttentionRows;
   /** Query rows captured so far for `kind` (0 when capture was off). */
   capturedRows(kind?: AttentionKind): number;
+  /**
+   * Rows of a tensor (by name, e.g. 'position_embd.weight', or by index in info.tensors) as
+   * float32, dequantized as the engine computes with them: rows × cols values, row-major, where
+   * cols = dims[0] and the tensor has dims[1]·dims[2]·dims[3] rows. Default: every row. A copy.
+   */
+  readTensor(tensor: string | number, options?: { from?: number; rows?: number }): TensorRows;
   /** Prefill and decode speed on synthetic ids, as `saccade bench` measures it. */
   bench(options?: BenchOptions): BenchResult;
   /**
@@ -335,3 +348,155 @@ export function loadModel(source: ModelSource, options?: LoadOptions): Promise<M
 
 /** The runtime loadModel would pick for these options (throws on invalid ones). */
 export function chooseRuntime(options?: RuntimeOptions): Runtime;
+
+/** Rows of a model tensor as float32 (Model.readTensor). */
+export interface TensorRows {
+  name: string;
+  /** The first row read. */
+  from: number;
+  rows: number;
+  /** Values per row (dims[0]). */
+  cols: number;
+  /** rows × cols, row-major. */
+  data: Float32Array;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The attention primitive (C's sac_attend and friends), on arrays, without a model.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How a query q is compared with a key k (d = the head's size):
+ * 'dot' qᵀk; 'scaledDot' qᵀk/√d; 'general' qᵀWk; 'additive' vᵀtanh(W_q q + W_k k);
+ * 'cosine' qᵀk/(‖q‖‖k‖); kernels of u = ‖q − k‖·width, scored log K(u) so that the weights are
+ * K/ΣK: 'gaussian' K = exp(−u²/2), 'boxcar' K = [u ≤ 1], 'epanechnikov' K = max(0, 1 − u²).
+ */
+export type AttendScore =
+  | 'dot' | 'scaledDot' | 'general' | 'additive' | 'cosine' | 'gaussian' | 'boxcar' | 'epanechnikov';
+
+/**
+ * A flat array (row-major) or nested arrays. Nested arrays give their own shape; a flat array
+ * takes it from `batch` and `dk` (see AttendOptions).
+ */
+export type Floats = ArrayLike<number> | ArrayLike<ArrayLike<number>> | ArrayLike<ArrayLike<ArrayLike<number>>>;
+
+export interface AttendOptions {
+  /** [batch][nq][dk] (or [nq][dk] when batch is 1, or flat). Finite numbers. */
+  queries: Floats;
+  /** [batch][nk][dk]. */
+  keys: Floats;
+  /** [batch][nk][dv]. */
+  values: Floats;
+  /** Batch elements. Default: the first dimension of 3-level nested queries, else 1. */
+  batch?: number;
+  /** Query/key size, needed only when queries and keys are flat arrays. */
+  dk?: number;
+  /** Heads, dividing dk and dv: head h uses features [h·dk/heads, (h+1)·dk/heads). Default 1. */
+  heads?: number;
+  /** Default 'scaledDot'. */
+  score?: AttendScore;
+  /** Kernels: w > 0; a larger w is a narrower kernel. Default 1. */
+  width?: number;
+  /** 'general': [heads][d][d] (or [d][d] for one head, or flat); W[h][a][c] pairs q_a with k_c. */
+  W?: Floats;
+  /** 'additive': [heads][hidden][d]. */
+  Wq?: Floats;
+  /** 'additive': [heads][hidden][d]. */
+  Wk?: Floats;
+  /** 'additive': [heads][hidden] (hidden = v.length / heads). */
+  v?: Floats;
+  /**
+   * 'none' (default); 'causal': query i sees keys j ≤ i + (nk − nq); 'padding': keys at or past
+   * keyLengths[b] are hidden; 'causal+padding'; or an explicit mask (nonzero/true = admitted),
+   * [nq][nk] shared by the batch or [batch][nq][nk].
+   */
+  mask?: 'none' | 'causal' | 'padding' | 'causal+padding' | ArrayLike<number | boolean> | ArrayLike<ArrayLike<number | boolean>> | ArrayLike<ArrayLike<ArrayLike<number | boolean>>>;
+  /** With a padding mask: each batch element's true length, 0..nk. */
+  keyLengths?: ArrayLike<number>;
+  /** τ ≥ 0: softmax(s/τ). 0 is the argmax limit (ties share the weight equally). Default 1. */
+  temperature?: number;
+  /** Also return the scores before temperature and softmax (−Infinity where masked). */
+  returnScores?: boolean;
+}
+
+export interface AttendResult {
+  /** [batch][nq][dv]: the heads' outputs concatenated. Rows with no admissible key are 0. */
+  output: Float32Array;
+  /** [batch][heads][nq][nk]: every row sums to 1, or is all 0 when no key is admissible. */
+  weights: Float32Array;
+  /** [batch][heads][nq][nk], with returnScores. */
+  scores?: Float32Array;
+  batch: number;
+  heads: number;
+  /** nq */
+  queries: number;
+  /** nk */
+  keys: number;
+  dk: number;
+  dv: number;
+  /** weights[b][h][q] as a view (nk floats). */
+  row(b: number, h: number, q: number): Float32Array;
+}
+
+export type KernelName = 'gaussian' | 'epanechnikov';
+
+export interface KernelDataOptions {
+  /** Default 'gaussian'. */
+  kernel?: KernelName;
+  /** Training inputs: numbers (1-D) or [n][dx]. */
+  xTrain: Floats;
+  /** Training targets: numbers or [n][dy]. */
+  yTrain: Floats;
+  /** Held-out inputs and targets (not with leaveOneOut). */
+  xHeldout?: Floats;
+  yHeldout?: Floats;
+  /** Predict each training point from the others instead of held-out points. Default: true when no held-out points are given. */
+  leaveOneOut?: boolean;
+}
+
+export interface FitKernelWidthOptions extends KernelDataOptions {
+  /** w₀ > 0. Default 1. */
+  width?: number;
+  /** η > 0. Default 1. */
+  learningRate?: number;
+  /** Default 50. */
+  steps?: number;
+}
+
+export interface KernelFit {
+  /** widths[s]: w after s steps, s = 0..steps. */
+  widths: Float32Array;
+  /** losses[s]: the mean squared error at widths[s]. */
+  losses: Float32Array;
+  /** The fitted w (widths[steps]). */
+  width: number;
+}
+
+export interface SinusoidOptions {
+  /** Rows (positions 0..positions-1). */
+  positions: number;
+  /** Columns d. */
+  dims: number;
+}
+
+/** A wasm instance for the attention primitive (no model). Every call is synchronous. */
+export class Attention {
+  private constructor();
+  readonly runtime: Readonly<Runtime>;
+  attend(options: AttendOptions): AttendResult;
+  /** Gradient descent on a kernel's width w (C: sac_kernel_fit_width). */
+  fitKernelWidth(options: FitKernelWidthOptions): KernelFit;
+  /** The held-out mean squared error at a width and its analytic derivative dL/dw. */
+  kernelLoss(options: KernelDataOptions & { width: number }): { loss: number; gradient: number };
+  /** PE[p][2i] = sin(p/10000^(2i/d)), PE[p][2i+1] = cos(p/10000^(2i/d)): positions × dims. */
+  sinusoidPositions(options: SinusoidOptions): { positions: number; dims: number; data: Float32Array };
+  /** Frees the instance; later calls throw. */
+  dispose(): void;
+}
+
+/** A single-threaded wasm instance for the attention calls (no model needed). */
+export function createAttention(): Promise<Attention>;
+/** attend() on a shared instance made on first use. */
+export function attend(options: AttendOptions): Promise<AttendResult>;
+export function fitKernelWidth(options: FitKernelWidthOptions): Promise<KernelFit>;
+export function sinusoidPositions(options: SinusoidOptions): Promise<{ positions: number; dims: number; data: Float32Array }>;
