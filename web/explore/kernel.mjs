@@ -14,7 +14,7 @@ const KERNELS = {
 };
 const Y_RANGE = [-2, 6];
 const STEPS = 40; // gradient steps of "learn w", one drawn per frame
-const LEARNING_RATE = 2;
+const RATES = ['0.25', '0.5', '1', '2', '5'];
 const HIT_PX = 10; // how near a pointer must be to pick a point
 
 const TEXT = `
@@ -33,6 +33,7 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       ${slider('noise', 'noise σ', { min: 0, max: 1.5, step: 0.05, value: noise })}
       ${slider('points', 'points n', { min: 5, max: 100, step: 1, value: points })}
       <button data-k="resample" type="button">New sample</button>
+      ${select('rate', 'step η', RATES.map((r) => [r, r]), '1')}
       <button data-k="learn" type="button">Learn w</button>
       ${checkbox('truth', 'show f', true)}
     </div>
@@ -44,16 +45,17 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       <figure><canvas data-k="heatmap" role="img" aria-label="Attention weights: test inputs (rows) × training inputs (columns)"></canvas>
         <figcaption>α(x, x<sub>i</sub>): one row per test input x (the queries), one column per training input x<sub>i</sub> (the keys, sorted).</figcaption></figure>
       <figure><canvas data-k="loss" role="img" aria-label="Held-out loss while learning w"></canvas>
-        <figcaption data-k="loss-text">Learn w: gradient descent on the held-out squared error L(w), computed in C.</figcaption></figure>
+        <figcaption><span data-k="loss-text">Learn w: gradient descent on the held-out squared error, computed in C:</span>
+          L(w) = 1/m Σ<sub>j</sub> (f̂(x′<sub>j</sub>) − y′<sub>j</sub>)², &nbsp; w ← w − η dL/dw</figcaption></figure>
     </div>
     <p class="readout" data-k="readout" aria-live="polite"></p>
     <p class="error" data-k="error" role="alert" hidden></p>`);
 
   const ui = {
     kernel: $('kernel'), width: $('width'), noise: $('noise'), points: $('points'), truth: $('truth'),
-    resample: $('resample'), learn: $('learn'), readout: $('readout'), error: $('error'), lossText: $('loss-text'),
+    resample: $('resample'), learn: $('learn'), rate: $('rate'), readout: $('readout'), error: $('error'), lossText: $('loss-text'),
   };
-  const plot = new Plot($('plot'), { width: 460, height: 290 });
+  const plot = new Plot($('plot'), { width: 420, height: 280 });
   const lossPlot = new Plot($('loss'), { width: 300, height: 200, margin: { l: 44, r: 10, t: 20, b: 30 } });
   const heatmap = new MatrixView($('heatmap'));
 
@@ -130,7 +132,7 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
         rows: queries.length, cols: n, value: (r, c) => weights[r * n + order[c]], range: [0, max || 1],
         rowLabels: Array.from(queries, (q, i) => (i % 10 === 0 ? q.toFixed(0) : '')), rowTitle: 'test input x (query)',
         colTitle: 'training input xᵢ (key)', title: `α, ${KERNELS[result.kernel].label}${result.kernel === 'flat' ? '' : `, w = ${num(result.w)}`}`,
-        size: 250, labelEvery: 1,
+        size: 220, labelEvery: 1,
       });
     }
 
@@ -172,7 +174,7 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       const start = state.fit ? state.fit.widths[state.fit.losses.length - 1] : w();
       const f = A.fitKernelWidth({
         kernel: ui.kernel.value, xTrain: state.train.x, yTrain: state.train.y,
-        xHeldout: state.heldout.x, yHeldout: state.heldout.y, width: start, learningRate: LEARNING_RATE, steps: STEPS,
+        xHeldout: state.heldout.x, yHeldout: state.heldout.y, width: start, learningRate: Number(ui.rate.value), steps: STEPS,
       });
       state.fit = { widths: f.widths, losses: f.losses, step: 0 };
       showError(ui.error, null);
