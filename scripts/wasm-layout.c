@@ -56,6 +56,34 @@ int main(void) {
     FIELD(sac_context_params, n_batch);
     FIELD(sac_context_params, n_threads);
     FIELD(sac_context_params, capture_attention);
+    FIELD(sac_context_params, no_positions);
+    end();
+
+    begin("sac_attend_params", sizeof(sac_attend_params));
+    FIELD(sac_attend_params, batch);
+    FIELD(sac_attend_params, n_q);
+    FIELD(sac_attend_params, n_k);
+    FIELD(sac_attend_params, d_k);
+    FIELD(sac_attend_params, d_v);
+    FIELD(sac_attend_params, n_heads);
+    FIELD(sac_attend_params, score);
+    FIELD(sac_attend_params, width);
+    FIELD(sac_attend_params, hidden);
+    FIELD(sac_attend_params, mask);
+    FIELD(sac_attend_params, mask_per_batch);
+    FIELD(sac_attend_params, temperature);
+    end();
+
+    begin("sac_kernel_fit_params", sizeof(sac_kernel_fit_params));
+    FIELD(sac_kernel_fit_params, score);
+    FIELD(sac_kernel_fit_params, n_train);
+    FIELD(sac_kernel_fit_params, n_heldout);
+    FIELD(sac_kernel_fit_params, d_x);
+    FIELD(sac_kernel_fit_params, d_y);
+    FIELD(sac_kernel_fit_params, leave_one_out);
+    FIELD(sac_kernel_fit_params, width);
+    FIELD(sac_kernel_fit_params, learning_rate);
+    FIELD(sac_kernel_fit_params, n_steps);
     end();
 
     begin("sac_sampling_params", sizeof(sac_sampling_params));
@@ -80,6 +108,17 @@ int main(void) {
     CONSTANT(SAC_ATTENTION_CROSS);
     CONSTANT(SAC_ATTENTION_ENCODER);
     CONSTANT(SAC_DEFAULT_N_CTX);
+    CONSTANT(SAC_SCORE_DOT);
+    CONSTANT(SAC_SCORE_SCALED_DOT);
+    CONSTANT(SAC_SCORE_GENERAL);
+    CONSTANT(SAC_SCORE_ADDITIVE);
+    CONSTANT(SAC_SCORE_COSINE);
+    CONSTANT(SAC_SCORE_GAUSSIAN);
+    CONSTANT(SAC_SCORE_BOXCAR);
+    CONSTANT(SAC_SCORE_EPANECHNIKOV);
+    CONSTANT(SAC_MASK_CAUSAL);
+    CONSTANT(SAC_MASK_PADDING);
+    CONSTANT(SAC_MASK_EXPLICIT);
     printf("};\n\n// Sizes of the C types JS passes pointers to.\n");
     printf("export const sizes = { pointer: %zu, size_t: %zu, int64_t: %zu };\n", sizeof(void *), sizeof(size_t),
            sizeof(int64_t));

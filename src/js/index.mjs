@@ -17,7 +17,9 @@
 //   attention.mjs    captured attention: rows in bulk, one matrix, one step's rows
 //   generate.mjs     generate's options and its loop; one generation at a time per model
 //   model.mjs        the Model class
+//   attend.mjs       the attention primitive on arrays, without a model (attend, kernel width fit, sinusoids)
 export { SaccadeError } from './errors.mjs';
 export { chooseRuntime } from './runtime.mjs';
 export { loadModel } from './load.mjs';
 export { Model } from './model.mjs';
+export { Attention, attend, createAttention, fitKernelWidth, sinusoidPositions } from './attend.mjs';

@@ -69,10 +69,11 @@ export function readInfo(heap, ptr) {
   };
 }
 
-/** p: { contextLength, batchSize, threads, attention } */
+/** p: { contextLength, batchSize, threads, attention, noPositions } */
 export function writeContextParams(heap, ptr, p) {
   writeStruct(heap, ptr, 'sac_context_params', {
     n_ctx: p.contextLength, n_batch: p.batchSize, n_threads: p.threads, capture_attention: p.attention ? 1 : 0,
+    no_positions: p.noPositions ? 1 : 0,
   });
 }
 

@@ -14,7 +14,7 @@ import { openSource } from './sources.mjs';
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
-  'vocabOnly'];
+  'vocabOnly', 'noPositions'];
 
 /** Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. */
 async function streamIntoHeap(heap, source, onProgress, signal) {
@@ -80,6 +80,7 @@ export async function loadModel(source, options) {
   const batchSize = int('batchSize', o.batchSize, 0, 0, undefined, ' (0: the default)');
   const attention = bool('attention', o.attention);
   const vocabOnly = bool('vocabOnly', o.vocabOnly);
+  const noPositions = bool('noPositions', o.noPositions);
   // a vocabulary-only model never computes: no threads
   const runtime = chooseRuntime(vocabOnly ? { threads: 1, variant: 'st' } : { threads: o.threads, variant: o.variant });
   if (vocabOnly) runtime.reason = 'vocabOnly: tokenizer only';
@@ -106,7 +107,7 @@ export async function loadModel(source, options) {
     if (!model) fail('out of wasm memory loading the model', 'SAC_ERR_NOMEM');
     if (status !== SAC_OK) fail(heap.cstring(M._sac_model_errmsg(model)), statusName(M, heap, status));
 
-    const params = { contextLength, batchSize, threads: runtime.threads, attention };
+    const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions };
     if (vocabOnly) {
       Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context' });
       return new Model(new Engine(M, heap, model, 0, scratch), runtime, params);

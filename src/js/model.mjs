@@ -252,6 +252,33 @@ export class Model {
   }
 
   /**
+   * Rows [from, from + rows) of a tensor (name or index) as float32, dequantized in C
+   * (sac_model_tensor_read): { name, from, rows, cols, data } with data rows × cols, a copy.
+   */
+  readTensor(tensor, options) {
+    const e = this.#usable();
+    const o = optionsOf(options, ['from', 'rows'], 'readTensor');
+    const index = typeof tensor == 'string' ? this.info.tensors.findIndex((t) => t.name === tensor)
+      : int('tensor', tensor, undefined, 0, this.info.tensors.length - 1);
+    if (index < 0) fail(`no tensor named '${String(tensor)}' in the model`);
+    const { name, dims } = this.info.tensors[index];
+    const cols = dims[0];
+    const total = dims.slice(1).reduce((a, b) => a * b, 1);
+    const from = int('from', o.from, 0, 0, Math.max(0, total - 1));
+    const rows = int('rows', o.rows, total - from, 0, total - from, ` (the tensor has ${total} rows from 0)`);
+    const floats = rows * cols;
+    if (floats * 4 > 2 ** 31) fail(`${rows} rows of ${cols} floats are too many to read at once`, 'SAC_ERR_NOMEM');
+    const { M, heap } = e;
+    const out = heap.malloc(floats * 4);
+    try {
+      e.check(M._sac_model_tensor_read(e.model, index, from, rows, out, floats), 'model');
+      return { name, from, rows, cols, data: heap.f32s(out, floats).slice() };
+    } finally {
+      heap.free(out);
+    }
+  }
+
+  /**
    * Prefill and decode speed on synthetic ids, as `saccade bench` measures it natively:
    * best of `repeat` runs of a `promptTokens` prefill followed by `decodeTokens` single-token evals.
    */
