@@ -225,13 +225,17 @@ test('positions: without positions Model A is equivariant to a shuffle of the pr
   const { context, page, errors } = await openIdeas();
   const eq = () => page.evaluate(() => {
     const e = window.saccadeIdeas.positions.state.equivariance;
-    return { removed: e.removed, deltas: e.deltas, equal: e.equal, perm: e.perm };
+    return { removed: e.removed, deltas: e.deltas, equal: e.equal, perm: e.perm, layer: e.layer.delta };
   });
   const removed = await eq();
   assert.equal(removed.removed, true);
   assert.ok(removed.perm.some((p, i) => p !== i), 'the shuffle is not the identity');
   assert.ok(removed.deltas[0] < 1e-4, `layer 0 differs by ${removed.deltas[0]} without positions`);
   assert.match(await page.$eval('#positions [data-k=verdict]', (el) => el.textContent), /^Positions removed: equal up to the shuffle/);
+  // one unmasked layer over Model A's vectors: every output row equal up to the shuffle
+  assert.ok(removed.layer < 1e-4, `one layer without positions differs by ${removed.layer}`);
+  assert.match(await page.$eval('#positions [data-k=layer-verdict]', (el) => el.textContent), /equal up to the shuffle/);
+  console.log(`largest differences without positions: layer 0 ${removed.deltas[0]}, every layer ${removed.deltas.join(', ')}, one unmasked layer ${removed.layer}`);
 
   const n = await page.evaluate(() => window.saccadeIdeas.positions.state.computed);
   await page.locator('#positions [data-k=off]').uncheck();
@@ -240,6 +244,9 @@ test('positions: without positions Model A is equivariant to a shuffle of the pr
   assert.equal(trained.removed, false);
   assert.ok(trained.deltas[0] > 1e-3, `layer 0 differs by only ${trained.deltas[0]} with positions`);
   assert.match(await page.$eval('#positions [data-k=verdict]', (el) => el.textContent), /^Positions as trained: different/);
+  assert.ok(trained.layer > 2e-4, `one layer with positions differs by only ${trained.layer}`);
+  assert.match(await page.$eval('#positions [data-k=layer-verdict]', (el) => el.textContent), /: different/);
+  console.log(`largest differences with positions: every layer ${trained.deltas.join(', ')}, one unmasked layer ${trained.layer}`);
 
   // the sinusoids' dot products depend on i − j only; the learned table is Model A's
   const { spread, learned } = await page.evaluate(() => {

@@ -54,6 +54,10 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
     </div>
     <p class="verdict" data-k="verdict" aria-live="polite"></p>
     <p class="muted" data-k="layers"></p>
+    <p>Without the mask the whole layer is equivariant: one attention layer over Model A's own input vectors
+      (queries = keys = values = x<sub>p</sub>, scaled dot product, no mask) gives every output row of the shuffle
+      equal to the prompt's output row of the same token.</p>
+    <p class="verdict" data-k="layer-verdict" aria-live="polite"></p>
     <p class="error" data-k="error" role="alert" hidden></p>`);
 
   const ui = { n: $('n'), d: $('d'), off: $('off'), prompt: $('prompt'), shuffle: $('shuffle'), error: $('error') };
@@ -116,6 +120,7 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
   function drawLearned() {
     const { trained } = state.models;
     const P = trained.readTensor('position_embd.weight');
+    state.tables = { P, E: trained.readTensor('token_embd.weight') };
     const cos = state.A.attend({ queries: P.data, keys: P.data, values: new Float32Array(P.rows).fill(1), dk: P.cols, score: 'cosine', returnScores: true }).scores;
     const n = P.rows;
     state.learned = { rows: n, cols: P.cols, cos };
@@ -135,6 +140,34 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       [p[i], p[j]] = [p[j], p[i]];
     }
     return p;
+  }
+
+  /**
+   * One unmasked attention layer (the primitive's scaled dot product) over Model A's input vectors
+   * x_p = E[token_p] (+ P[p] with positions) for `ids` and for `shuffled`: the largest difference
+   * between the shuffle's output row k and the prompt's output row perm[k].
+   */
+  function oneLayer(ids, shuffled, perm, removed) {
+    const { E, P } = state.tables;
+    const d = E.cols;
+    const inputs = (tokens) => {
+      const x = new Float32Array(tokens.length * d);
+      tokens.forEach((t, p) => {
+        x.set(E.data.subarray(t * d, (t + 1) * d), p * d);
+        if (!removed) for (let c = 0; c < d; c++) x[p * d + c] += P.data[p * d + c];
+      });
+      return x;
+    };
+    const run = (tokens) => {
+      const x = inputs(tokens);
+      return state.A.attend({ queries: x, keys: x, values: x, dk: d, score: 'scaledDot' }).output;
+    };
+    const a = run(ids);
+    const b = run(shuffled);
+    let delta = 0;
+    for (let k = 0; k < perm.length; k++)
+      for (let c = 0; c < d; c++) delta = Math.max(delta, Math.abs(b[k * d + c] - a[perm[k] * d + c]));
+    return { delta };
   }
 
   function runEquivariance() {
@@ -167,7 +200,8 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
         deltas.push(m);
       }
       const pieces = model.pieces(ids);
-      state.equivariance = { removed: ui.off.checked, ids, shuffled, perm, deltas, equal: deltas[0] < EQUAL, heads: a.heads, n };
+      const layer = oneLayer(ids, shuffled, perm, ui.off.checked);
+      state.equivariance = { removed: ui.off.checked, ids, shuffled, perm, deltas, equal: deltas[0] < EQUAL, heads: a.heads, n, layer };
       state.computed++;
       showError(ui.error, null);
 
@@ -182,6 +216,9 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
         ? `Positions removed: equal up to the shuffle — the largest difference in layer 0 is ${num(deltas[0])}.`
         : `Positions ${ui.off.checked ? 'removed' : 'as trained'}: different — the largest difference in layer 0 is ${num(deltas[0])}.`;
       $('verdict').className = `verdict ${state.equivariance.equal ? 'equal' : 'differ'}`;
+      $('layer-verdict').textContent = `One attention layer on xₚ = embedding${ui.off.checked ? '' : ' + Pₚ'}: ` +
+        `${layer.delta < EQUAL ? 'equal up to the shuffle' : 'different'} (the largest difference over every output is ${num(layer.delta)}).`;
+      $('layer-verdict').className = `verdict ${layer.delta < EQUAL ? 'equal' : 'differ'}`;
       $('layers').textContent = `Largest difference per layer: ${deltas.map((v, l) => `layer ${l}: ${num(v)}`).join(' · ')}.`;
     } catch (e) {
       state.equivariance = null;
