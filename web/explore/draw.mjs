@@ -104,22 +104,22 @@ export class Plot {
     ctx.lineWidth = 1;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
+    const segment = (x0, y0, x1, y1) => {
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.lineTo(x1, y1);
+      ctx.stroke();
+    };
     for (const v of ticks(x[0], x[1], Math.max(2, Math.round(w / 70)))) {
       const X = Math.round(this.px(v)) + 0.5;
-      ctx.beginPath();
-      ctx.moveTo(X, t);
-      ctx.lineTo(X, t + h);
-      ctx.stroke();
+      segment(X, t, X, t + h);
       ctx.fillText(xLog ? fmt(10 ** v) : fmt(v), X, t + h + 4);
     }
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
     for (const v of ticks(y[0], y[1], Math.max(2, Math.round(h / 40)))) {
       const Y = Math.round(this.py(v)) + 0.5;
-      ctx.beginPath();
-      ctx.moveTo(l, Y);
-      ctx.lineTo(l + w, Y);
-      ctx.stroke();
+      segment(l, Y, l + w, Y);
       ctx.fillText(fmt(v), l - 4, Y);
     }
     ctx.strokeStyle = '#98a2b3';
@@ -136,7 +136,7 @@ export class Plot {
     ctx.textAlign = 'right';
     if (xLabel) ctx.fillText(xLabel, l + w, this.height - 3);
     ctx.textAlign = 'left';
-    if (yLabel) ctx.fillText(yLabel, 2, t - 6 + (title ? 0 : 0));
+    if (yLabel) ctx.fillText(yLabel, 2, t - 6);
   }
 
   /** A polyline through (xs[i], ys[i]); non-finite points break it. */

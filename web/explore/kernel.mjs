@@ -4,7 +4,7 @@
 // learns the width by gradient descent on held-out points.
 import { ACCENT, ACCENT2, INK, MUTED, MatrixView, Plot } from './draw.mjs';
 import { X_RANGE, testInputs, trainingSet, truth } from './data.mjs';
-import { attention, build, checkbox, num, scheduler, select, showError, slider } from './ui.mjs';
+import { attempt, attention, build, checkbox, num, scheduler, select, showError, slider } from './ui.mjs';
 
 const KERNELS = {
   gaussian: { label: 'Gaussian', K: 'K(u) = exp(−u²/2)' },
@@ -41,7 +41,8 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       <figure><canvas data-k="plot" tabindex="0" role="img"
         aria-label="The training points, the fit and the average. Arrow keys move the selected point; [ and ] select another."></canvas>
         <figcaption><span class="key fit"></span> fit f̂(x) <span class="key avg"></span> average ȳ
-          <span class="key truth"></span> f(x) = 2 sin x + x<sup>0.8</sup> <span class="key held"></span> held-out points</figcaption></figure>
+          <span class="key truth"></span> f(x) = 2 sin x + x<sup>0.8</sup> <span class="key held"></span> held-out points;
+          y<sub>i</sub> = f(x<sub>i</sub>) + ε, ε ~ N(0, σ²)</figcaption></figure>
       <figure><canvas data-k="heatmap" role="img" aria-label="Attention weights: test inputs (rows) × training inputs (columns)"></canvas>
         <figcaption>α(x, x<sub>i</sub>): one row per test input x (the queries), one column per training input x<sub>i</sub> (the keys, sorted).</figcaption></figure>
       <figure><canvas data-k="loss" role="img" aria-label="Held-out loss while learning w"></canvas>
@@ -95,18 +96,14 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
     if (!A) return;
     const kernelName = ui.kernel.value;
     const width = state.fit ? state.fit.widths[state.fit.step] : w();
-    try {
+    state.result = null;
+    attempt(state, ui.error, () => {
       const fit = pool(A, kernelName, width);
       const average = pool(A, 'flat', 1);
       const n = state.train.x.length;
       const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => state.train.x[a] - state.train.x[b]);
       state.result = { fit: fit.output, weights: fit.weights, average: average.output[0], order, w: width, kernel: kernelName, n };
-      state.computed++;
-      showError(ui.error, null);
-    } catch (e) {
-      state.result = null;
-      showError(ui.error, e);
-    }
+    });
     draw();
   }
 

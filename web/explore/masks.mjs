@@ -3,7 +3,7 @@
 // verdict (its score comes back −∞) and is drawn hatched, never in the weights' colours.
 import { MatrixView, colorRamp, maskSwatch } from './draw.mjs';
 import { normal, normals } from './data.mjs';
-import { attention, build, checkbox, scheduler, showError } from './ui.mjs';
+import { attempt, attention, build, checkbox, scheduler, showError } from './ui.mjs';
 
 const SENTENCES = [
   ['the', 'cat', 'sat', 'on', 'the', 'mat'],
@@ -60,16 +60,12 @@ export function mountMasks(host, { padding = true, causal = false, seed = 3 } = 
     if (!A) return;
     state.lengths = SENTENCES.map((_, b) => Math.min(T, Math.max(1, Math.round(Number($(`len-${b}`).value)) || 1)));
     state.mask = maskName();
-    try {
+    state.result = null;
+    attempt(state, ui.error, () => {
       const opts = { queries, keys, values, batch: SENTENCES.length, dk: D, score: 'scaledDot', mask: state.mask, returnScores: true };
       if (state.mask.includes('padding')) opts.keyLengths = state.lengths;
       state.result = A.attend(opts);
-      state.computed++;
-      showError(ui.error, null);
-    } catch (e) {
-      state.result = null;
-      showError(ui.error, e);
-    }
+    });
     draw();
   }
 

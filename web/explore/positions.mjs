@@ -6,7 +6,7 @@ import { loadModel } from '../../src/js/index.mjs';
 import { DEFAULT_MODEL } from '../config.mjs';
 import { MatrixView } from './draw.mjs';
 import { uniform } from './data.mjs';
-import { attention, build, checkbox, num, scheduler, showError, slider } from './ui.mjs';
+import { attempt, attention, build, checkbox, num, scheduler, showError, slider } from './ui.mjs';
 
 const DEFAULT_SRC = new URL(DEFAULT_MODEL, new URL('../config.mjs', import.meta.url)).href;
 const EQUAL = 1e-4; // |Δ| below this is "equal" (float rounding of a different summation order)
@@ -74,7 +74,7 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
     const d = Number(ui.d.value);
     $('n-out').textContent = String(n);
     $('d-out').textContent = String(d);
-    try {
+    attempt(state, ui.error, () => {
       const pe = A.sinusoidPositions({ positions: n, dims: d });
       // PE(i)·PE(j) is the dot score of the table with itself
       const dots = A.attend({ queries: pe.data, keys: pe.data, values: new Float32Array(n).fill(1), dk: d, score: 'dot', returnScores: true }).scores;
@@ -85,8 +85,6 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
         spread = Math.max(spread, Math.abs(dots[i * n + j] - ref));
       }
       state.sinusoid = { n, d, pe: pe.data, dots, spread };
-      state.computed++;
-      showError(ui.error, null);
       const labels = Array.from({ length: Math.max(n, d) }, (_, i) => (i % 8 === 0 ? String(i) : ''));
       views.pe.draw({ rows: n, cols: d, value: (r, c) => pe.data[r * d + c], range: [-1, 1], rowLabels: labels, colLabels: labels,
         rowTitle: 'position p', colTitle: 'dimension', title: `PE (${n} × ${d})`, size: 220, labelEvery: 1 });
@@ -99,9 +97,7 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       views.dots.draw({ rows: n, cols: n, value: (r, c) => dots[r * n + c], range: [lo, hi], rowLabels: labels, colLabels: labels,
         rowTitle: 'position i', colTitle: 'position j', title: 'PE(i)·PE(j)', size: 220, labelEvery: 1 });
       $('dots-cap').textContent = `PE(i)·PE(j): constant along every diagonal (the largest difference from its diagonal's first entry is ${num(spread)}).`;
-    } catch (e) {
-      showError(ui.error, e);
-    }
+    });
   }
 
   // ---- Model A
@@ -119,6 +115,9 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
 
   function drawLearned() {
     const { trained } = state.models;
+    const names = trained.info.tensors.map((t) => t.name);
+    for (const name of ['token_embd.weight', 'position_embd.weight'])
+      if (!names.includes(name)) throw new Error(`${state.models.url} has no tensor ${name}: this section needs a model with learned positions (gpt2), such as Model A`);
     const P = trained.readTensor('position_embd.weight');
     state.tables = { P, E: trained.readTensor('token_embd.weight') };
     const cos = state.A.attend({ queries: P.data, keys: P.data, values: new Float32Array(P.rows).fill(1), dk: P.cols, score: 'cosine', returnScores: true }).scores;
@@ -173,7 +172,8 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
   function runEquivariance() {
     if (!state.models) return;
     const model = ui.off.checked ? state.models.removed : state.models.trained;
-    try {
+    state.equivariance = null;
+    attempt(state, ui.error, () => {
       let ids = model.tokenize(ui.prompt.value);
       const first = model.info.addBos && model.info.bosId >= 0 ? 1 : 0;
       if (first) ids = [model.info.bosId, ...ids];
@@ -202,8 +202,6 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       const pieces = model.pieces(ids);
       const layer = oneLayer(ids, shuffled, perm, ui.off.checked);
       state.equivariance = { removed: ui.off.checked, ids, shuffled, perm, deltas, equal: deltas[0] < EQUAL, heads: a.heads, n, layer };
-      state.computed++;
-      showError(ui.error, null);
 
       const show = (s) => s.replace(/\n/g, '↵').replace(/ /g, '␣');
       $('texts').textContent = `prompt: ${show(model.detokenize(ids))}   shuffle: ${show(model.detokenize(shuffled))}`;
@@ -220,10 +218,7 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
         `${layer.delta < EQUAL ? 'equal up to the shuffle' : 'different'} (the largest difference over every output is ${num(layer.delta)}).`;
       $('layer-verdict').className = `verdict ${layer.delta < EQUAL ? 'equal' : 'differ'}`;
       $('layers').textContent = `Largest difference per layer: ${deltas.map((v, l) => `layer ${l}: ${num(v)}`).join(' · ')}.`;
-    } catch (e) {
-      state.equivariance = null;
-      showError(ui.error, e);
-    }
+    });
   }
 
   const schedule = scheduler(computeSinusoids);

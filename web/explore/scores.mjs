@@ -4,7 +4,7 @@
 // moves every softmax between argmax and uniform.
 import { ACCENT, ACCENT2, MatrixView, Plot } from './draw.mjs';
 import { normal, normals, rowEntropy } from './data.mjs';
-import { attention, build, num, scheduler, showError, slider } from './ui.mjs';
+import { attempt, attention, build, num, scheduler, showError, slider } from './ui.mjs';
 
 const N = 10; // queries and keys
 const HIDDEN = 16; // additive: the hidden layer's size
@@ -76,7 +76,7 @@ export function mountScores(host, { d = 16, temperature = 1, seed = 1 } = {}) {
     if (!A) return;
     const dim = DIMS[Number(ui.d.value)];
     const tau = 10 ** Number(ui.tau.value);
-    try {
+    attempt(state, ui.error, () => {
       const data = inputs(dim);
       for (const { score } of SCORES) {
         const r = run(A, score, dim, tau, data);
@@ -87,18 +87,14 @@ export function mountScores(host, { d = 16, temperature = 1, seed = 1 } = {}) {
       const dot = [];
       const scaled = [];
       for (const dd of DIMS) {
-        const dd_ = inputs(dd);
-        dot.push(rowEntropy(run(A, 'dot', dd, tau, dd_).weights, N, N).mean);
-        scaled.push(rowEntropy(run(A, 'scaledDot', dd, tau, dd_).weights, N, N).mean);
+        const other = inputs(dd);
+        dot.push(rowEntropy(run(A, 'dot', dd, tau, other).weights, N, N).mean);
+        scaled.push(rowEntropy(run(A, 'scaledDot', dd, tau, other).weights, N, N).mean);
       }
       state.curve = { dot, scaled };
       state.d = dim;
       state.tau = tau;
-      state.computed++;
-      showError(ui.error, null);
-    } catch (e) {
-      showError(ui.error, e);
-    }
+    });
     draw();
   }
 

@@ -59,5 +59,21 @@ export function showError(el, error) {
   el.textContent = error ? `error: ${error.message ?? error}` : '';
 }
 
+/**
+ * Runs `compute` (the section's calls of the primitive): a success counts in state.computed (the
+ * tests wait on it) and clears the alert line, a failure is shown there. Returns whether it succeeded.
+ */
+export function attempt(state, errorEl, compute) {
+  try {
+    compute();
+    state.computed++;
+    showError(errorEl, null);
+    return true;
+  } catch (e) {
+    showError(errorEl, e);
+    return false;
+  }
+}
+
 /** A number for display: 3 significant digits, or exponent form when tiny. */
 export const num = (v, digits = 3) => (v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(1) : (+v.toPrecision(digits)).toString());
