@@ -51,6 +51,19 @@ const cellPixels = (page, view, r, c) => page.evaluate(({ view, r, c }) => {
   return grey / (data.length / 4);
 }, { view, r, c });
 
+/** Moves the mouse over the centre of a MatrixView's cell (r, c) (`view`: an expression in the page). */
+async function hoverCell(page, view, r, c) {
+  await page.evaluate((view) => new Function(`return ${view}`)().canvas.scrollIntoView({ block: 'center' }), view);
+  const at = await page.evaluate(({ view, r, c }) => {
+    const v = new Function(`return ${view}`)();
+    const { x, y, w, h } = v.cellRect(r, c);
+    const rect = v.canvas.getBoundingClientRect();
+    const s = rect.width / v.layout.width;
+    return [rect.left + (x + w / 2) * s, rect.top + (y + h / 2) * s];
+  }, { view, r, c });
+  await page.mouse.move(...at);
+}
+
 test('the Ideas page: every section computes in wasm, the demo links to it', async () => {
   const { context, page, errors } = await openIdeas();
   const headings = await page.$$eval('.explore-section h2', (hs) => hs.map((h) => h.textContent));
@@ -197,6 +210,11 @@ test('masks: toggling the causal and padding masks draws exactly the masked cell
   assert.ok(await cellPixels(page, map(1), 5, 4) > 0.95);
   assert.ok(await cellPixels(page, map(1), 0, 1) < 0.05); // a key within the length: a weight's colour
   assert.ok(await cellPixels(page, map(0), 0, 5) < 0.05); // sequence 1 is full length
+  // hovering a cell reads it out
+  await hoverCell(page, map(1), 0, 5);
+  assert.equal(await page.textContent('#masks [data-k=hover]'), 'sequence 2: query 1 “a”, key 6 “⟨pad⟩”: masked (score −∞, weight 0)');
+  await hoverCell(page, map(1), 2, 1);
+  assert.match(await page.textContent('#masks [data-k=hover]'), /^sequence 2: query 3 “ran”, key 2 “dog”: α = 0\.\d+$/);
 
   await toggle('causal');
   assert.equal(await page.evaluate(() => window.saccadeIdeas.masks.state.mask), 'causal+padding');

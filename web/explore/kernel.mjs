@@ -4,7 +4,7 @@
 // learns the width by gradient descent on held-out points.
 import { ACCENT, ACCENT2, INK, MUTED, MatrixView, Plot } from './draw.mjs';
 import { X_RANGE, testInputs, trainingSet, truth } from './data.mjs';
-import { attempt, attention, build, checkbox, num, scheduler, select, showError, slider } from './ui.mjs';
+import { attempt, attention, build, checkbox, hoverReadout, num, scheduler, select, showError, slider } from './ui.mjs';
 
 const KERNELS = {
   gaussian: { label: 'Gaussian', K: 'K(u) = exp(−u²/2)' },
@@ -50,6 +50,7 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
           L(w) = 1/m Σ<sub>j</sub> (f̂(x′<sub>j</sub>) − y′<sub>j</sub>)², &nbsp; w ← w − η dL/dw</figcaption></figure>
     </div>
     <p class="readout" data-k="readout" aria-live="polite"></p>
+    <p class="readout" data-k="hover"></p>
     <p class="error" data-k="error" role="alert" hidden></p>`);
 
   const ui = {
@@ -59,6 +60,10 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
   const plot = new Plot($('plot'), { width: 420, height: 280 });
   const lossPlot = new Plot($('loss'), { width: 300, height: 200, margin: { l: 44, r: 10, t: 20, b: 30 } });
   const heatmap = new MatrixView($('heatmap'));
+  hoverReadout(heatmap, $('hover'), (r, c, value) => {
+    const i = state.result.order[c];
+    return `query x = ${num(queries[r])}, key xᵢ = ${num(state.train.x[i])} (point ${i + 1}): α = ${num(value)}`;
+  });
 
   const state = {
     seed, train: null, heldout: null, selected: -1, dragging: false,
@@ -102,7 +107,11 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       const average = pool(A, 'flat', 1);
       const n = state.train.x.length;
       const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => state.train.x[a] - state.train.x[b]);
-      state.result = { fit: fit.output, weights: fit.weights, average: average.output[0], order, w: width, kernel: kernelName, n };
+      // the held-out loss at this w (sac_kernel_loss), for the kernels whose w can be learned
+      const loss = ['gaussian', 'epanechnikov'].includes(kernelName)
+        ? A.kernelLoss({ kernel: kernelName, xTrain: state.train.x, yTrain: state.train.y, xHeldout: state.heldout.x, yHeldout: state.heldout.y, width }).loss
+        : null;
+      state.result = { fit: fit.output, weights: fit.weights, average: average.output[0], order, w: width, kernel: kernelName, n, loss };
     });
     draw();
   }
@@ -157,7 +166,8 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
     $('formula').innerHTML = `f̂(x) = Σ<sub>i</sub> α(x, x<sub>i</sub>) y<sub>i</sub>, &nbsp; α(x, x<sub>i</sub>) = K((x − x<sub>i</sub>)·w) / Σ<sub>j</sub> K((x − x<sub>j</sub>)·w), &nbsp; ${k.K}`;
     if (result) {
       const sel = state.selected >= 0 ? ` · point ${state.selected + 1}: (${num(train.x[state.selected])}, ${num(train.y[state.selected])})` : '';
-      ui.readout.textContent = `n = ${result.n} points · average ȳ = ${num(result.average)} · f̂(2.5) = ${num(result.fit[25])}${sel}`;
+      const loss = result.loss === null ? '' : ` · held-out L(w) = ${num(result.loss)}`;
+      ui.readout.textContent = `n = ${result.n} points · average ȳ = ${num(result.average)} · f̂(2.5) = ${num(result.fit[25])}${loss}${sel}`;
     }
   }
 

@@ -3,7 +3,7 @@
 // verdict (its score comes back −∞) and is drawn hatched, never in the weights' colours.
 import { MatrixView, colorRamp, maskSwatch } from './draw.mjs';
 import { normal, normals } from './data.mjs';
-import { attempt, attention, build, checkbox, scheduler, showError } from './ui.mjs';
+import { attempt, attention, build, checkbox, hoverReadout, num, scheduler, showError } from './ui.mjs';
 
 const SENTENCES = [
   ['the', 'cat', 'sat', 'on', 'the', 'mat'],
@@ -37,9 +37,15 @@ export function mountMasks(host, { padding = true, causal = false, seed = 3 } = 
       ${SENTENCES.map((_, b) => `<figure><canvas data-k="map-${b}" role="img" aria-label="Sequence ${b + 1}: attention weights with masked cells hatched"></canvas>
         <figcaption data-k="cap-${b}"></figcaption></figure>`).join('')}
     </div>
+    <p class="readout" data-k="hover"></p>
     <p class="error" data-k="error" role="alert" hidden></p>`);
   const ui = { padding: $('padding'), causal: $('causal'), error: $('error') };
   const maps = SENTENCES.map((_, b) => new MatrixView($(`map-${b}`)));
+  maps.forEach((view, b) => hoverReadout(view, $('hover'), (r, c, value) => {
+    const word = (i) => (i < state.lengths[b] ? SENTENCES[b][i] ?? `w${i + 1}` : PAD);
+    return `sequence ${b + 1}: query ${r + 1} “${word(r)}”, key ${c + 1} “${word(c)}”: ` +
+      (value === null ? 'masked (score −∞, weight 0)' : `α = ${num(value)}`);
+  }));
   colorRamp($('ramp'), 90, 10);
   maskSwatch($('swatch'), 12);
 

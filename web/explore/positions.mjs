@@ -6,7 +6,7 @@ import { loadModel } from '../../src/js/index.mjs';
 import { DEFAULT_MODEL } from '../config.mjs';
 import { MatrixView } from './draw.mjs';
 import { uniform } from './data.mjs';
-import { attempt, attention, build, checkbox, num, scheduler, showError, slider } from './ui.mjs';
+import { attempt, attention, build, checkbox, hoverReadout, num, scheduler, showError, slider } from './ui.mjs';
 
 const DEFAULT_SRC = new URL(DEFAULT_MODEL, new URL('../config.mjs', import.meta.url)).href;
 const EQUAL = 1e-4; // |Δ| below this is "equal" (float rounding of a different summation order)
@@ -34,6 +34,7 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       <figure><canvas data-k="learned" role="img" aria-label="Cosine similarity of Model A's learned position embeddings"></canvas>
         <figcaption data-k="learned-cap">Model A's learned position embeddings: cos(P<sub>i</sub>, P<sub>j</sub>) (loading the model…)</figcaption></figure>
     </div>
+    <p class="readout" data-k="hover"></p>
     <h3>Is Model A permutation-equivariant?</h3>
     <p>Model A runs on a prompt and on a shuffle of it (the last character stays last). Its first layer's
       attention from the last character, which sees every token, is compared key by key after undoing the
@@ -64,6 +65,9 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
   ui.prompt.value = prompt;
   const views = { pe: new MatrixView($('pe')), dots: new MatrixView($('dots')), learned: new MatrixView($('learned')),
     a: new MatrixView($('eq-a')), b: new MatrixView($('eq-b')) };
+  hoverReadout(views.pe, $('hover'), (p, c, v) => `PE(${p}, ${c}) = ${num(v)}`);
+  hoverReadout(views.dots, $('hover'), (i, j, v) => `PE(${i})·PE(${j}) = ${num(v)} (i − j = ${i - j})`);
+  hoverReadout(views.learned, $('hover'), (i, j, v) => `cos(P${i}, P${j}) = ${num(v)} (i − j = ${i - j})`);
   const state = { A: null, models: null, seed, sinusoid: null, learned: null, equivariance: null, computed: 0 };
 
   // ---- sinusoids

@@ -4,7 +4,7 @@
 // moves every softmax between argmax and uniform.
 import { ACCENT, ACCENT2, MatrixView, Plot } from './draw.mjs';
 import { normal, normals, rowEntropy } from './data.mjs';
-import { attempt, attention, build, num, scheduler, showError, slider } from './ui.mjs';
+import { attempt, attention, build, hoverReadout, num, scheduler, showError, slider } from './ui.mjs';
 
 const N = 10; // queries and keys
 const HIDDEN = 16; // additive: the hidden layer's size
@@ -45,10 +45,17 @@ export function mountScores(host, { d = 16, temperature = 1, seed = 1 } = {}) {
         <figcaption>Mean row entropy H against d, at τ = <span data-k="tau-echo"></span>: <span class="key dot"></span> dot product
           <span class="key scaled"></span> scaled dot product; the marker is the current d.</figcaption></figure>
     </div>
+    <p class="readout" data-k="hover"></p>
     <p class="error" data-k="error" role="alert" hidden></p>`);
 
   const ui = { d: $('d'), tau: $('tau'), resample: $('resample'), error: $('error') };
   const maps = Object.fromEntries(SCORES.map((s) => [s.score, new MatrixView($(`map-${s.score}`))]));
+  for (const { score, label } of SCORES) {
+    hoverReadout(maps[score], $('hover'), (r, c, value) => {
+      const s = state.results[score].scores;
+      return `${label}: query ${r + 1}, key ${c + 1}: α = ${num(value)}${s ? `, a(q, k) = ${num(s[r * N + c])}` : ''}`;
+    });
+  }
   const curve = new Plot($('curve'), { width: 300, height: 200, margin: { l: 36, r: 10, t: 20, b: 30 } });
   const state = { seed, A: null, results: {}, entropy: {}, curve: null, computed: 0 };
 
@@ -65,7 +72,7 @@ export function mountScores(host, { d = 16, temperature = 1, seed = 1 } = {}) {
 
   function run(A, score, dim, tau, data) {
     const { queries, keys, values, W, Wq, Wk, v } = data;
-    const opts = { queries, keys, values, dk: dim, score, temperature: tau };
+    const opts = { queries, keys, values, dk: dim, score, temperature: tau, returnScores: true };
     if (score === 'general') opts.W = W;
     if (score === 'additive') Object.assign(opts, { Wq, Wk, v });
     return A.attend(opts);

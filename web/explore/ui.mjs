@@ -75,5 +75,19 @@ export function attempt(state, errorEl, compute) {
   }
 }
 
+/**
+ * Shows the value of the cell under the pointer of a MatrixView in `el`: `describe(r, c, value)`
+ * gives the text (value is null for a masked cell); leaving the map clears it.
+ */
+export function hoverReadout(view, el, describe) {
+  view.canvas.addEventListener('pointermove', (e) => {
+    const hit = view.hit(e);
+    el.textContent = hit ? describe(hit.r, hit.c, hit.value) : '';
+  });
+  view.canvas.addEventListener('pointerleave', () => {
+    el.textContent = '';
+  });
+}
+
 /** A number for display: 3 significant digits, or exponent form when tiny. */
 export const num = (v, digits = 3) => (v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(1) : (+v.toPrecision(digits)).toString());
