@@ -189,6 +189,8 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       showError(ui.error, e);
       return;
     }
+    // with reduced motion the descent is shown at its end at once
+    if (globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches) state.fit.step = state.fit.losses.length - 1;
     const tick = () => {
       const f = state.fit;
       if (!f) return;

@@ -12,11 +12,12 @@ const DIMS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 /** Each score: its label and formula (d = the query/key size). */
 export const SCORES = [
-  { score: 'additive', label: 'additive', formula: 'vᵀ tanh(W<sub>q</sub>q + W<sub>k</sub>k)' },
-  { score: 'dot', label: 'dot product', formula: 'qᵀk' },
-  { score: 'scaledDot', label: 'scaled dot product', formula: 'qᵀk / √d' },
-  { score: 'general', label: 'general (bilinear)', formula: 'qᵀWk' },
-  { score: 'cosine', label: 'cosine', formula: 'qᵀk / (‖q‖ ‖k‖)' },
+  { score: 'additive', label: 'additive', formula: 'vᵀ tanh(W<sub>q</sub>q + W<sub>k</sub>k)',
+    note: `tanh bounds it by Σ|v<sub>h</sub>| whatever d (${HIDDEN} hidden units)` },
+  { score: 'dot', label: 'dot product', formula: 'qᵀk', note: 'variance d: saturates as d grows' },
+  { score: 'scaledDot', label: 'scaled dot product', formula: 'qᵀk / √d', note: 'variance 1 at every d' },
+  { score: 'general', label: 'general (bilinear)', formula: 'qᵀWk', note: 'W with entries N(0, 1/d): variance d, like the dot product' },
+  { score: 'cosine', label: 'cosine', formula: 'qᵀk / (‖q‖ ‖k‖)', note: 'in [−1, 1]: nearly uniform unless τ is small' },
 ];
 
 const TEXT = `
@@ -40,7 +41,7 @@ export function mountScores(host, { d = 16, temperature = 1, seed = 1 } = {}) {
     <div class="figures scores">
       ${SCORES.map((s) => `<figure data-score="${s.score}"><canvas data-k="map-${s.score}" role="img"
         aria-label="${s.label} attention weights, queries × keys"></canvas>
-        <figcaption><b>${s.label}</b>: a(q, k) = ${s.formula}<br><span data-k="h-${s.score}" class="entropy"></span></figcaption></figure>`).join('')}
+        <figcaption><b>${s.label}</b>: a(q, k) = ${s.formula}; ${s.note}<br><span data-k="h-${s.score}" class="entropy"></span></figcaption></figure>`).join('')}
       <figure><canvas data-k="curve" role="img" aria-label="Mean row entropy against d"></canvas>
         <figcaption>Mean row entropy H against d, at τ = <span data-k="tau-echo"></span>: <span class="key dot"></span> dot product
           <span class="key scaled"></span> scaled dot product; the marker is the current d.</figcaption></figure>
