@@ -111,7 +111,10 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
       const loss = ['gaussian', 'epanechnikov'].includes(kernelName)
         ? A.kernelLoss({ kernel: kernelName, xTrain: state.train.x, yTrain: state.train.y, xHeldout: state.heldout.x, yHeldout: state.heldout.y, width }).loss
         : null;
-      state.result = { fit: fit.output, weights: fit.weights, average: average.output[0], order, w: width, kernel: kernelName, n, loss };
+      // rows whose weights are all 0: no training point within the kernel's reach (the primitive predicts 0)
+      let empty = 0;
+      for (let r = 0; r < queries.length; r++) if (!fit.row(0, 0, r).some((v) => v > 0)) empty++;
+      state.result = { fit: fit.output, weights: fit.weights, average: average.output[0], order, w: width, kernel: kernelName, n, loss, empty };
     });
     draw();
   }
@@ -167,7 +170,8 @@ export function mountKernel(host, { kernel = 'gaussian', width = 1, noise = 0.5,
     if (result) {
       const sel = state.selected >= 0 ? ` · point ${state.selected + 1}: (${num(train.x[state.selected])}, ${num(train.y[state.selected])})` : '';
       const loss = result.loss === null ? '' : ` · held-out L(w) = ${num(result.loss)}`;
-      ui.readout.textContent = `n = ${result.n} points · average ȳ = ${num(result.average)} · f̂(2.5) = ${num(result.fit[25])}${loss}${sel}`;
+      const empty = result.empty ? ` · ${result.empty} test inputs have no training point within reach (f̂ = 0 there)` : '';
+      ui.readout.textContent = `n = ${result.n} points · average ȳ = ${num(result.average)} · f̂(2.5) = ${num(result.fit[25])}${loss}${empty}${sel}`;
     }
   }
 
