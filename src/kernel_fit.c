@@ -7,6 +7,7 @@
  *                 dα_i/dw = (K'_i − α_i Σ_j K'_j) / S,  K'_i = −2 w D_i where K_i > 0 (else 0)
  * and L = 1/(N d_y) Σ ‖f − y‖², dL/dw = 2/(N d_y) Σ (f − y)·df/dw. The weights are the ones
  * sac_attend computes for the same kernel (its scores are log K); everything here is in double. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,9 +193,11 @@ sac_status sac_kernel_fit_width(const sac_kernel_fit_params *p, const float *x_t
         widths[s] = (float)w;
         losses[s] = (float)L;
         if (s == p->n_steps) break;
-        /* w stays a float32 width: the next step starts from what widths[] reports */
+        /* w stays a positive, finite float32 width: the next step starts from what widths[]
+         * reports. A step to w <= 0 halves w instead; one past FLT_MAX stops there. */
         double next = w - (double)p->learning_rate * G;
-        if (!(next > 0.0) || !isfinite(next) || (float)next <= 0.0f) next = w / 2;
+        if (!(next > 0.0) || (float)next <= 0.0f) next = w / 2;
+        if (!(next <= FLT_MAX)) next = FLT_MAX;
         w = (float)next;
         if (!((float)w > 0.0f)) w = widths[s]; /* w/2 underflowed: stay */
     }

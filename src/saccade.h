@@ -444,7 +444,8 @@ typedef struct sac_kernel_fit_params {
     int32_t d_x, d_y;     /* sizes of an x and a y (>= 1) */
     int32_t leave_one_out;
     float width;          /* w₀ > 0: where descent starts */
-    float learning_rate;  /* η > 0: w ← w − η dL/dw; a step that would make w ≤ 0 halves w instead */
+    float learning_rate;  /* η > 0: w ← w − η dL/dw; a step that would make w ≤ 0 halves w instead,
+                             one past FLT_MAX stops at FLT_MAX (w stays a positive finite float) */
     int32_t n_steps;      /* >= 0 */
 } sac_kernel_fit_params;
 

@@ -1,6 +1,7 @@
 /* test_attend.c — the attention primitive against its float64 reference (every score and mask,
  * temperatures, heads), its refusals, the kernel width fit's gradient, the sinusoid table, and
  * the model calls it comes with (tensor reading, no_positions). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -371,6 +372,12 @@ static void test_kernel_fit_descends(void) {
     float widths[4], losses[4];
     CHECK(sac_kernel_fit_width(&p, d.xt, 50, d.yt, 50, d.xh, 50, d.yh, 50, widths, 4, losses, 4, NULL, 0) == SAC_OK);
     for (int s = 0; s < 4; s++) CHECK(widths[s] > 0 && isfinite(losses[s]));
+    /* one that overshoots past FLT_MAX stops there (it gave w = inf, found by fuzz_attend) */
+    for (int i = 0; i < 50; i++) d.yt[i] *= 1e6f, d.yh[i] *= 1e6f;
+    p.width = 1, p.learning_rate = 1e30f;
+    CHECK(sac_kernel_fit_width(&p, d.xt, 50, d.yt, 50, d.xh, 50, d.yh, 50, widths, 4, losses, 4, NULL, 0) == SAC_OK);
+    CHECK_MSG(widths[1] == FLT_MAX, "width after the overshoot: %g", widths[1]);
+    for (int s = 0; s < 4; s++) CHECK_MSG(widths[s] > 0 && isfinite(widths[s]), "widths[%d] = %g", s, widths[s]);
 }
 
 static void test_kernel_fit_refusals(void) {

@@ -5,7 +5,7 @@
 import { fail } from './errors.mjs';
 import { Heap } from './heap.mjs';
 import { instantiate, release } from './instantiate.mjs';
-import { constants, writeStruct } from './layout.mjs';
+import { constants, sizeOf, writeStruct } from './layout.mjs';
 import { bool, int, number, optionsOf } from './options.mjs';
 import { chooseRuntime } from './runtime.mjs';
 
@@ -213,7 +213,7 @@ export class Attention {
     const heap = this.#heap;
     const arena = new Arena(heap);
     try {
-      const p = arena.alloc(64);
+      const p = arena.alloc(sizeOf('sac_attend_params'));
       writeStruct(heap, p, 'sac_attend_params', {
         batch, n_q: nq, n_k: nk, d_k: dk, d_v: dv, n_heads: heads, score: SCORES[scoreName], width, hidden, mask,
         mask_per_batch: perBatch, temperature,
@@ -273,7 +273,7 @@ export class Attention {
 
   #kernelCall(arena, data, extra) {
     const heap = this.#heap;
-    const p = arena.alloc(64);
+    const p = arena.alloc(sizeOf('sac_kernel_fit_params'));
     writeStruct(heap, p, 'sac_kernel_fit_params', { width: 1, learning_rate: 1, n_steps: 0, ...data.fields, ...extra });
     const args = [];
     for (const a of data.arrays) args.push(arena.floats(a), a ? a.length : 0);
