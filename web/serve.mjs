@@ -223,6 +223,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const { url } = await serve({ ...opts, tryNext: true });
   console.log(`saccade demo:  ${url}/web/`);
   console.log(`embed example: ${url}/web/embed-example.html`);
+  console.log(`ideas page:    ${url}/web/explore.html`);
   console.log(opts.isolated
     ? 'cross-origin isolated (COOP: same-origin, COEP: require-corp): the model runs on threads'
     : 'no COOP/COEP headers (--no-isolation): the page runs single-threaded unless its service worker shim is enabled');
