@@ -295,6 +295,7 @@ describe('on a phone', () => {
           onScreen: y >= 0 && y + layout.cell <= innerHeight };
       }, last - 1);
       assert.deepEqual(seen, { marked: last - 1, inBox: true, onScreen: true });
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the map scrolls in its box, not the page');
       await screenshot(page, 'inside-phone');
       assert.deepEqual(errors, []);
     } finally {
