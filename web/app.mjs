@@ -12,7 +12,7 @@ import { cachedModels, clearModelCache } from './model-cache.mjs';
 import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
-import { hoverWeights, rowOf } from './views/hover.mjs';
+import { hoverWeights, rowOf, sides } from './views/hover.mjs';
 import { AGGREGATES, AttentionStore, HEAD_EXPLAIN, aggregatesFor, selectionTitle } from './views/store.mjs';
 import { ModelView } from './views/thumbnails.mjs';
 import { TokenLine } from './views/tokens.mjs';
@@ -338,7 +338,7 @@ const source = new TokenLine($('source'), {
   onHover: (i) => hover(i === null ? null : { side: 'source', index: i }),
   onPick: (i) => pick({ side: 'source', index: i }),
 });
-const heatmap = new HeatmapView($('heatmap'), $('heatmap-overlay'));
+const heatmap = new HeatmapView($('heatmap'), $('heatmap-overlay'), { scroll: true });
 const alignment = new AlignmentView($('alignment'));
 const modelView = new ModelView($('thumbnails'), {
   onSelect: ({ layer, head }) => {
@@ -456,8 +456,16 @@ function readoutText(m) {
     const value = cell.k < row.length ? row[cell.k].toFixed(4) : '— masked (a later position)';
     return `${rowText(cell.q)} · key #${cell.k} ${quote(store.labels(kind).cols[cell.k])}: ${value}`;
   }
-  const q = h ? rowOf(kind, h.side, h.index) : null;
-  if (q === null || q >= m.nq) return h ? `${h.side} #${h.index}: no row of this view wrote it` : '';
+  if (!h) return '';
+  const q = rowOf(kind, h.side, h.index);
+  if (q === null || q >= m.nq) {
+    // a key: the row that weighs it most
+    if (h.side !== sides(kind).cols) return `${h.side} #${h.index}: not in this view`;
+    let best = -1;
+    for (let r = 0; r < m.nq; r++) if (h.index < m.row(r).length && (best < 0 || m.row(r)[h.index] > m.row(best)[h.index])) best = r;
+    const key = `key #${h.index} ${quote(store.labels(kind).cols[h.index])}`;
+    return best < 0 ? `${key}: no row sees it yet` : `${key} · weighed most by ${rowText(best)}: ${m.row(best)[h.index].toFixed(4)}`;
+  }
   const row = m.row(q);
   let peak = 0;
   for (let k = 1; k < row.length; k++) if (row[k] > row[peak]) peak = k;

@@ -2,10 +2,11 @@
 // labelled on both axes, a colour bar, and an overlay canvas for highlights (the hovered token's
 // row and column, the cell under the pointer or the keyboard cursor).
 //
-// Every token keeps a label at a readable size: cells are at least MIN_CELL px, and a map wider
-// than its box grows past it and scrolls (the box is the canvases' scrolling parent). Only maps
-// too large for one canvas (more than MAX_LABELLED tokens on a side) are max-pooled (pool.mjs),
-// with one label per block, and say so.
+// With `scroll` (the demo page), every token keeps a label at a readable size: cells are at least
+// MIN_CELL px, and a map wider than its box grows past it and scrolls (the box is the canvases'
+// scrolling parent). Only maps too large for one canvas (more than MAX_LABELLED tokens on a side)
+// are max-pooled (pool.mjs), with one label per block, and say so. Without it the map fits the
+// canvases' CSS size, pooled past screen resolution, its labels one per 10 px.
 import { LUT, SCALES, colorizer, FLOORS } from './colormap.mjs';
 import { Pooled } from './pool.mjs';
 
@@ -27,8 +28,9 @@ export const rowLabel = (at, wrote) => (wrote == null ? shortLabel(at) : `${shor
 
 export class HeatmapView {
   /** `canvas` draws the map; `overlay` (same size, stacked on top) the highlights. */
-  constructor(canvas, overlay) {
+  constructor(canvas, overlay, { scroll = false } = {}) {
     this.canvas = canvas;
+    this.scroll = scroll;
     this.overlay = overlay;
     this.pooled = null;
     this.key = null;
@@ -37,8 +39,8 @@ export class HeatmapView {
     this.widths = new Map(); // label → measured width
   }
 
-  /** Sizes both canvases to `W` × `H` CSS px; returns the device pixel ratio used. */
-  #size(W, H) {
+  /** Sizes both canvases' pixels to `W` × `H` CSS px (and their CSS size, if `setStyle`); returns the ratio used. */
+  #size(W, H, setStyle) {
     const dpr = Math.min(3, globalThis.devicePixelRatio || 1, MAX_CANVAS / Math.max(W, H));
     for (const c of [this.canvas, this.overlay]) {
       if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) {
@@ -46,10 +48,36 @@ export class HeatmapView {
         c.height = Math.round(H * dpr);
         this.key = null; // pixels changed: pool again
       }
-      c.style.width = `${W}px`;
-      c.style.height = `${H}px`;
+      if (setStyle) {
+        c.style.width = `${W}px`;
+        c.style.height = `${H}px`;
+      }
     }
     return dpr;
+  }
+
+  /**
+   * The map's geometry: CSS size W × H, `cell` (px per token), `capacity` (blocks per side the
+   * pooling may use), and whether every token is labelled.
+   */
+  #plan(n, nq, nk, ml, mt, mr) {
+    if (!this.scroll) {
+      const { width, height } = this.canvas.getBoundingClientRect();
+      const W = Math.max(200, Math.round(width));
+      const H = Math.max(200, Math.round(height));
+      const side = Math.max(40, Math.min(W - ml - mr, H - mt - 6));
+      const dpr = this.#size(W, H, false);
+      return { W, H, dpr, cell: side / n, capacity: Math.max(1, Math.floor(side * dpr)), labelled: false };
+    }
+    const box = this.canvas.parentElement;
+    const avail = Math.max(200, Math.round(box?.clientWidth || 480));
+    const labelled = n <= MAX_LABELLED;
+    const fit = (avail - ml - mr) / n;
+    const cell = labelled ? Math.max(MIN_CELL, Math.min(MAX_CELL, fit)) : Math.max(1, fit);
+    const W = Math.max(Math.ceil(ml + cell * Math.max(1, nk) + mr), Math.min(avail, 240));
+    const H = Math.ceil(mt + Math.max(cell * Math.max(1, nq), 170) + 20);
+    const dpr = this.#size(W, H, true);
+    return { W, H, dpr, cell, capacity: labelled ? MAX_LABELLED : Math.max(1, Math.floor((avail - ml - mr) * dpr)), labelled };
   }
 
   /**
@@ -58,8 +86,6 @@ export class HeatmapView {
    * `rowWrote[q]` (optional): the token row q wrote, shown as "at→wrote".
    */
   render({ matrix, key, rowLabels, colLabels, rowWrote = null, title, scale = 'linear' }) {
-    const box = this.canvas.parentElement;
-    const avail = Math.max(200, Math.round(box?.clientWidth || this.canvas.getBoundingClientRect().width || 480));
     const rows = Array.from({ length: matrix.nq }, (_, q) => rowLabel(rowLabels[q] ?? '', rowWrote ? rowWrote[q] : null));
     const cols = colLabels.map(shortLabel);
     const measure = this.canvas.getContext('2d');
@@ -77,13 +103,7 @@ export class HeatmapView {
     const mt = 22 + labelWidth(cols, 64) + 4;
     const mr = 52;
     const n = Math.max(matrix.nq, matrix.nk, 1);
-    const labelled = n <= MAX_LABELLED;
-    const fit = (avail - ml - mr) / n;
-    const cell = labelled ? Math.max(MIN_CELL, Math.min(MAX_CELL, fit)) : Math.max(1, fit);
-    const side = labelled ? cell * n : avail - ml - mr;
-    const W = Math.ceil(ml + cell * Math.max(1, matrix.nk) + mr);
-    const H = Math.ceil(mt + Math.max(cell * Math.max(1, matrix.nq), 170) + 20);
-    const dpr = this.#size(Math.max(W, Math.min(avail, 240)), H);
+    const { H, dpr, cell, capacity, labelled } = this.#plan(n, matrix.nq, matrix.nk, ml, mt, mr);
     const ctx = this.canvas.getContext('2d');
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = '#fff';
@@ -92,7 +112,6 @@ export class HeatmapView {
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
 
-    const capacity = labelled ? MAX_LABELLED : Math.max(1, Math.floor(side * dpr));
     if (!this.pooled || this.pooled.capacity !== capacity) this.pooled = new Pooled(capacity);
     if (key !== this.key) {
       this.pooled.reset();
@@ -101,6 +120,7 @@ export class HeatmapView {
     this.pooled.update(matrix);
     const { w, h, block } = this.pooled;
     const bcell = cell * block; // CSS px per block (square cells)
+    const every = labelled ? 1 : Math.max(1, Math.ceil(10 / bcell)); // labels: every block's first token
     const x0 = Math.round(ml * dpr);
     const y0 = Math.round(mt * dpr);
     const wPx = Math.max(1, Math.round((ml + w * bcell) * dpr) - x0);
@@ -115,13 +135,13 @@ export class HeatmapView {
       ctx.putImageData(this.image, x0, y0);
     }
 
-    // Labels: one per block (every token unless pooled), never thinned.
+    // Labels: every token (with `scroll`, unless pooled), else one per 10 px.
     ctx.fillStyle = '#333';
     ctx.textAlign = 'right';
-    for (let r = 0; r < h; r++) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * bcell);
+    for (let r = 0; r < h; r += every) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * bcell);
     ctx.save();
     ctx.textAlign = 'left';
-    for (let c = 0; c < w; c++) {
+    for (let c = 0; c < w; c += every) {
       ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * bcell) * dpr, (mt - 4) * dpr);
       ctx.rotate(-Math.PI / 2);
       ctx.fillText(cols[c * block] ?? '', 0, 0);
@@ -133,11 +153,11 @@ export class HeatmapView {
     if (block > 1) {
       ctx.font = FONT;
       ctx.fillStyle = '#666';
-      ctx.fillText(`max-pooled: ${block}×${block} cells per block (${n} tokens: one label per block)`, 2, H - 6);
+      ctx.fillText(`max-pooled: ${block}×${block} cells per block${every > 1 ? '' : ' (one label per block)'}`, 2, H - 6);
     }
     this.#colorBar(ctx, ml + w * bcell + 8, mt, Math.max(100, Math.min(h * bcell, 160)), scale);
 
-    this.layout = { ml, mt, cell: bcell, block, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row, rows, cols };
+    this.layout = { ml, mt, cell: bcell, block, every, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row, rows, cols };
     this.#drawOverlay();
   }
 
