@@ -90,6 +90,9 @@ describe('Model B: the alignment lesson and the one convention', { skip: B.shipp
       await page.hover(`#output .tok[data-i="${i}"]`);
       assert.equal(await brightest(page, 'source'), peaks[i - 1], `token ${i}`);
     }
+    // a source key: the readout names the row that weighs it most — one that wrote a month digit
+    await page.hover(`#source .tok[data-i="${month + 2}"]`);
+    assert.match(await page.textContent('#readout'), /^key #9 "v" · weighed most by row [56]: at ".*" → wrote "1": 0\.\d{4}$/);
     await screenshot(page, 'inside-model-b');
   });
 
