@@ -15,6 +15,20 @@ const A = modelA();
 const B = modelB();
 const env = useBrowser();
 
+/** A fresh context with the page open on `query`, its model loaded: { context, page, errors }. */
+async function open(query, options = {}) {
+  await env.ready;
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true, ...options });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.srv.isolated.url}/web/?${query}`);
+  await loaded(page);
+  return { context, page, errors };
+}
+
+/** Waits until the model is loaded. */
+const loaded = (page) => page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
+
 /** Waits until the current generation has finished. */
 const finished = (page) => page.waitForFunction(() => document.getElementById('stop').disabled &&
   / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 30_000 });
@@ -39,14 +53,7 @@ describe('Model B: the alignment lesson and the one convention', { skip: B.shipp
   let context;
   let page;
   let errors;
-  before(async () => {
-    await env.ready;
-    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    page = await context.newPage();
-    errors = watchErrors(page);
-    await page.goto(`${env.srv.isolated.url}/web/?${B.query}`);
-    await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
-  });
+  before(async () => ({ context, page, errors } = await open(B.query)));
   after(() => context?.close());
 
   test('opens on cross-attention at the measured layer, beside the measured per-field alignment', async () => {
@@ -139,14 +146,7 @@ describe('legibility and keyboard access (Model A)', () => {
   let context;
   let page;
   let errors;
-  before(async () => {
-    await env.ready;
-    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
-    page = await context.newPage();
-    errors = watchErrors(page);
-    await page.goto(`${env.srv.isolated.url}/web/?${A.query}`);
-    await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
-  });
+  before(async () => ({ context, page, errors } = await open(A.query)));
   after(() => context?.close());
 
   test('a first-visit hint, dismissed for good', async () => {
@@ -155,7 +155,7 @@ describe('legibility and keyboard access (Model A)', () => {
     await page.keyboard.press('Enter');
     assert.equal(await page.isVisible('#hint'), false);
     await page.reload();
-    await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
+    await loaded(page);
     assert.equal(await page.isVisible('#hint'), false);
   });
 
@@ -275,13 +275,9 @@ describe('legibility and keyboard access (Model A)', () => {
 
 describe('on a phone', () => {
   test('tapping a token brings its row into view', async () => {
-    await env.ready;
-    const context = await env.browser.newContext({ viewport: { width: 390, height: 800 }, hasTouch: true, isMobile: true });
+    const phone = { viewport: { width: 390, height: 800 }, hasTouch: true, isMobile: true };
+    const { context, page, errors } = await open(`${A.query}&max=60&seed=3`, phone);
     try {
-      const page = await context.newPage();
-      const errors = watchErrors(page);
-      await page.goto(`${env.srv.isolated.url}/web/?${A.query}&max=60&seed=3`);
-      await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
       await page.click('#hint-close');
       await page.click('#generate');
       await finished(page);
