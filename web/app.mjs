@@ -383,6 +383,25 @@ function showLegend() {
   $('legend-selection').textContent = typeof state.head == 'number' ? HEAD_EXPLAIN : AGGREGATES[state.head].explain;
 }
 
+const argmax = (row) => row.reduce((best, v, k) => (v > row[best] ? k : best), 0);
+
+/** After a preset: how many of the output's digits peak in their own source field, per decoder layer. */
+function showLessonScore() {
+  const { store } = state;
+  const preset = ALIGNMENT_LESSON.presets.find((p) => p.text === state.run?.prompt);
+  const digits = ALIGNMENT_LESSON.digits.filter(([q]) => q < store.queries('cross'));
+  let text = '';
+  if (!$('lesson').hidden && preset && !state.running && digits.length && store.source.length === preset.fields.length) {
+    const per = Array.from({ length: store.layers }, (_, l) => {
+      const m = store.matrix('cross', l, 'mean');
+      return digits.filter(([q, field]) => preset.fields[argmax(m.row(q))] === field).length;
+    });
+    text = `This input, ${JSON.stringify(preset.text)}: ${per.map((n, l) => `layer ${l} ${n}/${digits.length}`).join(', ')} ` +
+      'digits peak in their own field (mean over heads).';
+  }
+  if ($('lesson-input').textContent !== text) $('lesson-input').textContent = text;
+}
+
 function render() {
   frame = 0;
   const { store } = state;
@@ -416,6 +435,7 @@ function render() {
     });
   }
   showLegend();
+  showLessonScore();
   applyHover();
   if (store.queries('self') > 0) stats.renderMs.push({ ms: performance.now() - t0, context: store.tokens.length });
 }

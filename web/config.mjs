@@ -22,6 +22,8 @@ export const MODELS = {
 export const ALIGNMENT_LESSON = {
   layer: 0,
   measured: 'layer 0 cross-attention, mean over the 4 heads; 2 000 held-out inputs; the share of outputs whose strongest source character lies in its own field',
+  /** The output's digits: [row that wrote it (= ISO position), the field it comes from]. */
+  digits: [[0, 'y'], [1, 'y'], [2, 'y'], [3, 'y'], [5, 'm'], [6, 'm'], [8, 'd'], [9, 'd']],
   fields: [
     ['year 1', 100.0], ['year 2', 100.0], ['year 3', 100.0], ['year 4', 100.0],
     ['month 1', 95.8], ['month 2', 99.4], ['day 1', 97.8], ['day 2', 99.5],

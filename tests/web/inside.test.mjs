@@ -117,15 +117,16 @@ describe('Model B: the alignment lesson and the one convention', { skip: B.shipp
     for (const { text, fields } of ALIGNMENT_LESSON.presets) {
       await page.click(`#lesson-presets button:text-is(${JSON.stringify(text)})`);
       await finished(page);
-      const { out, inField } = await page.evaluate((fields) => {
+      await frames(page);
+      const { out, inField } = await page.evaluate(([fields, digits]) => {
         const { store } = window.saccadeDemo.state;
         const out = store.tokens.slice(1).map((t) => t.text).join('');
         const inField = [];
         for (let l = 0; l < store.layers; l++) {
           const m = store.matrix('cross', l, 'mean');
           let hits = 0;
-          // ISO positions → the field each digit comes from; row q wrote output character q
-          for (const [q, want] of [[3, 'y'], [5, 'm'], [6, 'm'], [8, 'd'], [9, 'd']]) {
+          // row q wrote output character q (its ISO position)
+          for (const [q, want] of digits) {
             const row = m.row(q);
             let peak = 0;
             for (let k = 1; k < row.length; k++) if (row[k] > row[peak]) peak = k;
@@ -134,8 +135,10 @@ describe('Model B: the alignment lesson and the one convention', { skip: B.shipp
           inField.push(hits);
         }
         return { out, inField };
-      }, fields);
+      }, [fields, ALIGNMENT_LESSON.digits]);
       assert.match(out, /^\d{4}-\d\d-\d\d/, text);
+      assert.equal(await page.textContent('#lesson-input'), `This input, ${JSON.stringify(text)}: ` +
+        `${inField.map((n, l) => `layer ${l} ${n}/8`).join(', ')} digits peak in their own field (mean over heads).`);
       assert.equal(Math.max(...inField), inField[ALIGNMENT_LESSON.layer], `${text}: digits in their field per layer ${inField}`);
     }
     assert.deepEqual(errors, []);
