@@ -6,14 +6,14 @@
 // ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
 // loaded). Sampling inputs left empty take the library's defaults.
 import { ModelClient } from './client.mjs';
-import { MODELS, REAL_MODELS } from './config.mjs';
+import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { cachedModels, clearModelCache } from './model-cache.mjs';
 import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
-import { hoverWeights } from './views/hover.mjs';
-import { AGGREGATES, AttentionStore, aggregatesFor, selectionTitle } from './views/store.mjs';
+import { hoverWeights, rowOf, sides } from './views/hover.mjs';
+import { AGGREGATES, AttentionStore, HEAD_EXPLAIN, aggregatesFor, selectionTitle } from './views/store.mjs';
 import { ModelView } from './views/thumbnails.mjs';
 import { TokenLine } from './views/tokens.mjs';
 
@@ -32,7 +32,10 @@ const state = {
   head: 0, // a head number or an aggregate name
   scale: 'linear',
   hover: null, // { side: 'output' | 'source', index }
-  cell: null, // the heatmap cell under the pointer
+  cell: null, // { q, k }: the heatmap cell under the pointer or the keyboard cursor
+  source: null, // what the model was loaded from (a URL or a File), for the export
+  run: null, // the last generation's settings: { prompt, options }, for the export
+  lessonGreedy: false, // the alignment lesson set temperature 0
 };
 const stats = { navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null };
 window.saccadeDemo = { state, stats };
@@ -77,6 +80,7 @@ async function load(source, what, { bytes, askSize = false } = {}) {
   $('progress-rate').textContent = '';
   meter.reset();
   const count = ++loadCount;
+  state.source = source;
   const refusal = await refusalBeforeDownload(source, { bytes, askSize });
   if (count !== loadCount) return;
   if (refusal) {
@@ -128,14 +132,27 @@ function showModel({ info, name, runtime, defaults }) {
   // an empty input means the library's default: show its value
   for (const [id, name] of Object.entries(SAMPLING_INPUTS)) if (name in defaults) $(id).placeholder = String(defaults[name]);
   state.store = new AttentionStore(info);
-  state.kind = 'self';
-  state.layer = 0;
-  state.head = 0;
+  // Model B opens as the alignment lesson: cross-attention at the layer that aligns best
+  const lesson = encdec && state.source === MODELS.b.url;
+  state.kind = lesson ? 'cross' : 'self';
+  state.layer = lesson ? ALIGNMENT_LESSON.layer : 0;
+  state.head = lesson ? 'mean' : 0;
+  state.cell = null;
+  $('lesson').hidden = $('lesson-bar').hidden = !lesson;
+  // the lesson decodes greedily, as the model card uses Model B; another model gets its default back
+  if (lesson && $('temperature').value === '') {
+    $('temperature').value = '0';
+    state.lessonGreedy = true;
+  } else if (!lesson && state.lessonGreedy) {
+    if ($('temperature').value === '0') $('temperature').value = '';
+    state.lessonGreedy = false;
+  }
   $('source-box').hidden = !encdec;
   $('alignment-box').hidden = !encdec;
   $('prompt-label').textContent = encdec ? 'Source (encoded, then translated)' : 'Prompt';
   $('output-title').textContent = encdec ? 'Output' : 'Text';
   $('kind').replaceChildren(...state.store.kinds.map((k) => new Option(k === 'self' && encdec ? 'decoder self' : k, k)));
+  $('kind').value = state.kind;
   fillSelections();
   $('output').replaceChildren();
   $('source').replaceChildren();
@@ -251,6 +268,7 @@ async function generate() {
   state.generation++;
   state.store.clear();
   state.hover = null;
+  state.run = { prompt: $('prompt').value, options };
   clearViews();
   setRunning(true);
   $('speed').textContent = `generating (seed ${options.seed})…`;
@@ -296,11 +314,31 @@ function speedText(count, first, last, seed) {
 
 // -------------------------------------------------------------------------------------------
 // Views: text, heatmap, model view, alignment — redrawn at most once per animation frame.
+// Every view ties a token to the query row that wrote it (views/hover.mjs): row q sits at
+// token q and wrote token q + 1, and labels say both ("at 'x' → wrote 'y'").
 // -------------------------------------------------------------------------------------------
 
-const output = new TokenLine($('output'), { onHover: (i) => hover(i === null ? null : { side: 'output', index: i }) });
-const source = new TokenLine($('source'), { onHover: (i) => hover(i === null ? null : { side: 'source', index: i }) });
-const heatmap = new HeatmapView($('heatmap'), $('heatmap-overlay'));
+const READOUT_HELP = 'Rows are queries (the row at a token is the step that wrote the next one), columns are keys.';
+const quote = (label) => JSON.stringify(shortLabel(label ?? ''));
+
+/** A decoder token's accessible name: what it is, and the row that wrote it. */
+function describeToken(tokens, i) {
+  const t = tokens[i];
+  const self = `#${i} ${quote(t.text || t.label)}`;
+  if (i === 0) return `${self} — the first token: no row wrote it`;
+  return `${self} — ${t.generated ? 'written' : 'predicted (prompt)'} by the row at ${quote(tokens[i - 1].text || tokens[i - 1].label)}`;
+}
+
+const output = new TokenLine($('output'), {
+  onHover: (i) => hover(i === null ? null : { side: 'output', index: i }),
+  onPick: (i) => pick({ side: 'output', index: i }),
+  describe: describeToken,
+});
+const source = new TokenLine($('source'), {
+  onHover: (i) => hover(i === null ? null : { side: 'source', index: i }),
+  onPick: (i) => pick({ side: 'source', index: i }),
+});
+const heatmap = new HeatmapView($('heatmap'), $('heatmap-overlay'), { scroll: true });
 const alignment = new AlignmentView($('alignment'));
 const modelView = new ModelView($('thumbnails'), {
   onSelect: ({ layer, head }) => {
@@ -310,7 +348,12 @@ const modelView = new ModelView($('thumbnails'), {
     $('head').value = String(head);
     scheduleRender();
   },
+  onCursor: (c) => {
+    if (c) $('readout').textContent = `model view: layer ${c.layer}, head ${c.head} — Enter shows it`;
+    scheduleRender();
+  },
 });
+Object.assign(window.saccadeDemo, { heatmap, alignment });
 
 let frame = 0;
 function scheduleRender() {
@@ -333,6 +376,32 @@ function viewTitle() {
   return `${name} · ${selectionTitle(head, layer)}`;
 }
 
+/** The legend beside the map: masked cells, what a row sums to, what the selection is. */
+function showLegend() {
+  $('legend-masked').hidden = state.kind !== 'self';
+  $('legend-floor').textContent = state.scale === 'log' ? 'The log scale floors at 1e-4: smaller weights share the bottom colour.' : '';
+  $('legend-selection').textContent = typeof state.head == 'number' ? HEAD_EXPLAIN : AGGREGATES[state.head].explain;
+}
+
+const argmax = (row) => row.reduce((best, v, k) => (v > row[best] ? k : best), 0);
+
+/** After a preset: how many of the output's digits peak in their own source field, per decoder layer. */
+function showLessonScore() {
+  const { store } = state;
+  const preset = ALIGNMENT_LESSON.presets.find((p) => p.text === state.run?.prompt);
+  const digits = ALIGNMENT_LESSON.digits.filter(([q]) => q < store.queries('cross'));
+  let text = '';
+  if (!$('lesson').hidden && preset && !state.running && digits.length && store.source.length === preset.fields.length) {
+    const per = Array.from({ length: store.layers }, (_, l) => {
+      const m = store.matrix('cross', l, 'mean');
+      return digits.filter(([q, field]) => preset.fields[argmax(m.row(q))] === field).length;
+    });
+    text = `This input, ${JSON.stringify(preset.text)}: ${per.map((n, l) => `layer ${l} ${n}/${digits.length}`).join(', ')} ` +
+      'digits peak in their own field (mean over heads).';
+  }
+  if ($('lesson-input').textContent !== text) $('lesson-input').textContent = text;
+}
+
 function render() {
   frame = 0;
   const { store } = state;
@@ -348,6 +417,7 @@ function render() {
     key: `${state.generation}/${state.kind}/${state.layer}/${state.head}`,
     rowLabels: labels.rows,
     colLabels: labels.cols,
+    rowWrote: labels.wrote,
     title: viewTitle(),
     scale: state.scale,
   });
@@ -358,51 +428,118 @@ function render() {
       matrix: useSelection ? m : store.matrix('cross', 0, 'all'),
       source: store.source.map((t) => t.label),
       output: store.tokens.slice(1).map((t) => t.label),
+      at: store.tokens.map((t) => t.label),
       title: useSelection ? viewTitle() : `cross-attention · ${AGGREGATES.all.title}`,
-      focus: state.hover?.side === 'output' && state.hover.index > 0 ? state.hover.index - 1 : null,
+      focus: state.hover?.side === 'output' ? rowOf('cross', 'output', state.hover.index) : null,
+      scale: state.scale,
     });
   }
+  showLegend();
+  showLessonScore();
   applyHover();
   if (store.queries('self') > 0) stats.renderMs.push({ ms: performance.now() - t0, context: store.tokens.length });
 }
 
 // -------------------------------------------------------------------------------------------
-// Hover: a token in the text (its row: what it attends to; its column: what attends to it),
-// and a cell of the heatmap.
+// Hover: a token in the text (the row that wrote it: what it attended to; its column: what
+// attends to it), and a cell of the heatmap (pointer or keyboard). The readout (an aria-live
+// region) says what is singled out, recomputed whenever the view changes, never stale.
 // -------------------------------------------------------------------------------------------
 
 function hover(target) {
   state.hover = target;
+  if (target) state.cell = null; // the readout turns to the token
   applyHover();
   if (state.store?.encdec) scheduleRender(); // the alignment view singles out the hovered output
+}
+
+/** On a narrow screen the map sits below the text: a tapped token brings its row into view. */
+function pick(target) {
+  hover(target);
+  if (!matchMedia('(max-width: 1000px)').matches) return;
+  const row = rowOf(state.kind, target.side, target.index);
+  if (row === null) return;
+  heatmap.scrollTo(row);
+  $('heatmap-box').scrollIntoView({ block: 'nearest' });
+}
+
+/** "row 6: at '1' → wrote '1'" (or "row 3: 'v'" for an encoder row). */
+function rowText(q) {
+  const labels = state.store.labels(state.kind);
+  return labels.wrote ? `row ${q}: at ${quote(labels.rows[q])} → wrote ${quote(labels.wrote[q])}` : `row ${q}: ${quote(labels.rows[q])}`;
+}
+
+function readoutText(m) {
+  const { store, kind, cell, hover: h } = state;
+  if (cell && cell.q < m.nq && cell.k < m.nk) {
+    const row = m.row(cell.q);
+    const value = cell.k < row.length ? row[cell.k].toFixed(4) : '— masked (a later position)';
+    return `${rowText(cell.q)} · key #${cell.k} ${quote(store.labels(kind).cols[cell.k])}: ${value}`;
+  }
+  if (!h) return '';
+  const q = rowOf(kind, h.side, h.index);
+  if (q === null || q >= m.nq) {
+    // a key: the row that weighs it most
+    if (h.side !== sides(kind).cols) return `${h.side} #${h.index}: not in this view`;
+    let best = -1;
+    for (let r = 0; r < m.nq; r++) if (h.index < m.row(r).length && (best < 0 || m.row(r)[h.index] > m.row(best)[h.index])) best = r;
+    const key = `key #${h.index} ${quote(store.labels(kind).cols[h.index])}`;
+    return best < 0 ? `${key}: no row sees it yet` : `${key} · weighed most by ${rowText(best)}: ${m.row(best)[h.index].toFixed(4)}`;
+  }
+  const row = m.row(q);
+  let peak = 0;
+  for (let k = 1; k < row.length; k++) if (row[k] > row[peak]) peak = k;
+  return `${rowText(q)} · looks most at key #${peak} ${quote(store.labels(kind).cols[peak])}: ${row[peak].toFixed(4)}`;
 }
 
 function applyHover() {
   const { store, hover: h, kind } = state;
   if (!store) return;
-  const { lines, marks } = hoverWeights(currentMatrix(), kind, h);
+  const m = currentMatrix();
+  const { lines, marks } = hoverWeights(m, kind, h);
   output.highlight(lines.output);
   source.highlight(lines.source);
   heatmap.mark({ ...marks, cell: state.cell });
+  const text = readoutText(m) || READOUT_HELP;
+  if ($('readout').textContent !== text) $('readout').textContent = text;
 }
 
-$('heatmap-overlay').parentElement.addEventListener('mousemove', (e) => {
+$('heatmap-box').addEventListener('mousemove', (e) => {
   const cell = heatmap.hit(e);
-  state.cell = cell;
-  const labels = state.store?.labels(state.kind);
-  $('readout').textContent = cell && labels
-    ? `query #${cell.q} ${JSON.stringify(shortLabel(labels.rows[cell.q] ?? ''))} → key #${cell.k} ` +
-      `${JSON.stringify(shortLabel(labels.cols[cell.k] ?? ''))}: ${cell.value === null ? '— (a later position)' : cell.value.toFixed(4)}`
-    : '';
+  state.cell = cell && { q: cell.q, k: cell.k };
   applyHover();
 });
-$('heatmap-overlay').parentElement.addEventListener('mouseleave', () => {
+$('heatmap-box').addEventListener('mouseleave', () => {
+  if (document.activeElement === $('heatmap')) return; // the keyboard cursor stays
   state.cell = null;
   applyHover();
 });
 
+// The keyboard cursor: arrows move it, Home/End go to the row's ends, PageUp/PageDown by 10 rows.
+$('heatmap').addEventListener('keydown', (e) => {
+  const m = state.store && currentMatrix();
+  if (!m?.nq) return;
+  const { q, k } = state.cell ?? { q: 0, k: 0 };
+  const width = (r) => m.row(r).length;
+  const moves = {
+    ArrowUp: [q - 1, k], ArrowDown: [q + 1, k], ArrowLeft: [q, k - 1], ArrowRight: [q, k + 1],
+    Home: [q, 0], End: [q, width(q) - 1], PageUp: [q - 10, k], PageDown: [q + 10, k],
+  };
+  if (!(e.key in moves)) return;
+  e.preventDefault();
+  const nq = Math.max(0, Math.min(m.nq - 1, moves[e.key][0]));
+  state.cell = { q: nq, k: Math.max(0, Math.min(m.nk - 1, moves[e.key][1])) };
+  heatmap.scrollTo(state.cell.q, state.cell.k);
+  applyHover();
+});
+$('heatmap').addEventListener('focus', () => {
+  const m = state.store && currentMatrix();
+  if (m?.nq && !state.cell) state.cell = { q: m.nq - 1, k: 0 };
+  applyHover();
+});
+
 // -------------------------------------------------------------------------------------------
-// Export: the current view as PNG, every captured map as JSON.
+// Export: the current view as PNG; every captured map as JSON, with what reproduces the run.
 // -------------------------------------------------------------------------------------------
 
 function download(blob, name) {
@@ -422,16 +559,67 @@ $('export-png').addEventListener('click', () => {
 });
 
 $('export-json').addEventListener('click', () => {
-  const { info, name, runtime } = state.model;
+  const { info, name, runtime, defaults } = state.model;
   const { tensors, tensorTypes, ...shape } = info;
+  const src = state.source;
   const doc = {
     format: 'saccade-attention/1',
-    model: { name, ...shape, tensorTypes },
+    library: { name: 'saccade', version: LIBRARY_VERSION },
+    model: { name, source: typeof src == 'string' ? new URL(src, location.href).href : { file: src?.name, bytes: src?.size }, ...shape, tensorTypes },
     runtime,
-    prompt: $('prompt').value,
+    prompt: state.run?.prompt ?? $('prompt').value,
+    // every sampling setting of the run: the ones typed, else the library's defaults
+    sampling: { ...defaults, ...state.run?.options },
+    view: { kind: state.kind, layer: state.layer, selection: state.head, scale: state.scale },
     ...state.store.toJSON(),
   };
   download(new Blob([JSON.stringify(doc)], { type: 'application/json' }), 'saccade-attention.json');
+});
+
+// -------------------------------------------------------------------------------------------
+// The alignment lesson (Model B): presets and the measured per-field alignment; the first-visit hint
+// -------------------------------------------------------------------------------------------
+
+$('lesson-presets').replaceChildren(...ALIGNMENT_LESSON.presets.map(({ text, shows }) => {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.textContent = text;
+  b.title = shows;
+  b.setAttribute('aria-label', `${text}: ${shows}`);
+  b.addEventListener('click', () => {
+    $('prompt').value = text;
+    $('lesson-shows').textContent = shows;
+    generate();
+  });
+  return b;
+}));
+$('lesson-layer').textContent = String(ALIGNMENT_LESSON.layer);
+$('lesson-measured').textContent = ALIGNMENT_LESSON.measured;
+$('lesson-fields').replaceChildren(...ALIGNMENT_LESSON.fields.map(([field, share]) => {
+  const tr = document.createElement('tr');
+  const th = document.createElement('th');
+  th.scope = 'row';
+  th.textContent = field;
+  const td = document.createElement('td');
+  td.textContent = `${share.toFixed(1)}%`;
+  tr.append(th, td);
+  return tr;
+}));
+
+const HINT_KEY = 'saccade-hint-seen';
+const hintSeen = () => {
+  try {
+    return localStorage.getItem(HINT_KEY) === '1';
+  } catch {
+    return false; // storage blocked: show it
+  }
+};
+$('hint').hidden = hintSeen();
+$('hint-close').addEventListener('click', () => {
+  $('hint').hidden = true;
+  try {
+    localStorage.setItem(HINT_KEY, '1');
+  } catch {} // storage blocked: hidden for this visit only
 });
 
 // -------------------------------------------------------------------------------------------
@@ -493,6 +681,7 @@ $('scale').addEventListener('change', () => {
   state.scale = $('scale').value;
   scheduleRender();
 });
+$('kind').addEventListener('change', () => (state.cell = null)); // another map: its own cells
 $('coi-on').addEventListener('click', enableShim);
 $('coi-off').addEventListener('click', disableShim);
 addEventListener('resize', scheduleRender);

@@ -171,9 +171,9 @@ for (const mode of ['isolated', 'plain']) {
       await page.hover(`#output .tok[data-i="${i}"]`);
       const to = await lit(page, '--to');
       const from = await lit(page, '--from');
-      assert.ok(to.length > 0 && to.every((k) => k <= i), `attends to: ${to}`);
-      assert.ok(from.length > 0 && from.every((q) => q >= i), `attended by: ${from}`);
-      assert.ok(to.includes(i) || from.includes(i));
+      // token i was written by row i - 1 (keys 0 … i - 1); a row q that attends to key i wrote token q + 1 > i
+      assert.ok(to.length > 0 && to.every((k) => k <= i - 1), `attends to: ${to}`);
+      assert.ok(from.length > 0 && from.every((q) => q >= i + 1), `attended by: ${from}`);
       const overlay = await canvasStats(page, '#heatmap-overlay');
       assert.ok(overlay.colored > 0.002, 'the heatmap marks the row and column');
       await screenshot(page, `hover-${mode}`);
@@ -184,7 +184,7 @@ for (const mode of ['isolated', 'plain']) {
       // hovering the heatmap reads out the cell
       const box = await page.locator('#heatmap').boundingBox();
       await page.mouse.move(box.x + box.width * 0.4, box.y + box.height * 0.75);
-      assert.match(await page.textContent('#readout'), /^query #\d+ ".*" → key #\d+ ".*": (\d\.\d{4}|— \(a later position\))$/);
+      assert.match(await page.textContent('#readout'), /^row \d+: at ".*" → wrote ".*" · key #\d+ ".*": (\d\.\d{4}|— masked \(a later position\))$/);
     });
 
     test('export: the current view as PNG, every captured map as JSON', async () => {

@@ -171,17 +171,41 @@ test('encoder–decoder rows: cross rows over the source, the encoder square, ro
   assert.equal(doc.maps.encoder.data[0][0][0].length, S);
 });
 
-test('hover: a row lights what the token attends to, a column what attends to it', () => {
+test('hover: a token lights what the row that wrote it attends to, and its column is shown on the tokens each row wrote', () => {
   const { store } = filledStore();
   const m = store.matrix('self', 0, 0);
+  // token 4 was written by row 3 (the row at token 3), as the library's generate steps say
   const { lines, marks } = hoverWeights(m, 'self', { side: 'output', index: 4 });
-  assert.deepEqual(Array.from(lines.output.to), Array.from(m.row(4)));
-  assert.equal(lines.output.from.length, m.nq);
-  assert.equal(lines.output.from[3], 0);
-  assert.equal(lines.output.from[6], m.row(6)[4]);
-  assert.deepEqual(marks, { row: 4, col: 4 });
-  const cross = hoverWeights({ nq: 2, nk: 3, row: (q) => Float32Array.of(q, 1, 2) }, 'cross', { side: 'source', index: 2 });
-  assert.deepEqual(Array.from(cross.lines.output.from), [2, 2]);
+  assert.deepEqual(Array.from(lines.output.to), Array.from(m.row(3)));
+  assert.equal(lines.output.from.length, m.nq + 1);
+  assert.equal(lines.output.from[4], 0, 'row 3 (which wrote token 4) cannot see key 4');
+  assert.equal(lines.output.from[5], m.row(4)[4], 'row 4 sees key 4 and wrote token 5');
+  assert.equal(lines.output.from[7], m.row(6)[4]);
+  assert.deepEqual(marks, { row: 3, col: 4 });
+  // token 0 was written by no row
+  assert.deepEqual(hoverWeights(m, 'self', { side: 'output', index: 0 }).marks, { row: null, col: 0 });
+  assert.equal(hoverWeights(m, 'self', { side: 'output', index: 0 }).lines.output.to, null);
+  // cross-attention: a source token's column lands on the outputs its rows wrote
+  const cross = hoverWeights({ nq: 2, nk: 3, row: (q) => Float32Array.of(q, 1, 2 + q) }, 'cross', { side: 'source', index: 2 });
+  assert.deepEqual(Array.from(cross.lines.output.from), [0, 2, 3]);
   assert.equal(cross.lines.source.to, null);
+  const out = hoverWeights({ nq: 2, nk: 3, row: (q) => Float32Array.of(q, 1, 2 + q) }, 'cross', { side: 'output', index: 2 });
+  assert.deepEqual(Array.from(out.lines.source.to), [1, 1, 3]);
+  assert.equal(out.marks.row, 1);
+  // an encoder row is its own source token
+  const enc = hoverWeights({ nq: 3, nk: 3, row: (q) => Float32Array.of(q, 1, 2) }, 'encoder', { side: 'source', index: 2 });
+  assert.equal(enc.marks.row, 2);
+  assert.deepEqual(Array.from(enc.lines.source.from), [2, 2, 2]);
   assert.deepEqual(hoverWeights(m, 'self', null).marks, { row: null, col: null });
+});
+
+test('labels and export: each decoder row names the token it wrote', () => {
+  const { store } = filledStore();
+  const labels = store.labels('self');
+  assert.equal(labels.wrote[3], store.tokens[4].label);
+  assert.equal(labels.wrote.length, store.queries('self'));
+  const doc = store.toJSON();
+  assert.equal(doc.tokens[0].writtenByRow, null);
+  assert.equal(doc.tokens[5].writtenByRow, 4);
+  assert.match(doc.convention, /wrote tokens\[q \+ 1\]/);
 });

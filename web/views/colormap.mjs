@@ -1,5 +1,6 @@
 // Colours for attention weights: a 256-entry lookup table (viridis-like: dark blue → green →
-// yellow; perceptually ordered, readable in grey) and the value scales the views offer.
+// yellow; perceptually ordered, readable in grey) and the value scales the views offer. Every
+// view colours a weight through these, so one colour means one weight everywhere.
 
 // Anchors of matplotlib's viridis at 0, 1/8, …, 1.
 const ANCHORS = [
@@ -32,6 +33,15 @@ export const SCALES = {
   sqrt: (v) => Math.sqrt(v),
   log: (v) => (v <= 1e-4 ? 0 : 1 + Math.log10(v) / 4), // 1e-4 … 1
 };
+
+/** What the bottom of each scale's colour bar stands for: the log scale floors at 1e-4. */
+export const FLOORS = { linear: '0', sqrt: '0', log: '≤1e-4' };
+
+/** CSS colour of a weight through a scale (the heatmap's colour of that weight). */
+export function cssWeight(v, scale) {
+  const f = SCALES[scale] ?? SCALES.linear;
+  return cssColor(Math.max(0, Math.min(1, f(v))));
+}
 
 /** value → packed RGBA through a scale (clamped to 0..1). */
 export function colorizer(scale) {

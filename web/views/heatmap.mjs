@@ -1,11 +1,21 @@
-// The large heatmap of one map (a head or an aggregate): queries down, keys across, token labels
-// on both axes, a colour bar, and an overlay canvas for highlights (the hovered token's row and
-// column, the cell under the pointer). Past screen resolution the map is max-pooled (pool.mjs).
-import { LUT, SCALES, colorizer } from './colormap.mjs';
+// The large heatmap of one map (a head or an aggregate): queries down, keys across, every token
+// labelled on both axes, a colour bar, and an overlay canvas for highlights (the hovered token's
+// row and column, the cell under the pointer or the keyboard cursor).
+//
+// With `scroll` (the demo page), every token keeps a label at a readable size: cells are at least
+// MIN_CELL px, and a map wider than its box grows past it and scrolls (the box is the canvases'
+// scrolling parent). Only maps too large for one canvas (more than MAX_LABELLED tokens on a side)
+// are max-pooled (pool.mjs), with one label per block, and say so. Without it the map fits the
+// canvases' CSS size, pooled past screen resolution, its labels one per 10 px.
+import { LUT, SCALES, colorizer, FLOORS } from './colormap.mjs';
 import { Pooled } from './pool.mjs';
 
-const EMPTY = 0xfff4f1f0; // #f0f1f4: above the diagonal (no key yet)
+export const EMPTY = 0xfff4f1f0; // #f0f1f4: a masked cell (a later key this query cannot see)
 const FONT = '10px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
+export const MIN_CELL = 12; // CSS px: the 10 px labels stay one per cell
+const MAX_CELL = 40;
+const MAX_CANVAS = 3072; // device px per side (memory: two canvases of this size)
+export const MAX_LABELLED = Math.floor((MAX_CANVAS - 200) / MIN_CELL);
 
 /** A token as a short, visible label: whitespace made visible, at most 8 characters. */
 export function shortLabel(text) {
@@ -13,47 +23,87 @@ export function shortLabel(text) {
   return [...s].length > 8 ? `${[...s].slice(0, 7).join('')}…` : s || '∅';
 }
 
+/** A row's label under the convention of hover.mjs: "x→y" (at x, wrote y), or the token alone. */
+export const rowLabel = (at, wrote) => (wrote == null ? shortLabel(at) : `${shortLabel(at)}→${shortLabel(wrote)}`);
+
 export class HeatmapView {
   /** `canvas` draws the map; `overlay` (same size, stacked on top) the highlights. */
-  constructor(canvas, overlay) {
+  constructor(canvas, overlay, { scroll = false } = {}) {
     this.canvas = canvas;
+    this.scroll = scroll;
     this.overlay = overlay;
     this.pooled = null;
     this.key = null;
     this.layout = null;
     this.marks = {};
     this.widths = new Map(); // label → measured width
-    this.shorts = new Map(); // token text → label
   }
 
-  #short = (text) => {
-    let l = this.shorts.get(text);
-    if (l === undefined) this.shorts.set(text, (l = shortLabel(text)));
-    return l;
-  };
-
-  /** Matches the canvases' pixels to their CSS size; returns the CSS size. */
-  #fit() {
-    const dpr = Math.min(3, globalThis.devicePixelRatio || 1);
-    const { width, height } = this.canvas.getBoundingClientRect();
-    const W = Math.max(200, Math.round(width));
-    const H = Math.max(200, Math.round(height));
+  /** Sizes both canvases' pixels to `W` × `H` CSS px (and their CSS size, if `setStyle`); returns the ratio used. */
+  #size(W, H, setStyle) {
+    const dpr = Math.min(3, globalThis.devicePixelRatio || 1, MAX_CANVAS / Math.max(W, H));
     for (const c of [this.canvas, this.overlay]) {
       if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) {
         c.width = Math.round(W * dpr);
         c.height = Math.round(H * dpr);
         this.key = null; // pixels changed: pool again
       }
+      if (setStyle) {
+        c.style.width = `${W}px`;
+        c.style.height = `${H}px`;
+      }
     }
-    return { W, H, dpr };
+    return dpr;
+  }
+
+  /**
+   * The map's geometry: CSS size W × H, `cell` (px per token), `capacity` (blocks per side the
+   * pooling may use), and whether every token is labelled.
+   */
+  #plan(n, nq, nk, ml, mt, mr) {
+    if (!this.scroll) {
+      const { width, height } = this.canvas.getBoundingClientRect();
+      const W = Math.max(200, Math.round(width));
+      const H = Math.max(200, Math.round(height));
+      const side = Math.max(40, Math.min(W - ml - mr, H - mt - 6));
+      const dpr = this.#size(W, H, false);
+      return { W, H, dpr, cell: side / n, capacity: Math.max(1, Math.floor(side * dpr)), labelled: false };
+    }
+    const box = this.canvas.parentElement;
+    const avail = Math.max(200, Math.round(box?.clientWidth || 480));
+    const labelled = n <= MAX_LABELLED;
+    const fit = (avail - ml - mr) / n;
+    const cell = labelled ? Math.max(MIN_CELL, Math.min(MAX_CELL, fit)) : Math.max(1, fit);
+    const W = Math.max(Math.ceil(ml + cell * Math.max(1, nk) + mr), Math.min(avail, 240));
+    const H = Math.ceil(mt + Math.max(cell * Math.max(1, nq), 170) + 20);
+    const dpr = this.#size(W, H, true);
+    return { W, H, dpr, cell, capacity: labelled ? MAX_LABELLED : Math.max(1, Math.floor((avail - ml - mr) * dpr)), labelled };
   }
 
   /**
    * Draws `matrix` ({ nq, nk, row(q) }). `key` names what it is (kind, layer, selection and the
    * generation): the pooled rows are kept while it stays the same and only new rows are added.
+   * `rowWrote[q]` (optional): the token row q wrote, shown as "at→wrote".
    */
-  render({ matrix, key, rowLabels, colLabels, title, scale = 'linear' }) {
-    const { W, H, dpr } = this.#fit();
+  render({ matrix, key, rowLabels, colLabels, rowWrote = null, title, scale = 'linear' }) {
+    const rows = Array.from({ length: matrix.nq }, (_, q) => rowLabel(rowLabels[q] ?? '', rowWrote ? rowWrote[q] : null));
+    const cols = colLabels.map(shortLabel);
+    const measure = this.canvas.getContext('2d');
+    measure.font = FONT;
+    const labelWidth = (labels, cap) => {
+      let max = 16;
+      for (const l of labels) {
+        let width = this.widths.get(l);
+        if (width === undefined) this.widths.set(l, (width = measure.measureText(l).width));
+        if (width > max) max = width;
+      }
+      return Math.min(cap, max);
+    };
+    const ml = 8 + labelWidth(rows, 120);
+    const mt = 22 + labelWidth(cols, 64) + 4;
+    const mr = 52;
+    const n = Math.max(matrix.nq, matrix.nk, 1);
+    const { H, dpr, cell, capacity, labelled } = this.#plan(n, matrix.nq, matrix.nk, ml, mt, mr);
     const ctx = this.canvas.getContext('2d');
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = '#fff';
@@ -62,34 +112,19 @@ export class HeatmapView {
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
 
-    const rows = rowLabels.map(this.#short);
-    const cols = colLabels.map(this.#short);
-    const labelWidth = (labels) => {
-      let max = 16;
-      for (const l of labels) {
-        let width = this.widths.get(l);
-        if (width === undefined) this.widths.set(l, (width = ctx.measureText(l).width));
-        if (width > max) max = width;
-      }
-      return Math.min(64, max);
-    };
-    const ml = 8 + labelWidth(rows);
-    const mt = 22 + labelWidth(cols) + 4;
-    const mr = 46;
-    const side = Math.max(40, Math.min(W - ml - mr, H - mt - 6));
-    const sidePx = Math.floor(side * dpr);
-
-    if (!this.pooled || this.pooled.capacity !== sidePx) this.pooled = new Pooled(sidePx);
+    if (!this.pooled || this.pooled.capacity !== capacity) this.pooled = new Pooled(capacity);
     if (key !== this.key) {
       this.pooled.reset();
       this.key = key;
     }
     this.pooled.update(matrix);
     const { w, h, block } = this.pooled;
-    const blocks = Math.max(w, h, 1);
-    const cell = side / blocks; // CSS px per block (square cells)
-    const wPx = Math.max(1, Math.round(w * cell * dpr));
-    const hPx = Math.max(1, Math.round(h * cell * dpr));
+    const bcell = cell * block; // CSS px per block (square cells)
+    const every = labelled ? 1 : Math.max(1, Math.ceil(10 / bcell)); // labels: every block's first token
+    const x0 = Math.round(ml * dpr);
+    const y0 = Math.round(mt * dpr);
+    const wPx = Math.max(1, Math.round((ml + w * bcell) * dpr) - x0);
+    const hPx = Math.max(1, Math.round((mt + h * bcell) * dpr) - y0);
     if (w && h) {
       if (this.image?.width !== wPx || this.image?.height !== hPx) {
         this.image = ctx.createImageData(wPx, hPx);
@@ -97,18 +132,17 @@ export class HeatmapView {
       }
       if (this.scale !== scale) this.color = colorizer((this.scale = scale));
       this.pooled.paint(this.pixels, wPx, 0, 0, wPx, hPx, this.color, EMPTY, scale);
-      ctx.putImageData(this.image, Math.round(ml * dpr), Math.round(mt * dpr));
+      ctx.putImageData(this.image, x0, y0);
     }
 
-    // Labels: every block's first token, thinned to one per 10 px.
+    // Labels: every token (with `scroll`, unless pooled), else one per 10 px.
     ctx.fillStyle = '#333';
-    const every = Math.max(1, Math.ceil(10 / cell));
     ctx.textAlign = 'right';
-    for (let r = 0; r < h; r += every) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * cell);
+    for (let r = 0; r < h; r += every) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * bcell);
     ctx.save();
     ctx.textAlign = 'left';
     for (let c = 0; c < w; c += every) {
-      ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * cell) * dpr, (mt - 4) * dpr);
+      ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * bcell) * dpr, (mt - 4) * dpr);
       ctx.rotate(-Math.PI / 2);
       ctx.fillText(cols[c * block] ?? '', 0, 0);
     }
@@ -119,11 +153,11 @@ export class HeatmapView {
     if (block > 1) {
       ctx.font = FONT;
       ctx.fillStyle = '#666';
-      ctx.fillText(`max-pooled: ${block}×${block} cells per block`, 2, H - 6);
+      ctx.fillText(`max-pooled: ${block}×${block} cells per block${every > 1 ? '' : ' (one label per block)'}`, 2, H - 6);
     }
-    this.#colorBar(ctx, W - mr + 10, mt, Math.min(side, 160), scale);
+    this.#colorBar(ctx, ml + w * bcell + 8, mt, Math.max(100, Math.min(h * bcell, 160)), scale);
 
-    this.layout = { ml, mt, cell, block, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row };
+    this.layout = { ml, mt, cell: bcell, block, every, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row, rows, cols };
     this.#drawOverlay();
   }
 
@@ -150,8 +184,16 @@ export class HeatmapView {
     const fmt = (v) => (v >= 0.01 ? v.toFixed(2) : v.toExponential(0));
     ctx.fillText('1', x + 13, y + 4);
     ctx.fillText(fmt(inverse(0.5)), x + 13, y + height / 2);
-    ctx.fillText('0', x + 13, y + height - 4);
+    ctx.fillText(FLOORS[scale] ?? '0', x + 13, y + height - 4); // the log scale floors at 1e-4
     ctx.fillText(scale, x - 2, y + height + 12);
+  }
+
+  /** The value of cell (q, k) as drawn: { q, k, value } (null above the diagonal), or null outside the map. */
+  cellAt(q, k) {
+    const L = this.layout;
+    if (!L || q < 0 || k < 0 || q >= L.nq || k >= L.nk) return null;
+    const row = L.row(q);
+    return { q, k, value: k < row.length ? row[k] : null };
   }
 
   /** The cell under a pointer event: { q, k, value } (the block's first cell when pooled), or null. */
@@ -164,11 +206,20 @@ export class HeatmapView {
     const c = Math.floor(x / L.cell);
     const r = Math.floor(y / L.cell);
     if (x < 0 || y < 0 || c >= L.w || r >= L.h) return null;
-    const q = r * L.block;
-    const k = c * L.block;
-    if (q >= L.nq) return null;
-    const row = L.row(q);
-    return { q, k, value: k < row.length ? row[k] : null };
+    return this.cellAt(r * L.block, c * L.block);
+  }
+
+  /** Scrolls the map's box so that row q (and key k, if given) is in view. */
+  scrollTo(q, k = null) {
+    const L = this.layout;
+    const box = this.canvas.parentElement;
+    if (!L || !box) return;
+    const y = L.mt + Math.floor(q / L.block) * L.cell;
+    if (y < box.scrollTop + L.mt || y + L.cell > box.scrollTop + box.clientHeight) box.scrollTop = Math.max(0, y - box.clientHeight / 2);
+    if (k !== null) {
+      const x = L.ml + Math.floor(k / L.block) * L.cell;
+      if (x < box.scrollLeft + L.ml || x + L.cell > box.scrollLeft + box.clientWidth) box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
+    }
   }
 
   /** Highlights: { row, col } (the hovered token's query row and key column), { cell } ({ q, k }). */
@@ -179,7 +230,7 @@ export class HeatmapView {
 
   #drawOverlay() {
     const ctx = this.overlay.getContext('2d');
-    const dpr = this.overlay.width / Math.max(1, this.overlay.getBoundingClientRect().width || 1);
+    const dpr = this.overlay.width / Math.max(1, parseFloat(this.overlay.style.width) || this.overlay.getBoundingClientRect().width || 1);
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.overlay.width, this.overlay.height);
     const L = this.layout;
@@ -204,17 +255,20 @@ export class HeatmapView {
       const top = Math.floor(first / L.block) * L.cell;
       if (first < L.nq) band(L.ml + Math.floor(col / L.block) * L.cell, L.mt + top, L.cell, bh - top, '#0a84ff');
     }
-    if (cell) {
+    if (cell && cell.q < L.nq && cell.k < L.nk) {
+      const cx = L.ml + Math.floor(cell.k / L.block) * L.cell;
+      const cy = L.mt + Math.floor(cell.q / L.block) * L.cell;
       ctx.strokeStyle = 'rgba(0,0,0,0.35)';
       ctx.lineWidth = 1;
-      const cx = L.ml + (Math.floor(cell.k / L.block) + 0.5) * L.cell;
-      const cy = L.mt + (Math.floor(cell.q / L.block) + 0.5) * L.cell;
       ctx.beginPath();
-      ctx.moveTo(L.ml, cy);
-      ctx.lineTo(L.ml + bw, cy);
-      ctx.moveTo(cx, L.mt);
-      ctx.lineTo(cx, L.mt + bh);
+      ctx.moveTo(L.ml, cy + L.cell / 2);
+      ctx.lineTo(L.ml + bw, cy + L.cell / 2);
+      ctx.moveTo(cx + L.cell / 2, L.mt);
+      ctx.lineTo(cx + L.cell / 2, L.mt + bh);
       ctx.stroke();
+      ctx.strokeStyle = '#000';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(cx, cy, L.cell, L.cell); // the cell itself: where the keyboard cursor is
     }
   }
 }

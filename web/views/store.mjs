@@ -22,11 +22,33 @@
  * map for every layer: no layer applies), `notFor` (the kinds it is not defined for).
  */
 export const AGGREGATES = Object.freeze({
-  mean: { title: 'mean over heads', option: 'mean over heads', short: 'mean' },
-  max: { title: 'max over heads', option: 'max over heads', short: 'max' },
-  all: { title: 'mean of all layers and heads', option: 'mean of all layers and heads', short: 'all layers', wholeModel: true },
-  rollout: { title: 'rollout', option: 'rollout through this layer', short: 'rollout', notFor: ['cross'] },
+  mean: {
+    title: 'mean over heads', option: 'mean over heads', short: 'mean',
+    explain: 'Mean over heads: the average of this layer\'s head maps. The model never computes it — each head ' +
+      'mixes its own values, and the output projection combines the results — so a head that looks elsewhere ' +
+      'is averaged away. Rows still sum to 1.',
+  },
+  max: {
+    title: 'max over heads', option: 'max over heads', short: 'max',
+    explain: 'Max over heads: each cell is the largest weight any head of this layer gives it — where at least one ' +
+      'head looks. Not a distribution: rows do not sum to 1.',
+  },
+  all: {
+    title: 'mean of all layers and heads', option: 'mean of all layers and heads', short: 'all layers', wholeModel: true,
+    explain: 'Mean of all layers and heads: one average over the whole stack. No layer computes it, and it blurs ' +
+      'heads that disagree. Rows sum to 1.',
+  },
+  rollout: {
+    title: 'rollout', option: 'rollout through this layer', short: 'rollout', notFor: ['cross'],
+    explain: 'Rollout (Abnar & Zuidema, 2020): each layer\'s head-mean with the residual added as ½A + ½I, ' +
+      'multiplied layer by layer up to this one. It assumes that the residual stream carries half of every ' +
+      'token, that heads combine by their mean, and that values and MLPs move nothing: an estimate of how much ' +
+      'each input token reaches this layer\'s token, not a measurement. Rows sum to 1.',
+  },
 });
+
+/** What one head's map is, for the legend beside a single head. */
+export const HEAD_EXPLAIN = 'One head: softmax(q·k/√d) over the keys, exactly as the model computes it — each row sums to 1.';
 
 /** The aggregate names defined for `kind`, in menu order. */
 export const aggregatesFor = (kind) => Object.keys(AGGREGATES).filter((name) => !AGGREGATES[name].notFor?.includes(kind));
@@ -118,13 +140,15 @@ export class AttentionStore {
     return kind === 'self' ? this.queries('self') : this.source.length;
   }
 
-  /** Token labels along a kind's rows and columns. */
+  /**
+   * Token labels along a kind's rows and columns. `wrote[q]`: the label of the token that decoder
+   * row q wrote (tokens[q + 1]; hover.mjs has the convention), null for encoder rows.
+   */
   labels(kind) {
     const out = this.tokens.map((t) => t.label);
     const src = this.source.map((t) => t.label);
-    if (kind === 'cross') return { rows: out, cols: src };
-    if (kind === 'encoder') return { rows: src, cols: src };
-    return { rows: out, cols: out };
+    if (kind === 'encoder') return { rows: src, cols: src, wrote: null };
+    return { rows: out, cols: kind === 'cross' ? src : out, wrote: out.slice(1) };
   }
 
   /** Row q of one head (a view, not a copy). */
@@ -246,8 +270,10 @@ export class AttentionStore {
       }
       maps[kind] = { layers: L, heads: this.heads, queries: nq, keys: this.keys(kind), data };
     }
-    const strip = ({ id, text, label, generated }) => ({ id, text, label, generated });
+    // `writtenByRow`: the query row (of 'self' and 'cross') whose step wrote the token
+    const strip = ({ id, text, label, generated }, i) => ({ id, text, label, generated, writtenByRow: i > 0 ? i - 1 : null });
     return {
+      convention: 'row q of self and cross sits at tokens[q] and wrote tokens[q + 1]; encoder row q is source[q]',
       tokens: this.tokens.map(strip),
       source: this.encdec ? this.source.map(({ id, text, label }) => ({ id, text, label })) : undefined,
       maps,

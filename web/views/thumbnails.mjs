@@ -1,5 +1,6 @@
 // The model view: every layer × head of one attention kind as a thumbnail, one canvas for all,
-// updated incrementally as rows arrive. A click selects a layer and head.
+// updated incrementally as rows arrive. A click selects a layer and head; from the keyboard, the
+// arrow keys move a cursor over the heads and Enter or Space selects the one under it.
 import { colorizer } from './colormap.mjs';
 import { Pooled } from './pool.mjs';
 
@@ -10,19 +11,67 @@ const LEFT = 26;
 const TOP = 14;
 
 export class ModelView {
-  constructor(canvas, { onSelect } = {}) {
+  /** `onSelect({ layer, head })`: a head chosen; `onCursor({ layer, head })`: the keyboard cursor moved. */
+  constructor(canvas, { onSelect, onCursor } = {}) {
     this.canvas = canvas;
     this.cells = [];
     this.keys = [];
     this.layout = null;
+    this.cursor = null; // { layer, head } under the keyboard
+    canvas.tabIndex = 0;
+    canvas.setAttribute('role', 'application');
+    canvas.setAttribute('aria-roledescription', 'grid of attention heads');
     canvas.addEventListener('click', (e) => {
       const hit = this.hit(e);
       if (hit) onSelect?.(hit);
     });
+    canvas.addEventListener('keydown', (e) => {
+      const L = this.layout;
+      if (!L) return;
+      const c = this.cursor ?? { layer: 0, head: 0 };
+      const move = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
+      if (move) {
+        e.preventDefault();
+        this.cursor = {
+          layer: Math.max(0, Math.min(L.layers - 1, c.layer + move[0])),
+          head: Math.max(0, Math.min(L.heads - 1, c.head + move[1])),
+        };
+        this.#label();
+        onCursor?.(this.cursor);
+      } else if (e.key === 'Enter' || e.key === ' ') {
+        e.preventDefault();
+        this.cursor = c;
+        onSelect?.(c);
+      }
+    });
+    canvas.addEventListener('focus', () => {
+      this.cursor ??= { layer: 0, head: 0 };
+      this.#label();
+      onCursor?.(this.cursor);
+    });
+    canvas.addEventListener('blur', () => onCursor?.(null));
     canvas.addEventListener('mousemove', (e) => {
       const hit = this.hit(e);
       canvas.title = hit ? `layer ${hit.layer}, head ${hit.head} — click to select` : '';
     });
+  }
+
+  #label() {
+    const c = this.cursor;
+    this.canvas.setAttribute('aria-label', `Model view: every layer and head${c ? `; layer ${c.layer}, head ${c.head}` : ''}. ` +
+      'Arrow keys move, Enter selects.');
+  }
+
+  /** A dashed outline around the keyboard cursor's head while the canvas has the focus. */
+  #drawCursor(ctx) {
+    const L = this.layout;
+    const c = this.cursor;
+    if (!c || document.activeElement !== this.canvas || c.layer >= L.layers || c.head >= L.heads) return;
+    ctx.strokeStyle = '#000';
+    ctx.setLineDash([3, 2]);
+    ctx.lineWidth = 2;
+    ctx.strokeRect(LEFT + c.head * (L.cell + GAP) - 3, TOP + c.layer * (L.cell + GAP) - 3, L.cell + 6, L.cell + 6);
+    ctx.setLineDash([]);
   }
 
   hit(event) {
@@ -96,5 +145,7 @@ export class ModelView {
       ctx.strokeRect(LEFT - 1, TOP + selLayer * (cell + GAP) - 1, heads * (cell + GAP) - GAP + 2, cell + 2);
     }
     this.layout = { cell, layers, heads };
+    if (!this.canvas.hasAttribute('aria-label')) this.#label();
+    this.#drawCursor(ctx);
   }
 }
