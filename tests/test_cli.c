@@ -15,6 +15,7 @@ static sac_status failing_eval(sac_context *ctx, const int32_t *tokens, int32_t 
                                uint32_t flags);
 static sac_status failing_encode(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, const uint8_t *key_mask);
 
+#define SAC_VERSION "test"
 #define main saccade_main
 #define sac_eval failing_eval
 #define sac_encode failing_encode
