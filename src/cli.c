@@ -629,6 +629,9 @@ static int cmd_chat(sac_model *m, const options *o) {
     if (o->tokens || o->text || o->bos || o->decoder_start)
         return fail("--chat does not take --tokens, --text, --bos or --decoder-start");
     if (is_encdec(m)) return fail("--chat needs a decoder-only model; this model is encdec");
+    sac_model_info in;
+    sac_model_get_info(m, &in);
+    if (!in.has_tokenizer) return fail("chat needs a tokenizer; the file has no tokenizer.ggml.* metadata");
     size_t tmpl_len = 0;
     for (int32_t i = 0; i < sac_model_n_metadata(m); i++) {
         const char *key, *value;

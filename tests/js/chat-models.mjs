@@ -22,10 +22,10 @@ export function chatVocabulary() {
 export const tokenId = (text) => chatVocabulary().tokens.indexOf(text);
 
 /**
- * A chat model file: { template (undefined: none), bos, eos (token texts), addBos, name }.
- * Written once per name into build/js-fixtures; returns its path.
+ * A chat model file: { name, template (undefined: none), bos, eos (token texts), addBos, eot
+ * (an id for tokenizer.ggml.eot_token_id) }. Written into build/js-fixtures; returns its path.
  */
-export function chatModel({ name, template, bos = '<s>', eos = '</s>', addBos = false }) {
+export function chatModel({ name, template, bos = '<s>', eos = '</s>', addBos = false, eot }) {
   const { tokens, types } = chatVocabulary();
   const kvs = [
     ['tokenizer.ggml.model', 'string', 'char'],
@@ -37,6 +37,7 @@ export function chatModel({ name, template, bos = '<s>', eos = '</s>', addBos = 
     ['tokenizer.ggml.add_bos_token', 'bool', addBos],
   ];
   if (template !== undefined) kvs.push(['tokenizer.chat_template', 'string', template]);
+  if (eot !== undefined) kvs.push(['tokenizer.ggml.eot_token_id', 'u32', eot]);
   const bytes = addMetadata(llamaGguf({ vocab: tokens.length, ctx: 256 }), kvs);
   mkdirSync(fixtureDir, { recursive: true });
   const file = path.join(fixtureDir, `chat-${name}.gguf`);
