@@ -5,6 +5,7 @@
 // URL parameters: ?model=URL (any GGUF), ?source=a|b (the model switch), ?threads=N, ?prompt=TEXT,
 // ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is loaded). Sampling inputs
 // left empty take the library's defaults.
+import { ChatMode } from './chat.mjs';
 import { ModelClient } from './client.mjs';
 import { MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
@@ -34,7 +35,8 @@ const state = {
   cell: null, // the heatmap cell under the pointer
 };
 const stats = { navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null };
-window.saccadeDemo = { state, stats };
+const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
+window.saccadeDemo = { state, stats, chat };
 
 // -------------------------------------------------------------------------------------------
 // Loading
@@ -115,6 +117,7 @@ function showModel({ info, name, runtime, defaults }) {
   $('alignment-box').hidden = !encdec;
   $('prompt-label').textContent = encdec ? 'Source (encoded, then translated)' : 'Prompt';
   $('output-title').textContent = encdec ? 'Output' : 'Text';
+  chat.setModel({ info });
   $('kind').replaceChildren(...state.store.kinds.map((k) => new Option(k === 'self' && encdec ? 'decoder self' : k, k)));
   fillSelections();
   $('output').replaceChildren();
@@ -218,7 +221,7 @@ async function generate() {
   const options = samplingOptions();
   let prompt;
   try {
-    prompt = promptInput($('prompt').value);
+    prompt = chat.active ? chat.request($('prompt').value) : promptInput($('prompt').value);
   } catch (e) {
     $('speed').textContent = e.message;
     return;
@@ -240,6 +243,7 @@ async function generate() {
       },
       onToken: (msg) => {
         state.store.add(msg);
+        chat.reply(msg.token.text);
         count++;
         last = msg.ms;
         if (first === null) {
@@ -253,7 +257,9 @@ async function generate() {
       },
     });
     $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${REASONS[done.reason]}`;
+    chat.finish(true);
   } catch (e) {
+    chat.finish(false);
     $('speed').textContent = `error: ${e.message}`;
     console.warn(`saccade: ${e.message}`);
   } finally {

@@ -3,9 +3,11 @@
 // templates of those formats (the shipped models have none; nothing is downloaded).
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { addMetadata, llamaGguf } from './gguf.mjs';
-import { fixtureDir } from './helpers.mjs';
+
+const fixtureDir = fileURLToPath(new URL('../../build/js-fixtures', import.meta.url));
 
 export const SPECIALS = ['<s>', '</s>', '<|im_start|>', '<|im_end|>', '<|begin_of_text|>', '<|start_header_id|>',
   '<|end_header_id|>', '<|eot_id|>', '<start_of_turn>', '<end_of_turn>', '<|user|>', '<|assistant|>', '<|system|>',
@@ -23,9 +25,9 @@ export const tokenId = (text) => chatVocabulary().tokens.indexOf(text);
 
 /**
  * A chat model file: { name, template (undefined: none), bos, eos (token texts), addBos, eot
- * (an id for tokenizer.ggml.eot_token_id) }. Written into build/js-fixtures; returns its path.
+ * (an id for tokenizer.ggml.eot_token_id), dir (default build/js-fixtures) }. Returns its path.
  */
-export function chatModel({ name, template, bos = '<s>', eos = '</s>', addBos = false, eot }) {
+export function chatModel({ name, template, bos = '<s>', eos = '</s>', addBos = false, eot, dir = fixtureDir }) {
   const { tokens, types } = chatVocabulary();
   const kvs = [
     ['tokenizer.ggml.model', 'string', 'char'],
@@ -39,8 +41,8 @@ export function chatModel({ name, template, bos = '<s>', eos = '</s>', addBos = 
   if (template !== undefined) kvs.push(['tokenizer.chat_template', 'string', template]);
   if (eot !== undefined) kvs.push(['tokenizer.ggml.eot_token_id', 'u32', eot]);
   const bytes = addMetadata(llamaGguf({ vocab: tokens.length, ctx: 256 }), kvs);
-  mkdirSync(fixtureDir, { recursive: true });
-  const file = path.join(fixtureDir, `chat-${name}.gguf`);
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `chat-${name}.gguf`);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, bytes); // test files run in parallel: write, then rename
   renameSync(tmp, file);
