@@ -108,6 +108,8 @@ typedef struct chat_input {
     int add_assistant;       /* add_generation_prompt */
     const char *bos, *eos;   /* bos_token and eos_token: the tokens' spellings ("" when none) */
     int uses_bos, uses_eos;  /* the template writes bos_token / eos_token */
+    const char *tmpl;        /* the template's text (NULL: none) */
+    size_t tmpl_len;
 } chat_input;
 
 static int is_role(const sac_chat_message *m, const char *role) { return !strcmp(m->role, role); }
@@ -122,8 +124,47 @@ static int alternates(const sac_chat_message *m, int32_t n) {
     return 1;
 }
 
-/* OpenHermes, Qwen, SmolLM: <|im_start|>role\ncontent<|im_end|>\n */
+/* A ChatML template's own system prompt (Qwen, SmolLM2), which it writes when the conversation
+ * has none: the text of a string literal '<|im_start|>system\n...<|im_end|>' (Jinja escapes
+ * read). 0 when the template has none. */
+static int chatml_default_system(const char *tmpl, size_t len, chat_text *out) {
+    static const char open[] = "<|im_start|>system", close[] = "<|im_end|>";
+    const size_t n_open = sizeof open - 1, n_close = sizeof close - 1;
+    for (size_t at = 0; tmpl && at + n_open <= len; at++) {
+        if (memcmp(tmpl + at, open, n_open)) continue;
+        size_t p = at + n_open;
+        if (p < len && tmpl[p] == '\n') p++;
+        else if (p + 1 < len && tmpl[p] == '\\' && tmpl[p + 1] == 'n') p += 2;
+        else continue;
+        chat_text text = {0};
+        for (; p < len && tmpl[p] != '\'' && tmpl[p] != '"'; p++) {
+            if (p + n_close <= len && !memcmp(tmpl + p, close, n_close)) { /* the literal's text ends here */
+                *out = text;
+                return 1;
+            }
+            char c = tmpl[p];
+            if (c == '\\' && p + 1 < len) { /* an escape in a Jinja string literal */
+                char e = tmpl[++p];
+                c = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+            }
+            put_n(&text, &c, 1);
+        }
+        free(text.data); /* not a literal's text (an expression follows): look further */
+    }
+    return 0;
+}
+
+/* OpenHermes, Qwen, SmolLM: <|im_start|>role\ncontent<|im_end|>\n, after the template's own
+ * system turn when the conversation does not start with one. */
 static sac_status format_chatml(const chat_input *in, chat_text *t, sac_error *err) {
+    chat_text system = {0};
+    if (in->n > 0 && !is_role(&in->msg[0], "system") && chatml_default_system(in->tmpl, in->tmpl_len, &system)) {
+        put(t, "<|im_start|>system\n");
+        put_n(t, system.data ? system.data : "", system.len);
+        put(t, "<|im_end|>\n");
+        if (system.oom) t->oom = 1;
+        free(system.data);
+    }
     for (int32_t i = 0; i < in->n; i++) {
         put(t, "<|im_start|>");
         put(t, in->msg[i].role);
@@ -291,6 +332,7 @@ sac_status sac_chat_apply_template(sac_model *model, const char *tmpl, size_t tm
         .bos = spelling(tok, tok ? tok->bos : -1, &bos), .eos = spelling(tok, tok ? tok->eos : -1, &eos),
         .uses_bos = tmpl && contains(tmpl, tmpl_len, "bos_token"),
         .uses_eos = tmpl && contains(tmpl, tmpl_len, "eos_token"),
+        .tmpl = tmpl, .tmpl_len = tmpl_len,
     };
     sac_status st = !strcmp(family, "chatml")   ? format_chatml(&in, &text, err)
                     : !strcmp(family, "llama3") ? format_llama3(&in, &text, err)

@@ -203,6 +203,26 @@ static void test_own_template_and_plain(void) {
     sac_model_free(m);
 }
 
+static void test_chatml_own_system_prompt(void) {
+    sac_model *m = vocab_model(NULL, -1);
+    CHECK(m != NULL);
+    if (!m) return;
+    /* Qwen/Qwen1.5-72B-Chat (SmolLM2-Instruct's has the same shape) */
+    const char *qwen = "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ "
+                       "'<|im_start|>system\\nYou are a \\'helpful\\' assistant.<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + "
+                       "message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if "
+                       "add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+    sac_status st;
+    char *out = apply(m, qwen, conversation + 1, 1, 1, &st);
+    CHECK_MSG(out && !strcmp(out, "<|im_start|>system\nYou are a 'helpful' assistant.<|im_end|>\n<|im_start|>user\n Hi\xc2\xa0"
+                                  "<|im_end|>\n<|im_start|>assistant\n"), "%s", out ? out : sac_model_errmsg(m));
+    free(out);
+    out = apply(m, qwen, conversation, 2, 1, &st); /* a system turn of the conversation replaces it */
+    CHECK(out && !strncmp(out, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user", 50));
+    free(out);
+    sac_model_free(m);
+}
+
 static void test_special_tokens(void) {
     sac_model *m = vocab_model(NULL, 7 /* "!" named the end of turn */);
     CHECK(m != NULL);
@@ -228,6 +248,7 @@ int main(void) {
     RUN(test_refusals);
     RUN(test_buffer);
     RUN(test_own_template_and_plain);
+    RUN(test_chatml_own_system_prompt);
     RUN(test_special_tokens);
     return check_summary("test_chat");
 }

@@ -75,6 +75,17 @@ describe('generate --chat on the published templates: both CLIs give the same pr
     });
   }
 
+  for (const family of ['qwen1_5', 'qwen2_5']) {
+    test(`${family}: without --system, the template's own system prompt opens the conversation`, async () => {
+      const file = chatModel({ name: family, template: TEMPLATES[family], ...FAMILY_TOKENS[family] });
+      const [t] = same(await both(['generate', file, '--chat', '--prompt', 'Hi', ...sampling]));
+      const own = family === 'qwen1_5' ? 'You are a helpful assistant.' : 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.';
+      const ids = (text) => [...text].map(tokenId);
+      assert.deepEqual(t.prompt_tokens, [tokenId('<|im_start|>'), ...ids(`system\n${own}`), tokenId('<|im_end|>'), ...ids('\n'),
+        tokenId('<|im_start|>'), ...ids('user\nHi'), tokenId('<|im_end|>'), ...ids('\n'), tokenId('<|im_start|>'), ...ids('assistant\n')]);
+    });
+  }
+
   test('gemma: a system turn is refused by both with the template\'s message', async () => {
     const file = chatModel({ name: 'gemma', template: TEMPLATES.gemma, ...FAMILY_TOKENS.gemma });
     const { native, js } = await both(['generate', file, '--chat', '--system', 'x', '--prompt', 'Hi']);
