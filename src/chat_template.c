@@ -114,6 +114,17 @@ typedef struct chat_input {
 
 static int is_role(const sac_chat_message *m, const char *role) { return !strcmp(m->role, role); }
 
+/* One turn as most formats write it: before, the role, after, the content (trimmed or not), end. */
+static void put_turn(chat_text *t, const char *before, const char *role, const char *after, const char *content,
+                     int trim, const char *end) {
+    put(t, before);
+    put(t, role);
+    put(t, after);
+    if (trim) put_trimmed(t, content);
+    else put(t, content);
+    put(t, end);
+}
+
 #define REFUSED "the chat template refused the conversation: "
 #define ALTERNATE "Conversation roles must alternate user/assistant/user/assistant/..."
 
@@ -159,19 +170,12 @@ static int chatml_default_system(const char *tmpl, size_t len, chat_text *out) {
 static sac_status format_chatml(const chat_input *in, chat_text *t, sac_error *err) {
     chat_text system = {0};
     if (in->n > 0 && !is_role(&in->msg[0], "system") && chatml_default_system(in->tmpl, in->tmpl_len, &system)) {
-        put(t, "<|im_start|>system\n");
-        put_n(t, system.data ? system.data : "", system.len);
-        put(t, "<|im_end|>\n");
+        put_turn(t, "<|im_start|>", "system", "\n", system.data ? system.data : "", 0, "<|im_end|>\n");
         if (system.oom) t->oom = 1;
         free(system.data);
     }
-    for (int32_t i = 0; i < in->n; i++) {
-        put(t, "<|im_start|>");
-        put(t, in->msg[i].role);
-        put(t, "\n");
-        put(t, in->msg[i].content);
-        put(t, "<|im_end|>\n");
-    }
+    for (int32_t i = 0; i < in->n; i++)
+        put_turn(t, "<|im_start|>", in->msg[i].role, "\n", in->msg[i].content, 0, "<|im_end|>\n");
     if (in->add_assistant) put(t, "<|im_start|>assistant\n");
     return SAC_OK;
 }
@@ -179,13 +183,8 @@ static sac_status format_chatml(const chat_input *in, chat_text *t, sac_error *e
 /* Meta-Llama-3-Instruct: BOS, then <|start_header_id|>role<|end_header_id|>\n\n trim(content)<|eot_id|> */
 static sac_status format_llama3(const chat_input *in, chat_text *t, sac_error *err) {
     if (in->n > 0 && in->uses_bos) put(t, in->bos);
-    for (int32_t i = 0; i < in->n; i++) {
-        put(t, "<|start_header_id|>");
-        put(t, in->msg[i].role);
-        put(t, "<|end_header_id|>\n\n");
-        put_trimmed(t, in->msg[i].content);
-        put(t, "<|eot_id|>");
-    }
+    for (int32_t i = 0; i < in->n; i++)
+        put_turn(t, "<|start_header_id|>", in->msg[i].role, "<|end_header_id|>\n\n", in->msg[i].content, 1, "<|eot_id|>");
     if (in->add_assistant) put(t, "<|start_header_id|>assistant<|end_header_id|>\n\n");
     return SAC_OK;
 }
@@ -195,13 +194,9 @@ static sac_status format_gemma(const chat_input *in, chat_text *t, sac_error *er
     if (in->n > 0 && is_role(&in->msg[0], "system")) return sac_fail(err, SAC_ERR_ARG, REFUSED "System role not supported");
     if (!alternates(in->msg, in->n)) return sac_fail(err, SAC_ERR_ARG, REFUSED ALTERNATE);
     if (in->uses_bos) put(t, in->bos);
-    for (int32_t i = 0; i < in->n; i++) {
-        put(t, "<start_of_turn>");
-        put(t, is_role(&in->msg[i], "assistant") ? "model" : in->msg[i].role);
-        put(t, "\n");
-        put_trimmed(t, in->msg[i].content);
-        put(t, "<end_of_turn>\n");
-    }
+    for (int32_t i = 0; i < in->n; i++)
+        put_turn(t, "<start_of_turn>", is_role(&in->msg[i], "assistant") ? "model" : in->msg[i].role, "\n",
+                 in->msg[i].content, 1, "<end_of_turn>\n");
     if (in->add_assistant) put(t, "<start_of_turn>model\n");
     return SAC_OK;
 }
@@ -250,12 +245,8 @@ static sac_status format_phi3(const chat_input *in, chat_text *t, sac_error *err
     if (in->uses_bos) put(t, in->bos);
     for (int32_t i = 0; i < in->n; i++) {
         const sac_chat_message *m = &in->msg[i];
-        if (!any_role && !is_role(m, "system") && !is_role(m, "user") && !is_role(m, "assistant")) continue;
-        put(t, "<|");
-        put(t, m->role);
-        put(t, "|>\n");
-        put(t, m->content);
-        put(t, "<|end|>\n");
+        if (any_role || is_role(m, "system") || is_role(m, "user") || is_role(m, "assistant"))
+            put_turn(t, "<|", m->role, "|>\n", m->content, 0, "<|end|>\n");
     }
     if (in->add_assistant) put(t, "<|assistant|>\n");
     else if (in->uses_eos) put(t, in->eos);
@@ -267,11 +258,7 @@ static sac_status format_zephyr(const chat_input *in, chat_text *t, sac_error *e
     for (int32_t i = 0; i < in->n; i++) {
         const sac_chat_message *m = &in->msg[i];
         if (is_role(m, "system") || is_role(m, "user") || is_role(m, "assistant")) {
-            put(t, "<|");
-            put(t, m->role);
-            put(t, "|>\n");
-            put(t, m->content);
-            put(t, in->eos);
+            put_turn(t, "<|", m->role, "|>\n", m->content, 0, in->eos);
             put(t, "\n");
         }
         if (i == in->n - 1 && in->add_assistant) put(t, "<|assistant|>\n");
