@@ -67,8 +67,10 @@ include scripts/web.mk
 # The C tests built with Emscripten and run in Node (`make test-wasm-kernels`, `make test-wasm-safe`).
 include scripts/wasm-tests.mk
 
-build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS)
-	$(CC) $(NATIVE_CFLAGS) src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
+# The native CLI's --version: package.json's version.
+SAC_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
+build/saccade: src/cli.c build/native/libsaccade.a $(HEADERS) package.json
+	$(CC) $(NATIVE_CFLAGS) -DSAC_VERSION='"$(SAC_VERSION)"' src/cli.c build/native/libsaccade.a -o $@ $(LDLIBS)
 
 # Tools: random models for benchmarks and the JS tests.
 build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(call support_objs,native) $(HEADERS)

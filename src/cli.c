@@ -12,6 +12,10 @@
 
 #include "saccade.h"
 
+#ifndef SAC_VERSION
+#error "build with -DSAC_VERSION='\"x.y.z\"' (the Makefile reads it from package.json)"
+#endif
+
 static const char *usage =
     "usage:\n"
     "  saccade info MODEL.gguf\n"
@@ -19,12 +23,20 @@ static const char *usage =
     "  saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]\n"
     "                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
     "                   [--ignore-eos] [--bos] [--decoder-start 1]\n"
+    "  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
     "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
     "--decode-tokens ids.\n"
-    "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n";
+    "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
+    "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
+    "(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the\n"
+    "Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line\n"
+    "of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the\n"
+    "conversation. Replies stop at the template's end-of-turn token. A model without a template\n"
+    "gets the turns as plain text, one per line, and a note on stderr.\n"
+    "saccade --version: the version.\n";
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers                                                                             */
@@ -79,8 +91,8 @@ static const char *const command_names[N_COMMANDS] = {"info", "logits", "generat
 #define BENCH (1u << CMD_BENCH)
 
 typedef struct options {
-    const char *tokens, *source, *decoder_start, *prompt, *text;
-    int all, bos, ignore_eos;
+    const char *tokens, *source, *decoder_start, *prompt, *text, *system;
+    int all, bos, ignore_eos, chat;
     int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat;
     sac_sampling_params sampling;
 } options;
@@ -109,6 +121,8 @@ static const option_spec option_specs[] = {
     {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
     {"--bos", OPT_FLAG, GENERATE | TOKENIZE, AT(bos), 0, 0, 0, NULL},
     {"--ignore-eos", OPT_FLAG, GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
+    {"--chat", OPT_FLAG, GENERATE, AT(chat), 0, 0, 0, NULL},
+    {"--system", OPT_TEXT, GENERATE, AT(system), 0, 0, 0, NULL},
     {"-n", OPT_INT, GENERATE, AT(n_predict), 0, 2147483647, 0, "an integer from 0 to 2147483647"},
     {"--threads", OPT_INT, LOGITS | GENERATE | BENCH, AT(threads), 1, 256, 0,
      "an integer from 1 to 256"},
@@ -424,13 +438,24 @@ static int32_t decoder_start(sac_model *m, const options *o, int32_t **ids) {
     return 1;
 }
 
-static int cmd_generate(sac_model *m, const options *o) {
-    int32_t *ids = NULL, *start = NULL, n = prompt_ids(m, o, &ids), n_start = 0;
-    if (n < 0) return 1;
-    if (n == 0) return free(ids), fail("the prompt is empty");
-    if ((n_start = decoder_start(m, o, &start)) < 0) return free(ids), 1;
-    sac_context *ctx = new_context(m, o, 0);
-    if (!ctx) return free(start), free(ids), 1;
+/* The tokens that end a generation: EOS (generate) or every end-of-turn token (chat). */
+typedef struct stop_set {
+    int32_t *ids;
+    int32_t n;
+} stop_set;
+
+static int is_stop(const stop_set *s, int32_t tok) {
+    for (int32_t i = 0; i < s->n; i++)
+        if (s->ids[i] == tok) return 1;
+    return 0;
+}
+
+/* From a fresh context: evaluates `ids` (an encoder-decoder model encodes them and evaluates
+ * `start`), samples up to -n tokens, stopping at a token of `stop` (unless --ignore-eos) or a
+ * full context, and prints the JSON line. *reply, when asked for, gets the text (malloc'd). */
+static int generate_from(sac_model *m, sac_context *ctx, const options *o, const int32_t *ids, int32_t n,
+                         const int32_t *start, int32_t n_start, const stop_set *stop, char **reply) {
+    sac_context_reset(ctx);
     /* Every token but the last is evaluated, so at most n_ctx + 1 come out, whatever -n says. */
     int64_t cap = (int64_t)sac_context_n_ctx(ctx) + 1;
     if (o->n_predict < cap) cap = o->n_predict;
@@ -461,7 +486,7 @@ static int cmd_generate(sac_model *m, const options *o) {
             if (sac_detokenizer_push(dt, tok, &piece, &len) != SAC_OK) rc = fail("%s", sac_detokenizer_errmsg(dt));
             else if (!append(&text, &text_len, piece, len)) rc = fail("out of memory");
         }
-        if (rc || (!o->ignore_eos && tok == sac_token_eos(m)) || n_out == o->n_predict) break;
+        if (rc || (!o->ignore_eos && is_stop(stop, tok)) || n_out == o->n_predict) break;
         if (sac_context_n_past(ctx) >= sac_context_n_ctx(ctx)) break; /* context full */
         if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) rc = fail("%s", sac_context_errmsg(ctx));
     }
@@ -470,7 +495,7 @@ static int cmd_generate(sac_model *m, const options *o) {
         const char *piece;
         size_t len;
         if (sac_detokenizer_flush(dt, &piece, &len) != SAC_OK) rc = fail("%s", sac_detokenizer_errmsg(dt));
-        else if (!append(&text, &text_len, piece, len)) rc = fail("out of memory");
+        else if (!append(&text, &text_len, piece, len) || !append(&text, &text_len, "", 1)) rc = fail("out of memory");
     }
     if (!rc) {
         printf("{\"prompt_tokens\":");
@@ -479,17 +504,166 @@ static int cmd_generate(sac_model *m, const options *o) {
         json_ids(stdout, out, n_out);
         if (has_tokenizer) {
             printf(",\"text\":");
-            json_string(stdout, text ? text : "", text_len);
+            json_string(stdout, text, text_len - 1);
         }
         printf(",\"timings\":{\"prefill_ms\":%.3f,\"decode_ms\":%.3f,\"threads\":%d}}\n", t_prefill, t_decode,
                sac_context_n_threads(ctx));
+        fflush(stdout);
+        if (reply) {
+            *reply = text;
+            text = NULL;
+        }
     }
     sac_detokenizer_free(dt);
     free(text);
     free(out);
+    return rc;
+}
+
+static int cmd_generate(sac_model *m, const options *o) {
+    int32_t *ids = NULL, *start = NULL, n = prompt_ids(m, o, &ids), n_start = 0;
+    if (n < 0) return 1;
+    if (n == 0) return free(ids), fail("the prompt is empty");
+    if ((n_start = decoder_start(m, o, &start)) < 0) return free(ids), 1;
+    sac_context *ctx = new_context(m, o, 0);
+    int32_t eos = sac_token_eos(m);
+    stop_set stop = {&eos, eos >= 0};
+    int rc = !ctx || generate_from(m, ctx, o, ids, n, start, n_start, &stop, NULL);
     sac_context_free(ctx);
     free(start);
     free(ids);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Chat: generate --chat                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct conversation {
+    sac_chat_message *msg;
+    char **owned; /* the texts this conversation allocated, freed with it */
+    int32_t n, n_owned, cap;
+} conversation;
+
+/* Adds a turn; `owned` content is freed with the conversation. 0 when out of memory. */
+static int add_turn(conversation *c, const char *role, char *content, int owned) {
+    if (c->n == c->cap) {
+        if (c->cap > INT32_MAX / 2 - 1) return 0;
+        int32_t cap = c->cap ? 2 * c->cap : 8;
+        sac_chat_message *msg = realloc(c->msg, (size_t)cap * sizeof *msg);
+        if (msg) c->msg = msg;
+        char **own = realloc(c->owned, (size_t)cap * sizeof *own);
+        if (own) c->owned = own;
+        if (!msg || !own) return 0;
+        c->cap = cap;
+    }
+    c->msg[c->n++] = (sac_chat_message){role, content};
+    if (owned) c->owned[c->n_owned++] = content;
+    return 1;
+}
+
+static void free_conversation(conversation *c) {
+    for (int32_t i = 0; i < c->n_owned; i++) free(c->owned[i]);
+    free(c->owned);
+    free(c->msg);
+}
+
+/* The conversation as prompt ids: the chat template applied, special tokens parsed, and BOS
+ * added when the model asks for it and the template did not already write it. */
+static int32_t chat_ids(sac_model *m, const conversation *c, int32_t **ids) {
+    size_t len = 0;
+    sac_status st = sac_chat_apply_template(m, NULL, 0, c->msg, c->n, 1, NULL, 0, &len);
+    if (st != SAC_OK && st != SAC_ERR_ARG) return fail("%s", sac_model_errmsg(m)), -1;
+    if (len == SIZE_MAX) return fail("out of memory"), -1;
+    char *text = malloc(len + 1);
+    if (!text) return fail("out of memory"), -1;
+    if (sac_chat_apply_template(m, NULL, 0, c->msg, c->n, 1, text, len + 1, &len) != SAC_OK)
+        return free(text), fail("%s", sac_model_errmsg(m)), -1;
+    int32_t n = 0;
+    st = sac_tokenize(m, text, len, SAC_TOKENIZE_SPECIAL, NULL, 0, &n);
+    if (st != SAC_OK && st != SAC_ERR_ARG) return free(text), fail("%s", sac_model_errmsg(m)), -1;
+    const int32_t bos = sac_token_bos(m);
+    *ids = n < INT32_MAX ? malloc(((size_t)n + 1) * sizeof **ids) : NULL;
+    if (!*ids) return free(text), fail("out of memory"), -1;
+    if (sac_tokenize(m, text, len, SAC_TOKENIZE_SPECIAL, *ids + 1, n, &n) != SAC_OK)
+        return free(text), fail("%s", sac_model_errmsg(m)), -1;
+    free(text);
+    if (sac_token_add_bos(m) && bos >= 0 && (n == 0 || (*ids)[1] != bos)) {
+        (*ids)[0] = bos;
+        return n + 1;
+    }
+    memmove(*ids, *ids + 1, (size_t)n * sizeof **ids);
+    return n;
+}
+
+/* One line of stdin without its line ending (malloc'd), or NULL at the end or on an error. */
+static char *read_line(int *oom) {
+    char *line = NULL;
+    size_t len = 0;
+    int c;
+    while ((c = getchar()) != EOF && c != '\n') {
+        char ch = (char)c;
+        if (!append(&line, &len, &ch, 1)) return *oom = 1, free(line), NULL;
+    }
+    if (c == EOF && !line) return NULL;
+    if (len && line[len - 1] == '\r') len--;
+    char nul = '\0';
+    if (!append(&line, &len, &nul, 1)) return *oom = 1, free(line), NULL;
+    return line;
+}
+
+/* Generates one reply to the conversation and adds it as the assistant's turn. */
+static int chat_turn(sac_model *m, sac_context *ctx, const options *o, conversation *c, const stop_set *stop) {
+    int32_t *ids = NULL, n = chat_ids(m, c, &ids);
+    if (n < 0) return 1;
+    if (n == 0) return free(ids), fail("the prompt is empty");
+    char *reply = NULL;
+    int rc = generate_from(m, ctx, o, ids, n, NULL, 0, stop, &reply);
+    free(ids);
+    if (!rc && !add_turn(c, "assistant", reply ? reply : "", reply != NULL)) rc = fail("out of memory");
+    if (rc) free(reply);
+    return rc;
+}
+
+static int cmd_chat(sac_model *m, const options *o) {
+    if (o->tokens || o->text || o->bos || o->decoder_start)
+        return fail("--chat does not take --tokens, --text, --bos or --decoder-start");
+    if (is_encdec(m)) return fail("--chat needs a decoder-only model; this model is encdec");
+    sac_model_info in;
+    sac_model_get_info(m, &in);
+    if (!in.has_tokenizer) return fail("chat needs a tokenizer; the file has no tokenizer.ggml.* metadata");
+    size_t tmpl_len = 0;
+    for (int32_t i = 0; i < sac_model_n_metadata(m); i++) {
+        const char *key, *value;
+        sac_model_metadata(m, i, &key, &value);
+        if (!strcmp(key, "tokenizer.chat_template")) tmpl_len = strlen(value) + 1;
+    }
+    if (!tmpl_len)
+        fprintf(stderr, "saccade: the model has no chat template (tokenizer.chat_template): the turns are plain text, "
+                        "one per line\n");
+    int32_t n_stop = 0;
+    sac_status st = sac_token_eog(m, NULL, 0, &n_stop);
+    if (st != SAC_OK && st != SAC_ERR_ARG) return fail("%s", sac_model_errmsg(m));
+    stop_set stop = {malloc((size_t)(n_stop ? n_stop : 1) * sizeof(int32_t)), n_stop};
+    if (!stop.ids) return fail("out of memory");
+    if (sac_token_eog(m, stop.ids, n_stop, &n_stop) != SAC_OK) return free(stop.ids), fail("%s", sac_model_errmsg(m));
+    sac_context *ctx = new_context(m, o, 0);
+    conversation c = {0};
+    int rc = !ctx;
+    if (!rc && o->system && !add_turn(&c, "system", (char *)o->system, 0)) rc = fail("out of memory");
+    if (!rc && o->prompt) {
+        rc = add_turn(&c, "user", (char *)o->prompt, 0) ? chat_turn(m, ctx, o, &c, &stop) : fail("out of memory");
+    } else {
+        int oom = 0;
+        for (char *line; !rc && (line = read_line(&oom));) {
+            if (!*line) free(line); /* blank lines are no turn */
+            else rc = add_turn(&c, "user", line, 1) ? chat_turn(m, ctx, o, &c, &stop) : (free(line), fail("out of memory"));
+        }
+        if (!rc && oom) rc = fail("out of memory");
+    }
+    free_conversation(&c);
+    sac_context_free(ctx);
+    free(stop.ids);
     return rc;
 }
 
@@ -570,6 +744,7 @@ static int cmd_bench(sac_model *m, const options *o) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--version")) return printf("saccade %s\n", SAC_VERSION), 0;
     if (argc < 3) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : (strcmp(argv[1], "help") && strcmp(argv[1], "--help"));
@@ -585,7 +760,7 @@ int main(int argc, char **argv) {
     if (!m) return 1;
     int rc = c == CMD_INFO       ? cmd_info(m)
              : c == CMD_LOGITS   ? cmd_logits(m, &o)
-             : c == CMD_GENERATE ? cmd_generate(m, &o)
+             : c == CMD_GENERATE ? (o.chat ? cmd_chat(m, &o) : o.system ? fail("--system needs --chat") : cmd_generate(m, &o))
              : c == CMD_TOKENIZE ? cmd_tokenize(m, &o)
                                  : cmd_bench(m, &o);
     sac_model_free(m);

@@ -474,6 +474,39 @@ sac_status sac_sinusoid_positions(int32_t n_pos, int32_t d, float *out, size_t o
                                   size_t errmsg_size);
 
 /* ------------------------------------------------------------------------------------------
+ * Chat: special tokens and prompt formats of instruct models.
+ * ---------------------------------------------------------------------------------------- */
+/* The token as the vocabulary spells it ("<|im_end|>", "<s>", "\u2581the"), control tokens
+ * included (sac_token_bytes gives what it decodes to). Valid as long as the model. */
+sac_status sac_token_spelling(sac_model *model, int32_t token, const char **text, size_t *len);
+/* The end-of-generation tokens, ascending: EOS, tokenizer.ggml.eot_token_id / eom_token_id,
+ * and the tokens spelled as a chat format's end of turn ("<|im_end|>", "<|eot_id|>",
+ * "<end_of_turn>", "<|end|>", "<|endoftext|>", ...), as llama.cpp finds them. Writes at most
+ * `capacity` ids and the count to *n_tokens; SAC_ERR_ARG when capacity is too small. */
+sac_status sac_token_eog(sac_model *model, int32_t *out, int32_t capacity, int32_t *n_tokens);
+
+typedef struct sac_chat_message {
+    const char *role;    /* "system", "user", "assistant", ... */
+    const char *content;
+} sac_chat_message;
+
+/* The prompt format a chat template's text follows, recognised by substrings: "chatml",
+ * "llama2", "llama3", "zephyr", "gemma" or "phi3"; "plain" for no template (NULL); NULL
+ * when saccade cannot apply it without a Jinja engine. */
+const char *sac_chat_template_family(const char *tmpl, size_t len);
+/* Writes a conversation as the chat template `tmpl` (NULL: the file's tokenizer.chat_template)
+ * renders it for the families above, with the model's BOS/EOS spellings; a file without a
+ * template gets the contents joined by newlines. A conversation the template refuses (Gemma:
+ * a system turn; Llama 2 and Gemma: roles that do not alternate) fails with SAC_ERR_ARG and
+ * the template's own message; an unrecognised template with SAC_ERR_UNSUPPORTED. *len gets
+ * the prompt's length; it is written with a NUL when capacity > *len, else SAC_ERR_ARG (call
+ * again with *len + 1). Tokenize the prompt with SAC_TOKENIZE_SPECIAL, adding BOS only when
+ * the model asks for it and the prompt does not already start with it. */
+sac_status sac_chat_apply_template(sac_model *model, const char *tmpl, size_t tmpl_len,
+                                   const sac_chat_message *messages, int32_t n_messages,
+                                   int32_t add_generation_prompt, char *out, size_t capacity, size_t *len);
+
+/* ------------------------------------------------------------------------------------------
  * Memory helpers for hosts that cannot call malloc themselves (JavaScript).
  * ---------------------------------------------------------------------------------------- */
 void *sac_malloc(size_t size);

@@ -15,6 +15,7 @@ static sac_status failing_eval(sac_context *ctx, const int32_t *tokens, int32_t 
                                uint32_t flags);
 static sac_status failing_encode(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, const uint8_t *key_mask);
 
+#define SAC_VERSION "test"
 #define main saccade_main
 #define sac_eval failing_eval
 #define sac_encode failing_encode
@@ -198,6 +199,18 @@ static void test_encdec_commands(void) {
     CHECK_MSG(r.status == 1 && strstr(r.err, "must each fit in the context length (48)"), "%s", r.err);
 }
 
+static void test_chat_and_version(void) {
+    cli_run r = RUN_CLI("generate", gpt2_path, "--chat", "--prompt", "hi");
+    CHECK_MSG(r.status == 1 && !*r.out && !strcmp(r.err, "saccade: chat needs a tokenizer; the file has no tokenizer.ggml.* metadata\n"),
+              "%d %s", r.status, r.err);
+    r = RUN_CLI("generate", encdec_path, "--chat", "--prompt", "hi");
+    CHECK_MSG(r.status == 1 && strstr(r.err, "--chat needs a decoder-only model; this model is encdec"), "%s", r.err);
+    r = RUN_CLI("generate", gpt2_path, "--system", "x", "--tokens", "1");
+    CHECK_MSG(r.status == 1 && !strcmp(r.err, "saccade: --system needs --chat\n"), "%s", r.err);
+    r = RUN_CLI("--version");
+    CHECK_MSG(r.status == 0 && !strcmp(r.out, "saccade test\n"), "%d %s", r.status, r.out);
+}
+
 int main(void) {
     if (!write_model("gpt2", gpt2_path, sizeof gpt2_path) || !write_model("encdec", encdec_path, sizeof encdec_path)) {
         fprintf(stderr, "cannot write the test models\n");
@@ -207,6 +220,7 @@ int main(void) {
     RUN(test_bench_sums_in_64_bits);
     RUN(test_every_eval_failure_is_an_error);
     RUN(test_encdec_commands);
+    RUN(test_chat_and_version);
     remove(gpt2_path);
     remove(encdec_path);
     return check_summary("test_cli");

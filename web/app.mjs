@@ -5,6 +5,7 @@
 // URL parameters: ?model=URL (any GGUF), ?source=a|b or a real model's key (the model switch),
 // ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
 // loaded). Sampling inputs left empty take the library's defaults.
+import { ChatMode } from './chat.mjs';
 import { ModelClient } from './client.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
@@ -38,7 +39,8 @@ const state = {
   lessonGreedy: false, // the alignment lesson set temperature 0
 };
 const stats = { navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null };
-window.saccadeDemo = { state, stats };
+const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
+window.saccadeDemo = { state, stats, chat };
 
 // -------------------------------------------------------------------------------------------
 // Loading
@@ -151,6 +153,7 @@ function showModel({ info, name, runtime, defaults }) {
   $('alignment-box').hidden = !encdec;
   $('prompt-label').textContent = encdec ? 'Source (encoded, then translated)' : 'Prompt';
   $('output-title').textContent = encdec ? 'Output' : 'Text';
+  chat.setModel({ info });
   $('kind').replaceChildren(...state.store.kinds.map((k) => new Option(k === 'self' && encdec ? 'decoder self' : k, k)));
   $('kind').value = state.kind;
   fillSelections();
@@ -260,7 +263,7 @@ async function generate() {
   const options = samplingOptions();
   let prompt;
   try {
-    prompt = promptInput($('prompt').value);
+    prompt = chat.active ? chat.request($('prompt').value) : promptInput($('prompt').value);
   } catch (e) {
     $('speed').textContent = e.message;
     return;
@@ -283,6 +286,7 @@ async function generate() {
       },
       onToken: (msg) => {
         state.store.add(msg);
+        chat.reply(msg.token.text);
         count++;
         last = msg.ms;
         if (first === null) {
@@ -296,7 +300,9 @@ async function generate() {
       },
     });
     $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${REASONS[done.reason]}`;
+    chat.finish(true);
   } catch (e) {
+    chat.finish(false);
     $('speed').textContent = `error: ${e.message}`;
     console.warn(`saccade: ${e.message}`);
   } finally {

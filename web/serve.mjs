@@ -35,10 +35,12 @@ export const ISOLATION_HEADERS = {
 
 /**
  * What the demo needs, as folders of the repository: the page and the widget, the library and
- * its wasm builds, the shipped models and the generated stand-ins the tests and the benchmark use.
- * Nothing else is served (no .git/, node_modules/, sources or build products).
+ * its wasm builds, the shipped models and the generated stand-ins the tests and the benchmark use,
+ * and the ESM build of @huggingface/jinja (chat templates; web/worker.mjs imports it).
+ * Nothing else is served (no .git/, the rest of node_modules/, sources or build products).
  */
-export const DEMO_PATHS = ['/web/', '/src/js/', '/dist/', '/models/', '/build/web-models/'];
+export const DEMO_PATHS = ['/web/', '/src/js/', '/dist/', '/models/', '/build/web-models/',
+  '/node_modules/@huggingface/jinja/dist/'];
 
 /**
  * The path's segments, decoded one by one, or null when the path is not the plain form of a

@@ -10,6 +10,11 @@ const library = new URL(import.meta.url).searchParams.has('shim')
   ? import('./__root__/src/js/index.mjs')
   : import('../src/js/index.mjs');
 library.catch(() => {}); // reported by the load that awaits it
+// Chat templates are rendered by @huggingface/jinja, imported when a chat first needs it: import
+// maps do not reach workers, so the worker passes the module to model.chat itself.
+const jinjaUrl = new URL(import.meta.url).searchParams.has('shim')
+  ? './__root__/node_modules/@huggingface/jinja/dist/index.js'
+  : '../node_modules/@huggingface/jinja/dist/index.js';
 
 let model = null;
 let loading = null; // AbortController of the running load
@@ -60,6 +65,7 @@ async function load({ id, url, file, threads }) {
     }
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
+    info.chatTemplate = metadata['tokenizer.chat_template'] !== undefined; // the page offers chat
     postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime },
       defaults: { ...model.samplingDefaults }, from,
       bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 }));
@@ -103,6 +109,7 @@ function startMessage(id, ids, encdec) {
     encoder: rows('encoder', model.capturedRows('encoder')) });
 }
 
+/** `prompt`: text or ids, or { messages } for a chat turn (model.chat: its prompt ids come with the first step). */
 async function generate({ id, prompt, options }) {
   if (!model) return fail(id, new Error('no model is loaded'));
   generation?.abort(stopped());
@@ -114,13 +121,20 @@ async function generate({ id, prompt, options }) {
   let count = 0;
   let reason = null;
   try {
-    let input = prompt;
-    if (!encdec && typeof prompt == 'string') input = model.tokenize(prompt, { bos: addBos });
-    if (input.length === 0) throw new Error('the prompt is empty');
-    const decoderIds = encdec ? [bosId] : Array.from(input); // what the decoder evaluates first
-    const steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
-      attention: true });
+    let decoderIds = null; // what the decoder evaluates first
+    let steps;
+    if (prompt?.messages) {
+      steps = model.chat(prompt.messages, { ...options, signal: controller.signal, attention: true, jinja: await import(jinjaUrl) });
+    } else {
+      let input = prompt;
+      if (!encdec && typeof prompt == 'string') input = model.tokenize(prompt, { bos: addBos });
+      if (input.length === 0) throw new Error('the prompt is empty');
+      decoderIds = encdec ? [bosId] : Array.from(input);
+      steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
+        attention: true });
+    }
     for await (const step of steps) {
+      decoderIds ??= step.prompt.ids;
       const { query } = step.attention;
       if (count === 0) {
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);

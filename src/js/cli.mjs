@@ -2,9 +2,10 @@
 // The saccade command line on Node: the same subcommands, options and JSON as the native
 // build/saccade (src/cli.c), running the WebAssembly build: the same ranges and messages too.
 // One JSON value on stdout per command; errors go to stderr with exit status 1.
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+import { NO_TEMPLATE_NOTE } from './chat.mjs';
 import { loadModel } from './index.mjs';
 
 const usage = `usage:
@@ -13,12 +14,20 @@ const usage = `usage:
   saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]
                    [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]
                    [--ignore-eos] [--bos] [--decoder-start 1]
+  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
   saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
 --decode-tokens ids.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
+--chat: the prompt is a user turn of a conversation, formatted with the model's chat template
+(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the
+Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line
+of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the
+conversation. Replies stop at the template's end-of-turn token. A model without a template
+gets the turns as plain text, one per line, and a note on stderr.
+saccade --version: the version.
 `;
 
 class UsageError extends Error {}
@@ -130,6 +139,8 @@ const OPTIONS = {
   '--all': ['all', [L], flag],
   '--bos': ['bos', [G, T], flag],
   '--ignore-eos': ['ignoreEos', [G], flag],
+  '--chat': ['chat', [G], flag],
+  '--system': ['system', [G], text],
   '-n': ['nPredict', [G], integer(0, 2147483647)],
   '--threads': ['threads', [L, G, B], integer(1, 256)],
   '--ctx': ['nCtx', [L, G, B], integer(1, 2147483647)],
@@ -227,28 +238,77 @@ function decoderStart(model, o) {
   return { decoderStart: [model.info.bosId] };
 }
 
-async function generate(model, o) {
-  const ids = promptIds(model, o);
-  if (ids.length === 0) throw new UsageError('the prompt is empty');
-  const start = decoderStart(model, o);
-  const sampling = {};
-  for (const k of ['temperature', 'topK', 'topP', 'repeatPenalty', 'seed']) if (o[k] !== undefined) sampling[k] = o[k];
+/**
+ * One generation's JSON line, as src/cli.c's generate_from prints it; also returns the text.
+ * `ids`: the prompt, or (chat) undefined: the ids the first step reports.
+ */
+async function generation(model, steps, ids, t0) {
   const tokens = [];
   let text = '';
-  const t0 = performance.now();
   let t1 = t0;
-  const steps = model.generate(ids, { ...sampling, ...start, maxTokens: o.nPredict, ignoreEos: o.ignoreEos });
   for await (const t of steps) {
     if (tokens.length === 0) t1 = performance.now(); // prefill ends with the first token
+    ids ??= t.prompt.ids;
     tokens.push(t.id);
     text += t.text;
   }
   if (tokens.length === 0) t1 = performance.now();
   const t2 = performance.now();
   const textField = model.info.hasTokenizer ? `,"text":${jsonString(text)}` : '';
-  return `{"prompt_tokens":${jsonIds(ids)},"tokens":${jsonIds(tokens)}${textField},` +
+  const json = `{"prompt_tokens":${jsonIds(ids)},"tokens":${jsonIds(tokens)}${textField},` +
     `"timings":{"prefill_ms":${(t1 - t0).toFixed(3)},"decode_ms":${(t2 - t1).toFixed(3)},` +
     `"threads":${model.runtime.threads}}}`;
+  return { json, text };
+}
+
+const samplingOf = (o) => {
+  const sampling = {};
+  for (const k of ['temperature', 'topK', 'topP', 'repeatPenalty', 'seed']) if (o[k] !== undefined) sampling[k] = o[k];
+  return { ...sampling, maxTokens: o.nPredict, ignoreEos: o.ignoreEos };
+};
+
+/** Every line of stdin (without its \n, nor a \r before it), as it arrives. */
+async function* stdinLines() {
+  const decoder = new TextDecoder();
+  let pending = new Uint8Array(0);
+  const line = (bytes) => decoder.decode(bytes.at(-1) === 0x0d ? bytes.subarray(0, -1) : bytes);
+  for await (const chunk of process.stdin) {
+    const joined = new Uint8Array(pending.length + chunk.length);
+    joined.set(pending);
+    joined.set(chunk, pending.length);
+    let start = 0;
+    for (let i; (i = joined.indexOf(0x0a, start)) >= 0; start = i + 1) yield line(joined.subarray(start, i));
+    pending = joined.slice(start);
+  }
+  if (pending.length) yield line(pending);
+}
+
+/** generate --chat: the reply to --prompt, or to every line of stdin in turn (one JSON line each). */
+async function chat(model, o) {
+  if (o.tokens !== undefined || o.text !== undefined || o.bos || o.decoderStart !== undefined)
+    throw new UsageError('--chat does not take --tokens, --text, --bos or --decoder-start');
+  if (isEncdec(model)) throw new UsageError('--chat needs a decoder-only model; this model is encdec');
+  if (!model.info.hasTokenizer) throw new UsageError('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata');
+  if (model.info.metadata['tokenizer.chat_template'] === undefined) process.stderr.write(`saccade: ${NO_TEMPLATE_NOTE}\n`);
+  const messages = o.system === undefined ? [] : [{ role: 'system', content: o.system }];
+  const turn = async (content) => {
+    messages.push({ role: 'user', content });
+    const reply = await generation(model, model.chat(messages, samplingOf(o)), undefined, performance.now());
+    process.stdout.write(reply.json + '\n');
+    messages.push({ role: 'assistant', content: reply.text });
+  };
+  if (o.prompt !== undefined) await turn(o.prompt);
+  else for await (const line of stdinLines()) if (line !== '') await turn(line);
+}
+
+async function generate(model, o) {
+  if (o.chat) return chat(model, o);
+  if (o.system !== undefined) throw new UsageError('--system needs --chat');
+  const ids = promptIds(model, o);
+  if (ids.length === 0) throw new UsageError('the prompt is empty');
+  const start = decoderStart(model, o);
+  const t0 = performance.now();
+  return (await generation(model, model.generate(ids, { ...samplingOf(o), ...start }), ids, t0)).json;
 }
 
 function tokenize(model, o) {
@@ -273,7 +333,14 @@ function bench(model, o) {
 
 const commands = { info, logits, generate, tokenize, bench };
 
+/** package.json's version. */
+export const version = () => JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
 export async function main(argv) {
+  if (argv.length === 1 && argv[0] === '--version') {
+    process.stdout.write(`saccade ${version()}\n`);
+    return 0;
+  }
   if (argv.length < 2) {
     const help = argv[0] === 'help' || argv[0] === '--help';
     (argv.length < 1 ? process.stderr : process.stdout).write(usage);
@@ -288,7 +355,8 @@ export async function main(argv) {
     model = await loadModel(file, {
       threads: o.threads, contextLength: o.nCtx, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
     });
-    process.stdout.write((await commands[cmd](model, o)) + '\n');
+    const out = await commands[cmd](model, o); // chat writes its lines as they come
+    if (out !== undefined) process.stdout.write(out + '\n');
     return 0;
   } catch (e) {
     process.stderr.write(`saccade: ${e instanceof Error ? e.message : String(e)}\n`);

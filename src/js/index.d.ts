@@ -218,6 +218,37 @@ export interface GenerateStep {
   finishReason: FinishReason | null;
 }
 
+/** One turn of a conversation. Templates may read other fields (e.g. tool calls): they are passed on. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | (string & {});
+  content: string;
+  [field: string]: unknown;
+}
+
+export interface ChatOptions extends Omit<GenerateOptions, 'decoderStart'> {
+  /** End the prompt with the assistant's turn opened (the template's add_generation_prompt). Default true. */
+  addGenerationPrompt?: boolean;
+  /** A Jinja chat template to use instead of the file's tokenizer.chat_template. */
+  template?: string;
+  /** Extra template variables (tools, documents, date_string, ...). */
+  templateArgs?: Record<string, unknown>;
+  /**
+   * The @huggingface/jinja module. By default it is imported (`import('@huggingface/jinja')`)
+   * when a template is first rendered; pass it where that bare import cannot resolve: a
+   * browser page without a bundler or import map, or a Web Worker (import maps do not reach
+   * workers), e.g. `{ jinja: await import('/node_modules/@huggingface/jinja/dist/index.js') }`.
+   */
+  jinja?: { Template: new (template: string) => { render(vars: Record<string, unknown>): string } };
+}
+
+export interface ChatStep extends GenerateStep {
+  /**
+   * On the first step: the prompt the conversation became. `template` is false when the file
+   * has no chat template and the turns were joined as plain text, one per line.
+   */
+  prompt?: { text: string; ids: number[]; template: boolean };
+}
+
 export type AttentionKind = 'self' | 'cross' | 'encoder';
 
 /**
@@ -315,6 +346,17 @@ export class Model {
    * an iterator that is simply dropped never locks the model.
    */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
+  /**
+   * The reply to a conversation: the messages rendered with the file's chat template
+   * (@huggingface/jinja, as transformers.js renders it: messages, add_generation_prompt,
+   * bos_token, eos_token), tokenized with special tokens parsed and one BOS at most, then
+   * generated as generate() does — the same steps, options and finishReason. The reply ends at
+   * an end-of-turn token (EOS, <|im_end|>, <|eot_id|>, <end_of_turn>, ...: 'eos'). Bad messages or
+   * options throw at the call; a template that refuses the conversation (raise_exception),
+   * does not parse or does not render rejects the first step with a SaccadeError. A file
+   * without a template gets the turns as plain text (first step: prompt.template false).
+   */
+  chat(messages: ChatMessage[], options?: ChatOptions): AsyncGenerator<ChatStep, void, undefined>;
   /**
    * Ends the running generation: its next step rejects with `reason` (default: a DOMException
    * named 'AbortError'). Returns false when none was running.

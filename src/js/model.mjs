@@ -3,6 +3,7 @@
 // context: the latest generate, forward or bench takes it over (see generate.mjs).
 import { attentionMatrix, attentionRows, capturedRows } from './attention.mjs';
 import { checkCallCapture } from './budget.mjs';
+import { chat } from './chat.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { generateOptions, Run, samplingDefaults, steps, superseded } from './generate.mjs';
 import { constants, readInfo } from './layout.mjs';
@@ -239,6 +240,14 @@ export class Model {
         e.setCapture(this.#params.attention);
       },
     });
+  }
+
+  /**
+   * The next turn of a conversation ([{ role, content }, ...]) rendered with the model's chat
+   * template: generate's steps, stopping at an end-of-turn token. See chat.mjs.
+   */
+  chat(messages, options) {
+    return chat(this, this.#hasContext(), messages, options);
   }
 
   #checkSource(source) {

@@ -1,0 +1,171 @@
+// Chat: a conversation rendered with the model's chat template (tokenizer.chat_template, Jinja)
+// by @huggingface/jinja, as transformers.js renders it, then generated like any prompt.
+//
+// - The template gets messages, add_generation_prompt, bos_token, eos_token and unk_token (the
+//   tokens' spellings) and options.templateArgs; raise_exception(message) refuses the
+//   conversation with a SaccadeError that quotes the template's message.
+// - The rendered text is tokenized with its special tokens parsed ("<|im_start|>" is one id),
+//   and BOS is added when the model asks for it unless the text already starts with it
+//   (templates that write bos_token themselves), as llama.cpp does: never two BOS.
+// - The reply stops at any end-of-generation token of the vocabulary (EOS, <|im_end|>,
+//   <|eot_id|>, <end_of_turn>, ...: sac_token_eog), with finishReason 'eos'.
+// - A file without a template gets the contents joined by newlines, and says so.
+// @huggingface/jinja is imported only when a template is rendered, so the library loads
+// without it (a browser without a bundler or import map, or a worker, which import maps do
+// not reach, passes the module as options.jinja).
+import { fail, SaccadeError } from './errors.mjs';
+import { GENERATE_OPTIONS, generateOptions } from './generate.mjs';
+import { constants } from './layout.mjs';
+import { bool, optionsOf } from './options.mjs';
+
+const CHAT_ONLY = ['addGenerationPrompt', 'template', 'templateArgs', 'jinja'];
+
+export const NO_TEMPLATE_NOTE = 'the model has no chat template (tokenizer.chat_template): the turns are plain text, one per line';
+
+let jinjaImport = null; // the import of @huggingface/jinja, once it succeeded or is under way
+
+function importJinja() {
+  jinjaImport ??= import('@huggingface/jinja').catch((e) => {
+    jinjaImport = null;
+    throw new SaccadeError(`chat templates need @huggingface/jinja, which could not be imported (${e.message}): ` +
+      'install it, let a bundler resolve it, map it in an import map, or pass the module as options.jinja ' +
+      '(e.g. { jinja: await import("/node_modules/@huggingface/jinja/dist/index.js") })', 'SAC_ERR_STATE');
+  });
+  return jinjaImport;
+}
+
+/** Thrown by the template's raise_exception(), to tell a refusal from a template that is broken. */
+class Refusal extends Error {}
+
+/** The spelling of a special token ('' when the vocabulary has none). */
+function spelling(engine, id) {
+  if (id < 0) return '';
+  const { M, heap, scratch: s } = engine;
+  engine.check(M._sac_token_spelling(engine.model, id, s, s + 4), 'model');
+  return heap.text(heap.u32(s), heap.u32(s + 4));
+}
+
+/** Every end-of-generation token id (sac_token_eog). */
+export function endOfGeneration(engine) {
+  const { M, heap, scratch: s } = engine;
+  const status = M._sac_token_eog(engine.model, 0, 0, s); // SAC_ERR_ARG: the count is in *s
+  if (status !== constants.SAC_ERR_ARG) engine.check(status, 'model');
+  const n = heap.i32(s);
+  if (n === 0) return [];
+  const out = heap.malloc(4 * n);
+  try {
+    engine.check(M._sac_token_eog(engine.model, out, n, s), 'model');
+    return Array.from(new Int32Array(heap.buffer, out, n));
+  } finally {
+    heap.free(out);
+  }
+}
+
+function checkMessages(messages) {
+  if (!Array.isArray(messages)) fail(`messages must be an array of { role, content }, got ${typeof messages}`);
+  if (messages.length === 0) fail('the conversation is empty: give at least one message');
+  return messages.map((m, i) => {
+    if (m === null || typeof m != 'object') fail(`messages[${i}] must be an object { role, content }`);
+    if (typeof m.role != 'string' || m.role === '') fail(`messages[${i}].role must be a non-empty string`);
+    if (typeof m.content != 'string') fail(`messages[${i}].content must be a string, got ${typeof m.content}`);
+    return { ...m };
+  });
+}
+
+/**
+ * Template.render with our raise_exception in place of the library's, which throws a plain
+ * Error that cannot be told from a broken template's. render() declares its globals, then
+ * our variables, and refuses to declare a name twice: for this one synchronous call, a
+ * declaration of raise_exception replaces the global instead.
+ */
+function renderWith(jinja, compiled, vars) {
+  const proto = jinja.Environment?.prototype;
+  const set = proto?.set;
+  if (typeof set != 'function') return compiled.render(vars);
+  proto.set = function (name, value) {
+    if (name === 'raise_exception') this.variables?.delete(name);
+    return set.call(this, name, value);
+  };
+  try {
+    return compiled.render(vars);
+  } finally {
+    proto.set = set;
+  }
+}
+
+/** The prompt text: the template rendered, or (no template) the contents one per line. */
+async function render(model, engine, messages, o) {
+  const template = o.template ?? model.info.metadata['tokenizer.chat_template'];
+  if (template === undefined) return { text: messages.map((m) => m.content).join('\n'), template: false };
+  const jinja = o.jinja ?? await importJinja();
+  if (typeof jinja?.Template != 'function') fail('options.jinja must be the @huggingface/jinja module (it has no Template class)');
+  const where = o.template === undefined ? 'the model\'s chat template' : 'options.template';
+  const code = o.template === undefined ? 'SAC_ERR_MODEL' : 'SAC_ERR_ARG';
+  let compiled;
+  try {
+    compiled = new jinja.Template(template);
+  } catch (e) {
+    fail(`${where} could not be parsed: ${e.message}`, code);
+  }
+  const { bosId, eosId } = model.info;
+  const vars = {
+    bos_token: spelling(engine, bosId), eos_token: spelling(engine, eosId),
+    ...o.templateArgs,
+    messages, add_generation_prompt: o.addGenerationPrompt,
+    raise_exception: (message) => {
+      throw new Refusal(String(message));
+    },
+  };
+  try {
+    const text = renderWith(jinja, compiled, vars);
+    return { text: String(text), template: true };
+  } catch (e) {
+    if (e instanceof Refusal) fail(`the chat template refused the conversation: ${e.message}`);
+    fail(`${where} failed to render: ${e.message}`, code);
+  }
+}
+
+/** Prompt ids: special tokens parsed, BOS added only when the model asks and the text lacks it. */
+function promptIds(model, text) {
+  const ids = model.tokenize(text, { special: true });
+  const { addBos, bosId } = model.info;
+  if (addBos && bosId >= 0 && ids[0] !== bosId) ids.unshift(bosId);
+  return ids;
+}
+
+/**
+ * model.chat(messages, options): the steps of generate for the conversation's next turn. The
+ * first step also carries `prompt: { text, ids, template }` (template false: no template, the
+ * turns were joined as plain text).
+ */
+export function chat(model, engine, messages, options) {
+  const all = optionsOf(options, [...GENERATE_OPTIONS, ...CHAT_ONLY], 'chat');
+  const o = {};
+  const gen = {};
+  for (const [k, v] of Object.entries(all)) (CHAT_ONLY.includes(k) ? o : gen)[k] = v;
+  if (!model.info.hasTokenizer) fail('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata', 'SAC_ERR_STATE');
+  if (model.info.architecture === 'encdec') fail('chat needs a decoder-only model; this model is encdec');
+  if (gen.decoderStart !== undefined) fail('decoderStart is for encoder–decoder models');
+  o.addGenerationPrompt = o.addGenerationPrompt === undefined ? true : bool('addGenerationPrompt', o.addGenerationPrompt);
+  if (o.template !== undefined && typeof o.template != 'string') fail(`template must be a string, got ${typeof o.template}`);
+  if (o.templateArgs !== undefined && (o.templateArgs === null || typeof o.templateArgs != 'object'))
+    fail('templateArgs must be an object of extra template variables');
+  const turns = checkMessages(messages);
+  const checked = generateOptions(model.samplingDefaults, gen); // bad options throw here, at the call
+  const eog = checked.ignoreEos ? [] : endOfGeneration(engine);
+  const userStops = gen.stop === undefined ? [] : Array.isArray(gen.stop) ? gen.stop : [gen.stop];
+  // the seed drawn for an unseeded call, so that the check above and the run agree
+  const run = { ...gen, seed: checked.seed, stop: [...userStops, ...eog] };
+  const eogIds = new Set(eog.filter((id) => !userStops.includes(id)));
+  return (async function* steps() {
+    const { text, template } = await render(model, engine, turns, o);
+    const ids = promptIds(model, text);
+    let first = true;
+    for await (const step of model.generate(ids, run)) {
+      const out = step.finishReason === 'stop' && eogIds.has(step.id) ? { ...step, finishReason: 'eos' } : step;
+      if (first) out.prompt = { text, ids, template };
+      first = false;
+      yield out;
+    }
+  })();
+}

@@ -1,0 +1,168 @@
+// generate --chat and --version through both CLIs. The native CLI formats the well-known chat
+// templates in C (src/chat_template.c); the Node CLI renders them with Jinja: on the published
+// templates of those families both must give the same prompt ids, the same replies, and the
+// same refusals. The models are small random llamas whose vocabulary holds the families'
+// special tokens (tests/js/chat-models.mjs).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { chatModel, FAMILY_TOKENS, TEMPLATES, tokenId } from './chat-models.mjs';
+import { root } from './helpers.mjs';
+
+const cli = path.join(root, 'src/js/cli.mjs');
+const nativeCli = path.join(root, 'build/saccade');
+
+function run(cmd, argv, input = '') {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv.map(String));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.on('error', () => {}); // EPIPE: the command did not read stdin (e.g. --prompt)
+    child.stdin.end(input);
+  });
+}
+
+/** The same arguments and stdin through build/saccade and src/js/cli.mjs. */
+async function both(args, input) {
+  const [native, js] = await Promise.all([run(nativeCli, args, input), run(process.execPath, [cli, ...args], input)]);
+  return { native, js };
+}
+
+const untimed = (s) => s.replace(/"prefill_ms":\d+\.\d{3},"decode_ms":\d+\.\d{3}/g, '"prefill_ms":T,"decode_ms":T');
+const lines = (s) => s.trim().split('\n').map((l) => JSON.parse(l));
+
+/** Both CLIs succeed with the same lines (timings aside); returns them parsed. */
+function same({ native, js }) {
+  assert.equal(native.status, 0, native.stderr);
+  assert.equal(js.status, 0, js.stderr);
+  assert.equal(untimed(js.stdout), untimed(native.stdout));
+  assert.equal(js.stderr, native.stderr);
+  return lines(native.stdout);
+}
+
+const sampling = ['--temp', 0, '-n', 6];
+// Three user turns (stdin lines), with white space that trimming templates remove.
+const conversation = 'Hello there \n\n  Who are you?\r\nTell me more\n';
+
+describe('generate --chat on the published templates: both CLIs give the same prompts', () => {
+  for (const [family, template] of Object.entries(TEMPLATES)) {
+    const file = chatModel({ name: family, template, ...FAMILY_TOKENS[family] });
+    const { bos, addBos } = FAMILY_TOKENS[family];
+
+    test(`${family}: a conversation from stdin, reply after reply`, async () => {
+      const system = family === 'gemma' ? [] : ['--system', ' Be brief. '];
+      const turns = same(await both(['generate', file, '--chat', ...system, ...sampling], conversation));
+      assert.equal(turns.length, 3);
+      for (const [i, t] of turns.entries()) {
+        // one BOS at most, and only where the model or the template puts it
+        assert.ok(t.prompt_tokens.filter((id) => id === tokenId(bos)).length <= (family === 'llama2' ? i + 1 : 1));
+        if (addBos) assert.equal(t.prompt_tokens[0], tokenId(bos));
+        // each prompt holds the previous one's reply: the conversation grows
+        if (i > 0) assert.ok(t.prompt_tokens.length > turns[i - 1].prompt_tokens.length);
+      }
+    });
+
+    test(`${family}: --prompt is one user turn`, async () => {
+      const [t] = same(await both(['generate', file, '--chat', '--prompt', 'Hi', ...sampling]));
+      assert.ok(t.prompt_tokens.length > 2);
+    });
+  }
+
+  for (const family of ['qwen1_5', 'qwen2_5']) {
+    test(`${family}: without --system, the template's own system prompt opens the conversation`, async () => {
+      const file = chatModel({ name: family, template: TEMPLATES[family], ...FAMILY_TOKENS[family] });
+      const [t] = same(await both(['generate', file, '--chat', '--prompt', 'Hi', ...sampling]));
+      const own = family === 'qwen1_5' ? 'You are a helpful assistant.' : 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.';
+      const ids = (text) => [...text].map(tokenId);
+      assert.deepEqual(t.prompt_tokens, [tokenId('<|im_start|>'), ...ids(`system\n${own}`), tokenId('<|im_end|>'), ...ids('\n'),
+        tokenId('<|im_start|>'), ...ids('user\nHi'), tokenId('<|im_end|>'), ...ids('\n'), tokenId('<|im_start|>'), ...ids('assistant\n')]);
+    });
+  }
+
+  test('gemma: a system turn is refused by both with the template\'s message', async () => {
+    const file = chatModel({ name: 'gemma', template: TEMPLATES.gemma, ...FAMILY_TOKENS.gemma });
+    const { native, js } = await both(['generate', file, '--chat', '--system', 'x', '--prompt', 'Hi']);
+    assert.equal(native.status, 1);
+    assert.equal(js.status, 1);
+    assert.equal(native.stderr, 'saccade: the chat template refused the conversation: System role not supported\n');
+    assert.equal(js.stderr, native.stderr);
+  });
+
+  test('the reply stops at an end-of-turn token: by its spelling, or named by tokenizer.ggml.eot_token_id', async () => {
+    const args = ['--chat', '--prompt', 'Hi', '--temp', 0, '-n', 4];
+    const plain = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml });
+    const [free] = same(await both(['generate', plain, ...args, '--ignore-eos']));
+    assert.equal(free.tokens.length, 4);
+    // this random model says <end_of_turn> second: a spelling every vocabulary marks as end of turn
+    assert.equal(free.tokens[1], tokenId('<end_of_turn>'));
+    const [stopped] = same(await both(['generate', plain, ...args]));
+    assert.deepEqual(stopped.tokens, free.tokens.slice(0, 2));
+    const eot = chatModel({ name: 'chatml-eot', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml, eot: free.tokens[0] });
+    const [first] = same(await both(['generate', eot, ...args]));
+    assert.deepEqual(first.tokens, free.tokens.slice(0, 1));
+  });
+});
+
+describe('generate --chat without a template, and refusals', () => {
+  const bare = chatModel({ name: 'none', template: undefined, addBos: true });
+
+  test('no template: the turns as plain text, one per line, with a note on stderr once', async () => {
+    const r = await both(['generate', bare, '--chat', '--system', 'Sys', ...sampling], 'a\nb\n');
+    const turns = same(r);
+    assert.equal(r.native.stderr,
+      'saccade: the model has no chat template (tokenizer.chat_template): the turns are plain text, one per line\n');
+    // BOS (the model asks for it), then the system and user contents, a line each
+    assert.deepEqual(turns[0].prompt_tokens, [tokenId('<s>'), ...[...'Sys\na'].map(tokenId)]);
+    assert.equal(turns.length, 2);
+  });
+
+  test('the native CLI refuses a template it does not know, naming it; the Node CLI renders it', async () => {
+    // mistralai/Mistral-7B-Instruct-v0.1
+    const mistral = String.raw`{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}`;
+    const file = chatModel({ name: 'mistral', template: mistral, addBos: true });
+    const { native, js } = await both(['generate', file, '--chat', '--prompt', 'Hi', ...sampling]);
+    assert.equal(native.status, 1);
+    assert.match(native.stderr, /^saccade: the chat template is not one saccade can apply without a Jinja engine \(it knows chatml, llama2, llama3, zephyr, gemma and phi3\); it begins '\{\{ bos_token \}\}\{% for message in messages %\}/);
+    assert.equal(js.status, 0, js.stderr);
+    const [t] = lines(js.stdout);
+    assert.equal(t.prompt_tokens[0], tokenId('<s>'));
+    assert.equal(t.prompt_tokens.filter((id) => id === tokenId('<s>')).length, 1); // the template's BOS, not two
+  });
+
+  for (const [args, message] of [
+    [['--chat', '--tokens', '1,2'], '--chat does not take --tokens, --text, --bos or --decoder-start'],
+    [['--chat', '--bos', '--prompt', 'x'], '--chat does not take --tokens, --text, --bos or --decoder-start'],
+    [['--system', 'x', '--prompt', 'y'], '--system needs --chat'],
+  ]) {
+    test(`${args.join(' ')}: ${message}`, async () => {
+      const { native, js } = await both(['generate', bare, ...args]);
+      assert.equal(native.status, 1);
+      assert.equal(native.stderr, `saccade: ${message}\n`);
+      assert.equal(js.status, 1);
+      assert.equal(js.stderr, native.stderr);
+    });
+  }
+
+  test('--chat needs a decoder-only model', async () => {
+    const { native, js } = await both(['generate', path.join(root, 'models/dates-q8_0.gguf'), '--chat', '--prompt', 'x']);
+    assert.equal(native.stderr, 'saccade: --chat needs a decoder-only model; this model is encdec\n');
+    assert.equal(js.stderr, native.stderr);
+    assert.equal(js.status, 1);
+  });
+});
+
+test('--version: package.json\'s version, from both CLIs', async () => {
+  const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const { native, js } = await both(['--version']);
+  assert.equal(native.stdout, `saccade ${version}\n`);
+  assert.equal(js.stdout, native.stdout);
+  assert.equal(native.status, 0);
+  assert.equal(js.status, 0);
+});

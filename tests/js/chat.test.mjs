@@ -1,0 +1,160 @@
+// model.chat(): the conversation rendered with the file's chat template by @huggingface/jinja,
+// tokenized with its special tokens and one BOS at most, generated like generate() and stopped
+// at an end-of-turn token; files without a template fall back to plain text and say so.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import * as jinjaModule from '@huggingface/jinja';
+
+import { SaccadeError } from '../../src/js/index.mjs';
+import { chatModel, chatVocabulary, FAMILY_TOKENS, TEMPLATES, tokenId } from './chat-models.mjs';
+import { collect, withModel } from './helpers.mjs';
+
+const family = (name, extra = {}) => chatModel({ name, template: TEMPLATES[name], ...FAMILY_TOKENS[name], ...extra });
+const ids = (text) => [...text].map(tokenId);
+const greedy = { temperature: 0, seed: 1, maxTokens: 4 };
+const conversation = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: ' Hi ' },
+  { role: 'assistant', content: 'Hello.' },
+  { role: 'user', content: 'Again' },
+];
+
+describe('model.chat renders the chat template', () => {
+  test('chatml: the text the template writes, its special tokens one id each', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      const [first] = await collect(model.chat(conversation, greedy));
+      const text = '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n Hi <|im_end|>\n' +
+        '<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nAgain<|im_end|>\n<|im_start|>assistant\n';
+      assert.equal(first.prompt.text, text);
+      assert.equal(first.prompt.template, true);
+      assert.deepEqual(first.prompt.ids.slice(0, 3), [tokenId('<|im_start|>'), ...ids('sy')]);
+      assert.deepEqual(first.prompt.ids, model.tokenize(text, { special: true })); // the model adds no BOS
+    });
+  });
+
+  test('llama3: the template writes BOS and the model asks for it: one BOS, not two', async () => {
+    await withModel(family('llama3'), {}, async (model) => {
+      assert.equal(model.info.addBos, true);
+      const [first] = await collect(model.chat(conversation, greedy));
+      assert.ok(first.prompt.text.startsWith('<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>'));
+      assert.ok(first.prompt.text.includes('user<|end_header_id|>\n\nHi<|eot_id|>')); // | trim
+      assert.deepEqual(first.prompt.ids.slice(0, 2), [tokenId('<|begin_of_text|>'), tokenId('<|start_header_id|>')]);
+    });
+  });
+
+  test('zephyr: the template writes no BOS and the model asks for it: BOS is added', async () => {
+    await withModel(family('zephyr'), {}, async (model) => {
+      const [first] = await collect(model.chat(conversation, greedy));
+      assert.ok(first.prompt.text.startsWith('<|system|>\nBe brief.</s>\n<|user|>\n Hi </s>\n'));
+      assert.ok(first.prompt.text.endsWith('<|user|>\nAgain</s>\n<|assistant|>\n'));
+      assert.deepEqual(first.prompt.ids.slice(0, 2), [tokenId('<s>'), tokenId('<|system|>')]);
+    });
+  });
+
+  test('addGenerationPrompt: false leaves the assistant turn out; phi3 then ends with EOS', async () => {
+    await withModel(family('phi3'), {}, async (model) => {
+      const [first] = await collect(model.chat(conversation.slice(0, 2), { ...greedy, addGenerationPrompt: false }));
+      assert.equal(first.prompt.text, '<s><|system|>\nBe brief.<|end|>\n<|user|>\n Hi <|end|>\n<|endoftext|>');
+    });
+  });
+
+  test('options.template and options.templateArgs', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      const template = '{{ greeting }}{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}{{ eos_token }}';
+      const [first] = await collect(model.chat([{ role: 'user', content: 'x' }], { ...greedy, template, templateArgs: { greeting: 'Hey' } }));
+      assert.equal(first.prompt.text, 'Hey[user:x]<|im_end|>');
+    });
+  });
+
+  test('options.jinja: the module passed in is used (a page without an import map, a worker)', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      let rendered = 0;
+      class Template extends jinjaModule.Template {
+        render(vars) {
+          rendered++;
+          return super.render(vars);
+        }
+      }
+      await collect(model.chat(conversation, { ...greedy, jinja: { ...jinjaModule, Template } }));
+      assert.equal(rendered, 1);
+      await assert.rejects(collect(model.chat(conversation, { ...greedy, jinja: {} })),
+        { name: 'SaccadeError', message: /options\.jinja must be the @huggingface\/jinja module/ });
+    });
+  });
+});
+
+describe('model.chat streams like generate', () => {
+  test('the same steps as generate on the prompt ids; the reply ends at an end-of-turn token with finishReason eos', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      const hi = [{ role: 'user', content: 'Hi' }];
+      const chatSteps = await collect(model.chat(hi, { ...greedy, attention: true, ignoreEos: true }));
+      const plain = await collect(model.generate(chatSteps[0].prompt.ids, { ...greedy, attention: true, ignoreEos: true }));
+      assert.deepEqual(chatSteps.map((s) => s.id), plain.map((s) => s.id));
+      assert.deepEqual(chatSteps.map((s) => s.text), plain.map((s) => s.text));
+      assert.deepEqual(chatSteps.at(-1).attention, plain.at(-1).attention); // the views keep working
+      assert.equal(chatSteps.at(-1).finishReason, 'maxTokens');
+      // find where this random model first says an end-of-turn token; chat stops there
+      const eog = new Set(['<|im_end|>', '<|eot_id|>', '<end_of_turn>', '<|end|>', '<|endoftext|>', '</s>'].map(tokenId));
+      const cut = plain.findIndex((s) => eog.has(s.id));
+      assert.ok(cut >= 0, 'the test needs a reply that reaches an end-of-turn token within 4 tokens');
+      const stopped = await collect(model.chat(hi, greedy));
+      assert.equal(stopped.length, cut + 1);
+      assert.equal(stopped.at(-1).finishReason, 'eos');
+      assert.equal(stopped.at(-1).id, plain[cut].id);
+    });
+  });
+
+  test('tokenizer.ggml.eot_token_id ends the reply too; a stop id of the caller stays "stop"', async () => {
+    const first = await withModel(family('chatml'), {}, async (m) => (await collect(m.chat(conversation, greedy)))[0].id);
+    await withModel(family('chatml', { name: 'chatml-eot-api', eot: first }), {}, async (model) => {
+      const steps = await collect(model.chat(conversation, greedy));
+      assert.deepEqual(steps.map((s) => [s.id, s.finishReason]), [[first, 'eos']]);
+      const own = await collect(model.chat(conversation, { ...greedy, stop: [first] }));
+      assert.equal(own.at(-1).finishReason, 'stop');
+    });
+  });
+});
+
+describe('model.chat: no template, and failures', () => {
+  test('a file without a template: the contents one per line, as plain text, and prompt.template false', async () => {
+    await withModel(chatModel({ name: 'none-api', addBos: true }), {}, async (model) => {
+      const [first] = await collect(model.chat(conversation, greedy));
+      assert.equal(first.prompt.template, false);
+      assert.equal(first.prompt.text, 'Be brief.\n Hi \nHello.\nAgain');
+      assert.deepEqual(first.prompt.ids, [tokenId('<s>'), ...ids('Be brief.\n Hi \nHello.\nAgain')]);
+    });
+  });
+
+  test('a template that refuses the conversation: a SaccadeError quoting raise_exception', async () => {
+    await withModel(family('gemma'), {}, async (model) => {
+      await assert.rejects(collect(model.chat(conversation, greedy)), (e) => e instanceof SaccadeError &&
+        e.code === 'SAC_ERR_ARG' && e.message === 'the chat template refused the conversation: System role not supported');
+      await assert.rejects(collect(model.chat([{ role: 'assistant', content: 'x' }], greedy)),
+        { message: 'the chat template refused the conversation: Conversation roles must alternate user/assistant/user/assistant/...' });
+    });
+  });
+
+  test('a template that does not parse or render: a SaccadeError saying which', async () => {
+    await withModel(chatModel({ name: 'broken', template: '{% for m in messages %}{{ m.content }' }), {}, async (model) => {
+      await assert.rejects(collect(model.chat(conversation, greedy)),
+        { name: 'SaccadeError', code: 'SAC_ERR_MODEL', message: /^the model's chat template could not be parsed: / });
+      await assert.rejects(collect(model.chat(conversation, { ...greedy, template: '{{ messages | nosuchfilter }}' })),
+        { name: 'SaccadeError', code: 'SAC_ERR_ARG', message: /^options\.template failed to render: / });
+    });
+  });
+
+  test('bad messages and options throw at the call, as generate\'s do', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      assert.throws(() => model.chat([], greedy), { message: /the conversation is empty/ });
+      assert.throws(() => model.chat('hi', greedy), { message: /messages must be an array/ });
+      assert.throws(() => model.chat([{ role: 'user' }], greedy), { message: 'messages[0].content must be a string, got undefined' });
+      assert.throws(() => model.chat(conversation, { maxTokns: 3 }), { name: 'SaccadeError', message: /maxTokns.*addGenerationPrompt/s });
+      assert.throws(() => model.chat(conversation, { temperature: -1 }), { name: 'SaccadeError' });
+    });
+  });
+
+  test('the vocabulary has what the test models need', () => {
+    assert.equal(new Set(chatVocabulary().tokens).size, chatVocabulary().tokens.length);
+  });
+});

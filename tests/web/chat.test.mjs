@@ -1,0 +1,120 @@
+// The demo page's chat mode (web/chat.mjs) in headless Chromium: offered for a model whose
+// file has a chat template (a random llama written by the test, with the ChatML template),
+// not for one without; turns shown as a conversation; each reply the library's model.chat
+// reply (the worker imports @huggingface/jinja from the demo server); the views showing the
+// whole conversation the template wrote; no console errors.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { loadModel } from '../../src/js/index.mjs';
+import { chatModel, FAMILY_TOKENS, TEMPLATES } from '../js/chat-models.mjs';
+import { devDir } from './dev-models.mjs';
+import { canvasStats, frames, modelA, root, useBrowser, watchErrors } from './helpers.mjs';
+
+const env = useBrowser();
+const file = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml, dir: devDir });
+const url = (server, model) => `${server.url}/web/?model=/${path.relative(root, model)}`;
+const options = { temperature: 0, seed: 1, maxTokens: 6 };
+
+/** What the library says for this conversation: { text (the reply), promptIds }. */
+async function expected(messages) {
+  const model = await loadModel(file);
+  try {
+    let text = '';
+    let promptIds = null;
+    for await (const step of model.chat(messages, options)) {
+      promptIds ??= step.prompt.ids;
+      text += step.text;
+    }
+    return { text, promptIds };
+  } finally {
+    model.dispose();
+  }
+}
+
+const waitLoaded = (page) => page.waitForFunction(() => {
+  const t = document.getElementById('progress-text').textContent;
+  if (/^Could not load/.test(t)) throw new Error(t);
+  return !document.getElementById('generate').disabled;
+}, null, { timeout: 30_000 });
+
+async function send(page, text) {
+  await page.fill('#prompt', text);
+  await page.click('#generate');
+  await page.waitForFunction(() => !document.getElementById('generate').disabled
+    && / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 30_000 });
+  await frames(page);
+}
+
+describe('demo page: chat mode', () => {
+  let context;
+  let page;
+  let errors;
+
+  before(async () => {
+    await env.ready;
+    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    page = await context.newPage();
+    errors = watchErrors(page);
+    await page.goto(url(env.srv.isolated, file));
+    await waitLoaded(page);
+    await page.fill('#max-tokens', String(options.maxTokens));
+    await page.fill('#seed', String(options.seed));
+    await page.fill('#temperature', String(options.temperature));
+  });
+  after(() => context?.close());
+
+  test('a model with a chat template: chat is offered and on', async () => {
+    assert.equal(await page.isVisible('#chat-bar'), true);
+    assert.equal(await page.isChecked('#chat-mode'), true);
+    assert.equal(await page.textContent('#prompt-label'), 'Your message');
+  });
+
+  test('two turns: each reply is model.chat\'s, and the views show the whole conversation', async () => {
+    const conversation = [];
+    for (const text of ['Hi there', 'Tell me more']) {
+      conversation.push({ role: 'user', content: text });
+      const want = await expected(conversation);
+      await send(page, text);
+      const messages = await page.evaluate(() => window.saccadeDemo.chat.messages);
+      conversation.push({ role: 'assistant', content: want.text });
+      assert.deepEqual(messages, conversation);
+      const turns = await page.$$eval('#chat-turns .turn', (els) => els.map((e) => [e.dataset.role, e.textContent]));
+      assert.deepEqual(turns, conversation.map((m) => [m.role, m.content]));
+      assert.equal(await page.inputValue('#prompt'), '', 'the box is cleared for the next message');
+      // the token line and the heatmap hold every turn the template wrote, then the reply
+      const generated = await page.$$eval('#output .tok.gen', (s) => s.length);
+      assert.ok(generated >= 1);
+      assert.equal(await page.$$eval('#output .tok', (s) => s.length), want.promptIds.length + generated);
+      const queries = await page.evaluate(() => window.saccadeDemo.state.store.queries('self'));
+      assert.equal(queries, want.promptIds.length + generated - 1);
+      assert.ok((await canvasStats(page, '#heatmap')).colored > 0.05, 'the heatmap is drawn');
+    }
+  });
+
+  test('New chat forgets the conversation; no console errors', async () => {
+    await page.click('#chat-new');
+    assert.deepEqual(await page.evaluate(() => window.saccadeDemo.chat.messages), []);
+    assert.equal(await page.$$eval('#chat-turns .turn', (els) => els.length), 0);
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('demo page: a model without a chat template offers no chat mode', async () => {
+  await env.ready;
+  const context = await env.browser.newContext();
+  try {
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    const A = modelA();
+    await page.goto(`${env.srv.plain.url}/web/${A.query ? `?${A.query}` : ''}`);
+    await waitLoaded(page);
+    assert.equal(await page.isVisible('#chat-bar'), false);
+    assert.equal(await page.isVisible('#chat-turns'), false);
+    assert.equal(await page.textContent('#prompt-label'), 'Prompt');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});

@@ -1,0 +1,127 @@
+// The demo page's chat mode, for models whose file has a chat template: the conversation as
+// turns above the prompt box, and every request the whole conversation plus the new user turn
+// (the worker renders it with the template and generates the reply). The views show what the
+// model read — every turn, as the template wrote it — so attention works on the conversation.
+//
+// app.mjs calls: setModel(loaded) after a load; active; request(text) to send a turn; reply(text)
+// for each streamed piece; finish(ok) when the generation ends; its UI is made here.
+
+const STYLE = `
+#chat-bar { display: flex; gap: 8px 14px; align-items: center; margin: 4px 0; }
+#chat-turns { display: flex; flex-direction: column; gap: 6px; margin: 6px 0; max-height: 18em; overflow-y: auto; }
+#chat-turns .turn { padding: 4px 8px; border-radius: 6px; white-space: pre-wrap; word-break: break-word; max-width: 90%; }
+#chat-turns .turn::before { content: attr(data-role); display: block; font-size: 11px; color: var(--muted, #667085); }
+#chat-turns .turn.user { align-self: flex-end; background: #e8f0fe; }
+#chat-turns .turn.assistant { align-self: flex-start; background: #f2f4f7; }
+#chat-turns .turn.system { align-self: center; background: #fef6e7; font-size: 0.9em; }
+#chat-turns .turn.pending { opacity: 0.75; }
+`;
+
+export class ChatMode {
+  #bar;
+  #turns;
+  #prompt;
+  #label;
+  #toggle;
+  #system;
+  /** The committed turns: [{ role, content }]. */
+  messages = [];
+  #pending = null; // { user, reply, element } while a turn is generated
+
+  /** `bar` and `turns`: empty containers of the page; `prompt`/`label`: the prompt box and its label. */
+  constructor({ bar, turns, prompt, label }) {
+    this.#bar = bar;
+    this.#turns = turns;
+    this.#prompt = prompt;
+    this.#label = label;
+    const style = document.createElement('style');
+    style.textContent = STYLE;
+    document.head.append(style);
+    this.#toggle = Object.assign(document.createElement('input'), { type: 'checkbox', id: 'chat-mode' });
+    this.#system = Object.assign(document.createElement('input'), {
+      id: 'chat-system', type: 'text', size: 30, placeholder: 'system prompt (optional)',
+    });
+    const reset = Object.assign(document.createElement('button'), { type: 'button', id: 'chat-new', textContent: 'New chat' });
+    const toggle = document.createElement('label');
+    toggle.append(this.#toggle, ' chat (the model\'s chat template)');
+    bar.replaceChildren(toggle, this.#system, reset);
+    this.#toggle.addEventListener('change', () => this.#show());
+    reset.addEventListener('click', () => this.reset());
+    bar.hidden = true;
+  }
+
+  /** After a load: chat is offered when the file has a chat template (and on by default then). */
+  setModel(loaded) {
+    const offered = Boolean(loaded?.info.chatTemplate);
+    this.#bar.hidden = !offered;
+    this.#toggle.checked = offered;
+    this.reset();
+  }
+
+  get active() {
+    return !this.#bar.hidden && this.#toggle.checked;
+  }
+
+  reset() {
+    this.messages = [];
+    this.#pending = null;
+    this.#turns.replaceChildren();
+    this.#show();
+  }
+
+  #show() {
+    const on = this.active;
+    this.#turns.hidden = !on;
+    this.#system.hidden = !on;
+    this.#label.textContent = on ? 'Your message' : 'Prompt';
+  }
+
+  #turn(role, content, pending = false) {
+    const el = document.createElement('div');
+    el.className = `turn ${role}${pending ? ' pending' : ''}`;
+    el.dataset.role = role;
+    el.textContent = content;
+    this.#turns.append(el);
+    this.#turns.scrollTop = this.#turns.scrollHeight;
+    return el;
+  }
+
+  /** The prompt for the worker: { messages } — the conversation and the user's new turn. */
+  request(text) {
+    if (text.trim() === '') throw new Error('type a message first');
+    const system = this.#system.value.trim();
+    const messages = [...this.messages];
+    if (messages.length === 0 && system) { // the system prompt opens a new conversation
+      messages.push({ role: 'system', content: system });
+      this.#turn('system', system, true);
+    }
+    const user = { role: 'user', content: text };
+    this.#turn('user', text, true);
+    this.#pending = { before: messages, user, reply: '', element: this.#turn('assistant', '', true) };
+    this.#prompt.value = '';
+    return { messages: [...messages, user] };
+  }
+
+  /** A piece of the reply as it streams in. */
+  reply(text) {
+    if (!this.#pending) return;
+    this.#pending.reply += text;
+    this.#pending.element.textContent = this.#pending.reply;
+    this.#turns.scrollTop = this.#turns.scrollHeight;
+  }
+
+  /** The turn ended: kept in the conversation when it succeeded, else taken back (the text returns to the box). */
+  finish(ok) {
+    const p = this.#pending;
+    if (!p) return;
+    this.#pending = null;
+    if (ok) {
+      this.messages = [...p.before, p.user, { role: 'assistant', content: p.reply }];
+      for (const el of this.#turns.querySelectorAll('.pending')) el.classList.remove('pending');
+    } else {
+      this.#prompt.value = p.user.content;
+      this.#turns.replaceChildren();
+      for (const m of this.messages) this.#turn(m.role, m.content);
+    }
+  }
+}
