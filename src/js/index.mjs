@@ -20,4 +20,5 @@
 export { SaccadeError } from './errors.mjs';
 export { chooseRuntime } from './runtime.mjs';
 export { loadModel } from './load.mjs';
+export { configure } from './instantiate.mjs';
 export { Model } from './model.mjs';
