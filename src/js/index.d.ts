@@ -335,3 +335,17 @@ export function loadModel(source: ModelSource, options?: LoadOptions): Promise<M
 
 /** The runtime loadModel would pick for these options (throws on invalid ones). */
 export function chooseRuntime(options?: RuntimeOptions): Runtime;
+
+/** Library-wide settings for configure(). */
+export interface Configuration {
+  /**
+   * The URL of a folder holding the package's dist/ files (saccade-mt.mjs, saccade-mt.wasm,
+   * saccade-mt.worker.js, saccade-st.mjs, saccade-st.wasm), for bundlers that do not copy the
+   * files `new URL(…, import.meta.url)` names (esbuild), or a CDN; relative to the page. null:
+   * the files beside the library (the default).
+   */
+  assetBase?: string | URL | null;
+}
+
+/** Sets library-wide settings; returns those in force. */
+export function configure(options: Configuration): { assetBase: string | null };

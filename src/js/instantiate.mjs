@@ -142,14 +142,25 @@ function startWorker(url) {
   }
 }
 
-/** The SaccadeError for a pool worker that failed to start, from its error (event). */
-function workerError(url, e) {
-  const why = e?.message || e?.error?.message || '';
-  return new SaccadeError(why
-    ? `a thread worker (${url.href}) failed to start: ${why}`
-    : `a thread worker (${url.href}) failed to start; the browser gives no reason (is the file missing, not ` +
-      'JavaScript, blocked by a Content-Security-Policy, or served without CORS headers from another origin?)',
-  'SAC_ERR_STATE');
+/** The SaccadeError for a pool worker that failed to start, for `why`. */
+function workerError(url, why) {
+  return new SaccadeError(`a thread worker (${url.href}) failed to start: ${why}`, 'SAC_ERR_STATE');
+}
+
+/**
+ * Why a worker failed, from its error event: the event's message (a SyntaxError, an uncaught
+ * error, Node's error), else the Content-Security-Policy violation seen meanwhile, else the HTTP
+ * status of the script (a browser reports a failed worker script load as a bare event).
+ */
+async function workerFailure(url, e, violation) {
+  const message = e?.message || e?.error?.message;
+  if (message) return message;
+  await new Promise((resolve) => setTimeout(resolve, 0)); // the violation event may come second
+  if (violation.directive) return `blocked by the Content-Security-Policy directive "${violation.directive}"`;
+  const response = await fetch(url, { method: 'HEAD' }).catch(() => null);
+  if (response && !response.ok) return `HTTP ${response.status} for the worker script`;
+  return 'the browser gives no reason (is the worker script not JavaScript, or, on a cross-origin isolated page, ' +
+    'served without a Cross-Origin-Embedder-Policy header, or from another origin without CORS headers?)';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +220,14 @@ export async function instantiate(runtime) {
     print: (s) => console.log(s),
     printErr: (s) => console.warn(s),
   };
+  const violation = {}; // a Content-Security-Policy violation while the workers start
+  const onViolation = (e) => (violation.directive ??= e.violatedDirective);
+  const failedWorker = (e) => {
+    if (starting) workerFailure(files.worker, e, violation).then((why) => failed(workerError(files.worker, why)));
+    return starting;
+  };
   if (runtime.variant === 'mt') {
+    globalThis.addEventListener?.('securitypolicyviolation', onViolation);
     Object.assign(options, {
       mainScriptUrlOrBlob: files.glue.href, // what each worker imports
       createPthreadWorker() {
@@ -217,18 +235,19 @@ export async function instantiate(runtime) {
         try {
           worker = startWorker(files.worker);
         } catch (e) {
-          const error = workerError(files.worker, e);
+          const error = workerError(files.worker, e.message);
           failed(error);
           throw error; // out of the factory call, below
         }
+        // listened to from the start: the glue's own handler comes only once the wasm is instantiated
+        if (isNode) worker.on('error', failedWorker);
+        else worker.addEventListener('error', failedWorker);
         workers.push(worker);
         return worker;
       },
-      onPthreadError(worker, e) {
-        if (!starting) return false; // a running thread's error: the glue reports it
-        failed(workerError(files.worker, e));
-        return true;
-      },
+      // the glue's handler: true while starting (the load rejects, see above); a running thread's
+      // error is the glue's to report
+      onPthreadError: () => starting,
     });
   }
   let timer;
@@ -245,6 +264,7 @@ export async function instantiate(runtime) {
   } finally {
     starting = false;
     clearTimeout(timer);
+    globalThis.removeEventListener?.('securitypolicyviolation', onViolation);
   }
   // Pool workers only compute while the main thread is inside a C call, so they need not keep
   // a Node process alive: unref them (terminate() stops them).

@@ -56,6 +56,22 @@ test("import { loadModel } from 'saccade' and generate, in both variants", async
   assert.deepEqual(mt, { variant: 'mt', ids: ref.tokens });
 });
 
+test("require('saccade') works from CommonJS (no top-level await in the package)", async () => {
+  const project = path.join(dir, 'project');
+  writeFileSync(path.join(project, 'run.cjs'), `
+    const { loadModel, configure } = require('saccade');
+    (async () => {
+      const model = await loadModel(${JSON.stringify(fixture('gpt2-q8_0'))}, { threads: 2 });
+      const ids = [];
+      for await (const { id } of model.generate([1, 2, 3], { maxTokens: 4, temperature: 0, ignoreEos: true })) ids.push(id);
+      console.log(JSON.stringify({ variant: model.runtime.variant, ids, configure: typeof configure }));
+      model.dispose();
+    })();`);
+  const { stdout } = await exec(process.execPath, ['run.cjs'], { cwd: project, timeout: 60_000 });
+  const ref = JSON.parse(nativeText('generate', fixture('gpt2-q8_0'), '--tokens', '1,2,3', '-n', 4, '--temp', 0, '--ignore-eos'));
+  assert.deepEqual(JSON.parse(stdout), { variant: 'mt', ids: ref.tokens, configure: 'function' });
+});
+
 test('npx saccade info prints what the native CLI prints', async () => {
   const project = path.join(dir, 'project');
   const { stdout } = await exec('npx', ['--no', 'saccade', 'info', fixture('llama-q4_0')], { cwd: project });
