@@ -17,13 +17,16 @@
 //    (404, CORS, not JavaScript) the rejection stays inside the worker and the page never hears
 //    of it. An unhandled rejection in a browser worker is now rethrown as an uncaught error,
 //    which reaches the worker's error event (Node reports it there already).
+// 4. Browsers get the worker script as an ES module too, saccade-mt.worker.mjs, started as a
+//    module worker: a dev server that rewrites the JavaScript it serves (Vite adds imports for
+//    the dynamic import) breaks a classic worker. The .js (CommonJS) stays for Node.
 //
 // Each pattern must occur exactly once, so that a different Emscripten fails the build here.
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const [glueFile, workerFile] = process.argv.slice(2);
-if (!glueFile || !workerFile) {
-  console.error('usage: node scripts/patch-glue.mjs dist/saccade-mt.mjs dist/saccade-mt.worker.js');
+const [glueFile, workerFile, moduleWorkerFile] = process.argv.slice(2);
+if (!glueFile || !workerFile || !moduleWorkerFile) {
+  console.error('usage: node scripts/patch-glue.mjs dist/saccade-mt.mjs dist/saccade-mt.worker.js dist/saccade-mt.worker.mjs');
   process.exit(2);
 }
 
@@ -53,4 +56,6 @@ if (worker.includes('unhandledrejection')) {
   console.error(`patch-glue: ${workerFile} is patched already`);
   process.exit(1);
 }
-writeFileSync(workerFile, `${worker.trimEnd()}\nif(!ENVIRONMENT_IS_NODE)self.addEventListener("unhandledrejection",function(e){throw e.reason});\n`);
+const patched = `${worker.trimEnd()}\nif(!ENVIRONMENT_IS_NODE)self.addEventListener("unhandledrejection",function(e){throw e.reason});\n`;
+writeFileSync(workerFile, patched);
+writeFileSync(moduleWorkerFile, `// The pthread worker script as an ES module, for browsers (see scripts/patch-glue.mjs).\n${patched}export {};\n`);

@@ -340,7 +340,7 @@ export function chooseRuntime(options?: RuntimeOptions): Runtime;
 export interface Configuration {
   /**
    * The URL of a folder holding the package's dist/ files (saccade-mt.mjs, saccade-mt.wasm,
-   * saccade-mt.worker.js, saccade-st.mjs, saccade-st.wasm), for bundlers that do not copy the
+   * saccade-mt.worker.mjs, saccade-st.mjs, saccade-st.wasm), for bundlers that do not copy the
    * files `new URL(…, import.meta.url)` names (esbuild), or a CDN; relative to the page. null:
    * the files beside the library (the default).
    */

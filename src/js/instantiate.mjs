@@ -23,20 +23,21 @@ const FILES = {
   mt: () => ({
     glue: new URL('../../dist/saccade-mt.mjs', import.meta.url),
     wasm: new URL('../../dist/saccade-mt.wasm', import.meta.url),
-    worker: new URL('../../dist/saccade-mt.worker.js', import.meta.url),
+    // the browsers' (ES module) copy; Node starts the CommonJS one beside the glue
+    worker: new URL('../../dist/saccade-mt.worker.mjs', import.meta.url),
   }),
   st: () => ({
     glue: new URL('../../dist/saccade-st.mjs', import.meta.url),
     wasm: new URL('../../dist/saccade-st.wasm', import.meta.url),
   }),
 };
-const NAMES = { glue: 'saccade-VARIANT.mjs', wasm: 'saccade-VARIANT.wasm', worker: 'saccade-VARIANT.worker.js' };
+const NAMES = { glue: 'saccade-VARIANT.mjs', wasm: 'saccade-VARIANT.wasm', worker: 'saccade-VARIANT.worker.mjs' };
 
 let assetBase = null; // a URL ending in '/', or null: the files beside the library (FILES)
 
 /**
  * Library-wide settings. `assetBase`: the URL of a folder holding the package's dist/ files
- * (saccade-mt.mjs, .wasm, .worker.js; saccade-st.mjs, .wasm), for bundlers that do not copy the
+ * (saccade-mt.mjs, .wasm, .worker.mjs, .worker.js; saccade-st.mjs, .wasm), for bundlers that do not copy the
  * files new URL(…, import.meta.url) names (esbuild, Rollup without a plugin), or a CDN; relative
  * URLs resolve against the page. null restores the default. Returns the settings in force.
  */
@@ -124,19 +125,20 @@ export const WORKER_START_MS = 30_000;
 
 /**
  * A pool worker running the worker script at `url` (the glue calls this, see
- * scripts/patch-glue.mjs). Browsers: from the URL when it is on the page's origin, else from a
- * same-origin blob that imports it (a worker script must be same-origin; the files then need
- * CORS headers, and CORP on an isolated page). Node: a worker thread of the file.
+ * scripts/patch-glue.mjs). Browsers: a module worker, from the URL when it is on the page's
+ * origin, else from a same-origin blob that imports it (a worker script must be same-origin;
+ * the files then need CORS headers, and CORP on an isolated page). Node: a worker thread of the
+ * CommonJS copy beside the glue.
  */
-function startWorker(url) {
+function startWorker(url, glue) {
   if (isNode) {
     const { Worker } = nodeBuiltin('node:worker_threads');
-    return new Worker(nodeBuiltin('node:url').fileURLToPath(url));
+    return new Worker(nodeBuiltin('node:url').fileURLToPath(new URL('saccade-mt.worker.js', glue)));
   }
-  if (url.origin === globalThis.location?.origin) return new Worker(url);
-  const blob = URL.createObjectURL(new Blob([`importScripts(${JSON.stringify(url.href)});\n`], { type: 'text/javascript' }));
+  if (url.origin === globalThis.location?.origin) return new Worker(url, { type: 'module' });
+  const blob = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
   try {
-    return new Worker(blob); // the blob's entry is resolved here: revoking it now is safe
+    return new Worker(blob, { type: 'module' }); // the blob's entry is resolved here: revoking it now is safe
   } finally {
     URL.revokeObjectURL(blob);
   }
@@ -159,8 +161,9 @@ async function workerFailure(url, e, violation) {
   if (violation.directive) return `blocked by the Content-Security-Policy directive "${violation.directive}"`;
   const response = await fetch(url, { method: 'HEAD' }).catch(() => null);
   if (response && !response.ok) return `HTTP ${response.status} for the worker script`;
-  return 'the browser gives no reason (is the worker script not JavaScript, or, on a cross-origin isolated page, ' +
-    'served without a Cross-Origin-Embedder-Policy header, or from another origin without CORS headers?)';
+  return 'the browser gives no reason: the script may not be JavaScript (a SyntaxError, see the browser console), ' +
+    'or, on a cross-origin isolated page, lack a Cross-Origin-Embedder-Policy header, or come from another origin ' +
+    'without CORS headers';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,7 +236,7 @@ export async function instantiate(runtime) {
       createPthreadWorker() {
         let worker;
         try {
-          worker = startWorker(files.worker);
+          worker = startWorker(files.worker, files.glue);
         } catch (e) {
           const error = workerError(files.worker, e.message);
           failed(error);

@@ -3,7 +3,8 @@
 // webpack 5 — and run the production build in headless Chromium, served with and without
 // COOP/COEP. Each page loads the shipped model, generates 8 tokens with attention and reads an
 // attention matrix. Isolated pages must run the threaded build on 2 threads, the others the
-// single-threaded one, and no page may hang (every wait is bounded).
+// single-threaded one, and no page may hang (every wait is bounded). The Vite app also runs under
+// `vite dev`, which rewrites the JavaScript it serves.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 
 import { launch, root, watchErrors } from '../web/helpers.mjs';
-import { serve } from '../../web/serve.mjs';
+import { ISOLATION_HEADERS, serve } from '../../web/serve.mjs';
 
 const exec = promisify(execFile);
 const npm = (args, cwd) => exec('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
@@ -47,6 +48,8 @@ before(async () => {
     cpSync(path.join(root, 'tests/bundlers', name), path.join(apps, name), { recursive: true });
   writeFileSync(path.join(apps, 'package.json'), JSON.stringify({ name: 'saccade-sample-apps', private: true, type: 'module' }));
   await npm(['install', tarball], apps);
+  mkdirSync(path.join(apps, 'vite/public'));
+  cpSync(MODEL, path.join(apps, 'vite/public/model.gguf')); // for the dev server
 
   // the bundlers come from the repository's devDependencies
   await buildApp('vite', async (app, out) => {
@@ -75,30 +78,52 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Opens `url` and checks the run's outcome for an `isolated` page or not. */
+async function check(url, isolated) {
+  const page = await browser.newPage();
+  try {
+    const errors = watchErrors(page);
+    await page.goto(url);
+    // bounded: a load that never settles fails here instead of hanging the suite
+    await page.waitForFunction(() => window.result, null, { timeout: 60_000 });
+    const result = await page.evaluate(() => window.result);
+    assert.equal(result.error, undefined, `${result.error}\n${errors.join('\n')}`);
+    assert.equal(result.isolated, isolated);
+    assert.deepEqual([result.variant, result.threads], isolated ? ['mt', 2] : ['st', 1], result.reason);
+    assert.ok(result.text.length > 0);
+    assert.equal(result.rows, 8);
+    assert.ok(Math.abs(result.lastRowSum - 1) < 1e-3, `attention row sums to ${result.lastRowSum}`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+}
+
 for (const bundler of ['vite', 'esbuild', 'webpack']) {
   for (const isolated of [true, false]) {
     test(`${bundler}: the production build generates with attention (${isolated ? 'cross-origin isolated: 2 threads' : 'not isolated: 1 thread'})`, async () => {
       const built = builds[bundler];
       if (built.error) throw built.error;
       const server = await serve({ root: built.out, isolated, allow: ['/'] });
-      const page = await browser.newPage();
       try {
-        const errors = watchErrors(page);
-        await page.goto(`${server.url}/index.html`);
-        // bounded: a load that never settles fails here instead of hanging the suite
-        await page.waitForFunction(() => window.result, null, { timeout: 60_000 });
-        const result = await page.evaluate(() => window.result);
-        assert.equal(result.error, undefined, `${result.error}\n${errors.join('\n')}`);
-        assert.equal(result.isolated, isolated);
-        assert.deepEqual([result.variant, result.threads], isolated ? ['mt', 2] : ['st', 1], result.reason);
-        assert.ok(result.text.length > 0);
-        assert.equal(result.rows, 8);
-        assert.ok(Math.abs(result.lastRowSum - 1) < 1e-3, `attention row sums to ${result.lastRowSum}`);
-        assert.deepEqual(errors, []);
+        await check(`${server.url}/index.html`, isolated);
       } finally {
-        await page.close();
         await server.close();
       }
     });
   }
+}
+
+for (const isolated of [true, false]) {
+  test(`vite dev: the app generates with attention (${isolated ? 'cross-origin isolated: 2 threads' : 'not isolated: 1 thread'})`, async () => {
+    const { createServer } = await import('vite');
+    const server = await createServer({ root: path.join(dir, 'apps/vite'), configFile: false, logLevel: 'error',
+      server: { port: 0, host: '127.0.0.1', headers: isolated ? ISOLATION_HEADERS : {} } });
+    await server.listen();
+    try {
+      await check(`${server.resolvedUrls.local[0]}index.html`, isolated);
+    } finally {
+      await server.close();
+    }
+  });
 }

@@ -30,7 +30,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('the tarball holds the library, the declarations, the CLI, both wasm builds, the embed and the shipped models, and no tests', () => {
   const files = pack.files.map((f) => f.path).sort();
   for (const f of ['package.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'src/js/index.mjs', 'src/js/index.d.ts',
-    'src/js/cli.mjs', 'dist/package.json', 'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js',
+    'src/js/cli.mjs', 'dist/package.json', 'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js', 'dist/saccade-mt.worker.mjs',
     'dist/saccade-st.mjs', 'dist/saccade-st.wasm', 'dist/saccade-layout.mjs', 'src/js/model.mjs', 'src/js/load.mjs',
     'web/embed.mjs', 'web/worker.mjs', 'web/client.mjs', 'web/views/heatmap.mjs', 'models/shakespeare-char-q8_0.gguf',
     'models/dates-q8_0.gguf', 'models/README.md'])

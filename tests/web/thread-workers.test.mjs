@@ -45,15 +45,16 @@ test('the page loads the threaded build with 2 threads when nothing is in the wa
 });
 
 test('a worker script that is missing (404) rejects loadModel with the worker error', async () => {
-  const r = await run({ '/dist/saccade-mt.worker.js': (route) => route.fulfill({ status: 404, body: 'not found', headers: js }) });
+  const r = await run({ '/dist/saccade-mt.worker.mjs': (route) => route.fulfill({ status: 404, body: 'not found', headers: js }) });
   assert.equal(r.code, 'SAC_ERR_STATE', JSON.stringify(r));
-  assert.match(r.message, /thread worker \(http:\/\/[^)]+\/dist\/saccade-mt\.worker\.js\) failed to start: HTTP 404/);
+  assert.match(r.message, /thread worker \(http:\/\/[^)]+\/dist\/saccade-mt\.worker\.mjs\) failed to start: HTTP 404/);
 });
 
-test('a worker script that is not JavaScript rejects loadModel with its SyntaxError', async () => {
-  const r = await run({ '/dist/saccade-mt.worker.js': (route) => route.fulfill({ status: 200, body: 'this is not ( javascript', headers: js }) });
+// (Chromium reports a module worker's SyntaxError as a bare event: the reason names the likely causes)
+test('a worker script that is not JavaScript rejects loadModel, naming a SyntaxError', async () => {
+  const r = await run({ '/dist/saccade-mt.worker.mjs': (route) => route.fulfill({ status: 200, body: 'this is not ( javascript', headers: js }) });
   assert.equal(r.code, 'SAC_ERR_STATE', JSON.stringify(r));
-  assert.match(r.message, /failed to start: .*SyntaxError/);
+  assert.match(r.message, /failed to start: the browser gives no reason: the script may not be JavaScript \(a SyntaxError/);
 });
 
 test("a Content-Security-Policy that forbids workers rejects loadModel with the browser's reason", async () => {
