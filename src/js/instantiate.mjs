@@ -1,5 +1,5 @@
 // Instantiating a wasm module: one per live model, so two models never share a heap. The
-// compiled WebAssembly.Module is cached per variant. A disposed model's instance (its C objects
+// compiled WebAssembly.Module is cached per wasm file. A disposed model's instance (its C objects
 // all freed) is parked for a few seconds and handed to the next load of the same variant and
 // thread count: a new instance means a new wasm memory and, threaded, new workers, which the
 // engine frees only when its garbage collector runs, so load/dispose loops would otherwise pile
@@ -227,7 +227,6 @@ export async function instantiate(runtime) {
   const onViolation = (e) => (violation.directive ??= e.violatedDirective);
   const failedWorker = (e) => {
     if (starting) workerFailure(files.worker, e, violation).then((why) => failed(workerError(files.worker, why)));
-    return starting;
   };
   if (runtime.variant === 'mt') {
     globalThis.addEventListener?.('securitypolicyviolation', onViolation);
