@@ -66,6 +66,8 @@ include scripts/wasm.mk
 include scripts/web.mk
 # The C tests built with Emscripten and run in Node (`make test-wasm-kernels`, `make test-wasm-safe`).
 include scripts/wasm-tests.mk
+# The npm package in Vite, esbuild and webpack sample apps (`make test-bundlers`).
+include scripts/bundlers.mk
 
 # The native CLI's --version: package.json's version.
 SAC_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
@@ -120,7 +122,7 @@ fuzz: deps $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 	  tail -2 build/fuzz/$$name.log; \
 	done
 
-test: deps test-c test-asan test-symbols test-wasm-kernels test-wasm-safe fuzz test-js test-web
+test: deps test-c test-asan test-symbols test-wasm-kernels test-wasm-safe fuzz test-js test-web test-bundlers
 
 bench: native
 	scripts/bench_native.sh

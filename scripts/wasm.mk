@@ -1,6 +1,6 @@
 # scripts/wasm.mk — the WebAssembly builds and the JavaScript package (included by the Makefile).
 #
-#   make wasm        dist/saccade-mt.{mjs,wasm,worker.js}  SIMD128 + pthreads (shared memory)
+#   make wasm        dist/saccade-mt.{mjs,wasm,worker.js,worker.mjs}  SIMD128 + pthreads (shared memory)
 #                    dist/saccade-st.{mjs,wasm}            SIMD128, single-threaded
 #   make test-js     node --test tests/js/ (needs the native CLI and the test-model tool)
 #   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
@@ -50,8 +50,10 @@ build/wasm/st/%.o: src/%.c $(WASM_HEADERS) | emcc-installed build/wasm/st
 	$(EMCC_RUN) $(WASM_CFLAGS) -c $< -o $@
 
 # One emcc link writes the .mjs glue, the .wasm and (mt) the .worker.js.
-dist/saccade-mt.mjs: $(WASM_MT_OBJ) build/wasm/exports.json src/js/node-esm-shim.js | dist
+# scripts/patch-glue.mjs then lets src/js/instantiate.mjs start the pthread workers (see there).
+dist/saccade-mt.mjs: $(WASM_MT_OBJ) build/wasm/exports.json src/js/node-esm-shim.js scripts/patch-glue.mjs | dist
 	$(EMCC_RUN) $(WASM_MT_FLAGS) $(WASM_MT_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_MT_LINK)
+	node scripts/patch-glue.mjs $@ dist/saccade-mt.worker.js dist/saccade-mt.worker.mjs
 dist/saccade-st.mjs: $(WASM_ST_OBJ) build/wasm/exports.json src/js/node-esm-shim.js | dist
 	$(EMCC_RUN) $(WASM_ST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_ST_LINK)
 

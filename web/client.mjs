@@ -14,19 +14,18 @@ function startWorker() {
   if (globalThis.navigator?.serviceWorker?.controller?.scriptURL === shim) url.searchParams.set('shim', '');
   if (typeof location == 'object' && url.origin !== location.origin) {
     const blob = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' }));
-    return { worker: new Worker(blob, { type: 'module' }), crossOrigin: true };
+    return new Worker(blob, { type: 'module' });
   }
-  return { worker: new Worker(url, { type: 'module' }), crossOrigin: false };
+  return new Worker(url, { type: 'module' });
 }
 
 export class ModelClient {
   #worker;
-  #crossOrigin;
   #next = 1;
   #pending = new Map(); // request id → { resolve, reject, handlers }
 
   constructor() {
-    ({ worker: this.#worker, crossOrigin: this.#crossOrigin } = startWorker());
+    this.#worker = startWorker();
     this.#worker.onmessage = ({ data }) => this.#receive(data);
     this.#worker.onerror = (e) => {
       e.preventDefault();
@@ -81,8 +80,6 @@ export class ModelClient {
     for (const [id, p] of this.#pending) if (!p.handlers.onToken) this.#pending.delete(id);
     const url = typeof source == 'string' ? new URL(source, document.baseURI).href : undefined;
     const file = typeof source == 'string' ? undefined : source;
-    // the library's thread workers cannot start from another origin's files
-    if (!threads && this.#crossOrigin) threads = 1;
     return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }), { onProgress, onCache });
   }
 

@@ -1,7 +1,8 @@
 // <saccade-attention>: a compact generate-and-heatmap widget for documentation pages, loaded by
 // one script tag:
 //
-//   <script type="module" src="https://example.org/saccade/web/embed.mjs"></script>
+//   <script type="module" src="https://cdn.jsdelivr.net/npm/saccade@0.1/web/embed.mjs"></script>
+//   (or, bundled: import 'saccade/embed';)
 //   <saccade-attention src="models/shakespeare-char-q8_0.gguf" prompt="ROMEO:" max-tokens="40"
 //                      layer="3" head="mean" seed="1" autoplay></saccade-attention>
 //
@@ -11,8 +12,12 @@
 // number, or 'mean' | 'max' | 'all' | 'rollout'; default 'mean'), scale ('linear' | 'sqrt' |
 // 'log'), threads, autoplay (generate once the widget is on screen).
 // The model loads when the widget first scrolls into view; weights are cached as on the demo page.
-// Events: 'load' (detail: { info, runtime, … }), 'generated' (detail: { count, reason: the library's
-// finishReason, or 'stopped' }), 'error' (detail: the error).
+// From another origin (a CDN) the files need CORS headers (and Cross-Origin-Resource-Policy on an
+// isolated page); the model then runs on threads when the embedding page is cross-origin
+// isolated: the library starts its workers from same-origin blobs.
+// Events, which bubble out of the shadow root (composed): 'saccade-load' (detail: { info,
+// runtime, … }), 'saccade-generated' (detail: { count, reason: the library's finishReason, or
+// 'stopped' }), 'saccade-error' (detail: the error).
 import { ModelClient } from './client.mjs';
 import { DEFAULT_MODEL } from './config.mjs';
 import { REASONS } from './protocol.mjs';
@@ -121,6 +126,11 @@ export class SaccadeAttention extends HTMLElement {
     return this.#model;
   }
 
+  /** Fires 'saccade-<name>': namespaced (a plain 'load' or 'error' is the DOM's), bubbling and composed. */
+  #emit(name, detail) {
+    this.dispatchEvent(new CustomEvent(`saccade-${name}`, { detail, bubbles: true, composed: true }));
+  }
+
   #status(text) {
     this.#ui.status.textContent = text;
   }
@@ -149,11 +159,11 @@ export class SaccadeAttention extends HTMLElement {
       this.#ui.source.hidden = !this.#store.encdec;
       this.#ui.go.disabled = false;
       this.#status(this.#runtimeText());
-      this.dispatchEvent(new CustomEvent('load', { detail: m }));
+      this.#emit('load', m);
       if (this.hasAttribute('autoplay')) this.generate();
     } catch (e) {
       this.#status(`could not load ${src}: ${e.message}`);
-      this.dispatchEvent(new CustomEvent('error', { detail: e }));
+      this.#emit('error', e);
     }
   }
 
@@ -223,10 +233,10 @@ export class SaccadeAttention extends HTMLElement {
       });
       const rate = count > 1 ? ` · ${(((count - 1) * 1000) / (last - first)).toFixed(0)} tokens/s` : '';
       this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${REASONS[done.reason]}`);
-      this.dispatchEvent(new CustomEvent('generated', { detail: { count, reason: done.reason } }));
+      this.#emit('generated', { count, reason: done.reason });
     } catch (e) {
       this.#status(`error: ${e.message}`);
-      this.dispatchEvent(new CustomEvent('error', { detail: e }));
+      this.#emit('error', e);
     } finally {
       this.#running = false;
       this.#ui.go.disabled = false;

@@ -8,12 +8,15 @@
 // Browsers only give a page SharedArrayBuffer (and so threads) when its response carries
 // Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp;
 // every file also gets Cross-Origin-Resource-Policy: cross-origin and CORS, so that an isolated
-// page on another origin (a docs site embedding the widget) may load the files.
+// page on another origin (a docs site embedding the widget) may load the files. Text and wasm are
+// served compressed (brotli or gzip) to clients that accept it, as static hosts do.
 import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -27,6 +30,45 @@ const TYPES = {
   '.wasm': 'application/wasm',
   '.gguf': 'application/octet-stream',
 };
+
+// ---------------------------------------------------------------------------------------------
+// Compression, as a static host serves these files: text and wasm, brotli or gzip by the
+// request's Accept-Encoding, each file version compressed once and kept in memory. Brotli at
+// quality 5, as CDNs compress on the fly (11, as hosts precompress, saves another ~10% on the
+// wasm but takes ~3 s per file here). The models are not compressed (quantized weights barely shrink).
+// ---------------------------------------------------------------------------------------------
+
+const COMPRESSIBLE = new Set(['.html', '.mjs', '.js', '.css', '.json', '.md', '.svg', '.wasm']);
+const COMPRESS_MAX_BYTES = 16 * 2 ** 20;
+const ENCODERS = {
+  br: promisify((bytes, done) => zlib.brotliCompress(bytes, {
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  }, done)),
+  gzip: promisify((bytes, done) => zlib.gzip(bytes, { level: 9 }, done)),
+};
+const compressedCache = new Map(); // `${file}|${etag}|${encoding}` → Promise<Buffer>
+
+/** The encoding to answer `accept` (an Accept-Encoding header) with: 'br', 'gzip' or null. */
+export function pickEncoding(accept = '') {
+  const q = {};
+  for (const part of accept.toLowerCase().split(',')) {
+    const [name, ...params] = part.trim().split(';');
+    const weight = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    q[name] = weight ? Number(weight.slice(2)) || 0 : 1;
+  }
+  const ok = (name) => (q[name] ?? q['*'] ?? 0) > 0;
+  return ok('br') ? 'br' : ok('gzip') ? 'gzip' : null;
+}
+
+function compressed(file, etag, encoding, read) {
+  const key = `${file}|${etag}|${encoding}`;
+  if (!compressedCache.has(key)) {
+    const promise = read().then((bytes) => ENCODERS[encoding](bytes));
+    promise.catch(() => compressedCache.delete(key));
+    compressedCache.set(key, promise);
+  }
+  return compressedCache.get(key);
+}
 
 export const ISOLATION_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
@@ -128,8 +170,19 @@ export function staticHandler(root, { isolated = true, allow = DEMO_PATHS } = {}
         etag,
         'last-modified': info.mtime.toUTCString(),
       };
-      if (req.headers['if-none-match'] === etag) {
+      const compressible = COMPRESSIBLE.has(path.extname(file)) && info.size <= COMPRESS_MAX_BYTES;
+      const encoding = compressible ? pickEncoding(req.headers['accept-encoding']) : null;
+      if (compressible) headers.vary = 'accept-encoding';
+      if (encoding) headers.etag = `${etag.slice(0, -1)}-${encoding}"`; // one tag per representation
+      if (req.headers['if-none-match'] === headers.etag) {
         res.writeHead(304, headers).end();
+        return;
+      }
+      if (encoding) {
+        const h = handle;
+        const body = await compressed(file, etag, encoding, () => h.readFile());
+        res.writeHead(200, { ...headers, 'content-encoding': encoding, 'content-length': body.length });
+        res.end(req.method === 'HEAD' ? undefined : body);
         return;
       }
       res.writeHead(200, { ...headers, 'content-length': info.size });

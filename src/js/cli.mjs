@@ -369,5 +369,5 @@ export async function main(argv) {
 
 // Run when executed (also through npm's bin symlink), not when imported.
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = await main(process.argv.slice(2));
+  main(process.argv.slice(2)).then((code) => (process.exitCode = code)); // no top-level await in the package
 }

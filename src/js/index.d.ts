@@ -542,3 +542,17 @@ export function createAttention(): Promise<Attention>;
 export function attend(options: AttendOptions): Promise<AttendResult>;
 export function fitKernelWidth(options: FitKernelWidthOptions): Promise<KernelFit>;
 export function sinusoidPositions(options: SinusoidOptions): Promise<{ positions: number; dims: number; data: Float32Array }>;
+
+/** Library-wide settings for configure(). */
+export interface Configuration {
+  /**
+   * The URL of a folder holding the package's dist/ files (saccade-mt.mjs, saccade-mt.wasm,
+   * saccade-mt.worker.mjs, saccade-st.mjs, saccade-st.wasm), for bundlers that do not copy the
+   * files `new URL(…, import.meta.url)` names (esbuild), or a CDN; relative to the page. null:
+   * the files beside the library (the default).
+   */
+  assetBase?: string | URL | null;
+}
+
+/** Sets library-wide settings; returns those in force. */
+export function configure(options: Configuration): { assetBase: string | null };

@@ -21,5 +21,6 @@
 export { SaccadeError } from './errors.mjs';
 export { chooseRuntime } from './runtime.mjs';
 export { loadModel } from './load.mjs';
+export { configure } from './instantiate.mjs';
 export { Model } from './model.mjs';
 export { Attention, attend, createAttention, fitKernelWidth, sinusoidPositions } from './attend.mjs';

@@ -1,23 +1,84 @@
 // Instantiating a wasm module: one per live model, so two models never share a heap. The
-// compiled WebAssembly.Module is cached per variant. A disposed model's instance (its C objects
+// compiled WebAssembly.Module is cached per wasm file. A disposed model's instance (its C objects
 // all freed) is parked for a few seconds and handed to the next load of the same variant and
 // thread count: a new instance means a new wasm memory and, threaded, new workers, which the
 // engine frees only when its garbage collector runs, so load/dispose loops would otherwise pile
 // up memories and worker isolates (3x the single-threaded peak RSS).
-import { fail } from './errors.mjs';
-import { isNode } from './runtime.mjs';
+import { fail, SaccadeError } from './errors.mjs';
+import { optionsOf } from './options.mjs';
+import { isNode, nodeBuiltin } from './runtime.mjs';
 
 // The smallest module using a SIMD128 instruction (i32x4.splat of i32.const 0, then drop).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, 9, 1, 7, 0,
   65, 0, 253, 17, 26, 11]);
 
-const compiled = new Map(); // variant → Promise<WebAssembly.Module>
+// ---------------------------------------------------------------------------------------------
+// Where the files are. The glue (.mjs), the wasm and the pthread worker script are named by
+// literal new URL(…, import.meta.url) so that bundlers which follow that pattern (Vite, webpack)
+// copy them as they are; the glue is then imported by URL, never bundled, so no bundler rewrites
+// the code that starts the threads. configure({ assetBase }) names the folder for the others.
+// ---------------------------------------------------------------------------------------------
+
+const FILES = {
+  mt: () => ({
+    glue: new URL('../../dist/saccade-mt.mjs', import.meta.url),
+    wasm: new URL('../../dist/saccade-mt.wasm', import.meta.url),
+    // the browsers' (ES module) copy; Node starts the CommonJS one beside the glue
+    worker: new URL('../../dist/saccade-mt.worker.mjs', import.meta.url),
+  }),
+  st: () => ({
+    glue: new URL('../../dist/saccade-st.mjs', import.meta.url),
+    wasm: new URL('../../dist/saccade-st.wasm', import.meta.url),
+  }),
+};
+const NAMES = { glue: 'saccade-VARIANT.mjs', wasm: 'saccade-VARIANT.wasm', worker: 'saccade-VARIANT.worker.mjs' };
+
+let assetBase = null; // a URL ending in '/', or null: the files beside the library (FILES)
+
+/**
+ * Library-wide settings. `assetBase`: the URL of a folder holding the package's dist/ files
+ * (saccade-mt.mjs, .wasm, .worker.mjs, .worker.js; saccade-st.mjs, .wasm), for bundlers that do not copy the
+ * files new URL(…, import.meta.url) names (esbuild, Rollup without a plugin), or a CDN; relative
+ * URLs resolve against the page. null restores the default. Returns the settings in force.
+ */
+export function configure(options) {
+  const o = optionsOf(options, ['assetBase'], 'configure');
+  if ('assetBase' in o) {
+    const base = o.assetBase;
+    if (base === null || base === undefined) assetBase = null;
+    else {
+      if (typeof base != 'string' && !(base instanceof URL))
+        fail(`assetBase must be a URL or a string, got ${typeof base}`);
+      let url;
+      try {
+        url = new URL(String(base), globalThis.document?.baseURI ?? globalThis.location?.href);
+      } catch {
+        fail(`assetBase is not a URL: '${String(base)}'`);
+      }
+      if (!url.pathname.endsWith('/')) url.pathname += '/';
+      assetBase = url;
+    }
+    compiled.clear();
+  }
+  return { assetBase: assetBase?.href ?? null };
+}
+
+function filesOf(variant) {
+  if (!assetBase) return FILES[variant]();
+  const files = {};
+  for (const [kind, name] of Object.entries(NAMES))
+    if (kind !== 'worker' || variant === 'mt') files[kind] = new URL(name.replace('VARIANT', variant), assetBase);
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiling
+// ---------------------------------------------------------------------------------------------
+
+const compiled = new Map(); // wasm URL → Promise<WebAssembly.Module>
 
 async function fetchWasm(url) {
-  if (isNode) {
-    const { readFile } = await import('node:fs/promises');
-    return WebAssembly.compile(await readFile(url));
-  }
+  if (isNode) return WebAssembly.compile(await nodeBuiltin('node:fs/promises').readFile(url));
   if (typeof WebAssembly.compileStreaming == 'function') {
     try {
       return await WebAssembly.compileStreaming(fetch(url));
@@ -25,25 +86,89 @@ async function fetchWasm(url) {
       // e.g. served without Content-Type: application/wasm — compile from the bytes below
     }
   }
-  const response = await fetch(url);
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    fail(`cannot fetch ${url}: ${e.message}`, 'SAC_ERR_STATE');
+  }
   if (!response.ok) fail(`cannot fetch ${url}: HTTP ${response.status}`, 'SAC_ERR_STATE');
   return WebAssembly.compile(await response.arrayBuffer());
 }
 
-function compileVariant(variant) {
-  if (!compiled.has(variant)) {
+function compileWasm(url) {
+  if (!compiled.has(url.href)) {
     if (!WebAssembly.validate(SIMD_PROBE))
       fail('this JavaScript engine lacks WebAssembly SIMD128, which saccade needs', 'SAC_ERR_UNSUPPORTED');
-    // Literal URLs so that bundlers can find the files.
-    const url = variant === 'mt'
-      ? new URL('../../dist/saccade-mt.wasm', import.meta.url)
-      : new URL('../../dist/saccade-st.wasm', import.meta.url);
     const promise = fetchWasm(url);
-    promise.catch(() => compiled.delete(variant));
-    compiled.set(variant, promise);
+    promise.catch(() => compiled.delete(url.href));
+    compiled.set(url.href, promise);
   }
-  return compiled.get(variant);
+  return compiled.get(url.href);
 }
+
+/** The Emscripten factory of the glue at `url`, imported as it is (hidden from bundlers). */
+async function importGlue(url) {
+  try {
+    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ url.href)).default;
+  } catch (e) {
+    fail(`cannot load ${url.href}: ${e.message}`, 'SAC_ERR_STATE');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pthread pool's workers
+// ---------------------------------------------------------------------------------------------
+
+/** How long the pool's workers may take to start before loadModel gives up. */
+export const WORKER_START_MS = 30_000;
+
+/**
+ * A pool worker running the worker script at `url` (the glue calls this, see
+ * scripts/patch-glue.mjs). Browsers: a module worker, from the URL when it is on the page's
+ * origin, else from a same-origin blob that imports it (a worker script must be same-origin;
+ * the files then need CORS headers, and CORP on an isolated page). Node: a worker thread of the
+ * CommonJS copy beside the glue.
+ */
+function startWorker(url, glue) {
+  if (isNode) {
+    const { Worker } = nodeBuiltin('node:worker_threads');
+    return new Worker(nodeBuiltin('node:url').fileURLToPath(new URL('saccade-mt.worker.js', glue)));
+  }
+  if (url.origin === globalThis.location?.origin) return new Worker(url, { type: 'module' });
+  const blob = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
+  try {
+    return new Worker(blob, { type: 'module' }); // the blob's entry is resolved here: revoking it now is safe
+  } finally {
+    URL.revokeObjectURL(blob);
+  }
+}
+
+/** The SaccadeError for a pool worker that failed to start, for `why`. */
+function workerError(url, why) {
+  return new SaccadeError(`a thread worker (${url.href}) failed to start: ${why}`, 'SAC_ERR_STATE');
+}
+
+/**
+ * Why a worker failed, from its error event: the event's message (a SyntaxError, an uncaught
+ * error, Node's error), else the Content-Security-Policy violation seen meanwhile, else the HTTP
+ * status of the script (a browser reports a failed worker script load as a bare event).
+ */
+async function workerFailure(url, e, violation) {
+  const message = e?.message || e?.error?.message;
+  if (message) return message;
+  await new Promise((resolve) => setTimeout(resolve, 0)); // the violation event may come second
+  if (violation.directive) return `blocked by the Content-Security-Policy directive "${violation.directive}"`;
+  const response = await fetch(url, { method: 'HEAD' }).catch(() => null);
+  if (response && !response.ok) return `HTTP ${response.status} for the worker script`;
+  return 'the browser gives no reason: the script may not be JavaScript (a SyntaxError, see the browser console), ' +
+    'or, on a cross-origin isolated page, lack a Cross-Origin-Embedder-Policy header, or come from another origin ' +
+    'without CORS headers';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instantiating
+// ---------------------------------------------------------------------------------------------
 
 const PARK_MS = 5000;
 const PARK_MAX_BYTES = 512 * 2 ** 20; // a larger memory is returned at once rather than kept
@@ -80,25 +205,69 @@ export async function instantiate(runtime) {
     clearTimeout(idle.timer);
     return idle.M;
   }
-  const wasmModule = await compileVariant(runtime.variant);
-  const factory = runtime.variant === 'mt'
-    ? (await import('../../dist/saccade-mt.mjs')).default
-    : (await import('../../dist/saccade-st.mjs')).default;
-  let failed; // the factory never settles when instantiateWasm fails: race it
-  const instantiationFailed = new Promise((_, reject) => (failed = reject));
-  const M = await Promise.race([
-    factory({
-      // the calling thread is thread 0; the pool holds the others
-      pthreadPoolSize: Math.max(1, runtime.threads - 1),
-      instantiateWasm(imports, receive) {
-        WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule), failed);
-        return {};
+  const files = filesOf(runtime.variant);
+  const [wasmModule, factory] = await Promise.all([compileWasm(files.wasm), importGlue(files.glue)]);
+  // The factory never settles when instantiateWasm fails or a pool worker cannot start (its
+  // promise waits for every worker to load): race it against both and a deadline.
+  let failed;
+  const startFailed = new Promise((_, reject) => (failed = reject));
+  let starting = true;
+  const workers = [];
+  const options = {
+    // the calling thread is thread 0; the pool holds the others
+    pthreadPoolSize: Math.max(1, runtime.threads - 1),
+    instantiateWasm(imports, receive) {
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule), failed);
+      return {};
+    },
+    print: (s) => console.log(s),
+    printErr: (s) => console.warn(s),
+  };
+  const violation = {}; // a Content-Security-Policy violation while the workers start
+  const onViolation = (e) => (violation.directive ??= e.violatedDirective);
+  const failedWorker = (e) => {
+    if (starting) workerFailure(files.worker, e, violation).then((why) => failed(workerError(files.worker, why)));
+  };
+  if (runtime.variant === 'mt') {
+    globalThis.addEventListener?.('securitypolicyviolation', onViolation);
+    Object.assign(options, {
+      mainScriptUrlOrBlob: files.glue.href, // what each worker imports
+      createPthreadWorker() {
+        let worker;
+        try {
+          worker = startWorker(files.worker, files.glue);
+        } catch (e) {
+          const error = workerError(files.worker, e.message);
+          failed(error);
+          throw error; // out of the factory call, below
+        }
+        // listened to from the start: the glue's own handler comes only once the wasm is instantiated
+        if (isNode) worker.on('error', failedWorker);
+        else worker.addEventListener('error', failedWorker);
+        workers.push(worker);
+        return worker;
       },
-      print: (s) => console.log(s),
-      printErr: (s) => console.warn(s),
-    }),
-    instantiationFailed,
-  ]);
+      // the glue's handler: true while starting (the load rejects, see above); a running thread's
+      // error is the glue's to report
+      onPthreadError: () => starting,
+    });
+  }
+  let timer;
+  const deadline = runtime.variant === 'mt' && new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new SaccadeError(`the ${options.pthreadPoolSize} thread worker(s) ` +
+      `(${files.worker.href}) did not start within ${WORKER_START_MS / 1000} s`, 'SAC_ERR_STATE')), WORKER_START_MS);
+  });
+  let M;
+  try {
+    M = await Promise.race([factory(options), startFailed, ...(deadline ? [deadline] : [])]);
+  } catch (e) {
+    for (const w of workers) w.terminate();
+    throw e;
+  } finally {
+    starting = false;
+    clearTimeout(timer);
+    globalThis.removeEventListener?.('securitypolicyviolation', onViolation);
+  }
   // Pool workers only compute while the main thread is inside a C call, so they need not keep
   // a Node process alive: unref them (terminate() stops them).
   if (M.PThread && isNode) for (const w of M.PThread.unusedWorkers) w.unref?.();

@@ -4,13 +4,21 @@ import { fail } from './errors.mjs';
 
 export const isNode = typeof process == 'object' && typeof process.versions?.node == 'string';
 
-const DEFAULT_THREADS_CAP = 8;
+/**
+ * A Node built-in module ('node:fs/promises', …), loaded synchronously: no top-level await (so
+ * `require('saccade')` works) and no 'node:' import for a browser bundler to trip on.
+ */
+export function nodeBuiltin(name) {
+  if (typeof process.getBuiltinModule != 'function')
+    fail(`saccade needs Node.js 20.16 or later (process.getBuiltinModule); this is ${process.version}`, 'SAC_ERR_UNSUPPORTED');
+  return process.getBuiltinModule(name);
+}
 
-const nodeOs = isNode ? await import('node:os') : null;
+const DEFAULT_THREADS_CAP = 8;
 
 function defaultThreads() {
   let n = 1;
-  if (nodeOs) n = nodeOs.availableParallelism();
+  if (isNode) n = nodeBuiltin('node:os').availableParallelism();
   else if (typeof navigator == 'object' && navigator.hardwareConcurrency > 0) n = navigator.hardwareConcurrency;
   return Math.max(1, Math.min(DEFAULT_THREADS_CAP, n));
 }

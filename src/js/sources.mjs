@@ -2,7 +2,7 @@
 // null when unknown (a response without Content-Length); cancel() releases a source whose
 // chunks were never read.
 import { fail } from './errors.mjs';
-import { isNode } from './runtime.mjs';
+import { isNode, nodeBuiltin } from './runtime.mjs';
 
 const CHUNK = 8 * 2 ** 20; // copy granularity for in-memory sources (progress and abort checks)
 
@@ -49,7 +49,7 @@ function responseSource(response, what) {
 }
 
 async function fileSource(path) {
-  const { open, stat } = await import('node:fs/promises');
+  const { open, stat } = nodeBuiltin('node:fs/promises');
   let size;
   try {
     ({ size } = await stat(path));
@@ -97,7 +97,7 @@ export async function openSource(source, signal) {
     fail('the model source must be a Uint8Array, ArrayBuffer, Blob, Response, ReadableStream, URL or string ' +
       `(a URL, or a file path in Node), got ${source === null ? 'null' : typeof source}`);
   }
-  if (isNode && url.protocol === 'file:') return fileSource((await import('node:url')).fileURLToPath(url));
+  if (isNode && url.protocol === 'file:') return fileSource(nodeBuiltin('node:url').fileURLToPath(url));
   let response;
   try {
     response = await fetch(url, { signal });

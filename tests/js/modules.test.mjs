@@ -12,7 +12,7 @@ const dir = path.join(root, 'src/js');
 
 test('index.mjs exports the public API', () => {
   assert.deepEqual(Object.keys(saccade).sort(), ['Attention', 'Model', 'SaccadeError', 'attend', 'chooseRuntime',
-    'createAttention', 'fitKernelWidth', 'loadModel', 'sinusoidPositions']);
+    'configure', 'createAttention', 'fitKernelWidth', 'loadModel', 'sinusoidPositions']);
 });
 
 test('the modules of src/js import one way: no circle', () => {

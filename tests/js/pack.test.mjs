@@ -2,7 +2,7 @@
 // 'saccade' and generate, run `npx saccade`, and type-check against the declarations.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -27,13 +27,37 @@ before(async () => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the tarball holds the library, the declarations, the CLI and both wasm builds, and no tests', () => {
+test('the tarball holds the library, the declarations, the CLI, both wasm builds, the embed and the shipped models, and no tests', () => {
   const files = pack.files.map((f) => f.path).sort();
-  for (const f of ['package.json', 'src/js/index.mjs', 'src/js/index.d.ts', 'src/js/cli.mjs', 'dist/package.json',
-    'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js', 'dist/saccade-st.mjs', 'dist/saccade-st.wasm',
-    'dist/saccade-layout.mjs', 'src/js/model.mjs', 'src/js/load.mjs'])
+  for (const f of ['package.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'src/js/index.mjs', 'src/js/index.d.ts',
+    'src/js/cli.mjs', 'dist/package.json', 'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js', 'dist/saccade-mt.worker.mjs',
+    'dist/saccade-st.mjs', 'dist/saccade-st.wasm', 'dist/saccade-layout.mjs', 'src/js/model.mjs', 'src/js/load.mjs',
+    'web/embed.mjs', 'web/worker.mjs', 'web/client.mjs', 'web/views/heatmap.mjs', 'models/shakespeare-char-q8_0.gguf',
+    'models/dates-q8_0.gguf', 'models/README.md'])
     assert.ok(files.includes(f), `${f} is missing from ${files.join(', ')}`);
-  assert.ok(!files.some((f) => f.startsWith('tests/') || f.endsWith('.c') || f.endsWith('.gguf')), files.join(', '));
+  assert.ok(!files.some((f) => f.startsWith('tests/') || f.startsWith('scripts/') || f.endsWith('.c') ||
+    f.startsWith('build/') || f === 'web/index.html' || f === 'web/serve.mjs'), files.join(', '));
+});
+
+test('the package declares its licence and its entry points, and no file in it has a top-level await', async () => {
+  const meta = JSON.parse(readFileSync(path.join(dir, 'project/node_modules/saccade/package.json'), 'utf8'));
+  assert.equal(meta.license, 'MIT');
+  assert.equal(meta.exports['./embed'], './web/embed.mjs');
+  // a module with a top-level await cannot be require()d, and some bundlers' outputs cannot hold one
+  const ts = (await import('typescript')).default;
+  const installed = path.join(dir, 'project/node_modules/saccade');
+  const found = [];
+  for (const f of pack.files.map((f) => f.path).filter((f) => /\.(mjs|js)$/.test(f))) {
+    const source = ts.createSourceFile(f, readFileSync(path.join(installed, f), 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node) => {
+      if (ts.isFunctionLike(node)) return; // an await inside a function is not at the top level
+      if (ts.isAwaitExpression(node) || (ts.isForOfStatement(node) && node.awaitModifier))
+        found.push(`${f}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  assert.deepEqual(found, []);
 });
 
 test("import { loadModel } from 'saccade' and generate, in both variants", async () => {
@@ -54,6 +78,22 @@ test("import { loadModel } from 'saccade' and generate, in both variants", async
   const ref = JSON.parse(nativeText('generate', fixture('gpt2-q8_0'), '--tokens', '1,2,3', '-n', 8, '--temp', 0, '--ignore-eos'));
   assert.deepEqual(st, { variant: 'st', ids: ref.tokens });
   assert.deepEqual(mt, { variant: 'mt', ids: ref.tokens });
+});
+
+test("require('saccade') works from CommonJS (no top-level await in the package)", async () => {
+  const project = path.join(dir, 'project');
+  writeFileSync(path.join(project, 'run.cjs'), `
+    const { loadModel, configure } = require('saccade');
+    (async () => {
+      const model = await loadModel(${JSON.stringify(fixture('gpt2-q8_0'))}, { threads: 2 });
+      const ids = [];
+      for await (const { id } of model.generate([1, 2, 3], { maxTokens: 4, temperature: 0, ignoreEos: true })) ids.push(id);
+      console.log(JSON.stringify({ variant: model.runtime.variant, ids, configure: typeof configure }));
+      model.dispose();
+    })();`);
+  const { stdout } = await exec(process.execPath, ['run.cjs'], { cwd: project, timeout: 60_000 });
+  const ref = JSON.parse(nativeText('generate', fixture('gpt2-q8_0'), '--tokens', '1,2,3', '-n', 4, '--temp', 0, '--ignore-eos'));
+  assert.deepEqual(JSON.parse(stdout), { variant: 'mt', ids: ref.tokens, configure: 'function' });
 });
 
 test('npx saccade info prints what the native CLI prints', async () => {

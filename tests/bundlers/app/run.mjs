@@ -1,0 +1,24 @@
+// The sample apps' page code, the same for every bundler: load the shipped model (copied next
+// to the page as model.gguf, as a user would put it in their public folder), generate with
+// attention, read one attention matrix, and leave the outcome in window.result for the test.
+import { loadModel } from 'saccade';
+
+export async function run() {
+  const model = await loadModel(new URL('model.gguf', document.baseURI).href, { threads: 2, attention: true });
+  let text = '';
+  let rows = 0;
+  for await (const step of model.generate('ROMEO:', { maxTokens: 8, seed: 1, attention: true })) {
+    text += step.text;
+    if (step.attention) rows++;
+  }
+  const matrix = model.attention(0, 0);
+  const last = matrix.data.subarray((matrix.queries - 1) * matrix.keys, matrix.queries * matrix.keys);
+  const { variant, threads, isolated, reason } = model.runtime;
+  model.dispose();
+  return { variant, threads, isolated, reason, text, rows, queries: matrix.queries, lastRowSum: last.reduce((a, b) => a + b, 0) };
+}
+
+export function start() {
+  window.result = null;
+  run().then((r) => (window.result = r), (e) => (window.result = { error: `${e?.name}: ${e?.message}` }));
+}
