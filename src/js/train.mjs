@@ -49,7 +49,7 @@ export const PRESETS = {
 };
 
 /** The default probe input of a task: its maps are what the page draws. */
-export const PROBES = { reverse: 'saccadeq', copy: 'attention', dates: 'sat 21 nov 2026', text: 'ROMEO:\nWhat' };
+export const PROBES = { reverse: 'saccadesattention', copy: 'attentionsaccades', dates: 'sat 21 nov 2026', text: 'ROMEO:\nWhat' };
 
 // ------------------------------------------------------------------------------------------
 // The module
@@ -206,6 +206,12 @@ export class TrainingRun {
     o.signal?.addEventListener('abort', () => this.resume(), { once: true }); // a paused run sees it too
   }
 
+  /** The task's probe input, cut to what the model reads (reverse and copy: max_len letters). */
+  get defaultProbe() {
+    const probe = PROBES[this.task];
+    return this.task === 'reverse' || this.task === 'copy' ? probe.slice(0, this.get('max_len')) : probe;
+  }
+
   /** The session's value of a C option or statistic (see session.h). */
   get(name) {
     this.live();
@@ -282,7 +288,7 @@ export class TrainingRun {
    *   maps: Float32Array [layers][heads][queries][keys], attention(layer, head) → { queries, keys, data } }.
    * For encoder–decoder tasks the output is greedy decoding and the maps are its cross-attention.
    */
-  probe(input = PROBES[this.task]) {
+  probe(input = this.defaultProbe) {
     this.live();
     if (typeof input != 'string' || input.length === 0) fail('probe input must be a non-empty string');
     const { M, heap } = this;
