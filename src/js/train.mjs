@@ -354,6 +354,7 @@ export class TrainingRun {
   async _loop() {
     const { evalEvery, signal, onStep } = this.options;
     try {
+      await yieldToEvents(); // train() resolves before the first step
       while (this.step < this.steps && !this._stopRequested) {
         signal?.throwIfAborted();
         if (this._pausedRequested) {
