@@ -21,3 +21,5 @@ export { SaccadeError } from './errors.mjs';
 export { chooseRuntime } from './runtime.mjs';
 export { loadModel } from './load.mjs';
 export { Model } from './model.mjs';
+// Training in the tab: train() loads the trainer's own wasm module (dist/saccade-train-*) only when called.
+export { train, TrainingRun, PRESETS as trainingPresets } from './train.mjs';
