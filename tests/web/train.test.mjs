@@ -80,3 +80,37 @@ describe('Watch it learn', () => {
   });
 });
 
+
+describe('<saccade-train>', () => {
+  test('the element trains with its attributes and hands over the trained model', async () => {
+    await env.ready;
+    const context = await env.browser.newContext();
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    try {
+      await page.goto(`${env.srv.isolated.url}/web/embed-example.html`);
+      const result = await page.evaluate(async () => {
+        await import('/web/train/element.mjs');
+        const el = document.createElement('saccade-train');
+        el.setAttribute('task', 'copy');
+        el.setAttribute('preset', 'tiny');
+        el.setAttribute('steps', '20');
+        el.setAttribute('autostart', '');
+        const trained = new Promise((resolve) => el.addEventListener('trained', (e) => resolve(e.detail.file)));
+        document.body.append(el);
+        const file = await trained;
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const maps = el.shadowRoot.querySelectorAll('#train-maps canvas').length;
+        return { magic: String.fromCharCode(...bytes.subarray(0, 4)), size: bytes.length, maps,
+          status: el.shadowRoot.querySelector('#train-status').textContent };
+      });
+      assert.equal(result.magic, 'GGUF');
+      assert.ok(result.size > 10_000);
+      assert.equal(result.maps, 4);
+      assert.match(result.status, /^Done: step 20 \/ 20/);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -20,6 +20,12 @@ const HTML = `
     <label>task <select id="train-task"></select></label>
     <label>preset <select id="train-preset"></select></label>
     <label>steps <input id="train-steps" type="number" min="1" step="1"></label>
+    <label>layers <input id="train-layers" type="number" min="1" max="64" step="1"></label>
+    <label>width <input id="train-embd" type="number" min="2" step="2"></label>
+    <label>heads <input id="train-heads" type="number" min="1" step="1"></label>
+    <label>context <input id="train-ctx" type="number" min="2" step="1"></label>
+    <label>batch <input id="train-batch" type="number" min="1" step="1"></label>
+    <label>learning rate <input id="train-lr" type="number" min="0" step="any"></label>
     <label>threads <select id="train-threads"><option value="">auto</option><option>1</option><option>2</option><option>4</option></select></label>
     <button id="train-start" type="button">Train</button>
     <button id="train-pause" type="button" disabled>Pause</button>
@@ -49,11 +55,17 @@ const HTML = `
     </div>
   </div>`;
 
-const $ = (id) => document.getElementById(id);
+const KNOBS = ['layers', 'embd', 'heads', 'ctx', 'batch', 'lr'];
 
 export class WatchItLearn {
-  constructor(root) {
+  /**
+   * Builds the section inside `root` (an element, or a shadow root). `onTrained(file)` receives
+   * the trained model as a GGUF File when a run ends (default: open it in the page's viewer).
+   */
+  constructor(root, { onTrained } = {}) {
     this.root = root;
+    this.onTrained = onTrained ?? ((file) => document.dispatchEvent(new CustomEvent('saccade:open-model',
+      { detail: { file, name: 'the model trained below' } })));
     root.innerHTML = HTML;
     this.worker = null;
     this.records = [];
@@ -61,55 +73,63 @@ export class WatchItLearn {
     this.state = 'idle'; // 'starting', 'training', 'paused', 'done', 'error'
     this.pendingExport = null;
     this.drawQueued = false;
-    for (const [task, label] of Object.entries(TASK_LABELS)) $('train-task').add(new Option(label, task));
-    $('train-task').addEventListener('change', () => this.fillPresets());
-    $('train-preset').addEventListener('change', () => this.applyPreset());
-    $('train-start').addEventListener('click', () => this.start());
-    $('train-pause').addEventListener('click', () => this.togglePause());
-    $('train-stop').addEventListener('click', () => this.post({ type: 'stop' }));
-    $('train-reset').addEventListener('click', () => this.reset());
-    $('train-download').addEventListener('click', () => this.download());
-    $('train-sample').addEventListener('click', () => this.loadSample());
-    $('train-probe-form').addEventListener('submit', (e) => {
+    for (const [task, label] of Object.entries(TASK_LABELS)) this.$('train-task').add(new Option(label, task));
+    this.$('train-task').addEventListener('change', () => this.fillPresets());
+    this.$('train-preset').addEventListener('change', () => this.applyPreset());
+    this.$('train-start').addEventListener('click', () => this.start());
+    this.$('train-pause').addEventListener('click', () => this.togglePause());
+    this.$('train-stop').addEventListener('click', () => this.post({ type: 'stop' }));
+    this.$('train-reset').addEventListener('click', () => this.reset());
+    this.$('train-download').addEventListener('click', () => this.download());
+    this.$('train-sample').addEventListener('click', () => this.loadSample());
+    this.$('train-probe-form').addEventListener('submit', (e) => {
       e.preventDefault();
-      this.post({ type: 'probe', input: $('train-probe').value });
+      this.post({ type: 'probe', input: this.$('train-probe').value });
     });
     this.fillPresets();
-    drawLossChart($('train-loss'), [], 1);
+    drawLossChart(this.$('train-loss'), [], 1);
+  }
+
+  $(id) {
+    return this.root.querySelector(`#${id}`);
   }
 
   get task() {
-    return $('train-task').value;
+    return this.$('train-task').value;
   }
 
   fillPresets() {
-    const select = $('train-preset');
+    const select = this.$('train-preset');
     select.replaceChildren(...Object.keys(PRESETS[this.task]).map((p) => new Option(p, p)));
-    $('train-text-box').hidden = this.task !== 'text';
-    if (this.task === 'text' && !$('train-text').value) this.loadSample();
+    this.$('train-text-box').hidden = this.task !== 'text';
+    if (this.task === 'text' && !this.$('train-text').value) this.loadSample();
     this.applyPreset();
   }
 
   applyPreset() {
-    const preset = PRESETS[this.task][$('train-preset').value];
-    $('train-steps').value = preset.steps;
+    const preset = PRESETS[this.task][this.$('train-preset').value];
+    this.$('train-steps').value = preset.steps;
+    // the preset's knobs; what it leaves out is the trainer's default (shown empty)
+    for (const [id, value] of Object.entries({ layers: preset.model?.layers, embd: preset.model?.embd,
+      heads: preset.model?.heads, ctx: preset.model?.ctx, batch: preset.optimizer?.batch, lr: preset.optimizer?.lr }))
+      this.$(`train-${id}`).value = value ?? '';
     const probe = PROBES[this.task];
     const max = preset.data?.maxLen;
-    $('train-probe').value = max ? probe.slice(0, max) : probe;
+    this.$('train-probe').value = max ? probe.slice(0, max) : probe;
   }
 
   async loadSample() {
     try {
       const response = await fetch(new URL('./shakespeare.txt', import.meta.url));
-      $('train-text').value = await response.text();
+      this.$('train-text').value = await response.text();
     } catch (e) {
       this.status(`Could not fetch the sample: ${e.message}`, true);
     }
   }
 
   status(text, error = false) {
-    $('train-status').textContent = text;
-    $('train-status').classList.toggle('error', error);
+    this.$('train-status').textContent = text;
+    this.$('train-status').classList.toggle('error', error);
   }
 
   post(msg) {
@@ -118,23 +138,23 @@ export class WatchItLearn {
 
   setState(state) {
     this.state = state;
-    this.root.dataset.state = state;
+    (this.root.host ?? this.root).dataset.state = state;
     const live = state === 'training' || state === 'paused';
-    $('train-start').disabled = live || state === 'starting';
-    $('train-pause').disabled = !live;
-    $('train-pause').textContent = state === 'paused' ? 'Resume' : 'Pause';
-    $('train-stop').disabled = !live;
-    $('train-reset').disabled = state === 'idle' || state === 'starting';
-    $('train-download').disabled = !(live || state === 'done');
-    for (const id of ['train-task', 'train-preset', 'train-steps', 'train-threads', 'train-text'])
-      $(id).disabled = live || state === 'starting';
+    this.$('train-start').disabled = live || state === 'starting';
+    this.$('train-pause').disabled = !live;
+    this.$('train-pause').textContent = state === 'paused' ? 'Resume' : 'Pause';
+    this.$('train-stop').disabled = !live;
+    this.$('train-reset').disabled = state === 'idle' || state === 'starting';
+    this.$('train-download').disabled = !(live || state === 'done');
+    for (const id of ['train-task', 'train-preset', 'train-steps', 'train-threads', 'train-text', ...KNOBS.map((k) => `train-${k}`)])
+      this.$(id).disabled = live || state === 'starting';
   }
 
   /** A fresh worker per run: disposing a run's wasm memory is then the worker's end. */
   start() {
     this.worker?.terminate();
     this.records = [];
-    this.steps = Number($('train-steps').value) || PRESETS[this.task][$('train-preset').value].steps;
+    this.steps = Number(this.$('train-steps').value) || PRESETS[this.task][this.$('train-preset').value].steps;
     this.worker = new Worker(new URL('../../src/js/train-worker.mjs', import.meta.url), { type: 'module' });
     this.worker.onmessage = ({ data }) => this.receive(data);
     this.worker.onerror = (e) => {
@@ -142,15 +162,20 @@ export class WatchItLearn {
       this.setState('error');
       this.status(`The training worker failed: ${e.message || 'it could not start (see the console)'}`, true);
     };
-    const options = { task: this.task, preset: $('train-preset').value, steps: this.steps, evalEvery: 25 };
-    const threads = Number($('train-threads').value);
+    const options = { task: this.task, preset: this.$('train-preset').value, steps: this.steps, evalEvery: 25,
+      model: {}, optimizer: {} };
+    for (const k of KNOBS) {
+      const v = this.$(`train-${k}`).value;
+      if (v !== '') (k === 'batch' || k === 'lr' ? options.optimizer : options.model)[k] = Number(v);
+    }
+    const threads = Number(this.$('train-threads').value);
     if (threads) options.threads = threads;
-    if (this.task === 'text') options.text = $('train-text').value;
-    $('train-maps').replaceChildren();
-    delete $('train-maps').dataset.probes;
+    if (this.task === 'text') options.text = this.$('train-text').value;
+    this.$('train-maps').replaceChildren();
+    delete this.$('train-maps').dataset.probes;
     this.setState('starting');
     this.status('Starting the trainer…');
-    this.post({ type: 'start', options, probe: $('train-probe').value || undefined, probeEvery: 10 });
+    this.post({ type: 'start', options, probe: this.$('train-probe').value || undefined, probeEvery: 10 });
   }
 
   togglePause() {
@@ -167,10 +192,10 @@ export class WatchItLearn {
     this.worker?.terminate();
     this.worker = null;
     this.records = [];
-    $('train-maps').replaceChildren();
-    delete $('train-maps').dataset.probes;
-    $('train-probe-output').textContent = '';
-    drawLossChart($('train-loss'), [], 1);
+    this.$('train-maps').replaceChildren();
+    delete this.$('train-maps').dataset.probes;
+    this.$('train-probe-output').textContent = '';
+    drawLossChart(this.$('train-loss'), [], 1);
     this.setState('idle');
     this.status('Not training.');
   }
@@ -194,8 +219,7 @@ export class WatchItLearn {
   /** The trained model in the viewer above (app.mjs loads it like a file). */
   async openInViewer() {
     const bytes = await this.exportBytes('f32');
-    const file = new File([bytes], `saccade-${this.task}-trained.gguf`, { type: 'application/octet-stream' });
-    document.dispatchEvent(new CustomEvent('saccade:open-model', { detail: { file, name: 'the model trained below' } }));
+    this.onTrained(new File([bytes], `saccade-${this.task}-trained.gguf`, { type: 'application/octet-stream' }));
   }
 
   summary() {
@@ -216,8 +240,8 @@ export class WatchItLearn {
     this.drawQueued = true;
     requestAnimationFrame(() => {
       this.drawQueued = false;
-      drawLossChart($('train-loss'), this.records, this.steps);
-      $('train-status').dataset.step = String(this.records.at(-1)?.step ?? 0);
+      drawLossChart(this.$('train-loss'), this.records, this.steps);
+      this.$('train-status').dataset.step = String(this.records.at(-1)?.step ?? 0);
       if (this.state === 'training' || this.state === 'paused')
         this.status(`${this.state === 'paused' ? 'Paused' : 'Training'}: ${this.summary()}`);
     });
@@ -228,7 +252,7 @@ export class WatchItLearn {
       case 'started':
         this.setState(this.state === 'paused' ? 'paused' : 'training');
         this.config = msg.config;
-        $('train-runtime').textContent = (`Training ${Math.round(msg.config.params).toLocaleString('en')} parameters on ` +
+        this.$('train-runtime').textContent = (`Training ${Math.round(msg.config.params).toLocaleString('en')} parameters on ` +
           `${msg.runtime.threads} thread${msg.runtime.threads > 1 ? 's' : ''} (${msg.runtime.variant}: ${msg.runtime.reason})`);
         this.queueDraw();
         return;
@@ -236,17 +260,17 @@ export class WatchItLearn {
         this.records.push(msg.record);
         return this.queueDraw();
       case 'probe':
-        drawProbeMaps($('train-maps'), msg.probe);
-        $('train-maps').dataset.step = String(this.records.at(-1)?.step ?? 0);
-        $('train-probe-output').textContent = `${msg.probe.input} → ${msg.probe.output}`;
-        $('train-maps-title').textContent = msg.probe.kind === 'cross'
+        drawProbeMaps(this.$('train-maps'), msg.probe);
+        this.$('train-maps').dataset.step = String(this.records.at(-1)?.step ?? 0);
+        this.$('train-probe-output').textContent = `${msg.probe.input} → ${msg.probe.output}`;
+        this.$('train-maps-title').textContent = msg.probe.kind === 'cross'
           ? 'cross-attention of the probe (rows: output characters, columns: source characters), each row scaled to its largest weight'
           : 'self-attention of the probe (rows: queries, columns: keys), each row scaled to its largest weight';
         return;
       case 'done':
         this.setState('done');
-        drawLossChart($('train-loss'), this.records, this.steps);
-        this.status(`${msg.state === 'stopped' ? 'Stopped' : 'Done'}: ${this.summary()} — the model is open in the viewer above`);
+        drawLossChart(this.$('train-loss'), this.records, this.steps);
+        this.status(`${msg.state === 'stopped' ? 'Stopped' : 'Done'}: ${this.summary()} — ${this.opensInViewer ? 'the model is open in the viewer above' : 'the model is ready'}`);
         this.openInViewer().catch((e) => this.status(`Could not export the model: ${e.message}`, true));
         return;
       case 'exported':
@@ -269,4 +293,7 @@ export class WatchItLearn {
 }
 
 const root = document.getElementById('watch-it-learn');
-if (root) globalThis.saccadeTraining = new WatchItLearn(root);
+if (root) {
+  globalThis.saccadeTraining = new WatchItLearn(root);
+  globalThis.saccadeTraining.opensInViewer = true;
+}
