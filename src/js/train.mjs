@@ -164,11 +164,14 @@ export function trainOptions(options = {}) {
 
 // Lets the event loop run (timers, abort events, messages) between steps. setTimeout(0) is
 // clamped to 4 ms in browsers; a MessageChannel round trip is not.
-const channel = typeof setImmediate == 'function' ? null : new MessageChannel();
+let channel = null; // made on first use: importing the library must not open ports
 const waiting = [];
-if (channel) channel.port1.onmessage = () => waiting.shift()?.();
 function yieldToEvents() {
-  if (!channel) return new Promise((resolve) => setImmediate(resolve));
+  if (typeof setImmediate == 'function') return new Promise((resolve) => setImmediate(resolve));
+  if (!channel) {
+    channel = new MessageChannel();
+    channel.port1.onmessage = () => waiting.shift()?.();
+  }
   return new Promise((resolve) => {
     waiting.push(resolve);
     channel.port2.postMessage(0);
