@@ -24,12 +24,13 @@ const RUNS = [
   { label: 'dates small (encdec 2+2 × 96)', task: 'dates', preset: 'small' },
 ];
 
-/** tokens/s of the native tool over STEPS steps (its own clock, after building the model). */
+/** { wall, cpu }: tokens per second and per CPU-second of the native tool over STEPS steps (its own clocks). */
 function nativeSpeed(run, threads) {
   const out = execFileSync(path.join(root, 'build/tools/train_task'),
     ['--task', run.task, ...presetArgs(run), '--steps', STEPS, '--print-every', STEPS, '--threads', threads].map(String),
     { encoding: 'utf8' });
-  return Number(/# [\d.]+ s, (\d+) tokens\/s/.exec(out)[1]);
+  const m = /# [\d.]+ s, (\d+) tokens\/s; [\d.]+ CPU s, (\d+) tokens per CPU-second/.exec(out);
+  return { wall: Number(m[1]), cpu: Number(m[2]) };
 }
 
 /** The preset as the native tool's options. */
@@ -47,12 +48,12 @@ async function nodeSpeed(run, threads) {
   const r = await train({ task: run.task, preset: run.preset, steps: STEPS, threads, evalEvery: 0,
     variant: threads === 1 ? 'st' : 'mt' });
   await new Promise((resolve) => setTimeout(resolve, 0));
-  const t0 = performance.now();
+  const t0 = performance.now(), cpu0 = process.cpuUsage(); // the whole process: every pool thread
   const tokens0 = r.get('tokens');
   await r.done;
-  const tps = (r.get('tokens') - tokens0) / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0), tokens = r.get('tokens') - tokens0;
   r.dispose();
-  return tps;
+  return { wall: tokens / ((performance.now() - t0) / 1000), cpu: tokens / ((cpu.user + cpu.system) / 1e6) };
 }
 
 const fmt = (x) => Math.round(x).toLocaleString('en');
@@ -64,8 +65,9 @@ for (const run of RUNS)
     const native = nativeSpeed(run, threads);
     const node = await nodeSpeed(run, threads);
     table.push({ run: run.label, threads, native, node });
-    console.log(`  ${run.label}, ${threads} thread${threads > 1 ? 's' : ''}: native ${fmt(native)}, wasm in Node ${fmt(node)} ` +
-      `(${(node / native).toFixed(2)}× native)`);
+    console.log(`  ${run.label}, ${threads} thread${threads > 1 ? 's' : ''}: native ${fmt(native.wall)}, wasm in Node ` +
+      `${fmt(node.wall)} (${(node.wall / native.wall).toFixed(2)}× native); per CPU-second: native ${fmt(native.cpu)}, ` +
+      `wasm ${fmt(node.cpu)} (${(node.cpu / native.cpu).toFixed(2)}×)`);
   }
 
 if (!flag('--no-browser')) {
@@ -125,7 +127,7 @@ if (!flag('--no-browser')) {
     for (const threads of [1, 2]) {
       const r = await inBrowser({ task: run.task, preset: run.preset, steps: STEPS, threads, evalEvery: 0,
         variant: threads === 1 ? 'st' : 'mt' });
-      const native = table.find((t) => t.run === run.label && t.threads === threads).native;
+      const native = table.find((t) => t.run === run.label && t.threads === threads).native.wall;
       console.log(`  ${run.label}, ${threads} thread${threads > 1 ? 's' : ''}: wasm in Chromium ${fmt(r.tokensPerSecond)} ` +
         `(${(r.tokensPerSecond / native).toFixed(2)}× native)`);
     }

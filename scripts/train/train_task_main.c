@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
     printf("# %s: %.0f parameters, %.0f steps, batch %.0f, %.0f threads\n", task, sac_train_get(t, "params"),
            sac_train_get(t, "steps"), sac_train_get(t, "batch"), sac_train_get(t, "threads"));
     const long steps = (long)sac_train_get(t, "steps");
-    const double t0 = progress_wall_seconds();
+    const double t0 = progress_wall_seconds(), cpu0 = progress_cpu_seconds();
     for (long s = 1; s <= steps; s++) {
         float loss;
         if (sac_train_step(t, &loss)) {
@@ -123,8 +123,11 @@ int main(int argc, char **argv) {
         }
         fflush(stdout);
     }
-    const double seconds = progress_wall_seconds() - t0;
-    printf("# %.2f s, %.0f tokens/s\n", seconds, sac_train_get(t, "tokens") / (seconds > 0 ? seconds : 1));
+    const double seconds = progress_wall_seconds() - t0, cpu = progress_cpu_seconds() - cpu0;
+    const double tokens = sac_train_get(t, "tokens");
+    /* per CPU-second too: on a shared machine, what the work itself cost */
+    printf("# %.2f s, %.0f tokens/s; %.2f CPU s, %.0f tokens per CPU-second\n", seconds, tokens / (seconds > 0 ? seconds : 1),
+           cpu, tokens / (cpu > 0 ? cpu : 1));
     if (probe) {
         if (sac_train_probe(t, probe, strlen(probe))) {
             fprintf(stderr, "train_task: %s\n", sac_train_errmsg(t));
