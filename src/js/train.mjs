@@ -33,7 +33,7 @@ export const PRESETS = {
       data: { minLen: 5, maxLen: 8 } },
   },
   copy: {
-    tiny: { task: 'copy', steps: 400, model: { layers: 1, embd: 64, heads: 4 }, optimizer: { batch: 32, lr: 3e-3 },
+    tiny: { task: 'copy', steps: 600, model: { layers: 1, embd: 64, heads: 4 }, optimizer: { batch: 32, lr: 3e-3 },
       data: { minLen: 4, maxLen: 10 } },
   },
   dates: {
