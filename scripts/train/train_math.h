@@ -41,7 +41,7 @@ static inline double train_exp(double x) {
 /* ln x for x > 0: x = 2^e·m, √½ ≤ m < √2, ln m = 2·atanh(s), s = (m − 1)/(m + 1), |s| < 0.172,
  * by its series to s^23 (error < 1e-18). */
 static inline double train_log(double x) {
-    if (!(x > 0.0)) return x == 0.0 ? -HUGE_VAL : (x - x) / (x - x);
+    if (!(x > 0.0)) return x == 0.0 ? -HUGE_VAL : NAN;
     if (x == HUGE_VAL) return x;
     int e;
     double m = frexp(x, &e);
