@@ -420,6 +420,8 @@ export class TrainingRun {
   probe(input?: string): TrainingProbe;
   /** Held-out loss and exact match (null for the text task) of the current weights. */
   evaluate(): { loss: number; exact: number | null };
+  /** A C option or statistic of the session by its C name ('embd', 'params', 'tokens', 'lr', …); NaN if unknown. */
+  get(name: string): number;
   /** The current weights as GGUF bytes loadModel accepts; matrices as `type` (default 'f32'). */
   exportGGUF(options?: { type?: 'f32' | 'f16' | 'q8_0' | 'q4_0' | string; name?: string }): Uint8Array;
   /** Frees the trainer's wasm instance and its threads. */
