@@ -126,6 +126,9 @@ static sac_status fail(sac_train *t, sac_status st, const char *fmt, ...) {
     return st;
 }
 
+#define MAX_TEXT_BYTES (256 << 20)
+#define MAX_PROBE_BYTES (1 << 20)
+
 static int is_seq2seq(const sac_train *t) { return t->task != TASK_TEXT; }
 
 sac_status sac_train_new(const char *task, sac_train **out) {
@@ -213,6 +216,9 @@ double sac_train_get(const sac_train *t, const char *name) {
 sac_status sac_train_set_text(sac_train *t, const char *text, size_t len) {
     if (t->started) return fail(t, SAC_ERR_STATE, "the text is fixed once training has started");
     if (t->task != TASK_TEXT) return fail(t, SAC_ERR_ARG, "only the text task takes a text");
+    /* the dataset keeps 8 bytes per character: bounded, so no size wraps in wasm32's size_t */
+    if (len > MAX_TEXT_BYTES)
+        return fail(t, SAC_ERR_ARG, "the text is %zu bytes; at most %d MB", len, MAX_TEXT_BYTES >> 20);
     char *copy = malloc(len ? len : 1);
     if (!copy) return fail(t, SAC_ERR_NOMEM, "out of memory for a text of %zu bytes", len);
     if (len) memcpy(copy, text, len);
@@ -630,6 +636,7 @@ nomem:
 sac_status sac_train_probe(sac_train *t, const char *input, size_t len) {
     if (!t->started) return fail(t, SAC_ERR_STATE, "training has not started (sac_train_start)");
     if (len == 0) return fail(t, SAC_ERR_ARG, "the probe input is empty");
+    if (len > MAX_PROBE_BYTES) return fail(t, SAC_ERR_ARG, "the probe input is %zu bytes; at most 1 MB", len);
     return is_seq2seq(t) ? probe_seq2seq(t, input, len) : probe_text(t, input, len);
 }
 

@@ -43,7 +43,7 @@ sac_status sac_train_set(sac_train *t, const char *name, double value);
 /* An option's value (after sac_train_start, the one in use), or one of: params, step, tokens
  * (trained so far), step_tokens, lr and grad_norm (of the last step), vocab. NaN: unknown. */
 double sac_train_get(const sac_train *t, const char *name);
-/* The text task's text (UTF-8, copied): the first 90% trains, the rest validates. */
+/* The text task's text (UTF-8, at most 256 MB, copied): the first 90% trains, the rest validates. */
 sac_status sac_train_set_text(sac_train *t, const char *text, size_t len);
 
 /* Checks the options, builds the model and initialises it from the seed. */
@@ -57,7 +57,7 @@ sac_status sac_train_evaluate(sac_train *t, float *loss, float *exact);
 /* Runs `input` through the current weights and keeps the attention maps: encoder–decoder
  * tasks decode greedily and keep the cross-attention of the decoded positions (queries: the
  * output tokens, <eos> included; keys: the source characters); the text task keeps the
- * self-attention over the input's characters (queries = keys). */
+ * self-attention over the input's last ctx characters (queries = keys). At most 1 MB. */
 sac_status sac_train_probe(sac_train *t, const char *input, size_t len);
 /* Of the last probe: 0 kind (0 self, 1 cross), 1 layers, 2 heads, 3 queries, 4 keys. */
 int32_t sac_train_probe_dim(const sac_train *t, int32_t which);
