@@ -94,6 +94,7 @@ static void test_options(void) {
 
     CHECK(sac_train_new("text", &t) == SAC_OK && sac_train_start(t) == SAC_ERR_ARG);
     CHECK_MSG(strstr(sac_train_errmsg(t), "needs a text"), "%s", sac_train_errmsg(t));
+    CHECK(sac_train_set_text(t, "x", ((size_t)256 << 20) + 1) == SAC_ERR_ARG);
     CHECK(sac_train_set_text(t, "a text of forty characters, no more ....", 40) == SAC_OK && sac_train_start(t) == SAC_ERR_ARG);
     CHECK_MSG(strstr(sac_train_errmsg(t), "too short"), "%s", sac_train_errmsg(t));
     sac_train_free(t);
@@ -167,6 +168,9 @@ static void test_reverse_learns(void) {
     uint8_t *none;
     CHECK(sac_train_export(t, "q9_9", NULL, &none, &size) == SAC_ERR_ARG && none == NULL);
     CHECK(sac_train_probe(t, "abcdefghijklmnop", 16) == SAC_ERR_ARG);
+    /* sizes are bounded before anything is allocated (the length alone is read) */
+    CHECK(sac_train_probe(t, "abc", ((size_t)1 << 20) + 1) == SAC_ERR_ARG);
+    CHECK_MSG(strstr(sac_train_errmsg(t), "at most 1 MB"), "%s", sac_train_errmsg(t));
     CHECK(sac_train_set(t, "lr", 1e-3) == SAC_ERR_STATE);
     sac_train_free(t);
 }
