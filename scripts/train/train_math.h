@@ -1,4 +1,4 @@
-/* train_math.h — exp, log and tanh from +, −, ×, ÷ and exact libm calls (floor, frexp, ldexp).
+/* train_math.h — exp, log and tanh from +, −, ×, ÷ and exact libm calls (floor, frexp).
  *
  * The native and the wasm trainers must give the same losses bit for bit. The matrix kernels
  * already do; libm's expf, logf and tanhf do not: glibc picks FMA variants at run time and
@@ -10,11 +10,22 @@
 #define TRAIN_MATH_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #define TRAIN_LN2_HI 6.93147180369123816490e-01 /* ln 2 with trailing zero bits: k·LN2_HI is exact */
 #define TRAIN_LN2_LO 1.90821492927058770002e-10
 
-/* e^x: x = k·ln2 + r, |r| ≤ ln2/2, e^r by its Taylor series to r^13 (error < 2e-17). */
+/* 2^k for −1022 ≤ k ≤ 1023, from its bits (libm's ldexp is a call that wasm cannot inline). */
+static inline double train_pow2(int k) {
+    const uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* e^x: x = k·ln2 + r, |r| ≤ ln2/2, e^r by its Taylor series to r^13 (error < 2e-17), times
+ * 2^k in two exact steps (the last one rounds once when the result is subnormal, as ldexp). */
 static inline double train_exp(double x) {
     if (x != x) return x;
     if (x > 709.7) return HUGE_VAL;
@@ -35,7 +46,8 @@ static inline double train_exp(double x) {
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    return ldexp(p, (int)k);
+    const int ki = (int)k, half = ki / 2;
+    return p * train_pow2(half) * train_pow2(ki - half);
 }
 
 /* ln x for x > 0: x = 2^e·m, √½ ≤ m < √2, ln m = 2·atanh(s), s = (m − 1)/(m + 1), |s| < 0.172,
