@@ -108,6 +108,27 @@ describe('train', () => {
     assert.throws(() => run.probe('abc'), /disposed/);
   });
 
+  test('text: the exported character model predicts in the engine what the trainer predicts', async () => {
+    const text = 'To be, or not to be, that is the question: whether tis nobler in the mind to suffer. '.repeat(30);
+    const run = await train({ task: 'text', text, steps: 40, model: { layers: 1, embd: 32, ctx: 32 },
+      optimizer: { batch: 8, lr: 3e-3 }, data: { valN: 4 }, variant: 'st', evalEvery: 0 });
+    await run.done;
+    const probe = run.probe('To be, or not to b');
+    assert.equal(probe.kind, 'self');
+    assert.equal(probe.queries.length, 18);
+    assert.deepEqual(probe.queries, probe.keys);
+    const model = await loadModel(run.exportGGUF({ type: 'f32' }), { threads: 1 });
+    try {
+      assert.equal(model.info.architecture, 'gpt2');
+      let first = '';
+      for await (const s of model.generate('To be, or not to b', { maxTokens: 1, temperature: 0 })) first += s.text;
+      assert.equal(first, probe.output);
+    } finally {
+      model.dispose();
+      run.dispose();
+    }
+  });
+
   test('pause, resume and stop', async () => {
     let seen = 0;
     const run = await train({ task: 'copy', steps: 1000, ...SMALL, variant: 'st', evalEvery: 0,
