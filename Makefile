@@ -62,6 +62,10 @@ $(eval $(call flavour,fuzz,$(FUZZ_CFLAGS),$(CLANG)))
 include scripts/models.mk
 # The WebAssembly builds and the JS package (`make wasm`, `make test-js`, `make bench-wasm`).
 include scripts/wasm.mk
+# The trainer's wasm module, loaded only by train() (`make wasm-train`); the JS and page tests train.
+include scripts/train-wasm.mk
+test-js test-web: wasm-train build/tools/train_task
+demo all: wasm-train
 # The demo page (`make demo`, `make test-web`, `make bench-web`).
 include scripts/web.mk
 # The C tests built with Emscripten and run in Node (`make test-wasm-kernels`, `make test-wasm-safe`).

@@ -15,7 +15,7 @@ build/tools/$(1): $(TRAIN_DIR)/$(1)_main.c build/native/libtrain.a build/native/
 	@mkdir -p build/tools
 	$$(CC) $$(NATIVE_CFLAGS) -I$(TRAIN_DIR) $$< build/native/libtrain.a build/native/libsaccade.a -o $$@ $$(LDLIBS)
 endef
-$(foreach tool,train train_dates quantize,$(eval $(call train_tool,$(tool))))
+$(foreach tool,train train_dates train_task quantize,$(eval $(call train_tool,$(tool))))
 
 # ------------------------------------------------------------------------------------------
 # Model A: gpt2 architecture, character vocabulary, Tiny Shakespeare (first 90% train, last

@@ -714,3 +714,6 @@ if (params.get('model')) {
   if (params.get('prompt')) $('prompt').value = params.get('prompt');
   pickModel(key);
 }
+
+// A model trained on this page ("Watch it learn", web/train/section.mjs) opens here like a file.
+document.addEventListener('saccade:open-model', ({ detail }) => load(detail.file, detail.name));

@@ -115,3 +115,30 @@ int32_t char_dataset_val_window(const char_dataset *d, int32_t T, int64_t w, int
     }
     return n;
 }
+
+sac_status char_vocab_make(const char_dataset *d, char_vocab *v, sac_error *err) {
+    v->n = d->n_vocab + 1;
+    v->texts = calloc((size_t)v->n, sizeof *v->texts);
+    v->tokens = calloc((size_t)v->n, sizeof *v->tokens);
+    v->types = calloc((size_t)v->n, sizeof *v->types);
+    if (!v->texts || !v->tokens || !v->types) {
+        char_vocab_free(v);
+        return sac_fail(err, SAC_ERR_NOMEM, "out of memory for the vocabulary");
+    }
+    for (int32_t i = 0; i < d->n_vocab; i++) {
+        char_dataset_token_text(d, i, v->texts[i]);
+        v->tokens[i] = v->texts[i];
+        v->types[i] = 1; /* normal */
+    }
+    snprintf(v->texts[d->n_vocab], sizeof v->texts[0], "<unk>");
+    v->tokens[d->n_vocab] = v->texts[d->n_vocab];
+    v->types[d->n_vocab] = 2; /* unknown */
+    return SAC_OK;
+}
+
+void char_vocab_free(char_vocab *v) {
+    free(v->texts);
+    free(v->tokens);
+    free(v->types);
+    memset(v, 0, sizeof *v);
+}

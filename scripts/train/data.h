@@ -43,4 +43,16 @@ int64_t char_dataset_val_windows(const char_dataset *d, int32_t T, int32_t *last
 /* Window w (0-based): n inputs and their targets; returns n (T, or less for the last one). */
 int32_t char_dataset_val_window(const char_dataset *d, int32_t T, int64_t w, int32_t *inputs, int32_t *targets);
 
+/* The dataset's characters plus "<unk>" (token type 2), as a GGUF "char" tokenizer lists
+ * them: what the exported model reads. */
+typedef struct char_vocab {
+    char (*texts)[8];
+    const char **tokens; /* [n] pointing into texts */
+    int32_t *types;      /* [n] 1 normal, 2 unknown */
+    int32_t n;           /* n_vocab + 1 */
+} char_vocab;
+
+sac_status char_vocab_make(const char_dataset *d, char_vocab *v, sac_error *err);
+void char_vocab_free(char_vocab *v);
+
 #endif

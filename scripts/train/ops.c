@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "matmul.h"
+#include "train_math.h"
 #include "types.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -294,7 +295,7 @@ static void gelu_forward_task(void *arg, int ith, int nth) {
     sac_split(a->n, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) {
         const float x = a->x[i];
-        const float th = tanhf(GELU_SCALE * (x + 0.044715f * x * x * x));
+        const float th = train_tanhf(GELU_SCALE * (x + 0.044715f * x * x * x));
         a->th[i] = th;
         a->out[i] = 0.5f * x * (1.0f + th);
     }
@@ -356,7 +357,7 @@ static void attention_forward_task(void *arg, int ith, int nth) {
                 if (p[j] > max) max = p[j];
             }
             for (int32_t j = 0; j < n_keys; j++) {
-                p[j] = expf(p[j] - max);
+                p[j] = train_expf(p[j] - max);
                 sum += p[j];
             }
             const float inv = 1.0f / sum;
@@ -440,12 +441,12 @@ static void crossentropy_forward_task(void *arg, int ith, int nth) {
         for (int64_t i = 0; i < a->V; i++)
             if (z[i] > max) max = z[i];
         for (int64_t i = 0; i < a->V; i++) {
-            p[i] = expf(z[i] - max);
+            p[i] = train_expf(z[i] - max);
             sum += p[i];
         }
         for (int64_t i = 0; i < a->V; i++) p[i] /= sum;
         /* −log p[target] from the logits directly: exact even when p[target] underflows */
-        a->losses[n] = logf(sum) - (z[a->targets[n]] - max);
+        a->losses[n] = train_logf(sum) - (z[a->targets[n]] - max);
     }
 }
 

@@ -102,37 +102,6 @@ static int parse(int argc, char **argv, options *o) {
 
 
 
-/* The dataset's characters plus <unk>, as the GGUF tokenizer lists them. */
-typedef struct char_vocab {
-    char (*texts)[8];
-    const char **tokens;
-    int32_t *types;
-    int32_t n;
-} char_vocab;
-
-static int vocab_make(const char_dataset *d, char_vocab *v) {
-    v->n = d->n_vocab + 1;
-    v->texts = calloc((size_t)v->n, sizeof *v->texts);
-    v->tokens = calloc((size_t)v->n, sizeof *v->tokens);
-    v->types = calloc((size_t)v->n, sizeof *v->types);
-    if (!v->texts || !v->tokens || !v->types) return 0;
-    for (int32_t i = 0; i < d->n_vocab; i++) {
-        char_dataset_token_text(d, i, v->texts[i]);
-        v->tokens[i] = v->texts[i];
-        v->types[i] = 1; /* normal */
-    }
-    snprintf(v->texts[d->n_vocab], sizeof v->texts[0], "<unk>");
-    v->tokens[d->n_vocab] = v->texts[d->n_vocab];
-    v->types[d->n_vocab] = 2; /* unknown */
-    return 1;
-}
-
-static void vocab_free(char_vocab *v) {
-    free(v->texts);
-    free(v->tokens);
-    free(v->types);
-}
-
 static int eval_model(const options *o, const char_dataset *data) {
     size_t size;
     uint8_t *bytes = read_file(o->eval_model, &size);
@@ -151,7 +120,8 @@ static int eval_model(const options *o, const char_dataset *data) {
 /* The trained model as F32 GGUF, plus what the engine says of it at F32 and Q8_0. */
 static int export_model(const options *o, trainer *tr, const char_dataset *data, FILE *log) {
     char_vocab v;
-    if (!vocab_make(data, &v)) return fprintf(stderr, "train: out of memory\n"), 1;
+    sac_error verr = {0};
+    if (char_vocab_make(data, &v, &verr)) return fprintf(stderr, "train: %s\n", verr.msg), 1;
     const gpt2_vocab gv = {v.tokens, v.types, v.n, data->n_vocab};
     uint8_t *f32 = NULL, *q8 = NULL;
     size_t f32_size = 0, q8_size = 0;
@@ -179,7 +149,7 @@ static int export_model(const options *o, trainer *tr, const char_dataset *data,
 done:
     free(f32);
     free(q8);
-    vocab_free(&v);
+    char_vocab_free(&v);
     return rc;
 }
 

@@ -556,3 +556,100 @@ export interface Configuration {
 
 /** Sets library-wide settings; returns those in force. */
 export function configure(options: Configuration): { assetBase: string | null };
+
+// ---------------------------------------------------------------------------------------------
+// Training (src/js/train.mjs): a small transformer trained in the trainer's own wasm module,
+// loaded only when train() is called.
+// ---------------------------------------------------------------------------------------------
+
+export type TrainingTask = 'reverse' | 'copy' | 'dates' | 'text';
+
+export interface TrainOptions {
+  /** 'reverse' | 'copy' | 'dates' (encoder–decoder) or 'text' (decoder-only, needs `text`). Default 'reverse'. */
+  task?: TrainingTask;
+  /** A preset of the task (see trainingPresets): its fields are the defaults of the rest. */
+  preset?: string;
+  /** The text task's text: the first 90% trains, the rest is held out. */
+  text?: string;
+  model?: { layers?: number; encLayers?: number; decLayers?: number; embd?: number; heads?: number; ff?: number; ctx?: number };
+  optimizer?: { batch?: number; lr?: number; minLr?: number; warmup?: number; weightDecay?: number; beta1?: number; beta2?: number; clip?: number };
+  /** minLen/maxLen: reverse and copy string lengths; valN: held-out pairs (windows for text); evalSeed. */
+  data?: { minLen?: number; maxLen?: number; valN?: number; evalSeed?: number };
+  /** Steps of the run (and of the learning-rate schedule). */
+  steps?: number;
+  seed?: number;
+  threads?: number;
+  variant?: 'mt' | 'st';
+  /** Steps between held-out evaluations (0: only at the end). Default 50. */
+  evalEvery?: number;
+  signal?: AbortSignal;
+  onStep?: (record: TrainStep, run: TrainingRun) => void;
+  /** Start paused (resume() starts). */
+  paused?: boolean;
+}
+
+export interface TrainStep {
+  step: number;
+  /** Training loss of the step's batch (mean cross entropy, nats per target token). */
+  loss: number;
+  lr: number;
+  gradNorm: number;
+  /** Tokens trained so far (source + target tokens for encoder–decoder tasks). */
+  tokens: number;
+  tokensPerSecond: number;
+  /** On evaluation steps: the held-out loss. */
+  valLoss?: number;
+  /** On evaluation steps of encoder–decoder tasks: the held-out exact match in [0, 1]. */
+  exact?: number;
+}
+
+export interface TrainingProbe {
+  kind: 'cross' | 'self';
+  input: string;
+  /** Greedy decoding of the input (text task: the most likely next character). */
+  output: string;
+  layers: number;
+  heads: number;
+  /** Labels of the rows (cross: output characters then <eos>) and of the columns (the input's characters). */
+  queries: string[];
+  keys: string[];
+  /** [layers][heads][queries][keys] probabilities. */
+  maps: Float32Array;
+  attention(layer: number, head: number): AttentionMatrix;
+}
+
+export class TrainingRun {
+  readonly task: TrainingTask;
+  readonly runtime: Runtime;
+  readonly steps: number;
+  /** Steps done. */
+  readonly step: number;
+  readonly history: TrainStep[];
+  readonly state: 'training' | 'paused' | 'stopped' | 'done' | 'failed' | 'disposed';
+  readonly paused: boolean;
+  /** The options in use, defaults filled in, and params (the parameter count). */
+  readonly config: Record<string, number>;
+  /** The task's probe input cut to what the model reads. */
+  readonly defaultProbe: string;
+  /** Resolves when the run ends (all steps, or stop()); rejects on abort, failure or dispose. */
+  readonly done: Promise<{ steps: number; history: TrainStep[] }>;
+  pause(): void;
+  resume(): void;
+  /** Ends training after the current step; the weights stay for probe() and exportGGUF(). */
+  stop(): void;
+  /** The current weights on `input` (default: the task's probe): the attention maps. */
+  probe(input?: string): TrainingProbe;
+  /** Held-out loss and exact match (null for the text task) of the current weights. */
+  evaluate(): { loss: number; exact: number | null };
+  /** A C option or statistic of the session by its C name ('embd', 'params', 'tokens', 'lr', …); NaN if unknown. */
+  get(name: string): number;
+  /** The current weights as GGUF bytes loadModel accepts; matrices as `type` (default 'f32'). */
+  exportGGUF(options?: { type?: 'f32' | 'f16' | 'q8_0' | 'q4_0' | string; name?: string }): Uint8Array;
+  /** Frees the trainer's wasm instance and its threads. */
+  dispose(): void;
+}
+
+/** Starts training and resolves once the run is set up (steps then run in the background). */
+export function train(options?: TrainOptions): Promise<TrainingRun>;
+
+export const trainingPresets: Record<TrainingTask, Record<string, TrainOptions>>;

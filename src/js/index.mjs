@@ -24,3 +24,5 @@ export { loadModel } from './load.mjs';
 export { configure } from './instantiate.mjs';
 export { Model } from './model.mjs';
 export { Attention, attend, createAttention, fitKernelWidth, sinusoidPositions } from './attend.mjs';
+// Training in the tab: train() loads the trainer's own wasm module (dist/saccade-train-*) only when called.
+export { train, TrainingRun, PRESETS as trainingPresets } from './train.mjs';

@@ -1,0 +1,116 @@
+// "Watch it learn" (web/train/section.mjs) in headless Chromium, cross-origin isolated: train the
+// reversal task briefly in the worker, the loss curve and status update, the probe's
+// cross-attention maps are redrawn and change as the model learns, pause holds the step,
+// stop opens the trained model in the viewer (generate works on it), and nothing logs an error.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { frames, modelA, screenshot, useBrowser, watchErrors } from './helpers.mjs';
+
+const A = modelA();
+const env = useBrowser();
+
+/** The pixels of every probe map canvas, as data URLs. */
+const mapPixels = (page) => page.evaluate(() =>
+  [...document.querySelectorAll('#train-maps canvas')].map((c) => c.toDataURL()));
+
+const stepOf = (page) => page.evaluate(() => Number(document.getElementById('train-status').dataset.step ?? 0));
+
+describe('Watch it learn', () => {
+  test('train briefly: loss, probe maps that change, pause, stop → the model opens in the viewer', async () => {
+    await env.ready;
+    const context = await env.browser.newContext();
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    try {
+      await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
+      await page.waitForFunction(() => globalThis.saccadeTraining && !document.getElementById('generate').disabled,
+        null, { timeout: 30_000 });
+      await page.selectOption('#train-task', 'reverse');
+      await page.selectOption('#train-preset', 'tiny');
+      await page.fill('#train-steps', '300');
+      await page.selectOption('#train-threads', '2');
+      await page.click('#train-start');
+
+      // the first probe: the untrained model's maps
+      await page.waitForFunction(() => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 1,
+        null, { timeout: 30_000 });
+      const first = await mapPixels(page);
+      assert.equal(first.length, 4, 'one map per layer × head (1 × 4)');
+      assert.match(await page.textContent('#train-runtime'), /Training [\d,]+ parameters on 2 threads \(mt/);
+
+      // a few probes later the maps differ
+      await page.waitForFunction(() => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 6,
+        null, { timeout: 60_000 });
+      const later = await mapPixels(page);
+      assert.notDeepEqual(later, first, 'the probe maps changed as the model trained');
+      assert.match(await page.textContent('#train-status'), /step \d+ \/ 300 · loss [\d.]+/);
+      assert.match(await page.textContent('#train-status'), /tokens\/s/);
+
+      // pause holds the step; resume continues
+      await page.click('#train-pause');
+      await page.waitForTimeout(300);
+      const held = await stepOf(page);
+      await page.waitForTimeout(500);
+      assert.equal(await stepOf(page), held, 'no step while paused');
+      assert.equal(await page.textContent('#train-pause'), 'Resume');
+      await page.click('#train-pause');
+      await page.waitForFunction((s) => Number(document.getElementById('train-status').dataset.step) > s + 2, held,
+        { timeout: 30_000 });
+
+      // stop: the trained model opens in the viewer above, which generates with it
+      await page.click('#train-stop');
+      await page.waitForFunction(() => document.getElementById('watch-it-learn').dataset.state === 'done',
+        null, { timeout: 30_000 });
+      await page.waitForFunction(() => /^Loaded the model trained below/.test(document.getElementById('progress-text').textContent)
+        && !document.getElementById('generate').disabled, null, { timeout: 30_000 });
+      assert.match(await page.textContent('#model-info'), /encdec/);
+      assert.equal(await page.isDisabled('#train-download'), false);
+      await page.fill('#prompt', 'abcdefgh');
+      await page.fill('#temperature', '0');
+      await page.click('#generate');
+      await page.waitForFunction(() => !document.getElementById('generate').disabled
+        && document.getElementById('output').textContent.length > 0, null, { timeout: 30_000 });
+      await frames(page);
+      await screenshot(page, 'train-watch-it-learn');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+
+describe('<saccade-train>', () => {
+  test('the element trains with its attributes and hands over the trained model', async () => {
+    await env.ready;
+    const context = await env.browser.newContext();
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    try {
+      await page.goto(`${env.srv.isolated.url}/web/embed-example.html`);
+      const result = await page.evaluate(async () => {
+        await import('/web/train/element.mjs');
+        const el = document.createElement('saccade-train');
+        el.setAttribute('task', 'copy');
+        el.setAttribute('preset', 'tiny');
+        el.setAttribute('steps', '20');
+        el.setAttribute('autostart', '');
+        const trained = new Promise((resolve) => el.addEventListener('trained', (e) => resolve(e.detail.file)));
+        document.body.append(el);
+        const file = await trained;
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const maps = el.shadowRoot.querySelectorAll('#train-maps canvas').length;
+        return { magic: String.fromCharCode(...bytes.subarray(0, 4)), size: bytes.length, maps,
+          status: el.shadowRoot.querySelector('#train-status').textContent };
+      });
+      assert.equal(result.magic, 'GGUF');
+      assert.ok(result.size > 10_000);
+      assert.equal(result.maps, 4);
+      assert.match(result.status, /^Done: step 20 \/ 20/);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
