@@ -121,6 +121,10 @@ async function generate({ id, prompt, options }) {
     const steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
       attention: true });
     for await (const step of steps) {
+      if (step.finishReason === 'aborted') {
+        reason = STOPPED; // the step that says so carries no token
+        break;
+      }
       const { query } = step.attention;
       if (count === 0) {
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);

@@ -4,6 +4,14 @@
 // range (integers beyond int32 included) throws a SaccadeError, and so does an option name the
 // call does not know (the message lists the ones it does).
 
+// Symbol.dispose for projects whose `lib` predates explicit resource management (the same
+// declaration as TypeScript's esnext.disposable, so the two merge).
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
 /** An error from the engine or from argument checks. `code` is the C status name. */
 export class SaccadeError extends Error {
   name: 'SaccadeError';
@@ -164,10 +172,13 @@ export interface GenerateOptions {
   seed?: number | bigint;
   /**
    * Stop strings and/or token ids. The step whose text completes a stop string (or whose id is
-   * a stop id) is yielded, then the generation ends.
+   * a stop id) is yielded, then the generation ends. Neither the stop string (nor what follows
+   * it in that token) nor a stop id's own text is part of the text. A stop string may span
+   * several tokens: text that could be its beginning is held back (its steps carry less text,
+   * or '') until a later token completes it (dropped) or rules it out (released).
    */
   stop?: string | number | Array<string | number>;
-  /** Checked between steps: the iterator then rejects with signal.reason. */
+  /** Checked between steps: once aborted, the next step is the last, with finishReason 'aborted'. */
   signal?: AbortSignal;
   /** Yield each step's attention row (and, for encoder–decoder models, its cross row). */
   attention?: boolean;
@@ -196,19 +207,60 @@ export type FinishReason =
   /** The context is full: the step's token could not be evaluated. */
   | 'contextFull'
   /** maxTokens steps. */
-  | 'maxTokens';
+  | 'maxTokens'
+  /** The signal aborted, or model.stop() was called: that last step carries no token. */
+  | 'aborted';
 
-export interface GenerateStep {
+/** One token of a generation, or (finishReason 'aborted') the step that ends it without one. */
+export type GenerateStep = TokenStep | AbortedStep;
+
+export interface TokenStep {
   id: number;
-  /** The text this token completes ('' without a tokenizer; multi-byte characters split
-   * across tokens arrive whole with the token that completes them). */
+  /**
+   * The text this step releases: the text of its token ('' without a tokenizer; multi-byte
+   * characters split across tokens arrive whole with the token that completes them), less a
+   * stop string, plus text held back from earlier steps (see GenerateOptions.stop).
+   */
   text: string;
   /** With { attention: true }; otherwise undefined. */
   attention?: AttentionRow;
   /** Encoder–decoder models with { attention: true }: the decoder → source row. */
   cross?: AttentionRow;
   /** On the last step, why the generation ended; null on the others. */
-  finishReason: FinishReason | null;
+  finishReason: Exclude<FinishReason, 'aborted'> | null;
+}
+
+/** The last step of an aborted generation: no token, only text held back for a stop string. */
+export interface AbortedStep {
+  id: null;
+  text: string;
+  attention: undefined;
+  cross: undefined;
+  finishReason: 'aborted';
+}
+
+/** How long a complete() took, in milliseconds, and how many tokens. */
+export interface Timings {
+  /** Tokens the prompt evaluated (for an encoder–decoder model, the decoder start). */
+  promptTokens: number;
+  /** Evaluating the prompt (and encoding the source). */
+  promptMs: number;
+  /** Tokens generated (TokenSteps). */
+  generatedTokens: number;
+  /** From the end of the prompt to the last step. */
+  generateMs: number;
+  /** The whole call, option checks and tokenizing included. */
+  totalMs: number;
+}
+
+export interface Completion {
+  /** Every step's text: the generated text without stop strings. */
+  text: string;
+  /** The ids generated (an EOS or stop id included). */
+  tokens: number[];
+  /** Why it ended ('maxTokens' also for maxTokens: 0). */
+  finishReason: FinishReason;
+  timings: Timings;
 }
 
 export type AttentionKind = 'self' | 'cross' | 'encoder';
@@ -309,10 +361,15 @@ export class Model {
    */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, void, undefined>;
   /**
-   * Ends the running generation: its next step rejects with `reason` (default: a DOMException
-   * named 'AbortError'). Returns false when none was running.
+   * Generates to the end and returns the whole text (without stop strings), the ids, why it
+   * ended and how long it took. Takes generate's options; bad ones reject.
    */
-  stop(reason?: unknown): boolean;
+  complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
+  /**
+   * Ends the running generation: its next step is its last, with no token and finishReason
+   * 'aborted'. Returns false when none was running.
+   */
+  stop(): boolean;
   /** The captured attention of one layer and head over the current context. */
   attention(layer: number, head: number, options?: { kind?: AttentionKind }): AttentionMatrix;
   /**
@@ -329,6 +386,8 @@ export class Model {
    * the same variant and thread count, then terminated with its threads.
    */
   dispose(): void;
+  /** dispose(), for `using model = await loadModel(…)` where the runtime has it. */
+  [Symbol.dispose](): void;
 }
 
 export function loadModel(source: ModelSource, options?: LoadOptions): Promise<Model>;

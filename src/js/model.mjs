@@ -81,15 +81,16 @@ export class Model {
   }
 
   /**
-   * Ends the running generation, if any: its next step throws `reason` (default: an AbortError).
-   * Returns whether one was running. A generation whose iterator was dropped holds the context
-   * only until the next generate, forward or bench — or this call.
+   * Ends the running generation, if any: its next step is its last, with no token and
+   * finishReason 'aborted' (as when its signal aborts). Returns whether one was running. A
+   * generation whose iterator was dropped holds the context only until the next generate,
+   * forward or bench — or this call.
    */
-  stop(reason) {
+  stop() {
     this.#usable();
     const run = this.#run;
     if (!run) return false;
-    run.stop(reason ?? new DOMException('the generation was stopped by model.stop()', 'AbortError'));
+    run.abort();
     this.#run = null;
     this.#engine.setCapture(this.#params.attention);
     return true;
@@ -208,6 +209,30 @@ export class Model {
    * options.decoderStart (default [BOS]).
    */
   generate(prompt, options) {
+    return this.#start(prompt, options).steps;
+  }
+
+  /**
+   * Generates to the end and returns { text, tokens, finishReason, timings }: the text without
+   * any stop string, the ids generated, why it ended, and how long the prompt and the
+   * generation took. Takes generate's options.
+   */
+  async complete(prompt, options) {
+    const t0 = performance.now();
+    const { run, steps } = this.#start(prompt, options);
+    let text = '';
+    const tokens = [];
+    let finishReason = 'maxTokens'; // maxTokens: 0 has no steps
+    for await (const step of steps) {
+      text += step.text;
+      if (step.id !== null) tokens.push(step.id);
+      finishReason = step.finishReason ?? finishReason;
+    }
+    return { text, tokens, finishReason, timings: { ...run.timings, totalMs: performance.now() - t0 } };
+  }
+
+  /** Checks a generation's arguments and takes the context: { run, steps }. */
+  #start(prompt, options) {
     const e = this.#hasContext();
     const o = generateOptions(this.samplingDefaults, options);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
@@ -230,7 +255,7 @@ export class Model {
     this.#takeOver();
     const run = new Run(e);
     this.#run = run;
-    return steps(run, {
+    return { run, steps: steps(run, {
       engine: e, info: this.info, ids: start, o, withCross: source !== null,
       begin: () => this.#reset(o.attention, source ?? undefined),
       end: () => {
@@ -238,7 +263,7 @@ export class Model {
         this.#run = null;
         e.setCapture(this.#params.attention);
       },
-    });
+    }) };
   }
 
   #checkSource(source) {
@@ -305,3 +330,14 @@ export class Model {
     return this.#disposed;
   }
 }
+
+// `using model = await loadModel(…)` disposes of the model at the end of the block, where the
+// runtime has explicit resource management (`await using` falls back to this one too).
+if (typeof Symbol.dispose == 'symbol')
+  Object.defineProperty(Model.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.dispose();
+    },
+    writable: true,
+    configurable: true,
+  });
