@@ -27,6 +27,7 @@ sac_status sac_gguf_split_place(const gguf_file *f, uint32_t *no, uint32_t *coun
     sac_status st = split_key(f, "split.count", SAC_SPLIT_MAX, count, err);
     if (st) return st;
     if (*count == 0) return sac_fail(err, SAC_ERR_MODEL, "metadata key 'split.count' is 0");
+    if (*count == 1 && !sac_gguf_find_kv(f, "split.no")) return SAC_OK; /* one file: split.no says nothing */
     if ((st = split_key(f, "split.no", SAC_SPLIT_MAX, no, err))) return st;
     if (*no >= *count)
         return sac_fail(err, SAC_ERR_MODEL, "metadata key 'split.no' = %" PRIu32 " is not below 'split.count' = %" PRIu32,

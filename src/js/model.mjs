@@ -18,11 +18,14 @@ export class Model {
   #source = null; // encoder–decoder models: the ids of the last encoded source
 
   /** @internal — use loadModel(). */
-  constructor(engine, runtime, params) {
+  constructor(engine, runtime, params, sourceInfo) {
     this.#engine = engine;
     this.#params = params;
     this.info = Object.freeze(this.#readInfo());
     this.runtime = Object.freeze(runtime);
+    /** Where the model's bytes came from and what became of their cache copy (see index.d.ts). */
+    this.sourceInfo = Object.freeze({ ...sourceInfo, urls: Object.freeze(sourceInfo.urls),
+      cache: Object.freeze(sourceInfo.cache) });
     this.samplingDefaults = Object.freeze(samplingDefaults(engine));
   }
 

@@ -264,3 +264,68 @@ export function llamaGguf({ vocab = 97, ctx = 48, embd = 64, ff = 96, layers = 2
   w.raw(new Uint8Array(data.buffer));
   return w.bytes();
 }
+
+/**
+ * Splits a GGUF file as llama.cpp's gguf-split does: shard i holds tensors [first[i], first[i+1])
+ * (in the file's order; first[n] is the tensor count) and split.no = i, split.count = n,
+ * split.tensors.count (u16, u16, i32); only shard 0 keeps the other metadata. Returns the shards' bytes.
+ */
+export function splitGguf(bytes, first) {
+  const r = new Reader(bytes);
+  if (r.u32() !== 0x46554747) throw new Error('not a GGUF file');
+  const version = r.u32();
+  const nTensors = r.u64();
+  const nKv = r.u64();
+  const kvStart = r.at;
+  let alignment = 32;
+  for (let i = 0; i < nKv; i++) {
+    const key = r.string();
+    const type = r.u32();
+    if (key === 'general.alignment') alignment = r.view.getUint32(r.at, true);
+    r.skipValue(type);
+  }
+  const kvEnd = r.at;
+  const tensors = [];
+  for (let i = 0; i < nTensors; i++) {
+    const start = r.at;
+    r.string();
+    const nDims = r.u32();
+    r.at += 8 * nDims + 4;
+    tensors.push({ info: bytes.subarray(start, r.at), offset: r.u64() });
+  }
+  const dataStart = Math.ceil(r.at / alignment) * alignment;
+  if (alignment !== 32) throw new Error('splitGguf: shards after the first would need general.alignment too');
+  const byOffset = [...tensors].sort((a, b) => a.offset - b.offset);
+  byOffset.forEach((t, i) => (t.length = (byOffset[i + 1]?.offset ?? bytes.length - dataStart) - t.offset));
+  const pad = (w) => w.raw(new Uint8Array((alignment - (w.length % alignment)) % alignment));
+  const shards = [];
+  for (let s = 0; s + 1 < first.length; s++) {
+    const mine = tensors.slice(first[s], first[s + 1]);
+    const w = new Writer();
+    w.u32(0x46554747);
+    w.u32(version);
+    w.u64(mine.length);
+    w.u64((s === 0 ? nKv : 0) + 3);
+    if (s === 0) w.raw(bytes.subarray(kvStart, kvEnd));
+    w.string('split.no');
+    w.u32(TYPE.u16);
+    w.num('setUint16', 2, s);
+    w.string('split.count');
+    w.u32(TYPE.u16);
+    w.num('setUint16', 2, first.length - 1);
+    w.kv('split.tensors.count', TYPE.i32, nTensors);
+    let at = 0;
+    for (const t of mine) {
+      w.raw(t.info);
+      w.u64(at);
+      at += Math.ceil(t.length / alignment) * alignment;
+    }
+    pad(w);
+    for (const t of mine) {
+      w.raw(bytes.subarray(dataStart + t.offset, dataStart + t.offset + t.length));
+      pad(w);
+    }
+    shards.push(w.bytes());
+  }
+  return shards;
+}
