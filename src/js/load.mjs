@@ -149,6 +149,7 @@ export async function loadModel(source, options) {
   try {
     const sizes = new Array(n).fill(null);
     const froms = [];
+    const names = [];
     for (let i = 0; i < n; i++) opened.inputs[i].then((input) => (sizes[i] = input.size), () => {});
     let before = 0; // bytes of the shards already read
     for (let i = 0; i < n; i++) {
@@ -157,6 +158,7 @@ export async function loadModel(source, options) {
         if (input.size !== null) checkFileSize(input.size);
         sizes[i] = input.size;
         froms.push(input.from);
+        names.push(input.name);
         const report = (loaded) => onProgress?.({
           loaded: before + loaded, total: sizes.includes(null) ? null : sizes.reduce((a, b) => a + b, 0),
           ...(n > 1 && { shard: i, shards: n }), from: input.from,
@@ -182,7 +184,7 @@ export async function loadModel(source, options) {
     const size = before;
     const sourceInfo = {
       from: froms.includes('network') ? 'network' : froms[0], bytes: size, shards: n,
-      urls: sources.every((s) => typeof s == 'string' || s instanceof URL) ? sources.map(sourceName) : [],
+      urls: names.includes(null) ? [] : names,
     };
 
     const params = { contextLength, batchSize, threads: runtime.threads, attention };

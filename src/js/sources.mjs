@@ -79,8 +79,11 @@ const CACHE_OFF = { status: 'off', message: 'not cached (cache: false)' };
 const NOT_A_URL = { status: 'off', message: 'not cached (not a URL)' };
 const NO_CACHE_API = { status: 'unavailable', message: 'not cached (no Cache API here)' };
 
-/** Where the bytes come from, and what settle() reports (`note`) for a source outside the cache. */
-const tagged = (source, from, note) => Object.assign(source, { from, settle: async () => note });
+/**
+ * Where the bytes come from, what settle() reports (`note`) for a source outside the cache, and
+ * `name`: the URL (resolved) or file path, or null.
+ */
+const tagged = (source, from, note, name = null) => Object.assign(source, { from, name, settle: async () => note });
 
 /**
  * The source of a model: bytes, a Blob, a Response, a stream, a URL or (Node) a file path.
@@ -99,7 +102,7 @@ export async function openSource(source, { signal, cache = null } = {}) {
   let url;
   if (source instanceof URL) url = source;
   else if (typeof source == 'string') {
-    if (isNode && !/^(https?|file|data|blob):/i.test(source)) return tagged(await fileSource(source), 'file', NOT_A_URL);
+    if (isNode && !/^(https?|file|data|blob):/i.test(source)) return tagged(await fileSource(source), 'file', NOT_A_URL, source);
     try {
       url = new URL(source, globalThis.location?.href);
     } catch {
@@ -109,15 +112,17 @@ export async function openSource(source, { signal, cache = null } = {}) {
     fail('the model source must be a Uint8Array, ArrayBuffer, Blob, Response, ReadableStream, URL or string ' +
       `(a URL, or a file path in Node), or an array of them (a split model's shards), got ${source === null ? 'null' : typeof source}`);
   }
-  if (isNode && url.protocol === 'file:')
-    return tagged(await fileSource((await import('node:url')).fileURLToPath(url)), 'file', NOT_A_URL);
+  if (isNode && url.protocol === 'file:') {
+    const file = (await import('node:url')).fileURLToPath(url);
+    return tagged(await fileSource(file), 'file', NOT_A_URL, file);
+  }
   const http = /^https?:$/.test(url.protocol);
   if (http && cache !== null) {
     const opened = await openCachedUrl(url.href, cache, signal);
     if (opened) {
       const input = opened.body instanceof Blob ? streamSource(opened.body.stream(), opened.body.size)
         : responseSource(opened.body, url.href);
-      return Object.assign(input, { from: opened.from, settle: opened.settle });
+      return Object.assign(input, { from: opened.from, name: url.href, settle: opened.settle });
     }
   }
   let response;
@@ -128,5 +133,5 @@ export async function openSource(source, { signal, cache = null } = {}) {
     fail(`cannot fetch ${url.href}: ${e.message}`, 'SAC_ERR_STATE');
   }
   const note = !http ? NOT_A_URL : cache === null ? CACHE_OFF : NO_CACHE_API; // (with a Cache API, the URL went above)
-  return tagged(responseSource(response, url.href), 'network', note);
+  return tagged(responseSource(response, url.href), 'network', note, url.href);
 }
