@@ -59,11 +59,68 @@ export interface RuntimeOptions {
   variant?: 'mt' | 'st';
 }
 
+/** Where a model's bytes come from. */
+export type SourceKind =
+  /** The browser's download cache (see LoadOptions.cache). */
+  | 'cache'
+  /** A URL downloaded (fetch). */
+  | 'network'
+  /** A file path or file: URL (Node). */
+  | 'file'
+  /** Bytes, a Blob, a Response or a stream the caller gave. */
+  | 'memory';
+
 export interface Progress {
-  /** Bytes copied into the wasm heap so far. */
+  /** Bytes copied into the wasm heap so far (over every shard of a split model). */
   loaded: number;
-  /** The size of the model, or null when the source does not say (no Content-Length). */
+  /**
+   * The size of the model, or null while a source does not say (no Content-Length). A split
+   * model's shards are requested together, so their total is usually known from the start.
+   */
   total: number | null;
+  /** Split models: the shard being read (0-based) and how many there are. */
+  shard?: number;
+  shards?: number;
+  /** Where the bytes being read come from. */
+  from: SourceKind;
+}
+
+/** What became of the download cache copy of a model's URL(s). */
+export interface CacheReport {
+  /**
+   * 'hit': read from the cache; 'stored': downloaded and saved; 'failed': downloaded, not saved
+   * (message says why: no Content-Length, quota…); 'off': cache: false, or not a URL;
+   * 'unavailable': no Cache API here (Node, an insecure origin, storage disabled).
+   */
+  status: 'hit' | 'stored' | 'failed' | 'off' | 'unavailable';
+  /** A sentence for people, e.g. 'saved in the browser cache'. */
+  message: string;
+}
+
+/** Where a loaded model came from. */
+export interface SourceInfo {
+  /** 'network' when any shard was downloaded; else where the (first) shard came from. */
+  from: SourceKind;
+  /** Bytes of every shard together. */
+  bytes: number;
+  /** 1, or the number of files of a split model. */
+  shards: number;
+  /** The URLs (resolved) or file paths loaded, shard by shard; [] for in-memory sources. */
+  urls: readonly string[];
+  cache: Readonly<CacheReport>;
+}
+
+/** One cached file (each shard of a split model is one). */
+export interface CachedModel {
+  url: string;
+  bytes: number;
+  /** When it was stored (null for an entry without that record). */
+  stored: Date | null;
+}
+
+export interface CacheOptions {
+  /** The cache: a name, or true for the default (DEFAULT_CACHE). */
+  cache?: true | string;
 }
 
 export interface LoadOptions extends RuntimeOptions {
@@ -85,9 +142,27 @@ export interface LoadOptions extends RuntimeOptions {
   attention?: boolean;
   /** Read only the tokenizer: the model can tokenize and detokenize, nothing else. */
   vocabOnly?: boolean;
+  /**
+   * Download caching of http(s) URLs in browsers (the Cache API): true (the default) uses
+   * DEFAULT_CACHE, a string names another cache, false turns it off. A download is stored only
+   * once all of it arrived and the engine parsed it (never a partial, aborted or refused one);
+   * a cached copy is used when its length is the one recorded and the server (asked with HEAD:
+   * ETag, Last-Modified, length) has not changed it, or cannot be asked. On by default because
+   * a model is the bulk of what a page downloads and the Cache API is the browser's evictable,
+   * per-origin storage (as transformers.js and wllama do); where there is no Cache API (Node) it
+   * does nothing. model.sourceInfo.cache says what happened.
+   */
+  cache?: boolean | string;
 }
 
-export type ModelSource = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Response | ReadableStream<Uint8Array> | URL | string;
+/** One file. */
+export type ModelFile = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Response | ReadableStream<Uint8Array> | URL | string;
+
+/**
+ * A model: one file, or the shards of a split model in order (llama.cpp's gguf-split). A URL or
+ * path named like a shard (…-00001-of-00003.gguf) stands for every shard of its model.
+ */
+export type ModelSource = ModelFile | readonly ModelFile[];
 
 export interface TensorInfo {
   name: string;
@@ -336,6 +411,8 @@ export class Model {
   private constructor();
   readonly info: Readonly<ModelInfo>;
   readonly runtime: Readonly<ModelRuntime>;
+  /** Where the bytes came from (network, cache, file, memory), their size, and the cache report. */
+  readonly sourceInfo: Readonly<SourceInfo>;
   /** What generate uses for each option left out (C's sac_sampling_default_params, and maxTokens). */
   readonly samplingDefaults: Readonly<SamplingDefaults>;
   readonly disposed: boolean;
@@ -391,6 +468,18 @@ export class Model {
 }
 
 export function loadModel(source: ModelSource, options?: LoadOptions): Promise<Model>;
+
+/** The cache loadModel uses by default: 'saccade-models-v1'. */
+export const DEFAULT_CACHE: string;
+
+/** The files in the download cache ([] where there is no Cache API). */
+export function listCachedModels(options?: CacheOptions): Promise<CachedModel[]>;
+
+/**
+ * Deletes cached files: those of `urls` (one shard of a split model stands for all of its
+ * shards), or with no urls the whole cache. Resolves to how many files were deleted.
+ */
+export function clearCachedModels(urls?: string | URL | ReadonlyArray<string | URL>, options?: CacheOptions): Promise<number>;
 
 /** The runtime loadModel would pick for these options (throws on invalid ones). */
 export function chooseRuntime(options?: RuntimeOptions): Runtime;
