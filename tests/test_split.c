@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "gguf.h"
+#include "gguf_copy.h"
 #include "gguf_writer.h"
 #include "saccade.h"
 #include "test_models.h"
@@ -21,33 +22,6 @@ typedef struct shard {
     size_t size;
 } shard;
 
-static char *cstr(gguf_string s) {
-    char *c = malloc(s.len + 1);
-    if (!c) abort();
-    memcpy(c, s.data, s.len);
-    c[s.len] = '\0';
-    return c;
-}
-
-static void copy_kv(gguf_writer *w, const gguf_kv *kv) {
-    sac_error err = {0};
-    char *key = cstr(kv->key);
-    switch (kv->type) {
-    case GGUF_TYPE_U32: sac_gguf_writer_set_u32(w, key, (uint32_t)kv->u64, &err); break;
-    case GGUF_TYPE_I32: sac_gguf_writer_set_i32(w, key, (int32_t)kv->i64, &err); break;
-    case GGUF_TYPE_F32: sac_gguf_writer_set_f32(w, key, (float)kv->f64, &err); break;
-    case GGUF_TYPE_BOOL: sac_gguf_writer_set_bool(w, key, (int)kv->i64, &err); break;
-    case GGUF_TYPE_STRING: {
-        char *v = cstr(kv->str);
-        sac_gguf_writer_set_string(w, key, v, &err);
-        free(v);
-        break;
-    }
-    default: CHECK_MSG(0, "copy_kv: type %u of '%s'", kv->type, key);
-    }
-    CHECK_MSG(err.status == SAC_OK, "copy_kv '%s': %s", key, err.msg);
-    free(key);
-}
 
 typedef struct split_spec {
     int n;               /* shards */
@@ -67,7 +41,7 @@ static void split(const test_model *tm, const split_spec *s, shard *out) {
         gguf_writer *w;
         CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
         if (i == 0)
-            for (uint64_t k = 0; k < f.n_kv; k++) copy_kv(w, &f.kv[k]);
+            for (uint64_t k = 0; k < f.n_kv; k++) CHECK(test_copy_kv(w, &f.kv[k]) == 0);
         sac_gguf_writer_set_u16(w, "split.no", (uint16_t)(i + s->no_delta), &err);
         sac_gguf_writer_set_u16(w, "split.count", (uint16_t)(s->n + s->count_delta), &err);
         sac_gguf_writer_set_i32(w, "split.tensors.count",
@@ -75,7 +49,7 @@ static void split(const test_model *tm, const split_spec *s, shard *out) {
         int end = s->first[i + 1] < 0 ? (int)f.n_tensors : s->first[i + 1];
         for (int t = s->first[i]; t < end; t++) {
             const gguf_tensor *g = &f.tensors[t];
-            char *name = cstr(g->name);
+            char *name = test_cstr(g->name);
             int64_t ne[4];
             for (int d = 0; d < 4; d++) ne[d] = (int64_t)g->ne[d];
             CHECK(sac_gguf_writer_add_tensor(w, name, g->type, g->n_dims, ne, g->data, (size_t)g->n_bytes, &err) == SAC_OK);
@@ -83,7 +57,7 @@ static void split(const test_model *tm, const split_spec *s, shard *out) {
         }
         if (s->repeat && i == s->n - 1) {
             const gguf_tensor *g = &f.tensors[0];
-            char *name = cstr(g->name);
+            char *name = test_cstr(g->name);
             int64_t ne[4];
             for (int d = 0; d < 4; d++) ne[d] = (int64_t)g->ne[d];
             CHECK(sac_gguf_writer_add_tensor(w, name, g->type, g->n_dims, ne, g->data, (size_t)g->n_bytes, &err) == SAC_OK);
@@ -251,7 +225,7 @@ static void test_inconsistent_shards_are_refused(void) {
     gguf_file f;
     sac_error err = {0};
     CHECK(sac_gguf_parse(&f, tm.bytes, tm.size, &err) == SAC_OK);
-    char *name0 = cstr(f.tensors[0].name);
+    char *name0 = test_cstr(f.tensors[0].name);
     sac_gguf_release(&f);
     shard d[3];
     split(&tm, &(split_spec){.n = 3, .first = first, .repeat = 1}, d);

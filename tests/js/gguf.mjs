@@ -94,10 +94,10 @@ class Writer {
 }
 
 /**
- * Returns a copy of the GGUF `bytes` with extra metadata. `kvs`: [key, type, value, elemType?]
- * with type one of TYPE's names ('string', 'u32', 'bool', 'array', ...).
+ * Where things are in a GGUF file: the header counts, the metadata's byte range, each tensor's
+ * info bytes ([start, end), the offset being its last 8 bytes), the alignment and the data section.
  */
-export function addMetadata(bytes, kvs) {
+function layout(bytes) {
   const r = new Reader(bytes);
   if (r.u32() !== 0x46554747) throw new Error('not a GGUF file');
   const version = r.u32();
@@ -112,14 +112,26 @@ export function addMetadata(bytes, kvs) {
     r.skipValue(type);
   }
   const kvEnd = r.at;
+  const tensors = [];
   for (let i = 0; i < nTensors; i++) {
+    const start = r.at;
     r.string();
     const nDims = r.u32();
-    r.at += 8 * nDims + 4 + 8;
+    r.at += 8 * nDims + 4;
+    const offset = r.u64();
+    tensors.push({ start, end: r.at, offset });
   }
-  const infoEnd = r.at;
-  const dataStart = Math.ceil(infoEnd / alignment) * alignment;
+  const dataStart = Math.ceil(r.at / alignment) * alignment;
+  return { version, nTensors, nKv, kvStart, kvEnd, tensors, alignment, dataStart };
+}
 
+/**
+ * Returns a copy of the GGUF `bytes` with extra metadata. `kvs`: [key, type, value, elemType?]
+ * with type one of TYPE's names ('string', 'u32', 'bool', 'array', ...).
+ */
+export function addMetadata(bytes, kvs) {
+  const { version, nTensors, nKv, kvStart, kvEnd, tensors, alignment, dataStart } = layout(bytes);
+  const infoEnd = tensors.length ? tensors.at(-1).end : kvEnd;
   const w = new Writer();
   w.u32(0x46554747);
   w.u32(version);
@@ -271,29 +283,8 @@ export function llamaGguf({ vocab = 97, ctx = 48, embd = 64, ff = 96, layers = 2
  * split.tensors.count (u16, u16, i32); only shard 0 keeps the other metadata. Returns the shards' bytes.
  */
 export function splitGguf(bytes, first) {
-  const r = new Reader(bytes);
-  if (r.u32() !== 0x46554747) throw new Error('not a GGUF file');
-  const version = r.u32();
-  const nTensors = r.u64();
-  const nKv = r.u64();
-  const kvStart = r.at;
-  let alignment = 32;
-  for (let i = 0; i < nKv; i++) {
-    const key = r.string();
-    const type = r.u32();
-    if (key === 'general.alignment') alignment = r.view.getUint32(r.at, true);
-    r.skipValue(type);
-  }
-  const kvEnd = r.at;
-  const tensors = [];
-  for (let i = 0; i < nTensors; i++) {
-    const start = r.at;
-    r.string();
-    const nDims = r.u32();
-    r.at += 8 * nDims + 4;
-    tensors.push({ info: bytes.subarray(start, r.at), offset: r.u64() });
-  }
-  const dataStart = Math.ceil(r.at / alignment) * alignment;
+  const { version, nTensors, nKv, kvStart, kvEnd, alignment, dataStart, tensors: infos } = layout(bytes);
+  const tensors = infos.map((t) => ({ info: bytes.subarray(t.start, t.end - 8), offset: t.offset }));
   if (alignment !== 32) throw new Error('splitGguf: shards after the first would need general.alignment too');
   const byOffset = [...tensors].sort((a, b) => a.offset - b.offset);
   byOffset.forEach((t, i) => (t.length = (byOffset[i + 1]?.offset ?? bytes.length - dataStart) - t.offset));

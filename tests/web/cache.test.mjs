@@ -11,14 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import { DEMO_PATHS, serve, staticHandler } from '../../web/serve.mjs';
 import { splitGguf } from '../js/gguf.mjs';
 import { fixture, fixtureDir } from '../js/helpers.mjs';
-import { launch, root } from './helpers.mjs';
+import { cutOnce, launch, root } from './helpers.mjs';
 
 const dirName = `cache-${process.pid}`;
 const dir = path.join(fixtureDir, dirName);
 const rel = (name) => `/build/js-fixtures/${dirName}/${name}`;
 let browser;
 let server;
-const cut = new Set(); // /flaky/ paths whose first response stops halfway
 
 before(async () => {
   mkdirSync(dir, { recursive: true });
@@ -29,18 +28,7 @@ before(async () => {
   const nTensors = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(8, true));
   splitGguf(bytes, [0, 3, 7, nTensors]).forEach((b, i) => writeFileSync(path.join(dir, `split-0000${i + 1}-of-00003.gguf`), b));
   const files = staticHandler(root, { isolated: false, allow: [...DEMO_PATHS, '/tests/js/browser/', '/build/js-fixtures/'] });
-  server = await serve({
-    handler: (req, res) => {
-      const u = new URL(req.url, 'http://x');
-      if (!u.pathname.startsWith('/flaky/')) return files(req, res);
-      req.url = u.pathname.slice('/flaky'.length);
-      if (req.method !== 'GET' || cut.has(req.url)) return files(req, res);
-      cut.add(req.url);
-      const body = readFileSync(path.join(root, req.url));
-      res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/octet-stream' });
-      res.write(body.subarray(0, body.length >> 1), () => setTimeout(() => res.destroy(), 50));
-    },
-  });
+  server = await serve({ handler: cutOnce(files, root) });
   browser = await launch();
 });
 
