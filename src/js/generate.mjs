@@ -28,9 +28,9 @@ export function samplingDefaults(engine) {
   return { maxTokens: 64, ...d };
 }
 
-/** Checks generate's options; returns them with `d` (samplingDefaults) filled in (seed as a BigInt). */
-export function generateOptions(d, options) {
-  const o = optionsOf(options, GENERATE_OPTIONS, 'generate');
+/** Checks the options of generate (or complete: `call`); returns them with `d` (samplingDefaults) filled in (seed as a BigInt). */
+export function generateOptions(d, options, call = 'generate') {
+  const o = optionsOf(options, GENERATE_OPTIONS, call);
   const nonNegative = (x) => x >= 0;
   let seed64;
   if (o.seed === undefined) seed64 = randomSeed();

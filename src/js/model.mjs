@@ -212,7 +212,7 @@ export class Model {
    * options.decoderStart (default [BOS]).
    */
   generate(prompt, options) {
-    return this.#start(prompt, options).steps;
+    return this.#start(prompt, options, 'generate').steps;
   }
 
   /**
@@ -222,7 +222,7 @@ export class Model {
    */
   async complete(prompt, options) {
     const t0 = performance.now();
-    const { run, steps } = this.#start(prompt, options);
+    const { run, steps } = this.#start(prompt, options, 'complete');
     let text = '';
     const tokens = [];
     let finishReason = 'maxTokens'; // maxTokens: 0 has no steps
@@ -235,9 +235,9 @@ export class Model {
   }
 
   /** Checks a generation's arguments and takes the context: { run, steps }. */
-  #start(prompt, options) {
+  #start(prompt, options, call) {
     const e = this.#hasContext();
-    const o = generateOptions(this.samplingDefaults, options);
+    const o = generateOptions(this.samplingDefaults, options, call);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
     if (ids.length === 0) fail('the prompt is empty');
     let source = null;

@@ -155,7 +155,7 @@ describe('complete', () => {
 
   test('bad options reject with the known names', async () => {
     await withModel(fixture('gpt2-f32-char'), { threads: 1 }, async (m) => {
-      await assert.rejects(() => m.complete(prompt, { max_tokens: 3 }), /^SaccadeError: unknown option 'max_tokens' for generate; the options are: maxTokens/);
+      await assert.rejects(() => m.complete(prompt, { max_tokens: 3 }), /^SaccadeError: unknown option 'max_tokens' for complete; the options are: maxTokens/);
     });
   });
 });

@@ -11,7 +11,8 @@ import { root } from './helpers.mjs';
 const dir = path.join(root, 'src/js');
 
 test('index.mjs exports the public API', () => {
-  assert.deepEqual(Object.keys(saccade).sort(), ['Model', 'SaccadeError', 'chooseRuntime', 'loadModel']);
+  assert.deepEqual(Object.keys(saccade).sort(),
+    ['DEFAULT_CACHE', 'Model', 'SaccadeError', 'chooseRuntime', 'clearCachedModels', 'listCachedModels', 'loadModel']);
 });
 
 test('the modules of src/js import one way: no circle', () => {
