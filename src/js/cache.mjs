@@ -9,7 +9,7 @@
 import { fail } from './errors.mjs';
 import { shardNames } from './shards.mjs';
 
-/** The cache `cache: true` uses (also the demo's before the library had one). */
+/** The cache `cache: true` uses. */
 export const DEFAULT_CACHE = 'saccade-models-v1';
 const BYTES = 'x-saccade-bytes'; // the length, recorded beside a cached copy
 const STORED = 'x-saccade-stored'; // when it was stored (ISO 8601)
