@@ -4,13 +4,14 @@
 // refuses shards that do not belong together with a message naming the shard.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
 import { splitGguf } from './gguf.mjs';
-import { fixture, fixtureDir, withModel } from './helpers.mjs';
+import { fixture, fixtureDir, root, withModel } from './helpers.mjs';
 
 const dir = path.join(fixtureDir, `split-${process.pid}`);
 const whole = readFileSync(fixture('llama-q8_0-char'));
@@ -74,6 +75,12 @@ describe('split models', () => {
       assert.equal(m.sourceInfo.from, 'memory');
       assert.deepEqual(m.sourceInfo.urls, []);
     });
+  });
+
+  test('the Node CLI takes the first shard\'s path', () => {
+    const cli = (file) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'src/js/cli.mjs'), 'generate', file,
+      '--tokens', '1,2,3', '-n', '6', '--temp', '0', '--threads', '1'], { encoding: 'utf8' }));
+    assert.deepEqual(cli(files[0]).tokens, cli(fixture('llama-q8_0-char')).tokens);
   });
 
   test('shards that do not belong together are refused, naming the shard', async () => {
