@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gguf_split.h"
 #include "types.h"
 #include "unicode.h"
 
@@ -554,9 +555,9 @@ static sac_status read_architecture(sac_model *m) {
                     sac_gguf_clip(shown, 64), shown.data);
 }
 
-static sac_status load(sac_model *m, const void *data, size_t size, int vocab_only) {
-    sac_status st = sac_gguf_parse(&m->gguf, data, size, &m->error);
-    if (st != SAC_OK) return st;
+/* Everything after parsing: m->gguf holds the whole model (one file, or joined shards). */
+static sac_status load(sac_model *m, int vocab_only) {
+    sac_status st;
     m->info.gguf_version = m->gguf.version;
     if (vocab_only) {
         if ((st = load_tokenizer(m))) return st;
@@ -608,6 +609,21 @@ static sac_status load(sac_model *m, const void *data, size_t size, int vocab_on
     return SAC_OK;
 }
 
+/* A file that is one shard of several cannot load alone: say which and what to do. */
+static sac_status check_not_shard(sac_model *m) {
+    uint32_t no, count;
+    sac_status st = sac_gguf_split_place(&m->gguf, &no, &count, &m->error);
+    if (st) return st;
+    if (count > 1)
+        return sac_fail(&m->error, SAC_ERR_ARG,
+                        "the file is shard %" PRIu32 " of a model split in %" PRIu32 " files ('split.count'); "
+                        "load every shard together (the first one's name ends in -00001-of-%05" PRIu32 ".gguf)",
+                        no + 1, count, count);
+    return SAC_OK;
+}
+
+static int known_flags(uint32_t flags) { return !(flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY)); }
+
 sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_model **out) {
     if (!out) {
         if (flags & SAC_LOAD_TAKE_OWNERSHIP) free((void *)data);
@@ -623,15 +639,66 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
     if (!data && size > 0) return sac_fail(&m->error, SAC_ERR_ARG, "data is NULL but size is %zu", size);
     /* the same words as the JS library's own check, so every surface says the same */
     if (size == 0) return sac_fail(&m->error, SAC_ERR_FORMAT, "the model is empty (0 bytes)");
-    if (flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY))
-        return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
-    return load(m, data, size, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
+    if (!known_flags(flags)) return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
+    sac_status st = sac_gguf_parse(&m->gguf, data, size, &m->error);
+    if (st || (st = check_not_shard(m))) return st;
+    return load(m, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
+}
+
+sac_status sac_model_load_split(const void *const *data, const size_t *sizes, int32_t n, uint32_t flags,
+                                sac_model **out) {
+    int own = (flags & SAC_LOAD_TAKE_OWNERSHIP) && data && n > 0;
+    sac_model *m = out ? calloc(1, sizeof *m) : NULL;
+    if (out) *out = m;
+    if (m && own && !(m->owned_buffers = calloc((size_t)n, sizeof *m->owned_buffers))) {
+        /* nowhere to keep them: free them now, as the flag promises */
+        for (int32_t i = 0; i < n; i++) free((void *)data[i]);
+        return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory for %" PRId32 " shards", n);
+    }
+    if (!m) {
+        if (own)
+            for (int32_t i = 0; i < n; i++) free((void *)data[i]);
+        return out ? SAC_ERR_NOMEM : SAC_ERR_ARG;
+    }
+    if (own) {
+        memcpy(m->owned_buffers, data, (size_t)n * sizeof *data);
+        m->n_owned = n;
+    }
+    if (!data || !sizes) return sac_fail(&m->error, SAC_ERR_ARG, "data or sizes is NULL");
+    if (n < 1 || n > SAC_SPLIT_MAX)
+        return sac_fail(&m->error, SAC_ERR_ARG, "%" PRId32 " shards: a model has 1 to %d", n, SAC_SPLIT_MAX);
+    if (!known_flags(flags)) return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
+    for (int32_t i = 0; i < n; i++) {
+        if (!data[i] && sizes[i] > 0)
+            return sac_fail(&m->error, SAC_ERR_ARG, "shard %" PRId32 " of %" PRId32 ": data is NULL but size is %zu", i + 1,
+                            n, sizes[i]);
+        if (sizes[i] == 0)
+            return sac_fail(&m->error, SAC_ERR_FORMAT, "shard %" PRId32 " of %" PRId32 " is empty (0 bytes)", i + 1, n);
+    }
+    sac_status st;
+    if (n == 1) {
+        /* one file: whole, or a split in one shard (split.count = 1) */
+        if ((st = sac_gguf_parse(&m->gguf, data[0], sizes[0], &m->error)) || (st = check_not_shard(m))) return st;
+        return load(m, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
+    }
+    if (!(m->shards = calloc((size_t)n, sizeof *m->shards)))
+        return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory for %" PRId32 " shards", n);
+    m->n_shards = n;
+    for (int32_t i = 0; i < n; i++)
+        if ((st = sac_gguf_parse(&m->shards[i], data[i], sizes[i], &m->error)))
+            return sac_gguf_shard_fail(&m->error, st, (uint32_t)i, (uint32_t)n);
+    if ((st = sac_gguf_join_split(&m->gguf, m->shards, (uint32_t)n, &m->error))) return st;
+    return load(m, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
 }
 
 void sac_model_free(sac_model *m) {
     if (!m) return;
     sac_tokenizer_free(m->tokenizer);
-    sac_gguf_release(&m->gguf);
+    sac_gguf_release(&m->gguf); /* before the shards its tensors point into */
+    for (int32_t i = 0; i < m->n_shards; i++) sac_gguf_release(&m->shards[i]);
+    free(m->shards);
+    for (int32_t i = 0; i < m->n_owned; i++) free(m->owned_buffers[i]);
+    free(m->owned_buffers);
     free(m->layers);
     free(m->enc_layers);
     free(m->converted);

@@ -47,6 +47,10 @@ struct sac_model {
     sac_error error;
     gguf_file gguf;
     void *owned_buffer;      /* the caller's buffer when SAC_LOAD_TAKE_OWNERSHIP */
+    gguf_file *shards;       /* a split model's files, parsed; gguf joins them */
+    int32_t n_shards;
+    void **owned_buffers;    /* a split model's buffers when SAC_LOAD_TAKE_OWNERSHIP */
+    int32_t n_owned;
     void *converted;         /* F32 copies of non-F32 1-D parameters */
     int loaded;              /* 1 once everything below is valid */
     int vocab_only;          /* loaded with SAC_LOAD_VOCAB_ONLY: tokenizer and metadata only */

@@ -75,6 +75,17 @@ enum {
  * sac_model_errmsg can explain why); only on SAC_ERR_NOMEM may *out be NULL.
  * The handle must always be released with sac_model_free. */
 sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_model **out);
+/* A model split over n files by llama.cpp's gguf-split (named <prefix>-00001-of-0000N.gguf):
+ * data[i] and sizes[i] are file i + 1, in order. Each shard is parsed and checked as
+ * sac_model_load checks a file; then shard i must say split.no = i and split.count = n, the
+ * shards must agree on split.tensors.count and hold that many tensors between them, and no tensor
+ * may be in two shards — else SAC_ERR_FORMAT with a message naming the shard and the key. The
+ * metadata is the first shard's. n = 1 loads one file as sac_model_load does; sac_model_load
+ * refuses a file that is one shard of several (SAC_ERR_ARG). With SAC_LOAD_TAKE_OWNERSHIP the
+ * model owns every buffer (freed also on failure). As sac_model_load, *out receives a handle
+ * even on failure, except on SAC_ERR_NOMEM. */
+sac_status sac_model_load_split(const void *const *data, const size_t *sizes, int32_t n, uint32_t flags,
+                                sac_model **out);
 void sac_model_free(sac_model *model);
 const char *sac_model_errmsg(const sac_model *model);
 

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "files.h"
 #include "gguf.h"
+#include "gguf_copy.h"
 #include "gguf_writer.h"
 #include "saccade.h"
 #include "test_models.h"
@@ -37,47 +38,6 @@ typedef struct rewrite {
     const char *drop;          /* this tensor is left out */
 } rewrite;
 
-static char *cstr(gguf_string s) {
-    char *c = malloc(s.len + 1);
-    if (!c) abort();
-    memcpy(c, s.data, s.len);
-    c[s.len] = '\0';
-    return c;
-}
-
-static void copy_kv(gguf_writer *w, const gguf_kv *kv) {
-    sac_error err = {0};
-    char *key = cstr(kv->key);
-    switch (kv->type) {
-    case GGUF_TYPE_U32: sac_gguf_writer_set_u32(w, key, (uint32_t)kv->u64, &err); break;
-    case GGUF_TYPE_I32: sac_gguf_writer_set_i32(w, key, (int32_t)kv->i64, &err); break;
-    case GGUF_TYPE_F32: sac_gguf_writer_set_f32(w, key, (float)kv->f64, &err); break;
-    case GGUF_TYPE_BOOL: sac_gguf_writer_set_bool(w, key, (int)kv->i64, &err); break;
-    case GGUF_TYPE_STRING: {
-        char *v = cstr(kv->str);
-        sac_gguf_writer_set_string(w, key, v, &err);
-        free(v);
-        break;
-    }
-    case GGUF_TYPE_ARRAY:
-        if (kv->arr_type == GGUF_TYPE_STRING) {
-            gguf_string *strs = calloc(kv->arr_count + 1, sizeof *strs);
-            char **c = calloc(kv->arr_count + 1, sizeof *c);
-            sac_gguf_array_strings(kv, strs);
-            for (uint64_t i = 0; i < kv->arr_count; i++) c[i] = cstr(strs[i]);
-            sac_gguf_writer_set_string_array(w, key, (const char *const *)c, kv->arr_count, &err);
-            for (uint64_t i = 0; i < kv->arr_count; i++) free(c[i]);
-            free(c);
-            free(strs);
-        } else {
-            sac_gguf_writer_set_array(w, key, kv->arr_type, kv->arr_count, kv->arr_data, (size_t)kv->arr_nbytes, &err);
-        }
-        break;
-    default: CHECK_MSG(0, "copy_kv: type %u of '%s'", kv->type, key);
-    }
-    CHECK_MSG(err.status == SAC_OK, "copy_kv '%s': %s", key, err.msg);
-    free(key);
-}
 
 /* The test model `arch` (F32 weights unless `type`), rewritten as `r` says. */
 static test_model rewritten(const char *arch, uint32_t type, const rewrite *r) {
@@ -90,7 +50,7 @@ static test_model rewritten(const char *arch, uint32_t type, const rewrite *r) {
     gguf_writer *w;
     CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
     for (uint64_t i = 0; i < f.n_kv; i++)
-        if (!r->key || !sac_gguf_string_eq(f.kv[i].key, r->key)) copy_kv(w, &f.kv[i]);
+        if (!r->key || !sac_gguf_string_eq(f.kv[i].key, r->key)) CHECK(test_copy_kv(w, &f.kv[i]) == 0);
     if (r->key) {
         if (r->type == GGUF_TYPE_F32) sac_gguf_writer_set_f32(w, r->key, r->f, &err);
         if (r->type == GGUF_TYPE_U32) sac_gguf_writer_set_u32(w, r->key, r->u, &err);
@@ -98,7 +58,7 @@ static test_model rewritten(const char *arch, uint32_t type, const rewrite *r) {
     }
     for (uint64_t i = 0; i < f.n_tensors; i++) {
         const gguf_tensor *t = &f.tensors[i];
-        char *name = cstr(t->name);
+        char *name = test_cstr(t->name);
         if (r->drop && !strcmp(name, r->drop)) {
             free(name);
             continue;

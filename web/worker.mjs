@@ -1,6 +1,5 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
-import { openModel } from './model-cache.mjs';
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
 
 // Under the service worker shim the library is imported through its mount inside the shim's
@@ -43,22 +42,14 @@ async function load({ id, url, file, threads }) {
   loading = controller;
   const { signal } = controller;
   const t0 = performance.now();
-  let opened = null;
   try {
-    let source;
-    let from = 'file';
-    if (file) source = file;
-    else {
-      opened = await openModel(url, { signal });
-      source = opened.body;
-      from = opened.from;
-      opened.stored.then((note) => postMessage(toPage.cache(id, note)));
-    }
-    const onProgress = ({ loaded, total }) => postMessage(toPage.progress(id, { phase: from, loaded, total }));
-    const options = { onProgress, signal };
+    // a URL goes through the library's download cache; a picked file is read as it is
+    const onProgress = ({ loaded, total, from }) =>
+      postMessage(toPage.progress(id, { phase: file ? 'file' : from, loaded, total }));
+    const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
-    const loaded = await loadModel(source, options);
+    const loaded = await loadModel(file ?? url, options);
     if (loading !== controller) {
       loaded.dispose(); // a newer load started meanwhile
       return;
@@ -66,11 +57,11 @@ async function load({ id, url, file, threads }) {
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
     info.chatTemplate = metadata['tokenizer.chat_template'] !== undefined; // the page offers chat
+    const { from, bytes, cache } = model.sourceInfo;
+    if (!file) postMessage(toPage.cache(id, cache.message));
     postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime },
-      defaults: { ...model.samplingDefaults }, from,
-      bytes: file?.size ?? opened?.size ?? null, ms: performance.now() - t0 }));
+      defaults: { ...model.samplingDefaults }, from: file ? 'file' : from, bytes, ms: performance.now() - t0 }));
   } catch (e) {
-    if (e?.name === 'SaccadeError' && e.code === 'SAC_ERR_FORMAT') opened?.forget();
     if (loading === controller) fail(id, e);
   } finally {
     if (loading === controller) loading = null;
@@ -134,6 +125,10 @@ async function generate({ id, prompt, options }) {
         attention: true });
     }
     for await (const step of steps) {
+      if (step.finishReason === 'aborted') {
+        reason = STOPPED; // the step that says so carries no token
+        break;
+      }
       decoderIds ??= step.prompt.ids;
       const { query } = step.attention;
       if (count === 0) {

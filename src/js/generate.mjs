@@ -1,11 +1,12 @@
 // Generation: option checks, and the loop that samples a token, yields it, and evaluates it.
 // A Run is one generation's claim on the model's context. The model keeps at most one: a new
-// generate, forward or bench — or model.stop() — stops the current one, which then throws at
-// its next step, so a dropped iterator never locks the model.
+// generate, forward or bench stops the current one, which then throws at its next step, and
+// model.stop() aborts it, so a dropped iterator never locks the model.
 import { stepRows } from './attention.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { readSamplingDefaults, writeSamplingParams } from './layout.mjs';
 import { abortSignal, bool, int, number, optionsOf } from './options.mjs';
+import { StopText } from './stops.mjs';
 
 export const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'topP', 'repeatPenalty', 'repeatLastN', 'seed',
   'stop', 'signal', 'attention', 'ignoreEos', 'decoderStart'];
@@ -27,9 +28,9 @@ export function samplingDefaults(engine) {
   return { maxTokens: 64, ...d };
 }
 
-/** Checks generate's options; returns them with `d` (samplingDefaults) filled in (seed as a BigInt). */
-export function generateOptions(d, options) {
-  const o = optionsOf(options, GENERATE_OPTIONS, 'generate');
+/** Checks the options of generate (or complete: `call`); returns them with `d` (samplingDefaults) filled in (seed as a BigInt). */
+export function generateOptions(d, options, call = 'generate') {
+  const o = optionsOf(options, GENERATE_OPTIONS, call);
   const nonNegative = (x) => x >= 0;
   let seed64;
   if (o.seed === undefined) seed64 = randomSeed();
@@ -68,18 +69,32 @@ function randomSeed() {
   return (BigInt(words[0]) << 32n) | BigInt(words[1]);
 }
 
-/** One generation's claim on the context; `stop(reason)` ends it: its next step throws `reason`. */
+/**
+ * One generation's claim on the context. `stop(error)` ends it: its next step throws `error`
+ * (another call took the context over, or the model was disposed). `abort()` ends it too: its
+ * next step is the last, with finishReason 'aborted'. Either way the detokenizer is freed at
+ * once, since the iterator may never be resumed.
+ */
 export class Run {
   stopped = null;
+  aborted = false;
   dt = 0; // its detokenizer, freed when the run ends
+  /** What complete() reports; filled in as the run goes. */
+  timings = { promptTokens: 0, promptMs: 0, generatedTokens: 0, generateMs: 0 };
 
   constructor(engine) {
     this.engine = engine;
   }
 
-  stop(reason) {
-    if (this.stopped) return;
-    this.stopped = reason;
+  stop(error) {
+    if (this.stopped || this.aborted) return;
+    this.stopped = error;
+    this.release();
+  }
+
+  abort() {
+    if (this.stopped || this.aborted) return;
+    this.aborted = true;
     this.release();
   }
 
@@ -114,46 +129,71 @@ const nextTask = typeof setImmediate == 'function'
 /**
  * The steps of one generation. `begin()` starts a fresh context (encoding the source) with
  * capture as asked; `ids` are what the decoder evaluates first; `end()` runs when the run ends
- * without having been stopped.
+ * without having been stopped or aborted by model.stop().
+ *
+ * Each step's text is what it releases: text that may begin a stop string waits (stops.mjs),
+ * and a stop string is dropped with everything after it. An abort (the signal, or model.stop())
+ * ends the generation with a step that has no token (id null) and finishReason 'aborted'.
  */
 export async function* steps(run, { engine, info, ids, o, withCross, begin, end }) {
   const { M, heap, scratch } = engine;
   const ctx = engine.ctx;
+  const stops = new StopText(o.stopStrings);
+  const timings = run.timings;
+  const t0 = performance.now();
+  let t1 = t0;
+  const aborted = () => run.aborted || Boolean(o.signal?.aborted);
+  const abortStep = () => {
+    let text = stops.end();
+    if (run.dt) text += engine.flush(run.dt);
+    timings.generateMs = performance.now() - t1;
+    return { id: null, text, attention: undefined, cross: undefined, finishReason: 'aborted' };
+  };
   try {
     run.live();
-    o.signal?.throwIfAborted();
+    if (aborted()) return yield abortStep();
     if (info.hasTokenizer) run.dt = engine.detokenizer();
     writeSamplingParams(heap, scratch, o);
     engine.check(M._sac_sampler_init(ctx, scratch));
     begin();
     engine.eval(ids);
+    t1 = performance.now();
+    Object.assign(timings, { promptTokens: ids.length, promptMs: t1 - t0 });
     const { eosId } = info;
-    let text = '';
     for (let n = 1; n <= o.maxTokens; n++) {
       // Let the event loop run (abort events, timers) after every evaluation.
       await nextTask();
-      run.live(); // stop(), a newer call or dispose() may have run meanwhile
-      o.signal?.throwIfAborted();
+      run.live(); // a newer call or dispose() may have run meanwhile
+      if (aborted()) return yield abortStep();
       engine.check(M._sac_sample(ctx, scratch));
       const id = heap.i32(scratch);
-      let piece = run.dt ? engine.push(run.dt, id) : '';
-      const before = text.length;
-      text += piece;
-      const finishReason = id === eosId && !o.ignoreEos ? 'eos'
-        : o.stopIds.has(id) || o.stopStrings.some((s) => text.includes(s, Math.max(0, before - s.length + 1))) ? 'stop'
-          : engine.nPast >= engine.nCtx ? 'contextFull'
-            : n === o.maxTokens ? 'maxTokens' : null;
-      if (finishReason && run.dt) piece += engine.flush(run.dt);
+      const piece = run.dt ? engine.push(run.dt, id) : '';
+      const eos = id === eosId && !o.ignoreEos;
+      // a stop id ends the text before its own piece
+      const stopId = !eos && o.stopIds.has(id);
+      let { text, stopped } = stopId ? { text: stops.end(), stopped: true } : stops.push(piece);
+      let finishReason = eos ? 'eos' : stopped ? 'stop'
+        : engine.nPast >= engine.nCtx ? 'contextFull'
+          : n === o.maxTokens ? 'maxTokens' : null;
+      if (finishReason && !stopped) {
+        // what the detokenizer holds back may still complete a stop string
+        const tail = stops.push(run.dt ? engine.flush(run.dt) : '');
+        text += tail.text;
+        if (tail.stopped) finishReason = eos ? 'eos' : 'stop';
+        else text += stops.end();
+      }
+      timings.generatedTokens = n;
+      timings.generateMs = performance.now() - t1;
       // the query row whose output predicted `id`
       const rows = o.attention ? stepRows(engine, info, engine.nPast - 1, withCross) : {};
-      yield { id, text: piece, attention: rows.attention, cross: rows.cross, finishReason };
+      yield { id, text, attention: rows.attention, cross: rows.cross, finishReason };
       if (finishReason) return;
-      run.live(); // the consumer may have stopped the run, disposed the model or aborted
-      o.signal?.throwIfAborted();
+      run.live(); // the consumer may have disposed the model or started another call
+      if (aborted()) return yield abortStep();
       engine.eval([id]);
     }
   } finally {
-    if (!run.stopped) {
+    if (!run.stopped && !run.aborted) {
       run.release();
       end();
     }

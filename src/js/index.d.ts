@@ -4,6 +4,14 @@
 // range (integers beyond int32 included) throws a SaccadeError, and so does an option name the
 // call does not know (the message lists the ones it does).
 
+// Symbol.dispose for projects whose `lib` predates explicit resource management (the same
+// declaration as TypeScript's esnext.disposable, so the two merge).
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
 /** An error from the engine or from argument checks. `code` is the C status name. */
 export class SaccadeError extends Error {
   name: 'SaccadeError';
@@ -51,11 +59,68 @@ export interface RuntimeOptions {
   variant?: 'mt' | 'st';
 }
 
+/** Where a model's bytes come from. */
+export type SourceKind =
+  /** The browser's download cache (see LoadOptions.cache). */
+  | 'cache'
+  /** A URL downloaded (fetch). */
+  | 'network'
+  /** A file path or file: URL (Node). */
+  | 'file'
+  /** Bytes, a Blob, a Response or a stream the caller gave. */
+  | 'memory';
+
 export interface Progress {
-  /** Bytes copied into the wasm heap so far. */
+  /** Bytes copied into the wasm heap so far (over every shard of a split model). */
   loaded: number;
-  /** The size of the model, or null when the source does not say (no Content-Length). */
+  /**
+   * The size of the model, or null while a source does not say (no Content-Length). A split
+   * model's shards are requested together, so their total is usually known from the start.
+   */
   total: number | null;
+  /** Split models: the shard being read (0-based) and how many there are. */
+  shard?: number;
+  shards?: number;
+  /** Where the bytes being read come from. */
+  from: SourceKind;
+}
+
+/** What became of the download cache copy of a model's URL(s). */
+export interface CacheReport {
+  /**
+   * 'hit': read from the cache; 'stored': downloaded and saved; 'failed': downloaded, not saved
+   * (message says why: no Content-Length, quota…); 'off': cache: false, or not a URL;
+   * 'unavailable': no Cache API here (Node, an insecure origin, storage disabled).
+   */
+  status: 'hit' | 'stored' | 'failed' | 'off' | 'unavailable';
+  /** A sentence for people, e.g. 'saved in the browser cache'. */
+  message: string;
+}
+
+/** Where a loaded model came from. */
+export interface SourceInfo {
+  /** 'network' when any shard was downloaded; else where the (first) shard came from. */
+  from: SourceKind;
+  /** Bytes of every shard together. */
+  bytes: number;
+  /** 1, or the number of files of a split model. */
+  shards: number;
+  /** The URLs (resolved) or file paths loaded, shard by shard; [] for in-memory sources. */
+  urls: readonly string[];
+  cache: Readonly<CacheReport>;
+}
+
+/** One cached file (each shard of a split model is one). */
+export interface CachedModel {
+  url: string;
+  bytes: number;
+  /** When it was stored (null for an entry without that record). */
+  stored: Date | null;
+}
+
+export interface CacheOptions {
+  /** The cache: a name, or true for the default (DEFAULT_CACHE). */
+  cache?: true | string;
 }
 
 export interface LoadOptions extends RuntimeOptions {
@@ -84,9 +149,27 @@ export interface LoadOptions extends RuntimeOptions {
    * layer's outputs (the causal mask aside). Default false.
    */
   noPositions?: boolean;
+  /**
+   * Download caching of http(s) URLs in browsers (the Cache API): true (the default) uses
+   * DEFAULT_CACHE, a string names another cache, false turns it off. A download is stored only
+   * once all of it arrived and the engine parsed it (never a partial, aborted or refused one);
+   * a cached copy is used when its length is the one recorded and the server (asked with HEAD:
+   * ETag, Last-Modified, length) has not changed it, or cannot be asked. On by default because
+   * a model is the bulk of what a page downloads and the Cache API is the browser's evictable,
+   * per-origin storage (as transformers.js and wllama do); where there is no Cache API (Node) it
+   * does nothing. model.sourceInfo.cache says what happened.
+   */
+  cache?: boolean | string;
 }
 
-export type ModelSource = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Response | ReadableStream<Uint8Array> | URL | string;
+/** One file. */
+export type ModelFile = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Response | ReadableStream<Uint8Array> | URL | string;
+
+/**
+ * A model: one file, or the shards of a split model in order (llama.cpp's gguf-split). A URL or
+ * path named like a shard (…-00001-of-00003.gguf) stands for every shard of its model.
+ */
+export type ModelSource = ModelFile | readonly ModelFile[];
 
 export interface TensorInfo {
   name: string;
@@ -171,10 +254,13 @@ export interface GenerateOptions {
   seed?: number | bigint;
   /**
    * Stop strings and/or token ids. The step whose text completes a stop string (or whose id is
-   * a stop id) is yielded, then the generation ends.
+   * a stop id) is yielded, then the generation ends. Neither the stop string (nor what follows
+   * it in that token) nor a stop id's own text is part of the text. A stop string may span
+   * several tokens: text that could be its beginning is held back (its steps carry less text,
+   * or '') until a later token completes it (dropped) or rules it out (released).
    */
   stop?: string | number | Array<string | number>;
-  /** Checked between steps: the iterator then rejects with signal.reason. */
+  /** Checked between steps: once aborted, the next step is the last, with finishReason 'aborted'. */
   signal?: AbortSignal;
   /** Yield each step's attention row (and, for encoder–decoder models, its cross row). */
   attention?: boolean;
@@ -203,19 +289,60 @@ export type FinishReason =
   /** The context is full: the step's token could not be evaluated. */
   | 'contextFull'
   /** maxTokens steps. */
-  | 'maxTokens';
+  | 'maxTokens'
+  /** The signal aborted, or model.stop() was called: that last step carries no token. */
+  | 'aborted';
 
-export interface GenerateStep {
+/** One token of a generation, or (finishReason 'aborted') the step that ends it without one. */
+export type GenerateStep = TokenStep | AbortedStep;
+
+export interface TokenStep {
   id: number;
-  /** The text this token completes ('' without a tokenizer; multi-byte characters split
-   * across tokens arrive whole with the token that completes them). */
+  /**
+   * The text this step releases: the text of its token ('' without a tokenizer; multi-byte
+   * characters split across tokens arrive whole with the token that completes them), less a
+   * stop string, plus text held back from earlier steps (see GenerateOptions.stop).
+   */
   text: string;
   /** With { attention: true }; otherwise undefined. */
   attention?: AttentionRow;
   /** Encoder–decoder models with { attention: true }: the decoder → source row. */
   cross?: AttentionRow;
   /** On the last step, why the generation ended; null on the others. */
-  finishReason: FinishReason | null;
+  finishReason: Exclude<FinishReason, 'aborted'> | null;
+}
+
+/** The last step of an aborted generation: no token, only text held back for a stop string. */
+export interface AbortedStep {
+  id: null;
+  text: string;
+  attention: undefined;
+  cross: undefined;
+  finishReason: 'aborted';
+}
+
+/** How long a complete() took, in milliseconds, and how many tokens. */
+export interface Timings {
+  /** Tokens the prompt evaluated (for an encoder–decoder model, the decoder start). */
+  promptTokens: number;
+  /** Evaluating the prompt (and encoding the source). */
+  promptMs: number;
+  /** Tokens generated (TokenSteps). */
+  generatedTokens: number;
+  /** From the end of the prompt to the last step. */
+  generateMs: number;
+  /** The whole call, option checks and tokenizing included. */
+  totalMs: number;
+}
+
+export interface Completion {
+  /** Every step's text: the generated text without stop strings. */
+  text: string;
+  /** The ids generated (an EOS or stop id included). */
+  tokens: number[];
+  /** Why it ended ('maxTokens' also for maxTokens: 0). */
+  finishReason: FinishReason;
+  timings: Timings;
 }
 
 /** One turn of a conversation. Templates may read other fields (e.g. tool calls): they are passed on. */
@@ -322,6 +449,8 @@ export class Model {
   private constructor();
   readonly info: Readonly<ModelInfo>;
   readonly runtime: Readonly<ModelRuntime>;
+  /** Where the bytes came from (network, cache, file, memory), their size, and the cache report. */
+  readonly sourceInfo: Readonly<SourceInfo>;
   /** What generate uses for each option left out (C's sac_sampling_default_params, and maxTokens). */
   readonly samplingDefaults: Readonly<SamplingDefaults>;
   readonly disposed: boolean;
@@ -358,10 +487,15 @@ export class Model {
    */
   chat(messages: ChatMessage[], options?: ChatOptions): AsyncGenerator<ChatStep, void, undefined>;
   /**
-   * Ends the running generation: its next step rejects with `reason` (default: a DOMException
-   * named 'AbortError'). Returns false when none was running.
+   * Generates to the end and returns the whole text (without stop strings), the ids, why it
+   * ended and how long it took. Takes generate's options; bad ones reject.
    */
-  stop(reason?: unknown): boolean;
+  complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
+  /**
+   * Ends the running generation: its next step is its last, with no token and finishReason
+   * 'aborted'. Returns false when none was running.
+   */
+  stop(): boolean;
   /** The captured attention of one layer and head over the current context. */
   attention(layer: number, head: number, options?: { kind?: AttentionKind }): AttentionMatrix;
   /**
@@ -384,9 +518,23 @@ export class Model {
    * the same variant and thread count, then terminated with its threads.
    */
   dispose(): void;
+  /** dispose(), for `using model = await loadModel(…)` where the runtime has it. */
+  [Symbol.dispose](): void;
 }
 
 export function loadModel(source: ModelSource, options?: LoadOptions): Promise<Model>;
+
+/** The cache loadModel uses by default: 'saccade-models-v1'. */
+export const DEFAULT_CACHE: string;
+
+/** The files in the download cache ([] where there is no Cache API). */
+export function listCachedModels(options?: CacheOptions): Promise<CachedModel[]>;
+
+/**
+ * Deletes cached files: those of `urls` (one shard of a split model stands for all of its
+ * shards), or with no urls the whole cache. Resolves to how many files were deleted.
+ */
+export function clearCachedModels(urls?: string | URL | ReadonlyArray<string | URL>, options?: CacheOptions): Promise<number>;
 
 /** The runtime loadModel would pick for these options (throws on invalid ones). */
 export function chooseRuntime(options?: RuntimeOptions): Runtime;

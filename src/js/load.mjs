@@ -1,22 +1,24 @@
 // Loading: checks the options, picks a runtime, streams the source into a fresh wasm instance,
 // parses the model and creates its context within the memory budget.
 import { checkFileSize, checkLoadBudget, MAX_ALLOCATION } from './budget.mjs';
+import { cacheName } from './cache.mjs';
 import { Engine, SCRATCH_BYTES, statusName } from './engine.mjs';
-import { fail } from './errors.mjs';
+import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
 import { instantiate, terminate } from './instantiate.mjs';
 import { constants, readInfo, writeContextParams } from './layout.mjs';
 import { Model } from './model.mjs';
 import { abortSignal, bool, int, optionsOf } from './options.mjs';
 import { chooseRuntime } from './runtime.mjs';
+import { modelSources } from './shards.mjs';
 import { openSource } from './sources.mjs';
 
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
-  'vocabOnly', 'noPositions'];
+  'vocabOnly', 'noPositions', 'cache'];
 
-/** Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. */
+/** Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `onProgress(loaded)`. */
 async function streamIntoHeap(heap, source, onProgress, signal) {
   const total = source.size; // null: unknown, so gather the chunks and copy them at the end
   const parts = [];
@@ -24,7 +26,7 @@ async function streamIntoHeap(heap, source, onProgress, signal) {
   let loaded = 0;
   const chunks = source.chunks()[Symbol.asyncIterator]();
   try {
-    if (total !== null) onProgress?.({ loaded, total });
+    if (total !== null) onProgress(loaded);
     for (;;) {
       signal?.throwIfAborted();
       let next;
@@ -45,7 +47,7 @@ async function streamIntoHeap(heap, source, onProgress, signal) {
         heap.u8(ptr + loaded, chunk.length).set(chunk);
       }
       loaded += chunk.length;
-      onProgress?.({ loaded, total });
+      onProgress(loaded);
     }
     signal?.throwIfAborted();
     if (total !== null && loaded !== total)
@@ -67,9 +69,47 @@ async function streamIntoHeap(heap, source, onProgress, signal) {
   }
 }
 
+/** A source as a message names it. */
+function sourceName(source) {
+  if (typeof source == 'string') return source;
+  if (source instanceof URL) return source.href;
+  return source?.constructor?.name ?? typeof source;
+}
+
+/**
+ * The shards' sources, opened: all are requested at once (so that their lengths add up to a
+ * total early) and read in order, which keeps to the browser's connections per host. Returns
+ * { inputs: [Promise of a source], settle(verdict) }: settle cancels what was not read and tells
+ * each source the verdict (see cache.mjs); it resolves to what each source says of its cache copy.
+ */
+function openAll(sources, { signal, cache }) {
+  const inputs = sources.map((s) => openSource(s, { signal, cache }));
+  for (const p of inputs) p.catch(() => {}); // each is awaited in turn, or cancelled
+  return {
+    inputs,
+    settle: (verdict) => Promise.all(inputs.map((p) => p.then((input) => {
+      input.cancel();
+      return input.settle(verdict);
+    }, () => null))),
+  };
+}
+
+/** Says which shard (and its name) a failure of one shard's bytes came from. */
+function inShard(e, i, sources) {
+  if (sources.length === 1 || !(e instanceof SaccadeError)) return e;
+  return new SaccadeError(`shard ${i + 1} of ${sources.length} (${sourceName(sources[i])}): ${e.message}`, e.code);
+}
+
+/** What settle() reported for each shard, as one { status, message }. */
+function cacheReport(notes) {
+  return notes.find((n) => n.status === 'failed') ?? notes.find((n) => n.status === 'stored') ?? notes[0];
+}
+
 /**
  * Loads a GGUF model. `source`: Uint8Array, ArrayBuffer, Blob, Response, ReadableStream, URL, or
- * a string (a URL; in Node also a file path). See index.d.ts for the options.
+ * a string (a URL; in Node also a file path); a split model's first shard (…-00001-of-0000N.gguf,
+ * as URL or path: the other shards follow from it), or an array of shard sources in order.
+ * See index.d.ts for the options.
  */
 export async function loadModel(source, options) {
   const o = optionsOf(options, LOAD_OPTIONS, 'loadModel');
@@ -81,44 +121,86 @@ export async function loadModel(source, options) {
   const attention = bool('attention', o.attention);
   const vocabOnly = bool('vocabOnly', o.vocabOnly);
   const noPositions = bool('noPositions', o.noPositions);
+  const cache = cacheName(o.cache);
+  const sources = modelSources(source);
   // a vocabulary-only model never computes: no threads
   const runtime = chooseRuntime(vocabOnly ? { threads: 1, variant: 'st' } : { threads: o.threads, variant: o.variant });
   if (vocabOnly) runtime.reason = 'vocabOnly: tokenizer only';
   signal?.throwIfAborted();
-  const input = await openSource(source, signal);
+  const n = sources.length;
+  const opened = openAll(sources, { signal, cache });
+  let first;
   let M;
   try {
-    if (input.size !== null) checkFileSize(input.size); // before allocating anything
+    first = await opened.inputs[0].catch((e) => {
+      throw inShard(e, 0, sources);
+    });
+    if (first.size !== null) checkFileSize(first.size); // before allocating anything
     M = await instantiate(runtime);
   } catch (e) {
-    input.cancel();
+    await opened.settle('abandoned');
     throw e;
   }
   const heap = new Heap(M);
   const scratch = heap.malloc(SCRATCH_BYTES);
+  const buffers = []; // [ptr, size] of each shard read, until C owns them
   let model = 0;
   let ctx = 0;
+  let verdict = 'abandoned';
   try {
-    const [data, size] = await streamIntoHeap(heap, input, onProgress, signal);
-    // The model owns `data` from here on, even when loading fails.
+    const sizes = new Array(n).fill(null);
+    const froms = [];
+    const names = [];
+    for (let i = 0; i < n; i++) opened.inputs[i].then((input) => (sizes[i] = input.size), () => {});
+    let before = 0; // bytes of the shards already read
+    for (let i = 0; i < n; i++) {
+      try {
+        const input = i === 0 ? first : await opened.inputs[i];
+        if (input.size !== null) checkFileSize(input.size);
+        sizes[i] = input.size;
+        froms.push(input.from);
+        names.push(input.name);
+        const report = (loaded) => onProgress?.({
+          loaded: before + loaded, total: sizes.includes(null) ? null : sizes.reduce((a, b) => a + b, 0),
+          ...(n > 1 && { shard: i, shards: n }), from: input.from,
+        });
+        buffers.push(await streamIntoHeap(heap, input, report, signal));
+        before += buffers[i][1];
+      } catch (e) {
+        throw inShard(e, i, sources);
+      }
+    }
+    // The model owns the buffers from here on, even when loading fails.
     const flags = SAC_LOAD_TAKE_OWNERSHIP | (vocabOnly ? SAC_LOAD_VOCAB_ONLY : 0);
-    const status = M._sac_model_load(data, size, flags, scratch);
+    const status = n === 1 ? M._sac_model_load(buffers[0][0], buffers[0][1], flags, scratch) : loadSplit(M, heap, buffers, flags, scratch);
+    buffers.length = 0;
     model = heap.u32(scratch);
     if (!model) fail('out of wasm memory loading the model', 'SAC_ERR_NOMEM');
-    if (status !== SAC_OK) fail(heap.cstring(M._sac_model_errmsg(model)), statusName(M, heap, status));
+    if (status !== SAC_OK) {
+      verdict = 'refused';
+      fail(nameShard(heap.cstring(M._sac_model_errmsg(model)), sources), statusName(M, heap, status));
+    }
+    verdict = 'loaded';
+    const cacheNote = opened.settle(verdict); // writes the cache copies, while the context is made
+    const size = before;
+    const sourceInfo = {
+      from: froms.includes('network') ? 'network' : froms[0], bytes: size, shards: n,
+      urls: names.includes(null) ? [] : names,
+    };
 
     const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions };
     if (vocabOnly) {
       Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context' });
-      return new Model(new Engine(M, heap, model, 0, scratch), runtime, params);
+      sourceInfo.cache = cacheReport(await cacheNote);
+      return new Model(new Engine(M, heap, model, 0, scratch), runtime, params, sourceInfo);
     }
     M._sac_model_get_info(model, scratch);
     const info = readInfo(heap, scratch);
-    const n = contextLength || defaultContext(info);
+    const nCtx = contextLength || defaultContext(info);
     writeContextParams(heap, scratch, params);
     checkLoadBudget({
       heapBytes: heap.buffer.byteLength, weightBytes: size, contextBytes: Number(M._sac_context_memory(model, scratch)),
-      threads: runtime.threads, info, n, attention,
+      threads: runtime.threads, info, n: nCtx, attention,
     });
 
     writeContextParams(heap, scratch, params);
@@ -133,14 +215,40 @@ export async function loadModel(source, options) {
     runtime.threads = threads;
     runtime.contextLength = M._sac_context_n_ctx(ctx);
     runtime.contextReason = contextReason(contextLength, runtime.contextLength, info.contextLength);
-    return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params);
+    sourceInfo.cache = cacheReport(await cacheNote);
+    return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo);
   } catch (e) {
+    if (verdict !== 'loaded') await opened.settle(verdict);
+    for (const [ptr] of buffers) heap.free(ptr);
     if (ctx) M._sac_context_free(ctx);
     if (model) M._sac_model_free(model);
     heap.free(scratch);
     terminate(M);
     throw e;
   }
+}
+
+/** sac_model_load_split over the shards' buffers (pointers, then sizes: both 32-bit in wasm32). */
+function loadSplit(M, heap, buffers, flags, out) {
+  const n = buffers.length;
+  const table = heap.malloc(8 * n);
+  try {
+    const v = heap.view(table, 8 * n);
+    buffers.forEach(([ptr, size], i) => {
+      v.setUint32(4 * i, ptr, true);
+      v.setUint32(4 * (n + i), size, true);
+    });
+    return M._sac_model_load_split(table, table + 4 * n, n, flags, out);
+  } finally {
+    heap.free(table);
+  }
+}
+
+/** C names a shard by number ("shard 2 of 3 …"); add which source that is. */
+function nameShard(message, sources) {
+  const m = /^shard (\d+) of \d+/.exec(message);
+  if (!m || sources.length === 1) return message;
+  return `${message} (shard ${m[1]} is ${sourceName(sources[Number(m[1]) - 1])})`;
 }
 
 /** The context C gives for n_ctx = 0: the model's training length, at most SAC_DEFAULT_N_CTX. */

@@ -19,11 +19,14 @@ export class Model {
   #source = null; // encoder–decoder models: the ids of the last encoded source
 
   /** @internal — use loadModel(). */
-  constructor(engine, runtime, params) {
+  constructor(engine, runtime, params, sourceInfo) {
     this.#engine = engine;
     this.#params = params;
     this.info = Object.freeze(this.#readInfo());
     this.runtime = Object.freeze(runtime);
+    /** Where the model's bytes came from and what became of their cache copy (see index.d.ts). */
+    this.sourceInfo = Object.freeze({ ...sourceInfo, urls: Object.freeze(sourceInfo.urls),
+      cache: Object.freeze(sourceInfo.cache) });
     this.samplingDefaults = Object.freeze(samplingDefaults(engine));
   }
 
@@ -82,15 +85,16 @@ export class Model {
   }
 
   /**
-   * Ends the running generation, if any: its next step throws `reason` (default: an AbortError).
-   * Returns whether one was running. A generation whose iterator was dropped holds the context
-   * only until the next generate, forward or bench — or this call.
+   * Ends the running generation, if any: its next step is its last, with no token and
+   * finishReason 'aborted' (as when its signal aborts). Returns whether one was running. A
+   * generation whose iterator was dropped holds the context only until the next generate,
+   * forward or bench — or this call.
    */
-  stop(reason) {
+  stop() {
     this.#usable();
     const run = this.#run;
     if (!run) return false;
-    run.stop(reason ?? new DOMException('the generation was stopped by model.stop()', 'AbortError'));
+    run.abort();
     this.#run = null;
     this.#engine.setCapture(this.#params.attention);
     return true;
@@ -209,8 +213,32 @@ export class Model {
    * options.decoderStart (default [BOS]).
    */
   generate(prompt, options) {
+    return this.#start(prompt, options, 'generate').steps;
+  }
+
+  /**
+   * Generates to the end and returns { text, tokens, finishReason, timings }: the text without
+   * any stop string, the ids generated, why it ended, and how long the prompt and the
+   * generation took. Takes generate's options.
+   */
+  async complete(prompt, options) {
+    const t0 = performance.now();
+    const { run, steps } = this.#start(prompt, options, 'complete');
+    let text = '';
+    const tokens = [];
+    let finishReason = 'maxTokens'; // maxTokens: 0 has no steps
+    for await (const step of steps) {
+      text += step.text;
+      if (step.id !== null) tokens.push(step.id);
+      finishReason = step.finishReason ?? finishReason;
+    }
+    return { text, tokens, finishReason, timings: { ...run.timings, totalMs: performance.now() - t0 } };
+  }
+
+  /** Checks a generation's arguments and takes the context: { run, steps }. */
+  #start(prompt, options, call) {
     const e = this.#hasContext();
-    const o = generateOptions(this.samplingDefaults, options);
+    const o = generateOptions(this.samplingDefaults, options, call);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
     if (ids.length === 0) fail('the prompt is empty');
     let source = null;
@@ -231,7 +259,7 @@ export class Model {
     this.#takeOver();
     const run = new Run(e);
     this.#run = run;
-    return steps(run, {
+    return { run, steps: steps(run, {
       engine: e, info: this.info, ids: start, o, withCross: source !== null,
       begin: () => this.#reset(o.attention, source ?? undefined),
       end: () => {
@@ -239,7 +267,7 @@ export class Model {
         this.#run = null;
         e.setCapture(this.#params.attention);
       },
-    });
+    }) };
   }
 
   /**
@@ -341,3 +369,14 @@ export class Model {
     return this.#disposed;
   }
 }
+
+// `using model = await loadModel(…)` disposes of the model at the end of the block, where the
+// runtime has explicit resource management (`await using` falls back to this one too).
+if (typeof Symbol.dispose == 'symbol')
+  Object.defineProperty(Model.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.dispose();
+    },
+    writable: true,
+    configurable: true,
+  });

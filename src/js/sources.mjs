@@ -1,6 +1,9 @@
-// Model sources. Each becomes { size, chunks(): AsyncIterable<Uint8Array>, cancel() }; size is
-// null when unknown (a response without Content-Length); cancel() releases a source whose
-// chunks were never read.
+// Model sources. Each becomes { size, chunks(): AsyncIterable<Uint8Array>, cancel(), from,
+// settle(verdict) }; size is null when unknown (a response without Content-Length); cancel()
+// releases a source whose chunks were never read; from says where the bytes come from ('cache',
+// 'network', 'file', 'memory'); settle tells a cached URL how the load went (cache.mjs) and
+// resolves to what became of its cache copy.
+import { knownLength, openCachedUrl } from './cache.mjs';
 import { fail } from './errors.mjs';
 import { isNode, nodeBuiltin } from './runtime.mjs';
 
@@ -40,12 +43,8 @@ function streamSource(stream, size) {
 function responseSource(response, what) {
   if (!response.ok) fail(`cannot load ${what}: HTTP ${response.status} ${response.statusText}`.trim(), 'SAC_ERR_STATE');
   if (response.bodyUsed) fail(`cannot load ${what}: the response body was already read`);
-  const encoding = response.headers.get('content-encoding');
-  const length = response.headers.get('content-length');
-  // With a content encoding, Content-Length counts compressed bytes.
-  const size = length !== null && (!encoding || encoding === 'identity') ? Number(length) : null;
   if (!response.body) return bytesSource(new Uint8Array(0));
-  return streamSource(response.body, Number.isSafeInteger(size) ? size : null);
+  return streamSource(response.body, knownLength(response));
 }
 
 async function fileSource(path) {
@@ -76,18 +75,34 @@ async function fileSource(path) {
   };
 }
 
-/** The source of a model: bytes, a Blob, a Response, a stream, a URL or (Node) a file path. */
-export async function openSource(source, signal) {
+const CACHE_OFF = { status: 'off', message: 'not cached (cache: false)' };
+const NOT_A_URL = { status: 'off', message: 'not cached (not a URL)' };
+const NO_CACHE_API = { status: 'unavailable', message: 'not cached (no Cache API here)' };
+
+/**
+ * Where the bytes come from, what settle() reports (`note`) for a source outside the cache, and
+ * `name`: the URL (resolved) or file path, or null.
+ */
+const tagged = (source, from, note, name = null) => Object.assign(source, { from, name, settle: async () => note });
+
+/**
+ * The source of a model: bytes, a Blob, a Response, a stream, a URL or (Node) a file path.
+ * `cache`: the cache name for http(s) URLs, or null.
+ */
+export async function openSource(source, { signal, cache = null } = {}) {
   if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer == 'function' && source instanceof SharedArrayBuffer))
-    return bytesSource(new Uint8Array(source));
-  if (ArrayBuffer.isView(source)) return bytesSource(new Uint8Array(source.buffer, source.byteOffset, source.byteLength));
-  if (typeof Response == 'function' && source instanceof Response) return responseSource(source, 'the model');
-  if (typeof Blob == 'function' && source instanceof Blob) return streamSource(source.stream(), source.size);
-  if (typeof ReadableStream == 'function' && source instanceof ReadableStream) return streamSource(source, null);
+    return tagged(bytesSource(new Uint8Array(source)), 'memory', NOT_A_URL);
+  if (ArrayBuffer.isView(source))
+    return tagged(bytesSource(new Uint8Array(source.buffer, source.byteOffset, source.byteLength)), 'memory', NOT_A_URL);
+  if (typeof Response == 'function' && source instanceof Response)
+    return tagged(responseSource(source, 'the model'), 'memory', NOT_A_URL);
+  if (typeof Blob == 'function' && source instanceof Blob) return tagged(streamSource(source.stream(), source.size), 'memory', NOT_A_URL);
+  if (typeof ReadableStream == 'function' && source instanceof ReadableStream)
+    return tagged(streamSource(source, null), 'memory', NOT_A_URL);
   let url;
   if (source instanceof URL) url = source;
   else if (typeof source == 'string') {
-    if (isNode && !/^(https?|file|data|blob):/i.test(source)) return fileSource(source);
+    if (isNode && !/^(https?|file|data|blob):/i.test(source)) return tagged(await fileSource(source), 'file', NOT_A_URL, source);
     try {
       url = new URL(source, globalThis.location?.href);
     } catch {
@@ -95,9 +110,21 @@ export async function openSource(source, signal) {
     }
   } else {
     fail('the model source must be a Uint8Array, ArrayBuffer, Blob, Response, ReadableStream, URL or string ' +
-      `(a URL, or a file path in Node), got ${source === null ? 'null' : typeof source}`);
+      `(a URL, or a file path in Node), or an array of them (a split model's shards), got ${source === null ? 'null' : typeof source}`);
   }
-  if (isNode && url.protocol === 'file:') return fileSource(nodeBuiltin('node:url').fileURLToPath(url));
+  if (isNode && url.protocol === 'file:') {
+    const file = nodeBuiltin('node:url').fileURLToPath(url);
+    return tagged(await fileSource(file), 'file', NOT_A_URL, file);
+  }
+  const http = /^https?:$/.test(url.protocol);
+  if (http && cache !== null) {
+    const opened = await openCachedUrl(url.href, cache, signal);
+    if (opened) {
+      const input = opened.body instanceof Blob ? streamSource(opened.body.stream(), opened.body.size)
+        : responseSource(opened.body, url.href);
+      return Object.assign(input, { from: opened.from, name: url.href, settle: opened.settle });
+    }
+  }
   let response;
   try {
     response = await fetch(url, { signal });
@@ -105,5 +132,6 @@ export async function openSource(source, signal) {
     if (signal?.aborted) throw signal.reason;
     fail(`cannot fetch ${url.href}: ${e.message}`, 'SAC_ERR_STATE');
   }
-  return responseSource(response, url.href);
+  const note = !http ? NOT_A_URL : cache === null ? CACHE_OFF : NO_CACHE_API; // (with a Cache API, the URL went above)
+  return tagged(responseSource(response, url.href), 'network', note, url.href);
 }

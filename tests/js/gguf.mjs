@@ -94,10 +94,10 @@ class Writer {
 }
 
 /**
- * Returns a copy of the GGUF `bytes` with extra metadata. `kvs`: [key, type, value, elemType?]
- * with type one of TYPE's names ('string', 'u32', 'bool', 'array', ...).
+ * Where things are in a GGUF file: the header counts, the metadata's byte range, each tensor's
+ * info bytes ([start, end), the offset being its last 8 bytes), the alignment and the data section.
  */
-export function addMetadata(bytes, kvs) {
+function layout(bytes) {
   const r = new Reader(bytes);
   if (r.u32() !== 0x46554747) throw new Error('not a GGUF file');
   const version = r.u32();
@@ -112,14 +112,26 @@ export function addMetadata(bytes, kvs) {
     r.skipValue(type);
   }
   const kvEnd = r.at;
+  const tensors = [];
   for (let i = 0; i < nTensors; i++) {
+    const start = r.at;
     r.string();
     const nDims = r.u32();
-    r.at += 8 * nDims + 4 + 8;
+    r.at += 8 * nDims + 4;
+    const offset = r.u64();
+    tensors.push({ start, end: r.at, offset });
   }
-  const infoEnd = r.at;
-  const dataStart = Math.ceil(infoEnd / alignment) * alignment;
+  const dataStart = Math.ceil(r.at / alignment) * alignment;
+  return { version, nTensors, nKv, kvStart, kvEnd, tensors, alignment, dataStart };
+}
 
+/**
+ * Returns a copy of the GGUF `bytes` with extra metadata. `kvs`: [key, type, value, elemType?]
+ * with type one of TYPE's names ('string', 'u32', 'bool', 'array', ...).
+ */
+export function addMetadata(bytes, kvs) {
+  const { version, nTensors, nKv, kvStart, kvEnd, tensors, alignment, dataStart } = layout(bytes);
+  const infoEnd = tensors.length ? tensors.at(-1).end : kvEnd;
   const w = new Writer();
   w.u32(0x46554747);
   w.u32(version);
@@ -263,4 +275,48 @@ export function llamaGguf({ vocab = 97, ctx = 48, embd = 64, ff = 96, layers = 2
   }
   w.raw(new Uint8Array(data.buffer));
   return w.bytes();
+}
+
+/**
+ * Splits a GGUF file as llama.cpp's gguf-split does: shard i holds tensors [first[i], first[i+1])
+ * (in the file's order; first[n] is the tensor count) and split.no = i, split.count = n,
+ * split.tensors.count (u16, u16, i32); only shard 0 keeps the other metadata. Returns the shards' bytes.
+ */
+export function splitGguf(bytes, first) {
+  const { version, nTensors, nKv, kvStart, kvEnd, alignment, dataStart, tensors: infos } = layout(bytes);
+  const tensors = infos.map((t) => ({ info: bytes.subarray(t.start, t.end - 8), offset: t.offset }));
+  if (alignment !== 32) throw new Error('splitGguf: shards after the first would need general.alignment too');
+  const byOffset = [...tensors].sort((a, b) => a.offset - b.offset);
+  byOffset.forEach((t, i) => (t.length = (byOffset[i + 1]?.offset ?? bytes.length - dataStart) - t.offset));
+  const pad = (w) => w.raw(new Uint8Array((alignment - (w.length % alignment)) % alignment));
+  const shards = [];
+  for (let s = 0; s + 1 < first.length; s++) {
+    const mine = tensors.slice(first[s], first[s + 1]);
+    const w = new Writer();
+    w.u32(0x46554747);
+    w.u32(version);
+    w.u64(mine.length);
+    w.u64((s === 0 ? nKv : 0) + 3);
+    if (s === 0) w.raw(bytes.subarray(kvStart, kvEnd));
+    w.string('split.no');
+    w.u32(TYPE.u16);
+    w.num('setUint16', 2, s);
+    w.string('split.count');
+    w.u32(TYPE.u16);
+    w.num('setUint16', 2, first.length - 1);
+    w.kv('split.tensors.count', TYPE.i32, nTensors);
+    let at = 0;
+    for (const t of mine) {
+      w.raw(t.info);
+      w.u64(at);
+      at += Math.ceil(t.length / alignment) * alignment;
+    }
+    pad(w);
+    for (const t of mine) {
+      w.raw(bytes.subarray(dataStart + t.offset, dataStart + t.offset + t.length));
+      pad(w);
+    }
+    shards.push(w.bytes());
+  }
+  return shards;
 }

@@ -11,9 +11,9 @@ import { root } from './helpers.mjs';
 const dir = path.join(root, 'src/js');
 
 test('index.mjs exports the public API', () => {
-  assert.deepEqual(Object.keys(saccade).sort(), ['Attention', 'Model', 'SaccadeError', 'TrainingRun', 'attend',
-    'chooseRuntime', 'configure', 'createAttention', 'fitKernelWidth', 'loadModel', 'sinusoidPositions', 'train',
-    'trainingPresets']);
+  assert.deepEqual(Object.keys(saccade).sort(), ['Attention', 'DEFAULT_CACHE', 'Model', 'SaccadeError', 'TrainingRun',
+    'attend', 'chooseRuntime', 'clearCachedModels', 'configure', 'createAttention', 'fitKernelWidth', 'listCachedModels',
+    'loadModel', 'sinusoidPositions', 'train', 'trainingPresets']);
 });
 
 test('the modules of src/js import one way: no circle', () => {

@@ -105,7 +105,7 @@ test('npx saccade info prints what the native CLI prints', async () => {
 test('the declarations type-check a strict TypeScript consumer', async () => {
   const project = path.join(dir, 'project');
   writeFileSync(path.join(project, 'use.ts'), `
-    import { loadModel, SaccadeError, type GenerateStep, type Model } from 'saccade';
+    import { clearCachedModels, DEFAULT_CACHE, listCachedModels, loadModel, SaccadeError, type GenerateStep, type Model } from 'saccade';
     const model: Model = await loadModel(new URL('file:///m.gguf'), { threads: 2, onProgress: ({ loaded, total }) => {
       const fraction: number | null = total === null ? null : loaded / total;
       void fraction;
@@ -117,11 +117,34 @@ test('the declarations type-check a strict TypeScript consumer', async () => {
       const row: Float32Array | undefined = s.attention?.data;
       void row;
     }
+    for await (const step of model.generate('hi', { maxTokens: 4 })) {
+      // the aborted step has no token: narrowing by finishReason
+      const id: number | null = step.id;
+      if (step.finishReason !== 'aborted') {
+        const tokenId: number = step.id;
+        void tokenId;
+      }
+      void id;
+    }
+    const done = await model.complete('hi', { stop: ['\\n'] });
+    const why: 'eos' | 'stop' | 'contextFull' | 'maxTokens' | 'aborted' = done.finishReason;
+    const ms: number = done.timings.promptMs + done.timings.generateMs + done.timings.totalMs + done.tokens.length;
+    const stopped: boolean = model.stop();
+    const from: 'cache' | 'network' | 'file' | 'memory' = model.sourceInfo.from;
+    const status: string = model.sourceInfo.cache.status;
+    void [why, ms, stopped, from, status, done.text];
+    const split = await loadModel(['a-00001-of-00002.gguf', new Uint8Array(1)], { cache: 'mine', onProgress: (p) => void p.shard });
+    split[Symbol.dispose]();
+    const cached: { url: string; bytes: number; stored: Date | null }[] = await listCachedModels({ cache: DEFAULT_CACHE });
+    const cleared: number = await clearCachedModels(cached.map((c) => c.url), { cache: 'mine' }) + await clearCachedModels();
+    void cleared;
     const a = model.attention(0, 0);
     const n: number = a.queries * a.keys + a.data.length + logits.length + info.length;
     try { model.dispose(); } catch (e) { if (e instanceof SaccadeError) console.log(e.code, n); }
     // @ts-expect-error: temperature is a number
     model.generate([1], { temperature: 'hot' });
+    // @ts-expect-error: stop() takes no reason
+    model.stop(new Error('x'));
   `);
   writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022',

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { devModel } from './dev-models.mjs';
-import { artifacts, canvasStats, frames, modelA, root, screenshot, watchErrors, useBrowser } from './helpers.mjs';
+import { artifacts, canvasStats, cutOnce, frames, modelA, root, screenshot, watchErrors, useBrowser } from './helpers.mjs';
 
 const A = modelA();
 const N = 12; // tokens to generate
@@ -260,21 +260,7 @@ describe('model cache', () => {
   test('a half-finished download is not cached; the next load downloads the whole file', async () => {
     // a server whose first response for each /flaky/ path stops halfway (as a dropped connection does)
     const { serve, staticHandler } = await import('../../web/serve.mjs');
-    const files = staticHandler(root, { isolated: true });
-    const cut = new Set();
-    const flaky = await serve({
-      handler: (req, res) => {
-        const u = new URL(req.url, 'http://x');
-        if (!u.pathname.startsWith('/flaky/')) return files(req, res);
-        req.url = u.pathname.slice('/flaky'.length);
-        if (req.method !== 'GET' || cut.has(req.url)) return files(req, res);
-        cut.add(req.url);
-        const bytes = readFileSync(path.join(root, req.url));
-        res.writeHead(200, { 'content-length': bytes.length, 'content-type': 'application/octet-stream',
-          'cross-origin-resource-policy': 'same-origin' });
-        res.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => res.destroy(), 50));
-      },
-    });
+    const flaky = await serve({ handler: cutOnce(staticHandler(root, { isolated: true }), root) });
     const context = await env.browser.newContext();
     const page = await context.newPage();
     const modelPath = `/flaky/${path.relative(root, A.file)}`;

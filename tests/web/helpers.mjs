@@ -1,7 +1,7 @@
 // Shared by the page tests: which models to use (the shipped ones when present, generated
 // stand-ins otherwise), the static servers (isolated or not), headless Chromium, console-error
 // collection, canvas pixel statistics and screenshots (kept in build/test-artifacts/).
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -127,3 +127,22 @@ export async function screenshot(page, name) {
 
 /** Waits for two animation frames (the views draw once per frame). */
 export const frames = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+/**
+ * A request handler that passes requests to `files`, except that the first GET of each path
+ * under /flaky/ (the path without that prefix) stops halfway, as a dropped connection does.
+ */
+export function cutOnce(files, root) {
+  const cut = new Set();
+  return (req, res) => {
+    const u = new URL(req.url, 'http://x');
+    if (!u.pathname.startsWith('/flaky/')) return files(req, res);
+    req.url = u.pathname.slice('/flaky'.length);
+    if (req.method !== 'GET' || cut.has(req.url)) return files(req, res);
+    cut.add(req.url);
+    const bytes = readFileSync(path.join(root, req.url));
+    res.writeHead(200, { 'content-length': bytes.length, 'content-type': 'application/octet-stream',
+      'cross-origin-resource-policy': 'same-origin' });
+    res.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => res.destroy(), 50));
+  };
+}

@@ -9,13 +9,10 @@ onmessage = async ({ data }) => {
     const ids = [];
     const controller = new AbortController();
     let aborted = false;
-    try {
-      for await (const step of model.generate(data.prompt, { maxTokens: data.maxTokens + 5, temperature: 0, ignoreEos: true, signal: controller.signal })) {
-        ids.push(step.id);
-        if (ids.length === data.maxTokens) controller.abort();
-      }
-    } catch (e) {
-      aborted = e.name === 'AbortError';
+    for await (const step of model.generate(data.prompt, { maxTokens: data.maxTokens + 5, temperature: 0, ignoreEos: true, signal: controller.signal })) {
+      if (step.finishReason === 'aborted') aborted = step.id === null;
+      else ids.push(step.id);
+      if (ids.length === data.maxTokens) controller.abort();
     }
     const logits = Array.from(model.forward(data.prompt));
     // attention in bulk: the rows of a generation, as a view, equal the rows its steps carried
