@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,24 +262,67 @@ static int32_t parse_ids(const char *s, int32_t **out) {
     return n;
 }
 
-static sac_model *load_model(const char *path, uint32_t flags) {
+/* Reads a whole file into a malloc'd buffer (an empty file too: the loader says why it is refused). */
+static void *read_file(const char *path, size_t *size) {
     FILE *f = fopen(path, "rb");
     if (!f) return fail("cannot open '%s'", path), NULL;
-    long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-    /* an empty file goes to the loader too, which says why it is refused as every surface does */
-    void *buf = size >= 0 && !fseek(f, 0, SEEK_SET) ? malloc(size ? (size_t)size : 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        fclose(f);
+    long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+    void *buf = n >= 0 && !fseek(f, 0, SEEK_SET) ? malloc(n ? (size_t)n : 1) : NULL;
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
-        return fail("cannot read '%s'", path), NULL;
+        buf = NULL;
+        fail("cannot read '%s'", path);
     }
     fclose(f);
-    sac_model *m;
-    if (sac_model_load(buf, (size_t)size, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
+    *size = (size_t)n;
+    return buf;
+}
+
+/* A split model's shard count when `path` names one of its shards (…-0000K-of-0000N.gguf), else 1. */
+static int shard_count(const char *path) {
+    static const char form[] = "-#####-of-#####.gguf";
+    size_t len = strlen(path), n = sizeof form - 1;
+    if (len < n) return 1;
+    const char *t = path + len - n;
+    for (size_t i = 0; i < n; i++)
+        if (form[i] == '#' ? !isdigit((unsigned char)t[i]) : t[i] != form[i]) return 1;
+    int no = atoi(t + 1), count = atoi(t + 10);
+    return no >= 1 && no <= count ? count : 1;
+}
+
+/* The model at `path`; for one shard of a split model, every shard (as loadModel does). */
+static sac_model *load_model(const char *path, uint32_t flags) {
+    int n = shard_count(path);
+    size_t len = strlen(path);
+    void **bufs = calloc((size_t)n, sizeof *bufs);
+    size_t *sizes = calloc((size_t)n, sizeof *sizes);
+    char *name = malloc(len + 1);
+    sac_model *m = NULL;
+    int i = 0;
+    if (!bufs || !sizes || !name) {
+        fail("out of memory");
+        goto done;
+    }
+    memcpy(name, path, len + 1);
+    for (; i < n; i++) {
+        if (n > 1) { /* the shard number: the 5 digits after the leading '-' */
+            char digits[6];
+            snprintf(digits, sizeof digits, "%05d", (i + 1) % 100000);
+            memcpy(name + len - 19, digits, 5);
+        }
+        if (!(bufs[i] = read_file(name, &sizes[i]))) goto done;
+    }
+    if (sac_model_load_split((const void *const *)bufs, sizes, n, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
         fail("%s", m ? sac_model_errmsg(m) : "out of memory");
         sac_model_free(m);
-        return NULL;
+        m = NULL;
     }
+    i = 0; /* the model owns the buffers now, loaded or not */
+done:
+    while (i > 0) free(bufs[--i]);
+    free(bufs);
+    free(sizes);
+    free(name);
     return m;
 }
 

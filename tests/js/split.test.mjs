@@ -77,10 +77,15 @@ describe('split models', () => {
     });
   });
 
-  test('the Node CLI takes the first shard\'s path', () => {
-    const cli = (file) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'src/js/cli.mjs'), 'generate', file,
-      '--tokens', '1,2,3', '-n', '6', '--temp', '0', '--threads', '1'], { encoding: 'utf8' }));
-    assert.deepEqual(cli(files[0]).tokens, cli(fixture('llama-q8_0-char')).tokens);
+  test('both CLIs take any shard\'s path', () => {
+    const args = (file) => ['generate', file, '--tokens', '1,2,3', '-n', '6', '--temp', '0', '--threads', '1'];
+    const node = (file) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'src/js/cli.mjs'), ...args(file)],
+      { encoding: 'utf8' }));
+    const native = (file) => JSON.parse(execFileSync(path.join(root, 'build/saccade'), args(file), { encoding: 'utf8' }));
+    const expected = node(fixture('llama-q8_0-char')).tokens;
+    assert.deepEqual(node(files[0]).tokens, expected);
+    assert.deepEqual(native(files[0]).tokens, expected);
+    assert.deepEqual(native(files[1]).tokens, expected);
   });
 
   test('shards that do not belong together are refused, naming the shard', async () => {
