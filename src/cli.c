@@ -509,6 +509,14 @@ static int generate_from(sac_model *m, sac_context *ctx, const options *o, const
     sac_detokenizer *dt = NULL;
     int has_tokenizer = sac_detokenizer_new(m, &dt) == SAC_OK;
     int rc = 0;
+    /* The generated text continues the decoder's input: without it, a llama vocabulary would
+     * drop the first generated token's leading space as the start of a text. */
+    for (int32_t i = 0; has_tokenizer && !rc && i < (start ? n_start : n); i++) {
+        const char *piece;
+        size_t len;
+        if (sac_detokenizer_push(dt, start ? start[i] : ids[i], &piece, &len) != SAC_OK)
+            rc = fail("%s", sac_detokenizer_errmsg(dt));
+    }
     int32_t n_out = 0;
     double t0 = now_ms();
     if (!out) rc = fail("out of memory");
@@ -524,13 +532,14 @@ static int generate_from(sac_model *m, sac_context *ctx, const options *o, const
             break;
         }
         out[n_out++] = tok;
-        if (has_tokenizer) {
+        int stopped = !o->ignore_eos && is_stop(stop, tok);
+        if (has_tokenizer && !stopped) { /* a stop token ends the text before its own piece, as generate() does */
             const char *piece;
             size_t len;
             if (sac_detokenizer_push(dt, tok, &piece, &len) != SAC_OK) rc = fail("%s", sac_detokenizer_errmsg(dt));
             else if (!append(&text, &text_len, piece, len)) rc = fail("out of memory");
         }
-        if (rc || (!o->ignore_eos && is_stop(stop, tok)) || n_out == o->n_predict) break;
+        if (rc || stopped || n_out == o->n_predict) break;
         if (sac_context_n_past(ctx) >= sac_context_n_ctx(ctx)) break; /* context full */
         if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) rc = fail("%s", sac_context_errmsg(ctx));
     }

@@ -152,7 +152,12 @@ export async function* steps(run, { engine, info, ids, o, withCross, begin, end 
   try {
     run.live();
     if (aborted()) return yield abortStep();
-    if (info.hasTokenizer) run.dt = engine.detokenizer();
+    if (info.hasTokenizer) {
+      run.dt = engine.detokenizer();
+      // the generated text continues the decoder's input: without it, a llama vocabulary would
+      // drop the first generated token's leading space as the start of a text
+      for (const id of ids) engine.push(run.dt, id);
+    }
     writeSamplingParams(heap, scratch, o);
     engine.check(M._sac_sampler_init(ctx, scratch));
     begin();
