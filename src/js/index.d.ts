@@ -368,13 +368,14 @@ export interface ChatOptions extends Omit<GenerateOptions, 'decoderStart'> {
   jinja?: { Template: new (template: string) => { render(vars: Record<string, unknown>): string } };
 }
 
-export interface ChatStep extends GenerateStep {
+/** A step of chat(): generate's, and on the first one the prompt. */
+export type ChatStep = GenerateStep & {
   /**
    * On the first step: the prompt the conversation became. `template` is false when the file
    * has no chat template and the turns were joined as plain text, one per line.
    */
   prompt?: { text: string; ids: number[]; template: boolean };
-}
+};
 
 export type AttentionKind = 'self' | 'cross' | 'encoder';
 
