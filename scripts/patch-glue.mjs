@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Post-processes Emscripten 3.1.6's threaded glue (dist/saccade-mt.mjs) and its pthread worker
+// Post-processes Emscripten 3.1.6's threaded glue (dist/saccade-mt.mjs, dist/saccade-train-mt.mjs) and its pthread worker
 // script (dist/saccade-mt.worker.js), right after the link:
 //
 // 1. allocateUnusedWorker: the glue starts each pool worker itself, with

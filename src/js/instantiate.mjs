@@ -1,4 +1,4 @@
-// Instantiating a wasm module: one per live model, so two models never share a heap. The
+// Instantiating a wasm module: one per live model or training run, so two never share a heap. The
 // compiled WebAssembly.Module is cached per wasm file. A disposed model's instance (its C objects
 // all freed) is parked for a few seconds and handed to the next load of the same variant and
 // thread count: a new instance means a new wasm memory and, threaded, new workers, which the
@@ -19,25 +19,36 @@ const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 
 // the code that starts the threads. configure({ assetBase }) names the folder for the others.
 // ---------------------------------------------------------------------------------------------
 
-const FILES = {
-  mt: () => ({
+// Every build, by its file name: the inference builds (every model) and the trainer's (train()
+// only). Each entry names its files once; nothing else in the library spells a dist/ path.
+const BUILDS = {
+  'saccade-mt': () => ({
     glue: new URL('../../dist/saccade-mt.mjs', import.meta.url),
     wasm: new URL('../../dist/saccade-mt.wasm', import.meta.url),
     // the browsers' (ES module) copy; Node starts the CommonJS one beside the glue
     worker: new URL('../../dist/saccade-mt.worker.mjs', import.meta.url),
   }),
-  st: () => ({
+  'saccade-st': () => ({
     glue: new URL('../../dist/saccade-st.mjs', import.meta.url),
     wasm: new URL('../../dist/saccade-st.wasm', import.meta.url),
   }),
+  'saccade-train-mt': () => ({
+    glue: new URL('../../dist/saccade-train-mt.mjs', import.meta.url),
+    wasm: new URL('../../dist/saccade-train-mt.wasm', import.meta.url),
+    worker: new URL('../../dist/saccade-train-mt.worker.mjs', import.meta.url),
+  }),
+  'saccade-train-st': () => ({
+    glue: new URL('../../dist/saccade-train-st.mjs', import.meta.url),
+    wasm: new URL('../../dist/saccade-train-st.wasm', import.meta.url),
+  }),
 };
-const NAMES = { glue: 'saccade-VARIANT.mjs', wasm: 'saccade-VARIANT.wasm', worker: 'saccade-VARIANT.worker.mjs' };
 
-let assetBase = null; // a URL ending in '/', or null: the files beside the library (FILES)
+let assetBase = null; // a URL ending in '/', or null: the files beside the library (BUILDS)
 
 /**
  * Library-wide settings. `assetBase`: the URL of a folder holding the package's dist/ files
- * (saccade-mt.mjs, .wasm, .worker.mjs, .worker.js; saccade-st.mjs, .wasm), for bundlers that do not copy the
+ * (saccade-mt.mjs, .wasm, .worker.mjs, .worker.js; saccade-st.mjs, .wasm; the trainer's
+ * saccade-train-mt.* and saccade-train-st.* likewise), for bundlers that do not copy the
  * files new URL(…, import.meta.url) names (esbuild, Rollup without a plugin), or a CDN; relative
  * URLs resolve against the page. null restores the default. Returns the settings in force.
  */
@@ -63,11 +74,15 @@ export function configure(options) {
   return { assetBase: assetBase?.href ?? null };
 }
 
-function filesOf(variant) {
-  if (!assetBase) return FILES[variant]();
-  const files = {};
-  for (const [kind, name] of Object.entries(NAMES))
-    if (kind !== 'worker' || variant === 'mt') files[kind] = new URL(name.replace('VARIANT', variant), assetBase);
+/**
+ * The files of the build `name` ('saccade-mt', 'saccade-train-st', …): beside the library, or
+ * by their own names under assetBase (a bundler may have renamed its copies).
+ */
+function filesOf(name) {
+  const files = BUILDS[name]();
+  if (!assetBase) return files;
+  const suffixes = { glue: '.mjs', wasm: '.wasm', worker: '.worker.mjs' };
+  for (const kind of Object.keys(files)) files[kind] = new URL(name + suffixes[kind], assetBase);
   return files;
 }
 
@@ -133,7 +148,7 @@ export const WORKER_START_MS = 30_000;
 function startWorker(url, glue) {
   if (isNode) {
     const { Worker } = nodeBuiltin('node:worker_threads');
-    return new Worker(nodeBuiltin('node:url').fileURLToPath(new URL('saccade-mt.worker.js', glue)));
+    return new Worker(nodeBuiltin('node:url').fileURLToPath(new URL(glue.href.replace(/\.mjs$/, '.worker.js'))));
   }
   if (url.origin === globalThis.location?.origin) return new Worker(url, { type: 'module' });
   const blob = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
@@ -172,8 +187,8 @@ async function workerFailure(url, e, violation) {
 
 const PARK_MS = 5000;
 const PARK_MAX_BYTES = 512 * 2 ** 20; // a larger memory is returned at once rather than kept
-const parked = new Map(); // variant/pool size → { M, timer }
-const keys = new WeakMap(); // M → its variant/pool size
+const parked = new Map(); // build/pool size → { M, timer }
+const keys = new WeakMap(); // M → its build/pool size
 const trapped = new WeakSet(); // instances a C call threw in (a trap): never reused
 
 /**
@@ -196,16 +211,21 @@ function guarded(M) {
   return C;
 }
 
-/** A running Emscripten module of the runtime's variant, its pthread pool sized for its threads. */
-export async function instantiate(runtime) {
-  const key = `${runtime.variant}/${Math.max(1, runtime.threads - 1)}`;
+/**
+ * A running Emscripten module of the runtime's variant, its pthread pool sized for its threads:
+ * the inference build, or with `build` 'saccade-train' the trainer's.
+ */
+export async function instantiate(runtime, build = 'saccade') {
+  const name = `${build}-${runtime.variant}`;
+  if (!Object.hasOwn(BUILDS, name)) fail(`no build named '${name}'`, 'SAC_ERR_STATE');
+  const key = `${name}/${Math.max(1, runtime.threads - 1)}`;
   const idle = parked.get(key);
   if (idle) {
     parked.delete(key);
     clearTimeout(idle.timer);
     return idle.M;
   }
-  const files = filesOf(runtime.variant);
+  const files = filesOf(name);
   const [wasmModule, factory] = await Promise.all([compileWasm(files.wasm), importGlue(files.glue)]);
   // The factory never settles when instantiateWasm fails or a pool worker cannot start (its
   // promise waits for every worker to load): race it against both and a deadline.

@@ -6,7 +6,8 @@
 // is one) so the page stays responsive.
 import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
-import { isNode, chooseRuntime } from './runtime.mjs';
+import { instantiate, terminate } from './instantiate.mjs';
+import { chooseRuntime } from './runtime.mjs';
 
 export const TASKS = ['reverse', 'copy', 'dates', 'text'];
 
@@ -53,53 +54,6 @@ export const PRESETS = {
 
 /** The default probe input of a task: its maps are what the page draws. */
 export const PROBES = { reverse: 'saccadesattention', copy: 'attentionsaccades', dates: 'sat 21 nov 2026', text: 'ROMEO:\nWhat' };
-
-// ------------------------------------------------------------------------------------------
-// The module
-// ------------------------------------------------------------------------------------------
-
-const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, 9, 1, 7, 0,
-  65, 0, 253, 17, 26, 11]);
-
-async function wasmBytes(url) {
-  if (isNode) {
-    const { readFile } = await import('node:fs/promises');
-    return readFile(url);
-  }
-  const response = await fetch(url);
-  if (!response.ok) fail(`cannot fetch ${url}: HTTP ${response.status}`, 'SAC_ERR_STATE');
-  return response.arrayBuffer();
-}
-
-/** A trainer instance of the runtime's variant (a new wasm memory: one per run). */
-async function instantiateTrainer(runtime) {
-  if (!WebAssembly.validate(SIMD_PROBE))
-    fail('this JavaScript engine lacks WebAssembly SIMD128, which saccade needs', 'SAC_ERR_UNSUPPORTED');
-  // Literal URLs and imports so that bundlers can find the files.
-  const url = runtime.variant === 'mt'
-    ? new URL('../../dist/saccade-train-mt.wasm', import.meta.url)
-    : new URL('../../dist/saccade-train-st.wasm', import.meta.url);
-  const factory = runtime.variant === 'mt'
-    ? (await import('../../dist/saccade-train-mt.mjs')).default
-    : (await import('../../dist/saccade-train-st.mjs')).default;
-  const wasmModule = await WebAssembly.compile(await wasmBytes(url));
-  let failed;
-  const instantiationFailed = new Promise((_, reject) => (failed = reject));
-  const M = await Promise.race([
-    factory({
-      pthreadPoolSize: Math.max(1, runtime.threads - 1),
-      instantiateWasm(imports, receive) {
-        WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule), failed);
-        return {};
-      },
-      print: (s) => console.log(s),
-      printErr: (s) => console.warn(s),
-    }),
-    instantiationFailed,
-  ]);
-  if (M.PThread && isNode) for (const w of M.PThread.unusedWorkers) w.unref?.();
-  return M;
-}
 
 // ------------------------------------------------------------------------------------------
 // Options
@@ -353,7 +307,7 @@ export class TrainingRun {
     this.state = 'disposed';
     this.M._sac_train_free(this.handle);
     this.heap.free(this.scratch);
-    this.M.PThread?.terminateAllThreads();
+    terminate(this.M);
     if (wasTraining) this._settle.reject(new SaccadeError('the training run was disposed', 'SAC_ERR_STATE'));
   }
 
@@ -415,7 +369,7 @@ export async function train(options = {}) {
   const o = trainOptions(options);
   o.signal?.throwIfAborted();
   const runtime = chooseRuntime({ threads: o.threads, variant: o.variant });
-  const M = await instantiateTrainer(runtime);
+  const M = await instantiate(runtime, 'saccade-train'); // a new wasm memory per run (the files: instantiate.mjs)
   const heap = new Heap(M);
   const scratch = heap.malloc(8);
   let handle = 0;
@@ -450,7 +404,7 @@ export async function train(options = {}) {
     check(M._sac_train_start(handle));
   } catch (e) {
     if (handle) M._sac_train_free(handle);
-    M.PThread?.terminateAllThreads();
+    terminate(M);
     throw e;
   } finally {
     heap.free(scratch);

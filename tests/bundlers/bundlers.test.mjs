@@ -2,7 +2,7 @@
 // tarball into fresh sample apps (offline), build each once — Vite 8 (default settings), esbuild,
 // webpack 5 — and run the production build in headless Chromium, served with and without
 // COOP/COEP. Each page loads the shipped model, generates 8 tokens with attention and reads an
-// attention matrix. Isolated pages must run the threaded build on 2 threads, the others the
+// attention matrix, then trains 5 steps with train() (the trainer's own wasm module). Isolated pages must run the threaded build on 2 threads, the others the
 // single-threaded one, and no page may hang (every wait is bounded). The Vite app also runs under
 // `vite dev`, which rewrites the JavaScript it serves.
 import assert from 'node:assert/strict';
@@ -93,6 +93,10 @@ async function check(url, isolated) {
     assert.ok(result.text.length > 0);
     assert.equal(result.rows, 8);
     assert.ok(Math.abs(result.lastRowSum - 1) < 1e-3, `attention row sums to ${result.lastRowSum}`);
+    const { trained } = result;
+    assert.deepEqual([trained.variant, trained.threads], isolated ? ['mt', 2] : ['st', 1]);
+    assert.equal(trained.steps, 5);
+    assert.ok(Number.isFinite(trained.loss) && trained.loss > 0, `training loss ${trained.loss}`);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
