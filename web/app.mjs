@@ -10,7 +10,7 @@ import { ModelClient } from './client.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { cachedModels, clearModelCache } from './model-cache.mjs';
-import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload } from './model-picker.mjs';
+import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
 import { hoverWeights, rowOf, sides } from './views/hover.mjs';
@@ -652,6 +652,7 @@ $('threads').addEventListener('change', () => {
   if (choiceOf(v)) pickModel(v);
   else if (v === 'url' && $('model-url').value) load($('model-url').value, $('model-url').value, { askSize: true });
   else if (v === 'file' && $('model-file').files[0]) load($('model-file').files[0], $('model-file').files[0].name);
+  else if (v === 'opened' && opened) load(opened.file, opened.name);
 });
 $('clear-cache').addEventListener('click', async () => {
   const n = (await cachedModels()).length;
@@ -715,5 +716,12 @@ if (params.get('model')) {
   pickModel(key);
 }
 
-// A model trained on this page ("Watch it learn", web/train/section.mjs) opens here like a file.
-document.addEventListener('saccade:open-model', ({ detail }) => load(detail.file, detail.name));
+// A model trained on this page ("Watch it learn", web/train/section.mjs) opens here like a file,
+// and the picker names it (a change of threads reloads it).
+let opened = null;
+document.addEventListener('saccade:open-model', ({ detail }) => {
+  opened = detail;
+  $('url-form').hidden = true;
+  showOpenedModel($('model-select'), detail.name, $('model-select').querySelector('option[value="file"]'));
+  load(detail.file, detail.name);
+});

@@ -32,6 +32,21 @@ export function addRealModels(select, models, before) {
 }
 
 /**
+ * Shows a model opened from elsewhere on the page (one trained there) as the picker's choice: an
+ * option of its own (value 'opened', labelled `label`) placed before the option `before`, selected.
+ */
+export function showOpenedModel(select, label, before) {
+  let option = select.querySelector('option[value="opened"]');
+  if (!option) {
+    option = document.createElement('option');
+    option.value = 'opened';
+    select.insertBefore(option, before);
+  }
+  option.textContent = label;
+  select.value = 'opened';
+}
+
+/**
  * Why a model file of `bytes` cannot be loaded on this device, or null when it can. Two limits:
  * the library's (the whole file goes into one WebAssembly allocation, below 2 GB in wasm32's
  * 4 GB: the message is the one loadModel gives), and the device's memory where the browser

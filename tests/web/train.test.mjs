@@ -65,6 +65,8 @@ describe('Watch it learn', () => {
       await page.waitForFunction(() => /^Loaded the model trained below/.test(document.getElementById('progress-text').textContent)
         && !document.getElementById('generate').disabled, null, { timeout: 30_000 });
       assert.match(await page.textContent('#model-info'), /encdec/);
+      assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), 'the model trained below',
+        'the picker names the trained model');
       assert.equal(await page.isDisabled('#train-download'), false);
       await page.fill('#prompt', 'abcdefgh');
       await page.fill('#temperature', '0');
