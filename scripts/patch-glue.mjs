@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Post-processes Emscripten 3.1.6's threaded glue (dist/saccade-mt.mjs, dist/saccade-train-mt.mjs) and its pthread worker
-// script (dist/saccade-mt.worker.js), right after the link:
+// Post-processes Emscripten 3.1.6's threaded glue (dist/saccade-mt.mjs) and its pthread worker
+// script (dist/saccade-mt.worker.js), right after the link; the trainer's threaded build
+// (dist/saccade-train-mt.*) likewise:
 //
 // 1. allocateUnusedWorker: the glue starts each pool worker itself, with
 //    `new Worker(new URL('saccade-mt.worker.js', import.meta.url))` — a classic worker from a

@@ -696,7 +696,8 @@ export function sinusoidPositions(options: SinusoidOptions): Promise<{ positions
 export interface Configuration {
   /**
    * The URL of a folder holding the package's dist/ files (saccade-mt.mjs, saccade-mt.wasm,
-   * saccade-mt.worker.mjs, saccade-st.mjs, saccade-st.wasm), for bundlers that do not copy the
+   * saccade-mt.worker.mjs, saccade-st.mjs, saccade-st.wasm; train()'s saccade-train-mt.* and
+   * saccade-train-st.* likewise), for bundlers that do not copy the
    * files `new URL(…, import.meta.url)` names (esbuild), or a CDN; relative to the page. null:
    * the files beside the library (the default).
    */

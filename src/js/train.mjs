@@ -369,7 +369,7 @@ export async function train(options = {}) {
   const o = trainOptions(options);
   o.signal?.throwIfAborted();
   const runtime = chooseRuntime({ threads: o.threads, variant: o.variant });
-  const M = await instantiate(runtime, 'saccade-train'); // a new wasm memory per run (the files: instantiate.mjs)
+  const M = await instantiate(runtime, 'saccade-train'); // a new wasm memory per run
   const heap = new Heap(M);
   const scratch = heap.malloc(8);
   let handle = 0;

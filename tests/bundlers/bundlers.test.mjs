@@ -1,9 +1,10 @@
 // The package in the bundlers web projects use, driven as a user would: `npm pack`, install the
 // tarball into fresh sample apps (offline), build each once — Vite 8 (default settings), esbuild,
 // webpack 5 — and run the production build in headless Chromium, served with and without
-// COOP/COEP. Each page loads the shipped model, generates 8 tokens with attention and reads an
-// attention matrix, then trains 5 steps with train() (the trainer's own wasm module). Isolated pages must run the threaded build on 2 threads, the others the
-// single-threaded one, and no page may hang (every wait is bounded). The Vite app also runs under
+// COOP/COEP. Each page loads the shipped model, generates 8 tokens with attention, reads an
+// attention matrix and trains 5 steps with train() (the trainer's own wasm module, loaded the
+// same way). Isolated pages must run the threaded builds on 2 threads, the others the
+// single-threaded ones, and no page may hang (every wait is bounded). The Vite app also runs under
 // `vite dev`, which rewrites the JavaScript it serves.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
