@@ -210,3 +210,40 @@ int32_t sac_context_ablated(const sac_context *ctx, sac_attention_kind kind, int
     if (layer < 0 || layer >= kind_layers(ctx->model, kind) || head < 0 || head >= ctx->model->info.n_head) return 0;
     return ctx->probe.ablate[kind][(size_t)layer * (size_t)ctx->model->info.n_head + (size_t)head];
 }
+
+/* "L:H,L:H,...": decimal layer and head numbers, no spaces. */
+sac_status sac_context_set_ablation_spec(sac_context *ctx, sac_attention_kind kind, const char *spec) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!valid_kind(kind)) return sac_fail(&ctx->error, SAC_ERR_ARG, "unknown attention kind %d", (int)kind);
+    const int32_t layers = kind_layers(ctx->model, kind), H = ctx->model->info.n_head;
+    if (!layers) return sac_fail(&ctx->error, SAC_ERR_ARG, "cross and encoder attention need an encoder-decoder model");
+    if (!spec || !*spec) return set_mask(ctx, kind, NULL);
+    uint8_t *mask = calloc((size_t)layers * (size_t)H, 1);
+    if (!mask) return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the ablation mask");
+    sac_status st = SAC_OK;
+    for (const char *p = spec; !st;) {
+        long v[2] = {0, 0};
+        for (int part = 0; part < 2 && !st; part++) {
+            const char *start = p;
+            while (*p >= '0' && *p <= '9' && v[part] < 1000000) v[part] = v[part] * 10 + (*p++ - '0');
+            if (p == start || (*p >= '0' && *p <= '9') || (part == 0 && *p++ != ':'))
+                st = sac_fail(&ctx->error, SAC_ERR_ARG,
+                              "ablation '%.64s' is not a list of layer:head pairs (e.g. 0:1,1:3)", spec);
+        }
+        if (st) break;
+        if (v[0] >= layers || v[1] >= H) {
+            st = sac_fail(&ctx->error, SAC_ERR_ARG, "ablated head %ld:%ld is out of range (%d layers x %d heads)", v[0],
+                          v[1], layers, H);
+            break;
+        }
+        mask[v[0] * H + v[1]] = 1;
+        if (!*p) break;
+        if (*p++ != ',' || !*p)
+            st = sac_fail(&ctx->error, SAC_ERR_ARG, "ablation '%.64s' is not a list of layer:head pairs (e.g. 0:1,1:3)",
+                          spec);
+    }
+    if (!st) st = set_mask(ctx, kind, mask);
+    free(mask);
+    return st;
+}

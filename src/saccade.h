@@ -305,6 +305,10 @@ sac_status sac_context_qk(sac_context *ctx, sac_attention_kind kind, int32_t lay
  * a non-zero byte zeroes that head's attention output before the output projection. NULL (or
  * all zeros) removes the ablation of that kind. The context's tokens are not re-evaluated. */
 sac_status sac_context_set_ablation(sac_context *ctx, sac_attention_kind kind, const uint8_t *mask, size_t n);
+/* The same from text: "L:H,L:H,..." (decimal layer and head numbers, e.g. "0:1,2:3"; "" for
+ * none), as the CLIs' --ablate takes it. SAC_ERR_ARG with a message for bad text or a head out
+ * of range (and the ablation unchanged). */
+sac_status sac_context_set_ablation_spec(sac_context *ctx, sac_attention_kind kind, const char *spec);
 /* 1 when that head of `kind` is ablated. */
 int32_t sac_context_ablated(const sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head);
 
