@@ -2,6 +2,7 @@
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { openModel } from './model-cache.mjs';
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
+import { PROBES } from './worker-probe.mjs';
 
 // Under the service worker shim the library is imported through its mount inside the shim's
 // scope (coi-serviceworker.js explains why); otherwise from where it lies.
@@ -21,7 +22,21 @@ onmessage = ({ data }) => {
   if (data.type === TO_WORKER.LOAD) load(data);
   else if (data.type === TO_WORKER.GENERATE) generate(data);
   else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
+  else if (data.type === TO_WORKER.PROBE) probe(data);
 };
+
+/** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
+let evaluated = null;
+
+async function probe({ id, what, args }) {
+  try {
+    if (!model) throw new Error('no model is loaded');
+    if (!Object.hasOwn(PROBES, what)) throw new Error(`unknown probe '${what}'`);
+    postMessage(toPage.result(id, await PROBES[what](model, args, { label, evaluated })));
+  } catch (e) {
+    fail(id, e);
+  }
+}
 
 const fail = (id, e) => postMessage(toPage.error(id, e));
 
@@ -50,7 +65,8 @@ async function load({ id, url, file, threads }) {
       opened.stored.then((note) => postMessage(toPage.cache(id, note)));
     }
     const onProgress = ({ loaded, total }) => postMessage(toPage.progress(id, { phase: from, loaded, total }));
-    const options = { onProgress, signal };
+    // scores and q/k for the row panel and the neuron view (worker-probe.mjs)
+    const options = { onProgress, signal, scores: true, qk: true };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
     const loaded = await loadModel(source, options);
@@ -120,6 +136,7 @@ async function generate({ id, prompt, options }) {
     const decoderIds = encdec ? [bosId] : Array.from(input); // what the decoder evaluates first
     const steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
       attention: true });
+    evaluated = { ids: [...decoderIds], source: encdec ? Array.from(input) : null };
     for await (const step of steps) {
       const { query } = step.attention;
       if (count === 0) {
@@ -128,6 +145,7 @@ async function generate({ id, prompt, options }) {
         postMessage(msg, transfers(msg));
       }
       count++;
+      if (!step.finishReason) evaluated.ids.push(step.id); // the next step evaluates it
       reason = step.finishReason;
       const token = { id: step.id, text: step.text, label: label(step.id, step.text) };
       const msg = toPage.token(id, { token, query, self: step.attention.data, cross: step.cross?.data ?? null,
