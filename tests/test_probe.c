@@ -94,7 +94,7 @@ static void check_scores(const char *arch) {
     teardown(&g);
 
     /* q·k · scale gives each score back (masked keys aside) */
-    float qv[N * 64], kv[N * 64];
+    static float qv[N * 64], kv[N * 64]; /* static: the wasm test builds have a small stack */
     int32_t nq, nk, hd;
     const float scale = sac_attention_scale(f.model);
     CHECK(scale > 0 && fabsf(scale - 1.0f / sqrtf((float)(s->n_embd / H))) < 1e-7f);
@@ -169,6 +169,18 @@ static void test_ablation_matches_reference(void) {
         CHECK(strstr(sac_context_errmsg(f.ctx), "2 layers x 4 heads") != NULL);
         CHECK(sac_context_set_ablation(f.ctx, SAC_ATTENTION_CROSS, mask, 8) == SAC_ERR_ARG);
         CHECK(sac_context_set_ablation(f.ctx, (sac_attention_kind)7, NULL, 0) == SAC_ERR_ARG);
+        /* the CLIs' text form: the same mask, and readable refusals that change nothing */
+        CHECK(sac_context_set_ablation(f.ctx, SAC_ATTENTION_SELF, NULL, 0) == SAC_OK);
+        CHECK(sac_context_set_ablation_spec(f.ctx, SAC_ATTENTION_SELF, "0:1,1:0,1:3") == SAC_OK);
+        for (int lh = 0; lh < 8; lh++) CHECK(sac_context_ablated(f.ctx, SAC_ATTENTION_SELF, lh / 4, lh % 4) == mask[lh]);
+        const char *bad[] = {"0:4", "2:0", "0:1,", "0-1", ":1", "0:1,,1:0", "01:1x", "99999999999:0"};
+        for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+            CHECK_MSG(sac_context_set_ablation_spec(f.ctx, SAC_ATTENTION_SELF, bad[b]) == SAC_ERR_ARG, "'%s' accepted", bad[b]);
+            CHECK(sac_context_ablated(f.ctx, SAC_ATTENTION_SELF, 0, 1) == 1);
+        }
+        CHECK(strstr(sac_context_errmsg(f.ctx), "layer:head") != NULL || strstr(sac_context_errmsg(f.ctx), "out of range"));
+        CHECK(sac_context_set_ablation_spec(f.ctx, SAC_ATTENTION_SELF, "") == SAC_OK);
+        CHECK(sac_context_ablated(f.ctx, SAC_ATTENTION_SELF, 0, 1) == 0);
         free(ablated);
         free(ref);
         free(plain);
@@ -188,7 +200,7 @@ static void test_encdec_kinds(void) {
     CHECK(sac_eval(f.ctx, prompt, 6, NULL, 0) == SAC_OK);
     const sac_attention_kind kinds[] = {SAC_ATTENTION_CROSS, SAC_ATTENTION_ENCODER};
     const int rows[] = {6, n_src}, layers[] = {s->n_layer, s->n_enc_layer};
-    float qv[64 * 64], kv[64 * 64], out[64];
+    static float qv[64 * 64], kv[64 * 64], out[64];
     const float scale = sac_attention_scale(f.model);
     for (int k = 0; k < 2; k++) {
         const float *scores, *probs;
