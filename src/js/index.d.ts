@@ -88,8 +88,8 @@ export interface LoadOptions extends RuntimeOptions {
   scores?: boolean;
   /** Keep every layer's query and key vectors (model.queryKeys). */
   qk?: boolean;
-  /** Decoder self-attention heads to ablate, as [layer, head] pairs (see model.setAblation). */
-  ablate?: Array<[number, number]>;
+  /** Decoder self-attention heads to ablate: [layer, head] pairs, or text "L:H,L:H" as the CLIs' --ablate (see model.setAblation). */
+  ablate?: Array<[number, number]> | string;
 }
 
 export interface QueryKeys {
