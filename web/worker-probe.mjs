@@ -60,7 +60,7 @@ function topTen(logits, { temperature, topK, topP }, name) {
 async function compare(model, { prompt, options, heads, kind = 'self', step }, { label, evaluated }) {
   const { architecture, addBos, bosId } = model.info;
   const encdec = architecture === 'encdec';
-  const input = !encdec && typeof prompt == 'string' ? model.tokenize(prompt, { bos: addBos }) : prompt;
+  const input = typeof prompt == 'string' ? model.tokenize(prompt, { bos: addBos }) : prompt; // as generate does
   const o = { ...model.samplingDefaults, ...options };
   const name = (id) => label(id, model.info.hasTokenizer ? model.detokenize([id]) : '');
   const run = async (ablate) => {

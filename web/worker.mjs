@@ -136,10 +136,11 @@ async function generate({ id, prompt, options }) {
     const decoderIds = encdec ? [bosId] : Array.from(input); // what the decoder evaluates first
     const steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
       attention: true });
-    evaluated = { ids: [...decoderIds], source: encdec ? Array.from(input) : null };
+    evaluated = { ids: [...decoderIds], source: null }; // the source: the library's ids, after the first step
     for await (const step of steps) {
       const { query } = step.attention;
       if (count === 0) {
+        if (encdec) evaluated.source = model.sourceIds;
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);
         const msg = startMessage(id, decoderIds, encdec);
         postMessage(msg, transfers(msg));

@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { frames, modelA, useBrowser, watchErrors } from './helpers.mjs';
+import { frames, modelA, modelB, useBrowser, watchErrors } from './helpers.mjs';
 
 const A = modelA();
+const B = modelB();
 const env = useBrowser();
 
 const loaded = (page) => page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
@@ -133,8 +134,10 @@ describe('the row panel and head ablation (Model A)', () => {
     } finally {
       m.dispose();
     }
-    // top-10 bars with the top-k cut after the third
+    // top-10 bars with the top-k cut after the third; ablation moved the distribution
     const items = await page.$$eval('#compare-ablated .top-bars li', (li) => li.map((x) => [x.className, x.textContent]));
+    const plainItems = await page.$$eval('#compare-plain .top-bars li', (li) => li.map((x) => [x.className, x.textContent]));
+    assert.notDeepEqual(items, plainItems, 'the ablated heads change the next-token distribution');
     assert.equal(items.filter(([c]) => c !== 'cut-line').length, 10);
     assert.match(items[3][1], /top-k = 3/);
     assert.ok(items.slice(4).every(([c]) => c === 'cut-k'));
@@ -152,6 +155,74 @@ describe('the row panel and head ablation (Model A)', () => {
     const mapRow = await page.evaluate(([r, l, h]) => Array.from(window.saccadeDemo.state.store.matrix('self', l, h).row(r)), [q, layer, head]);
     const weights = await page.$$eval('.row-table tbody tr', (rows) => rows.map((r) => Number(r.children[4].textContent.trim().split(' ').pop())));
     weights.forEach((w, j) => assert.ok(Math.abs(w - mapRow[j]) < 6e-5, `after the comparison, key ${j}: ${w} vs ${mapRow[j]}`));
+    assert.deepEqual(errors, []);
+  });
+});
+
+describe('cross-attention rows and cross heads ablated (Model B)', () => {
+  let context;
+  let page;
+  let errors;
+  before(async () => {
+    await env.ready;
+    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    page = await context.newPage();
+    errors = watchErrors(page);
+    await page.goto(`${env.srv.isolated.url}/web/?${B.query}`);
+    await loaded(page);
+    await page.fill('#prompt', 'nov 21, 2026');
+    await page.fill('#max-tokens', '12');
+    await page.fill('#seed', '5');
+    await page.focus('#prompt');
+    await page.keyboard.press('Control+Enter');
+    await finished(page);
+    await frames(page);
+  });
+  after(() => context?.close());
+
+  test('a cross row has one key per source token; an aggregate says to pick a head', async () => {
+    await page.selectOption('#kind', 'cross');
+    await page.selectOption('#head', 'mean');
+    await page.focus('#heatmap');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /single head/.test(document.getElementById('row-panel').textContent));
+    await page.selectOption('#head', '2');
+    await page.waitForSelector('#row-sum');
+    const { q, source } = await page.evaluate(() => ({ q: window.saccadeDemo.state.cell.q, source: window.saccadeDemo.state.store.source.length }));
+    assert.equal(await page.$$eval('.row-table tbody tr', (r) => r.length), source);
+    assert.equal(await page.textContent('#row-sum'), 'Σ = 1.0000');
+    assert.match(await page.textContent('#row-note'), /bit for bit/);
+    const layer = await page.evaluate(() => window.saccadeDemo.state.layer);
+    const mapRow = await page.evaluate(([r, l]) => Array.from(window.saccadeDemo.state.store.matrix('cross', l, 2).row(r)), [q, layer]);
+    const weights = await page.$$eval('.row-table tbody tr', (rows) => rows.map((r) => Number(r.children[4].textContent.trim().split(' ').pop())));
+    weights.forEach((w, j) => assert.ok(Math.abs(w - mapRow[j]) < 6e-5, `key ${j}: ${w} vs ${mapRow[j]}`));
+  });
+
+  test('shift-click toggles a cross head; the comparison ablates cross-attention', async () => {
+    const box = await page.$('#thumbnails');
+    await box.scrollIntoViewIfNeeded();
+    const b = await box.boundingBox();
+    const before = await page.evaluate(() => [window.saccadeDemo.state.layer, window.saccadeDemo.state.head]);
+    await page.keyboard.down('Shift');
+    await page.mouse.click(b.x + 26 + 5, b.y + 14 + 5); // layer 0, head 0 (the grid's first cell)
+    await page.keyboard.up('Shift');
+    assert.equal(await page.textContent('#ablate-list'), 'Ablated (cross): layer 0 head 0.');
+    assert.deepEqual(await page.evaluate(() => [window.saccadeDemo.state.layer, window.saccadeDemo.state.head]), before);
+    await page.click('#ablate-compare');
+    await page.waitForFunction(() => /ablated:|error/.test(document.getElementById('compare-result').textContent), null, { timeout: 30_000 });
+    assert.doesNotMatch(await page.textContent('#compare-result'), /error/);
+    const shown = await page.$$eval('#output .tok.gen', (t) => t.map((x) => x.textContent).join(''));
+    const plain = await page.textContent('#compare-plain .compare-text');
+    assert.equal(plain, shown.replace(/<eos>$/, ''), 'the unablated run is the page\'s generation');
+    const m = await loadModel(B.file, { variant: 'st' });
+    try {
+      m.setAblation([[0, 0]], { kind: 'cross' });
+      let t = '';
+      for await (const step of m.generate('nov 21, 2026', { maxTokens: 12, seed: 5 })) t += step.text;
+      assert.equal(await page.textContent('#compare-ablated .compare-text'), t);
+    } finally {
+      m.dispose();
+    }
     assert.deepEqual(errors, []);
   });
 });

@@ -230,7 +230,7 @@ export function renderComparison(box, result) {
       : `temperature ${top.temperature}, top-k ${top.topK || 'off'}, top-p ${top.topP}`;
     return el('div', { class: 'compare-side', id },
       el('h3', { text: title }),
-      el('p', { class: 'compare-text', text: run.tokens.map((t) => t.text || t.label).join('') }),
+      el('p', { class: 'compare-text', text: run.tokens.map((t) => t.text).join('') }), // the library's text
       el('p', { class: 'muted', text: `next token at step ${run.step} (${params}):` }),
       list);
   };
