@@ -127,6 +127,16 @@ describe('the row panel and head ablation (Model A)', () => {
         return t;
       };
       assert.equal(ablated, await texts(), 'the ablated text is the library\'s with those heads ablated');
+      // the bars at step 2: softmax(logits / 0.9) after the prompt and the first two tokens
+      const gen = [];
+      for await (const step of m.generate(ids, options)) gen.push(step.id);
+      const logits = m.forward([...ids, ...gen.slice(0, 2)]);
+      const mx = Math.max(...logits);
+      const e = Array.from(logits, (x) => Math.exp((x - mx) / 0.9));
+      const z = e.reduce((a, b) => a + b, 0);
+      const top = e.map((x, id) => [x / z, id]).sort((a, b) => b[0] - a[0]).slice(0, 3);
+      const bars = await page.$$eval('#compare-ablated .top-bars li:not(.cut-line)', (li) => li.map((x) => x.textContent));
+      top.forEach(([p], i) => assert.ok(bars[i].endsWith(` ${(100 * p).toFixed(1)}%`), `bar ${i}: ${bars[i]} vs ${(100 * p).toFixed(1)}%`));
       m.setAblation([]);
       const expected = await texts();
       assert.equal(plain, expected, 'the unablated text is the library\'s');
