@@ -11,6 +11,8 @@
 #include "softmax.h"
 #include "types.h"
 
+static int usable(const sac_context *ctx) { return ctx && ctx->model && ctx->k_cache && ctx->act.work; }
+
 static int valid_kind(sac_attention_kind kind) {
     return kind == SAC_ATTENTION_SELF || kind == SAC_ATTENTION_CROSS || kind == SAC_ATTENTION_ENCODER;
 }
@@ -71,23 +73,55 @@ static sac_status set_mask(sac_context *ctx, sac_attention_kind kind, const uint
     return SAC_OK;
 }
 
-sac_status sac_probe_init(sac_context *ctx, int qk, const uint8_t *ablate) {
+/* The q/k stores of every kind the model has (once). */
+static sac_status alloc_qk(sac_context *ctx) {
     sac_probe *p = &ctx->probe;
     const sac_model *m = ctx->model;
-    p->qk = qk != 0;
-    for (int kind = 0; kind < 3 && p->qk; kind++) {
+    if (p->q[SAC_ATTENTION_SELF]) return SAC_OK; /* made before */
+    for (int kind = 0; kind < 3; kind++) {
         uint64_t q, k;
         if (!kind_layers(m, (sac_attention_kind)kind)) continue;
         sac_status st;
         if (kind_floats(m, (sac_attention_kind)kind, ctx->n_ctx, &q, &k) == UINT64_MAX)
             return sac_fail(&ctx->error, SAC_ERR_NOMEM, "q/k capture for %d tokens overflows: use a shorter context",
                             ctx->n_ctx);
-        if ((st = alloc_store(ctx, &p->q[kind], q, "queries")) || (st = alloc_store(ctx, &p->k[kind], k, "keys")))
+        if ((st = alloc_store(ctx, &p->q[kind], q, "queries")) || (st = alloc_store(ctx, &p->k[kind], k, "keys"))) {
+            for (int i = 0; i < 3; i++) { /* all or nothing: a later call tries again */
+                free(p->q[i]);
+                free(p->k[i]);
+                p->q[i] = p->k[i] = NULL;
+            }
             return st;
+        }
         p->q_dim[kind] = m->info.n_embd;
         p->k_dim[kind] = kind_k_dim(m, (sac_attention_kind)kind);
     }
+    return SAC_OK;
+}
+
+sac_status sac_probe_init(sac_context *ctx, int qk, const uint8_t *ablate) {
+    sac_probe *p = &ctx->probe;
+    sac_status st;
+    if (qk && (st = alloc_qk(ctx))) return st;
+    p->qk = qk != 0;
     return set_mask(ctx, SAC_ATTENTION_SELF, ablate);
+}
+
+sac_status sac_context_capture_qk(sac_context *ctx, int32_t on) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    sac_probe *p = &ctx->probe;
+    if (!on) {
+        p->qk = 0;
+        return SAC_OK;
+    }
+    if (p->qk) return SAC_OK;
+    sac_status st = alloc_qk(ctx);
+    if (st) return st;
+    p->qk = 1;
+    p->qk_from = ctx->n_past; /* earlier positions were not recorded */
+    p->enc_qk = 0;
+    return SAC_OK;
 }
 
 void sac_probe_free(sac_probe *p) {
@@ -111,6 +145,8 @@ void sac_probe_attended(sac_context *ctx, sac_attention_kind kind, int32_t layer
                 if (mask[h]) memset(ctx->act.att + t * E + (int64_t)h * hp->head_dim, 0, (size_t)hp->head_dim * sizeof(float));
     }
     if (!p->qk) return;
+    if (kind == SAC_ATTENTION_ENCODER) p->enc_qk = 1;
+    else if (ctx->n_past == 0) p->qk_from = 0; /* a fresh decoder run: every position is recorded */
     /* decoder queries sit at their positions, encoder queries at their source index */
     const int32_t first = kind == SAC_ATTENTION_ENCODER ? 0 : ctx->n_past;
     const int64_t n_ctx = ctx->n_ctx, qd = p->q_dim[kind], kd = p->k_dim[kind];
@@ -126,8 +162,6 @@ void sac_probe_attended(sac_context *ctx, sac_attention_kind kind, int32_t layer
 /* ---------------------------------------------------------------------------------------- */
 /* Public calls                                                                              */
 /* ---------------------------------------------------------------------------------------- */
-
-static int usable(const sac_context *ctx) { return ctx && ctx->model && ctx->k_cache && ctx->act.work; }
 
 sac_status sac_attention_scores_rows(sac_context *ctx, sac_attention_kind kind, int32_t from, int32_t to,
                                      const float **data, size_t *n_floats) {
@@ -168,7 +202,12 @@ sac_status sac_context_qk(sac_context *ctx, sac_attention_kind kind, int32_t lay
         return sac_fail(&ctx->error, SAC_ERR_ARG, "layer %d / head %d out of range (%d layers, %d heads)", layer, head,
                         layers, hp->n_head);
     if (!ctx->probe.qk)
-        return sac_fail(&ctx->error, SAC_ERR_STATE, "no captured queries and keys: make the context with capture_qk = 1");
+        return sac_fail(&ctx->error, SAC_ERR_STATE,
+                        "no captured queries and keys: make the context with capture_qk = 1 or call "
+                        "sac_context_capture_qk(ctx, 1), then evaluate");
+    if (kind == SAC_ATTENTION_ENCODER ? !ctx->probe.enc_qk : ctx->probe.qk_from != 0)
+        return sac_fail(&ctx->error, SAC_ERR_STATE,
+                        "these tokens were evaluated before q/k capture began: evaluate (or encode) them again");
     const int32_t nq = kind == SAC_ATTENTION_ENCODER ? ctx->n_src : ctx->n_past;
     const int32_t nk = kind == SAC_ATTENTION_SELF ? ctx->n_past : ctx->n_src;
     if (nq == 0 || nk == 0)

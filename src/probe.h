@@ -17,6 +17,8 @@ typedef struct sac_probe {
     int32_t k_dim[3];     /* floats per key row (kv_dim for self, n_embd for cross and encoder) */
     float *q[3], *k[3];   /* per kind: [layers][n_ctx][q_dim], [layers][n_ctx][k_dim] */
     uint8_t *ablate[3];   /* per kind: [layers][n_head], 1 = the head's output is zeroed; NULL = none */
+    int32_t qk_from;      /* first decoder position recorded since q/k capture began (0: all) */
+    int enc_qk;           /* 1: the last encode ran with q/k capture on */
 } sac_probe;
 
 /* Bytes q/k capture takes for a model and context length (0 when off), UINT64_MAX on overflow. */

@@ -301,6 +301,11 @@ sac_status sac_context_qk(sac_context *ctx, sac_attention_kind kind, int32_t lay
                           size_t q_len, float *k_out, size_t k_len, int32_t *n_queries, int32_t *n_keys,
                           int32_t *head_dim);
 
+/* Turns q/k capture on or off after the context was made (allocating its storage the first time:
+ * SAC_ERR_NOMEM naming the size when it does not fit). Tokens already evaluated were not
+ * recorded: sac_context_qk refuses until the context is reset (or re-encoded) and evaluated. */
+sac_status sac_context_capture_qk(sac_context *ctx, int32_t on);
+
 /* Head ablation for the next evals: mask holds n = n_layers(kind) × n_head bytes, layer-major;
  * a non-zero byte zeroes that head's attention output before the output projection. NULL (or
  * all zeros) removes the ablation of that kind. The context's tokens are not re-evaluated. */

@@ -281,6 +281,32 @@ static void test_refusals_and_sizes(void) {
     CHECK(sac_context_qk(ctx, SAC_ATTENTION_SELF, 0, 0, small, 16, NULL, 0, NULL, NULL, NULL) == SAC_ERR_ARG);
     sac_context_free(ctx);
 
+    /* q/k capture turned on later: refused until the tokens are evaluated again, then the same
+     * vectors as a context made with it */
+    p.capture_qk = 0;
+    CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+    CHECK(sac_eval(ctx, prompt, 6, NULL, 0) == SAC_OK);
+    CHECK(sac_context_capture_qk(ctx, 1) == SAC_OK);
+    CHECK(sac_eval(ctx, prompt + 6, 2, NULL, 0) == SAC_OK);
+    CHECK(sac_context_qk(ctx, SAC_ATTENTION_SELF, 0, 0, NULL, 0, NULL, 0, NULL, NULL, NULL) == SAC_ERR_STATE);
+    CHECK(strstr(sac_context_errmsg(ctx), "before q/k capture began") != NULL);
+    sac_context_reset(ctx);
+    CHECK(sac_eval(ctx, prompt, 8, NULL, 0) == SAC_OK);
+    static float late[8 * 16], early[8 * 16];
+    int32_t nq = 0, hd = 0;
+    CHECK(sac_context_qk(ctx, SAC_ATTENTION_SELF, 1, 2, late, 8 * 16, NULL, 0, &nq, NULL, &hd) == SAC_OK);
+    CHECK(nq == 8 && hd == 16);
+    sac_context *made = NULL;
+    p.capture_qk = 1;
+    CHECK(sac_context_new(m, &p, &made) == SAC_OK);
+    CHECK(sac_eval(made, prompt, 8, NULL, 0) == SAC_OK);
+    CHECK(sac_context_qk(made, SAC_ATTENTION_SELF, 1, 2, early, 8 * 16, NULL, 0, NULL, NULL, NULL) == SAC_OK);
+    CHECK(!memcmp(late, early, sizeof late));
+    CHECK(sac_context_capture_qk(ctx, 0) == SAC_OK);
+    CHECK(sac_context_qk(ctx, SAC_ATTENTION_SELF, 0, 0, NULL, 0, NULL, 0, NULL, NULL, NULL) == SAC_ERR_STATE);
+    sac_context_free(made);
+    sac_context_free(ctx);
+
     /* the row softmax: temperature, masks and refusals */
     const float sc[4] = {1.0f, -INFINITY, 3.0f, 2.0f};
     float out[4], hot[4];

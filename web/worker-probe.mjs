@@ -2,13 +2,28 @@
 // all through the library: captured pre-softmax scores, q and k vectors, the C row softmax, and
 // head ablation. Each probe takes (model, args, { label, evaluated }) and returns plain data.
 
+/**
+ * The q and k vectors of a layer and head. q/k capture is turned on the first time a row is
+ * opened (its memory is not spent otherwise): the last generation is then evaluated again.
+ */
+function queryKeys(model, kind, layer, head, evaluated) {
+  try {
+    return model.queryKeys(layer, head, { kind });
+  } catch (e) {
+    if (e?.code !== 'SAC_ERR_STATE' || !evaluated?.ids.length) throw e;
+    model.captureQueryKeys(true);
+    model.forward(evaluated.ids, { attention: true, ...(evaluated.source && { source: evaluated.source }) });
+    return model.queryKeys(layer, head, { kind });
+  }
+}
+
 /** Row `query` of one layer and head of `kind`: its scores, probabilities, q and every k. */
-function row(model, { kind, layer, head, query }) {
+function row(model, { kind, layer, head, query }, { evaluated }) {
+  const qk = queryKeys(model, kind, layer, head, evaluated);
   const s = model.attentionScores(kind, query, query + 1);
   const p = model.attentionRows(kind, query, query + 1);
   const keys = s.keys[0];
   const at = (layer * s.heads + head) * keys;
-  const qk = model.queryKeys(layer, head, { kind });
   const d = qk.headDim;
   return {
     kind, layer, head, query, keys, scale: s.scale, headDim: d,

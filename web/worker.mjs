@@ -65,8 +65,8 @@ async function load({ id, url, file, threads }) {
       opened.stored.then((note) => postMessage(toPage.cache(id, note)));
     }
     const onProgress = ({ loaded, total }) => postMessage(toPage.progress(id, { phase: from, loaded, total }));
-    // scores and q/k for the row panel and the neuron view (worker-probe.mjs)
-    const options = { onProgress, signal, scores: true, qk: true };
+    // scores for the row panel (worker-probe.mjs; q and k are captured when a row is first opened)
+    const options = { onProgress, signal, scores: true };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
     const loaded = await loadModel(source, options);

@@ -230,6 +230,15 @@ export class Model {
   }
 
   /**
+   * Turns q/k capture on (its memory is allocated the first time) or off. Tokens evaluated before
+   * it was on are not recorded: queryKeys refuses until the next forward or generate.
+   */
+  captureQueryKeys(on) {
+    const e = this.#hasContext();
+    e.check(e.M._sac_context_capture_qk(e.ctx, bool('on', on) ? 1 : 0));
+  }
+
+  /**
    * Ablates heads of `kind` (default 'self') from the next evaluation on: `heads` is a list of
    * [layer, head] pairs whose attention output is zeroed before the output projection; [] or null
    * restores them. Tokens already evaluated are not recomputed.

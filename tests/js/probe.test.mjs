@@ -61,6 +61,11 @@ describe('scores', () => {
       assert.throws(() => m.attentionScores('self'), (e) => e.code === 'SAC_ERR_STATE' && /capture_scores/.test(e.message));
       assert.throws(() => m.queryKeys(0, 0), (e) => e.code === 'SAC_ERR_STATE' && /capture_qk/.test(e.message));
       assert.throws(() => m.queryKeys(2, 0), /layer must be an integer in \[0, 2\)/);
+      m.captureQueryKeys(true); // after the tokens: they were not recorded
+      assert.throws(() => m.queryKeys(0, 0), /evaluated before q\/k capture began/);
+      m.forward(ids, { attention: true });
+      const qk = m.queryKeys(1, 3);
+      assert.deepEqual([qk.queries, qk.keys, qk.q.length], [ids.length, ids.length, ids.length * m.info.headDim]);
     });
   });
 });
