@@ -172,7 +172,26 @@ sac_status sac_capture_start(sac_capture *c, int32_t n_past, sac_error *err) {
 
 void sac_capture_stop(sac_capture *c) { c->on = 0; }
 
+sac_status sac_capture_scores_start(sac_capture *c, sac_error *err) {
+    if (c->scores) return SAC_OK;
+    c->scores = 1;
+    sac_status st = check_full(c, err);
+    const sac_attention_kind kinds[] = {SAC_ATTENTION_SELF, SAC_ATTENTION_CROSS, SAC_ATTENTION_ENCODER};
+    for (int i = 0; i < 3 && !st; i++) {
+        const uint64_t cap = buffer(c, kinds[i])->cap;
+        if (cap && grow(score_buffer(c, kinds[i]), cap, float_bytes(cap)))
+            st = sac_fail(err, SAC_ERR_NOMEM, "out of memory for the attention scores (%" PRIu64 " bytes)", float_bytes(cap));
+    }
+    if (st) {
+        c->scores = 0; /* the buffers grown so far stay for a later try */
+        return st;
+    }
+    c->scores_stale = c->n_rows > 0 || c->n_enc_rows > 0;
+    return SAC_OK;
+}
+
 void sac_capture_reset(sac_capture *c) {
+    c->scores_stale = 0;
     c->n_rows = 0;
     c->n_src = 0;
     c->n_enc_rows = 0;
@@ -254,7 +273,10 @@ sac_status sac_capture_rows(const sac_capture *c, sac_attention_kind kind, int32
 sac_status sac_capture_score_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
                                   const float **data, size_t *n_floats, sac_error *err) {
     if (!c->scores)
-        return sac_fail(err, SAC_ERR_STATE, "no captured scores: make the context with capture_scores = 1");
+        return sac_fail(err, SAC_ERR_STATE, "no captured scores: make the context with capture_scores = 1 or call "
+                        "sac_attention_scores_enable(ctx, 1), then evaluate");
+    if (c->scores_stale)
+        return sac_fail(err, SAC_ERR_STATE, "these rows were captured before score capture began: evaluate them again");
     return read_rows(c, kind, from, to, data, n_floats, 1, err);
 }
 

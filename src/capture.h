@@ -32,6 +32,7 @@ typedef struct sac_capture {
     int32_t n_enc_rows;      /* encoder rows: n_src when the last encode ran with capture on */
     sac_capture_buffer self, cross, enc;
     int scores;              /* 1: the pre-softmax scores are kept too, in the same layout */
+    int scores_stale;        /* 1: rows were captured before scores were: unreadable until a reset */
     sac_capture_buffer self_s, cross_s, enc_s;
 } sac_capture;
 
@@ -69,6 +70,11 @@ void sac_capture_commit_encoder(sac_capture *c);
 /* Where the n_keys(query) probabilities of (kind, layer, head, query) go, or NULL when capture
  * is off. The row must have been reserved. */
 float *sac_capture_slot(sac_capture *c, sac_attention_kind kind, int32_t layer, int32_t head, int32_t query);
+
+/* Turns score capture on after the context was made: room for the scores of the rows already
+ * reserved (SAC_ERR_NOMEM when the doubled full capture cannot fit, and nothing changes). Rows
+ * captured before read as refused until the next reset. */
+sac_status sac_capture_scores_start(sac_capture *c, sac_error *err);
 
 /* Where the n_keys(query) scaled scores q·k/√d (−∞ for hidden keys) of (kind, layer, head,
  * query) go, or NULL when capture or score capture is off. */

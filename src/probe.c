@@ -170,6 +170,14 @@ sac_status sac_attention_scores_rows(sac_context *ctx, sac_attention_kind kind, 
     return sac_capture_score_rows(&ctx->capture, kind, from, to, data, n_floats, &ctx->error);
 }
 
+sac_status sac_attention_scores_enable(sac_context *ctx, int32_t on) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (on) return sac_capture_scores_start(&ctx->capture, &ctx->error);
+    ctx->capture.scores = 0; /* the buffers stay for a later start */
+    return SAC_OK;
+}
+
 float sac_attention_scale(const sac_model *model) {
     return model && model->info.head_dim > 0 ? 1.0f / sqrtf((float)model->info.head_dim) : 0.0f;
 }

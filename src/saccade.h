@@ -284,6 +284,11 @@ sac_status sac_attention_rows(sac_context *ctx, sac_attention_kind kind, int32_t
 sac_status sac_attention_scores_rows(sac_context *ctx, sac_attention_kind kind, int32_t from, int32_t to,
                                      const float **data, size_t *n_floats);
 
+/* Turns score capture on or off after the context was made (on: room for the scores beside the
+ * probabilities, SAC_ERR_NOMEM naming the size when the doubled capture cannot fit). Rows captured
+ * before it was on are refused (SAC_ERR_STATE) until the context is reset and evaluated again. */
+sac_status sac_attention_scores_enable(sac_context *ctx, int32_t on);
+
 /* The scale of the scores: 1/√head_dim (0 for a NULL model). Divide by it to get the raw q·k. */
 float sac_attention_scale(const sac_model *model);
 

@@ -270,6 +270,22 @@ static void test_refusals_and_sizes(void) {
     CHECK(strstr(sac_context_errmsg(ctx), "capture_scores") != NULL);
     CHECK(sac_context_qk(ctx, SAC_ATTENTION_SELF, 0, 0, NULL, 0, NULL, 0, NULL, NULL, NULL) == SAC_ERR_STATE);
     CHECK(strstr(sac_context_errmsg(ctx), "capture_qk") != NULL);
+    /* score capture turned on later: refused for the rows before, then the softmax of the scores */
+    CHECK(sac_attention_scores_enable(ctx, 1) == SAC_OK);
+    CHECK(sac_attention_scores_rows(ctx, SAC_ATTENTION_SELF, 0, 4, NULL, NULL) == SAC_ERR_STATE);
+    CHECK(strstr(sac_context_errmsg(ctx), "before score capture began") != NULL);
+    sac_context_reset(ctx);
+    CHECK(sac_eval(ctx, prompt, 3, NULL, 0) == SAC_OK && sac_eval(ctx, prompt + 3, 3, NULL, 0) == SAC_OK);
+    const float *lsc, *pr;
+    size_t n_sc = 0, n_pr = 0;
+    CHECK(sac_attention_scores_rows(ctx, SAC_ATTENTION_SELF, 0, 6, &lsc, &n_sc) == SAC_OK);
+    CHECK(sac_attention_rows(ctx, SAC_ATTENTION_SELF, 0, 6, &pr, &n_pr) == SAC_OK);
+    CHECK(n_sc == n_pr && n_sc == (size_t)s.n_layer * s.n_head * 21);
+    float row6[6];
+    const size_t last = n_sc - (size_t)s.n_layer * s.n_head * 6;
+    CHECK(sac_softmax_row(lsc + last, 6, 1.0f, row6) == SAC_OK && !memcmp(row6, pr + last, sizeof row6));
+    CHECK(sac_attention_scores_enable(ctx, 0) == SAC_OK);
+    CHECK(sac_attention_scores_rows(ctx, SAC_ATTENTION_SELF, 0, 6, NULL, NULL) == SAC_ERR_STATE);
     CHECK(sac_context_qk(ctx, SAC_ATTENTION_SELF, s.n_layer, 0, NULL, 0, NULL, 0, NULL, NULL, NULL) == SAC_ERR_ARG);
     CHECK(sac_context_qk(ctx, SAC_ATTENTION_CROSS, 0, 0, NULL, 0, NULL, 0, NULL, NULL, NULL) == SAC_ERR_ARG);
     sac_context_free(ctx);

@@ -3,24 +3,25 @@
 // head ablation. Each probe takes (model, args, { label, evaluated }) and returns plain data.
 
 /**
- * The q and k vectors of a layer and head. q/k capture is turned on the first time a row is
- * opened (its memory is not spent otherwise): the last generation is then evaluated again.
+ * Scores, q and k are captured from the first time a row is opened (their memory is not spent
+ * otherwise): the last generation is then evaluated again, in one forward pass.
  */
-function queryKeys(model, kind, layer, head, evaluated) {
+function capturing(model, read, evaluated) {
   try {
-    return model.queryKeys(layer, head, { kind });
+    return read();
   } catch (e) {
     if (e?.code !== 'SAC_ERR_STATE' || !evaluated?.ids.length) throw e;
+    model.captureScores(true);
     model.captureQueryKeys(true);
     model.forward(evaluated.ids, { attention: true, ...(evaluated.source && { source: evaluated.source }) });
-    return model.queryKeys(layer, head, { kind });
+    return read();
   }
 }
 
 /** Row `query` of one layer and head of `kind`: its scores, probabilities, q and every k. */
 function row(model, { kind, layer, head, query }, { evaluated }) {
-  const qk = queryKeys(model, kind, layer, head, evaluated);
-  const s = model.attentionScores(kind, query, query + 1);
+  const qk = capturing(model, () => model.queryKeys(layer, head, { kind }), evaluated);
+  const s = capturing(model, () => model.attentionScores(kind, query, query + 1), evaluated);
   const p = model.attentionRows(kind, query, query + 1);
   const keys = s.keys[0];
   const at = (layer * s.heads + head) * keys;

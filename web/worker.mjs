@@ -65,8 +65,8 @@ async function load({ id, url, file, threads }) {
       opened.stored.then((note) => postMessage(toPage.cache(id, note)));
     }
     const onProgress = ({ loaded, total }) => postMessage(toPage.progress(id, { phase: from, loaded, total }));
-    // scores for the row panel (worker-probe.mjs; q and k are captured when a row is first opened)
-    const options = { onProgress, signal, scores: true };
+    // (scores, q and k for the row panel are captured from the first time a row is opened: worker-probe.mjs)
+    const options = { onProgress, signal };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
     const loaded = await loadModel(source, options);

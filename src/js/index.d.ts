@@ -358,6 +358,8 @@ export class Model {
   softmaxRow(scores: ArrayLike<number>, temperature?: number): Float32Array;
   /** Query and key vectors of one layer and head (load with { qk: true }). */
   queryKeys(layer: number, head: number, options?: { kind?: AttentionKind }): QueryKeys;
+  /** Turns score capture on or off (attentionScores then needs the rows captured again). */
+  captureScores(on: boolean): void;
   /** Turns q/k capture on or off (queryKeys then needs the tokens evaluated again). */
   captureQueryKeys(on: boolean): void;
   /** Zeroes these heads' outputs from the next evaluation on; [] restores them. */

@@ -230,6 +230,16 @@ export class Model {
   }
 
   /**
+   * Turns score capture on (room for the scores beside the captured probabilities) or off. Rows
+   * captured before it was on are refused until the next forward or generate.
+   */
+  captureScores(on) {
+    const e = this.#hasContext();
+    e.check(e.M._sac_attention_scores_enable(e.ctx, bool('on', on) ? 1 : 0));
+    this.#params.scores = on; // the capture budget of later calls counts them
+  }
+
+  /**
    * Turns q/k capture on (its memory is allocated the first time) or off. Tokens evaluated before
    * it was on are not recorded: queryKeys refuses until the next forward or generate.
    */

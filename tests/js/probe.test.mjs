@@ -61,6 +61,13 @@ describe('scores', () => {
       assert.throws(() => m.attentionScores('self'), (e) => e.code === 'SAC_ERR_STATE' && /capture_scores/.test(e.message));
       assert.throws(() => m.queryKeys(0, 0), (e) => e.code === 'SAC_ERR_STATE' && /capture_qk/.test(e.message));
       assert.throws(() => m.queryKeys(2, 0), /layer must be an integer in \[0, 2\)/);
+      m.captureScores(true); // after the rows: they were not captured with scores
+      assert.throws(() => m.attentionScores('self'), /captured before score capture began/);
+      m.forward(ids, { attention: true });
+      const late = m.attentionScores('self');
+      const probs = m.attentionRows('self');
+      assert.deepEqual(m.softmaxRow(late.data.subarray(late.offsets[3], late.offsets[3] + 4), 1),
+        probs.data.subarray(probs.offsets[3], probs.offsets[3] + 4));
       m.captureQueryKeys(true); // after the tokens: they were not recorded
       assert.throws(() => m.queryKeys(0, 0), /evaluated before q\/k capture began/);
       m.forward(ids, { attention: true });
