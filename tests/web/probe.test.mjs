@@ -16,6 +16,22 @@ const env = useBrowser();
 const loaded = (page) => page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 30_000 });
 const finished = (page) => page.waitForFunction(() => document.getElementById('stop').disabled &&
   / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 30_000 });
+/** A fresh page on `query` that has generated with these inputs (input id → value): { context, page, errors }. */
+async function generated(query, inputs) {
+  await env.ready;
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${env.srv.isolated.url}/web/?${query}`);
+  await loaded(page);
+  for (const [id, value] of Object.entries(inputs)) await page.fill(`#${id}`, value);
+  await page.focus('#prompt');
+  await page.keyboard.press('Control+Enter');
+  await finished(page);
+  await frames(page);
+  return { context, page, errors };
+}
+
 const num = (s) => (s === '−∞' ? -Infinity : Number(s));
 
 describe('the row panel and head ablation (Model A)', () => {
@@ -23,23 +39,8 @@ describe('the row panel and head ablation (Model A)', () => {
   let page;
   let errors;
   const prompt = 'ROMEO:';
-  before(async () => {
-    await env.ready;
-    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    page = await context.newPage();
-    errors = watchErrors(page);
-    await page.goto(`${env.srv.isolated.url}/web/?${A.query}`);
-    await loaded(page);
-    await page.fill('#prompt', prompt);
-    await page.fill('#max-tokens', '6');
-    await page.fill('#seed', '11');
-    await page.fill('#temperature', '0.9');
-    await page.fill('#top-k', '3');
-    await page.focus('#prompt');
-    await page.keyboard.press('Control+Enter');
-    await finished(page);
-    await frames(page);
-  });
+  before(async () => ({ context, page, errors } = await generated(A.query,
+    { prompt, 'max-tokens': '6', seed: '11', temperature: '0.9', 'top-k': '3' })));
   after(() => context?.close());
 
   test('Enter on a row opens its arithmetic: captured scores, softmax Σ = 1 equal to the map, τ and 1/√d', async () => {
@@ -173,21 +174,7 @@ describe('cross-attention rows and cross heads ablated (Model B)', () => {
   let context;
   let page;
   let errors;
-  before(async () => {
-    await env.ready;
-    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    page = await context.newPage();
-    errors = watchErrors(page);
-    await page.goto(`${env.srv.isolated.url}/web/?${B.query}`);
-    await loaded(page);
-    await page.fill('#prompt', 'nov 21, 2026');
-    await page.fill('#max-tokens', '12');
-    await page.fill('#seed', '5');
-    await page.focus('#prompt');
-    await page.keyboard.press('Control+Enter');
-    await finished(page);
-    await frames(page);
-  });
+  before(async () => ({ context, page, errors } = await generated(B.query, { prompt: 'nov 21, 2026', 'max-tokens': '12', seed: '5' })));
   after(() => context?.close());
 
   test('a cross row has one key per source token; an aggregate says to pick a head', async () => {
