@@ -10,7 +10,7 @@
 /* A field's JS accessor type, from its C type. */
 #define JS_TYPE(x)                                                                                 \
     _Generic((x), int32_t: "i32", uint32_t: "u32", float: "f32", uint64_t: "u64", int64_t: "i64",   \
-             const char *: "ptr")
+             const char *: "ptr", const uint8_t *: "ptr")
 
 static void begin(const char *name, size_t size) {
     printf("  %s: {\n    size: %zu,\n", name, size);
@@ -57,6 +57,9 @@ int main(void) {
     FIELD(sac_context_params, n_threads);
     FIELD(sac_context_params, capture_attention);
     FIELD(sac_context_params, no_positions);
+    FIELD(sac_context_params, capture_scores);
+    FIELD(sac_context_params, capture_qk);
+    FIELD(sac_context_params, ablate_heads);
     end();
 
     begin("sac_attend_params", sizeof(sac_attend_params));

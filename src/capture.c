@@ -21,6 +21,9 @@ void sac_capture_free(sac_capture *c) {
     free(c->self.data);
     free(c->cross.data);
     free(c->enc.data);
+    free(c->self_s.data);
+    free(c->cross_s.data);
+    free(c->enc_s.data);
     memset(c, 0, sizeof *c);
 }
 
@@ -69,6 +72,7 @@ uint64_t sac_capture_full_bytes(const sac_capture *c) {
         (!sac_add_u64(floats, offset_for(c, SAC_ATTENTION_CROSS, c->n_ctx, c->n_ctx), &floats) ||
          !sac_add_u64(floats, offset_for(c, SAC_ATTENTION_ENCODER, c->n_ctx, c->n_ctx), &floats)))
         return UINT64_MAX;
+    if (c->scores && !sac_mul_u64(floats, 2, &floats)) return UINT64_MAX; /* scores beside probabilities */
     return float_bytes(floats);
 }
 
@@ -98,12 +102,27 @@ static sac_capture_buffer *buffer(sac_capture *c, sac_attention_kind kind) {
     return kind == SAC_ATTENTION_SELF ? &c->self : kind == SAC_ATTENTION_CROSS ? &c->cross : &c->enc;
 }
 
+static sac_capture_buffer *score_buffer(sac_capture *c, sac_attention_kind kind) {
+    return kind == SAC_ATTENTION_SELF ? &c->self_s : kind == SAC_ATTENTION_CROSS ? &c->cross_s : &c->enc_s;
+}
+
+/* Grows b to cap floats (bytes already checked against the limit); 0 or -1 when out of memory. */
+static int grow(sac_capture_buffer *b, uint64_t cap, uint64_t bytes) {
+    if (cap <= b->cap) return 0;
+    /* bytes <= limit <= SIZE_MAX, so the size_t conversion is exact */
+    float *grown = realloc(b->data, (size_t)bytes ? (size_t)bytes : 1);
+    if (!grown) return -1;
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
 /* Room for rows [0, n_rows) of `kind`: at least double the old capacity, at most the rows of
  * a full context (n_ctx decoder rows, n_src encoder rows). */
 static sac_status reserve_kind(sac_capture *c, sac_attention_kind kind, int32_t n_rows, sac_error *err) {
     sac_capture_buffer *b = buffer(c, kind);
     const uint64_t need = sac_capture_offset(c, kind, n_rows);
-    if (need <= b->cap) return SAC_OK;
+    if (need <= b->cap && (!c->scores || need <= score_buffer(c, kind)->cap)) return SAC_OK;
     const int32_t max_rows = kind == SAC_ATTENTION_ENCODER ? c->n_src : c->n_ctx;
     const uint64_t full = sac_capture_offset(c, kind, max_rows);
     static const char *const names[] = {"self-attention", "cross-attention", "encoder attention"};
@@ -115,13 +134,9 @@ static sac_status reserve_kind(sac_capture *c, sac_attention_kind kind, int32_t 
     if (cap > full) cap = full;
     if (!fits(float_bytes(cap), c->limit)) cap = need;
     const uint64_t bytes = float_bytes(cap);
-    /* bytes <= limit <= SIZE_MAX, so the size_t conversion is exact */
-    float *grown = realloc(b->data, (size_t)bytes ? (size_t)bytes : 1);
-    if (!grown)
+    if (grow(b, cap, bytes) || (c->scores && grow(score_buffer(c, kind), cap, bytes)))
         return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %s capture (%" PRIu64 " bytes for %d rows)",
                         names[kind], bytes, n_rows);
-    b->data = grown;
-    b->cap = cap;
     return SAC_OK;
 }
 
@@ -138,7 +153,9 @@ sac_status sac_capture_reserve(sac_capture *c, int32_t n_rows, sac_error *err) {
 /* Zeros for decoder rows [from, to) of a kind. */
 static void zero_rows(sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to) {
     const uint64_t a = sac_capture_offset(c, kind, from), b = sac_capture_offset(c, kind, to);
-    if (b > a) memset(buffer(c, kind)->data + (size_t)a, 0, (size_t)(b - a) * sizeof(float));
+    if (b <= a) return;
+    memset(buffer(c, kind)->data + (size_t)a, 0, (size_t)(b - a) * sizeof(float));
+    if (c->scores) memset(score_buffer(c, kind)->data + (size_t)a, 0, (size_t)(b - a) * sizeof(float));
 }
 
 sac_status sac_capture_start(sac_capture *c, int32_t n_past, sac_error *err) {
@@ -155,7 +172,26 @@ sac_status sac_capture_start(sac_capture *c, int32_t n_past, sac_error *err) {
 
 void sac_capture_stop(sac_capture *c) { c->on = 0; }
 
+sac_status sac_capture_scores_start(sac_capture *c, sac_error *err) {
+    if (c->scores) return SAC_OK;
+    c->scores = 1;
+    sac_status st = check_full(c, err);
+    const sac_attention_kind kinds[] = {SAC_ATTENTION_SELF, SAC_ATTENTION_CROSS, SAC_ATTENTION_ENCODER};
+    for (int i = 0; i < 3 && !st; i++) {
+        const uint64_t cap = buffer(c, kinds[i])->cap;
+        if (cap && grow(score_buffer(c, kinds[i]), cap, float_bytes(cap)))
+            st = sac_fail(err, SAC_ERR_NOMEM, "out of memory for the attention scores (%" PRIu64 " bytes)", float_bytes(cap));
+    }
+    if (st) {
+        c->scores = 0; /* the buffers grown so far stay for a later try */
+        return st;
+    }
+    c->scores_stale = c->n_rows > 0 || c->n_enc_rows > 0;
+    return SAC_OK;
+}
+
 void sac_capture_reset(sac_capture *c) {
+    c->scores_stale = 0;
     c->n_rows = 0;
     c->n_src = 0;
     c->n_enc_rows = 0;
@@ -184,6 +220,13 @@ float *sac_capture_slot(sac_capture *c, sac_attention_kind kind, int32_t layer, 
     return buffer(c, kind)->data + (size_t)sac_capture_offset(c, kind, query) + lh * block;
 }
 
+float *sac_capture_score_slot(sac_capture *c, sac_attention_kind kind, int32_t layer, int32_t head, int32_t query) {
+    if (!c->on || !c->scores) return NULL;
+    const size_t block = (size_t)sac_capture_n_keys(c, kind, query);
+    const size_t lh = (size_t)layer * (size_t)c->n_head + (size_t)head;
+    return score_buffer(c, kind)->data + (size_t)sac_capture_offset(c, kind, query) + lh * block;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Reading                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
@@ -202,8 +245,8 @@ static const float *rows_base(const sac_capture *c, sac_attention_kind kind) {
     return kind == SAC_ATTENTION_SELF ? c->self.data : kind == SAC_ATTENTION_CROSS ? c->cross.data : c->enc.data;
 }
 
-sac_status sac_capture_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
-                            const float **data, size_t *n_floats, sac_error *err) {
+static sac_status read_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
+                            const float **data, size_t *n_floats, int scores, sac_error *err) {
     if (kind != SAC_ATTENTION_SELF && kind != SAC_ATTENTION_CROSS && kind != SAC_ATTENTION_ENCODER)
         return sac_fail(err, SAC_ERR_ARG, "unknown attention kind %d", (int)kind);
     if (!known_kind(c, kind))
@@ -215,9 +258,26 @@ sac_status sac_capture_rows(const sac_capture *c, sac_attention_kind kind, int32
     if (from < 0 || to < from || to > n)
         return sac_fail(err, SAC_ERR_ARG, "attention rows [%d, %d) out of range (%d rows captured)", from, to, n);
     const uint64_t a = sac_capture_offset(c, kind, from), b = sac_capture_offset(c, kind, to);
-    if (data) *data = rows_base(c, kind) + (size_t)a;
+    const sac_capture_buffer *sb = kind == SAC_ATTENTION_SELF ? &c->self_s : kind == SAC_ATTENTION_CROSS ? &c->cross_s
+                                                                                                          : &c->enc_s;
+    if (data) *data = (scores ? sb->data : rows_base(c, kind)) + (size_t)a;
     if (n_floats) *n_floats = (size_t)(b - a);
     return SAC_OK;
+}
+
+sac_status sac_capture_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
+                            const float **data, size_t *n_floats, sac_error *err) {
+    return read_rows(c, kind, from, to, data, n_floats, 0, err);
+}
+
+sac_status sac_capture_score_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
+                                  const float **data, size_t *n_floats, sac_error *err) {
+    if (!c->scores)
+        return sac_fail(err, SAC_ERR_STATE, "no captured scores: make the context with capture_scores = 1 or call "
+                        "sac_attention_scores_enable(ctx, 1), then evaluate");
+    if (c->scores_stale)
+        return sac_fail(err, SAC_ERR_STATE, "these rows were captured before score capture began: evaluate them again");
+    return read_rows(c, kind, from, to, data, n_floats, 1, err);
 }
 
 void sac_capture_copy_head(const sac_capture *c, sac_attention_kind kind, int32_t layer, int32_t head, float *out) {

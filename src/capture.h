@@ -31,6 +31,9 @@ typedef struct sac_capture {
     int32_t n_src;           /* keys of cross and encoder rows: the encoded source, 0 before any */
     int32_t n_enc_rows;      /* encoder rows: n_src when the last encode ran with capture on */
     sac_capture_buffer self, cross, enc;
+    int scores;              /* 1: the pre-softmax scores are kept too, in the same layout */
+    int scores_stale;        /* 1: rows were captured before scores were: unreadable until a reset */
+    sac_capture_buffer self_s, cross_s, enc_s;
 } sac_capture;
 
 /* An empty capture (off, nothing allocated) for a model's shape and a context of n_ctx
@@ -68,6 +71,15 @@ void sac_capture_commit_encoder(sac_capture *c);
  * is off. The row must have been reserved. */
 float *sac_capture_slot(sac_capture *c, sac_attention_kind kind, int32_t layer, int32_t head, int32_t query);
 
+/* Turns score capture on after the context was made: room for the scores of the rows already
+ * reserved (SAC_ERR_NOMEM when the doubled full capture cannot fit, and nothing changes). Rows
+ * captured before read as refused until the next reset. */
+sac_status sac_capture_scores_start(sac_capture *c, sac_error *err);
+
+/* Where the n_keys(query) scaled scores q·k/√d (−∞ for hidden keys) of (kind, layer, head,
+ * query) go, or NULL when capture or score capture is off. */
+float *sac_capture_score_slot(sac_capture *c, sac_attention_kind kind, int32_t layer, int32_t head, int32_t query);
+
 /* Reading: rows captured of a kind (0 for an unknown kind). */
 int32_t sac_capture_n_rows(const sac_capture *c, sac_attention_kind kind);
 /* Layers of a kind's stack and keys of its query row q. */
@@ -77,6 +89,9 @@ int32_t sac_capture_n_keys(const sac_capture *c, sac_attention_kind kind, int32_
  * lacks) or range, SAC_ERR_STATE when nothing of that kind is captured. */
 sac_status sac_capture_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
                             const float **data, size_t *n_floats, sac_error *err);
+/* As sac_capture_rows, for the scores (SAC_ERR_STATE when score capture is off). */
+sac_status sac_capture_score_rows(const sac_capture *c, sac_attention_kind kind, int32_t from, int32_t to,
+                                  const float **data, size_t *n_floats, sac_error *err);
 /* Copies one layer and head of `kind` as an n_rows × n_keys matrix (keys a self row lacks
  * are 0); `out` holds n_rows × max n_keys floats, checked by the caller. */
 void sac_capture_copy_head(const sac_capture *c, sac_attention_kind kind, int32_t layer, int32_t head, float *out);

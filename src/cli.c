@@ -23,13 +23,14 @@ static const char *usage =
     "  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N]\n"
     "  saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]\n"
     "                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
-    "                   [--ignore-eos] [--bos] [--decoder-start 1]\n"
+    "                   [--ignore-eos] [--bos] [--decoder-start 1] [--ablate L:H,...]\n"
     "  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
     "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
     "--decode-tokens ids.\n"
+    "--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.\n"
     "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
     "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
     "(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the\n"
@@ -93,6 +94,7 @@ static const char *const command_names[N_COMMANDS] = {"info", "logits", "generat
 
 typedef struct options {
     const char *tokens, *source, *decoder_start, *prompt, *text, *system;
+    const char *ablate; /* --ablate L:H,...: decoder self-attention heads zeroed */
     int all, bos, ignore_eos, chat;
     int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat;
     sac_sampling_params sampling;
@@ -119,6 +121,7 @@ static const option_spec option_specs[] = {
     {"--decoder-start", OPT_IDS, GENERATE, AT(decoder_start), 0, 0, 0, IDS_ACCEPTS},
     {"--prompt", OPT_TEXT, GENERATE, AT(prompt), 0, 0, 0, NULL},
     {"--text", OPT_TEXT, GENERATE | TOKENIZE, AT(text), 0, 0, 0, NULL},
+    {"--ablate", OPT_TEXT, LOGITS | GENERATE, AT(ablate), 0, 0, 0, NULL},
     {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
     {"--bos", OPT_FLAG, GENERATE | TOKENIZE, AT(bos), 0, 0, 0, NULL},
     {"--ignore-eos", OPT_FLAG, GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
@@ -332,7 +335,8 @@ static sac_context *new_context(sac_model *m, const options *o, int32_t batch) {
     cp.n_ctx = o->n_ctx; /* 0: the library's default */
     if (batch) cp.n_batch = batch;
     sac_context *ctx;
-    if (sac_context_new(m, &cp, &ctx) != SAC_OK) {
+    if (sac_context_new(m, &cp, &ctx) != SAC_OK ||
+        (o->ablate && sac_context_set_ablation_spec(ctx, SAC_ATTENTION_SELF, o->ablate) != SAC_OK)) {
         fail("%s", ctx ? sac_context_errmsg(ctx) : "out of memory");
         sac_context_free(ctx);
         return NULL;

@@ -119,6 +119,7 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     if (ctx->n_batch > ctx->n_ctx || m->arch == SAC_ARCH_ENCDEC) ctx->n_batch = ctx->n_ctx;
     sac_capture_init(&ctx->capture, hp->n_layer, hp->n_encoder_layer, hp->n_head, ctx->n_ctx,
                      m->arch == SAC_ARCH_ENCDEC);
+    ctx->capture.scores = p->capture_scores != 0; /* probe hook */
 
     st = sac_pool_new(p->n_threads ? p->n_threads : 1, &ctx->pool, &ctx->error);
     if (st) return st;
@@ -134,6 +135,7 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     ctx->tokens = calloc((size_t)ctx->n_ctx, sizeof *ctx->tokens);
     if (!ctx->key_mask || !ctx->tokens) return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the token history");
     if ((st = alloc_activations(ctx))) return st;
+    if ((st = sac_probe_init(ctx, p->capture_qk, p->ablate_heads))) return st; /* probe hook */
     if (m->arch == SAC_ARCH_ENCDEC) {
         const uint64_t cross = mul3((uint64_t)hp->n_layer, (uint64_t)ctx->n_ctx, (uint64_t)hp->n_embd);
         if ((st = alloc_floats(ctx, &ctx->cross_k, cross, "cross-attention keys")) ||
@@ -178,8 +180,10 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
     if (p.capture_attention) {
         sac_capture c;
         sac_capture_init(&c, hp->n_layer, hp->n_encoder_layer, hp->n_head, (int32_t)n_ctx, m->arch == SAC_ARCH_ENCDEC);
+        c.scores = p.capture_scores != 0; /* probe hook */
         bytes = sat_add(bytes, sac_capture_full_bytes(&c));
     }
+    bytes = sat_add(bytes, sac_probe_bytes(m, (int32_t)n_ctx, p.capture_qk)); /* probe hook */
     return bytes;
 }
 
@@ -207,6 +211,7 @@ void sac_context_free(sac_context *ctx) {
     free_activations(&ctx->act);
     free(ctx->logits);
     sac_capture_free(&ctx->capture);
+    sac_probe_free(&ctx->probe); /* probe hook */
     free(ctx->sampler.prob);
     free(ctx->sampler.index);
     free(ctx->src_mask);

@@ -5,6 +5,7 @@
 
 #include "capture.h"
 #include "model.h"
+#include "probe.h"
 #include "threadpool.h"
 
 /* Scratch activations for a batch of up to n_batch tokens. */
@@ -50,6 +51,7 @@ struct sac_context {
     int32_t logits_rows;
 
     sac_capture capture;         /* captured attention (capture.h) */
+    sac_probe probe;             /* q/k capture and head ablation (probe.h) */
 
     sac_sampler_state sampler;
 

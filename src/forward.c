@@ -177,6 +177,9 @@ static void attention_task(void *arg, int ith, int nth) {
             scores[j] = sac_dot_f32(q, job->k + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd) * scale;
             if (scores[j] > max) max = scores[j];
         }
+        float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, /* probe hook: scores */
+                                            job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t);
+        if (pre) memcpy(pre, scores, (size_t)n_keys * sizeof *scores);
         const float sum = sac_softmax_exp(scores, n_keys, max, 1.0f);
         /* out = Σ softmax(scores)_j · v_j */
         const float inv = 1.0f / sum;
@@ -198,6 +201,7 @@ static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int
                    const float *v, int64_t kv_stride, const uint8_t *key_mask, int32_t n_keys) {
     attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_stride, key_mask, n_keys, ctx->act.att};
     sac_pool_run(ctx->pool, attention_task, &job);
+    sac_probe_attended(ctx, kind, layer, n, k, kv_stride, n_keys); /* probe hook: q/k, ablation */
 }
 
 /* ---------------------------------------------------------------------------------------- */

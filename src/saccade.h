@@ -164,6 +164,12 @@ typedef struct sac_context_params {
                                   that attention alone is permutation-equivariant): gpt2's learned
                                   position embeddings are not added, encdec's sinusoids are not
                                   added, llama-like models skip RoPE; 0 → as trained */
+    int32_t capture_scores;    /* 1 → while capture is on, keep the pre-softmax scores q·k/√d too
+                                  (sac_attention_scores_rows); doubles the capture's memory */
+    int32_t capture_qk;        /* 1 → keep every layer's query and key vectors (sac_context_qk) */
+    const uint8_t *ablate_heads; /* NULL, or n_layer × n_head bytes (layer-major): 1 zeroes that
+                                  decoder self-attention head's output before the output
+                                  projection (copied; change it with sac_context_set_ablation) */
 } sac_context_params;
 
 sac_context_params sac_context_default_params(void);
@@ -276,6 +282,56 @@ int32_t sac_attention_n_rows(const sac_context *ctx, sac_attention_kind kind);
  * range, SAC_ERR_STATE when nothing of that kind is captured. */
 sac_status sac_attention_rows(sac_context *ctx, sac_attention_kind kind, int32_t from, int32_t to,
                               const float **data, size_t *n_floats);
+
+/* ------------------------------------------------------------------------------------------
+ * Looking inside attention: scores, queries and keys, head ablation.
+ * ---------------------------------------------------------------------------------------- */
+
+/* The pre-softmax scores s = q·k · scale of rows [from, to) of `kind`, as sac_attention_rows
+ * gives the probabilities (same layout, same lengths): captured by the forward pass itself,
+ * −∞ for keys a query does not see (padding). Needs capture_scores = 1 in the context
+ * parameters (SAC_ERR_STATE otherwise); rows evaluated while capture was off read as 0.
+ * Probabilities = sac_softmax_row(scores, n_keys, 1). */
+sac_status sac_attention_scores_rows(sac_context *ctx, sac_attention_kind kind, int32_t from, int32_t to,
+                                     const float **data, size_t *n_floats);
+
+/* Turns score capture on or off after the context was made (on: room for the scores beside the
+ * probabilities, SAC_ERR_NOMEM naming the size when the doubled capture cannot fit). Rows captured
+ * before it was on are refused (SAC_ERR_STATE) until the context is reset and evaluated again. */
+sac_status sac_attention_scores_enable(sac_context *ctx, int32_t on);
+
+/* The scale of the scores: 1/√head_dim (0 for a NULL model). Divide by it to get the raw q·k. */
+float sac_attention_scale(const sac_model *model);
+
+/* out[j] = softmax(scores / tau)_j over n scores, −∞ giving exactly 0; computed as the forward
+ * pass computes it, so tau = 1 reproduces captured probabilities bit for bit. SAC_ERR_ARG for
+ * n <= 0, tau not finite and > 0, a NaN or +∞ score, or every score −∞. */
+sac_status sac_softmax_row(const float *scores, int32_t n, float tau, float *out);
+
+/* The query and key vectors of one layer and head of `kind` (needs capture_qk = 1): q_out gets
+ * *n_queries × *head_dim floats (query rows: decoder positions for self and cross, source
+ * tokens for encoder), k_out *n_keys × *head_dim (self: the positions so far, after RoPE;
+ * cross and encoder: the source; under grouped-query attention the head's shared kv head).
+ * Either output may be NULL (sizes only). Score = q·k · sac_attention_scale. */
+sac_status sac_context_qk(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head, float *q_out,
+                          size_t q_len, float *k_out, size_t k_len, int32_t *n_queries, int32_t *n_keys,
+                          int32_t *head_dim);
+
+/* Turns q/k capture on or off after the context was made (allocating its storage the first time:
+ * SAC_ERR_NOMEM naming the size when it does not fit). Tokens already evaluated were not
+ * recorded: sac_context_qk refuses until the context is reset (or re-encoded) and evaluated. */
+sac_status sac_context_capture_qk(sac_context *ctx, int32_t on);
+
+/* Head ablation for the next evals: mask holds n = n_layers(kind) × n_head bytes, layer-major;
+ * a non-zero byte zeroes that head's attention output before the output projection. NULL (or
+ * all zeros) removes the ablation of that kind. The context's tokens are not re-evaluated. */
+sac_status sac_context_set_ablation(sac_context *ctx, sac_attention_kind kind, const uint8_t *mask, size_t n);
+/* The same from text: "L:H,L:H,..." (decimal layer and head numbers, e.g. "0:1,2:3"; "" for
+ * none), as the CLIs' --ablate takes it. SAC_ERR_ARG with a message for bad text or a head out
+ * of range (and the ablation unchanged). */
+sac_status sac_context_set_ablation_spec(sac_context *ctx, sac_attention_kind kind, const char *spec);
+/* 1 when that head of `kind` is ablated. */
+int32_t sac_context_ablated(const sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head);
 
 /* ------------------------------------------------------------------------------------------
  * Sampling: picks the next id from the last row of logits. Deterministic for a seed.

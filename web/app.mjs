@@ -15,6 +15,7 @@ import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
 import { hoverWeights, rowOf, sides } from './views/hover.mjs';
 import { AGGREGATES, AttentionStore, HEAD_EXPLAIN, aggregatesFor, selectionTitle } from './views/store.mjs';
+import { RowPanel, renderComparison } from './views/probe.mjs';
 import { ModelView } from './views/thumbnails.mjs';
 import { TokenLine } from './views/tokens.mjs';
 
@@ -37,6 +38,7 @@ const state = {
   source: null, // what the model was loaded from (a URL or a File), for the export
   run: null, // the last generation's settings: { prompt, options }, for the export
   lessonGreedy: false, // the alignment lesson set temperature 0
+  ablate: { kind: 'self', heads: [] }, // heads to ablate in the comparison (web/views/probe.mjs)
 };
 const stats = { navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null };
 const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
@@ -123,6 +125,8 @@ async function load(source, what, { bytes, askSize = false } = {}) {
 }
 
 function showModel({ info, name, runtime, defaults }) {
+  state.ablate = { kind: 'self', heads: [] }; // probe hook: another model, other heads
+  rowPanel.close();
   const encdec = info.architecture === 'encdec';
   const types = Object.entries(info.tensorTypes).map(([t, n]) => `${t}×${n}`).join(' ');
   const size = info.parameters >= 1e6 ? `${(info.parameters / 1e6).toFixed(1)}M` : `${(info.parameters / 1e3).toFixed(0)}k`;
@@ -232,6 +236,7 @@ function setRunning(running) {
   state.running = running;
   $('generate').disabled = running || !state.model;
   $('stop').disabled = !running;
+  showAblation(); // probe hook
 }
 
 /** The context in use, and the trained length when the library chose less (the device's default). */
@@ -348,6 +353,7 @@ const heatmap = new HeatmapView($('heatmap'), $('heatmap-overlay'), { scroll: tr
 const alignment = new AlignmentView($('alignment'));
 const modelView = new ModelView($('thumbnails'), {
   onSelect: ({ layer, head }) => {
+    if ($('ablate-mode').checked || shiftClick) return toggleAblation(layer, head); // probe hook
     state.layer = layer;
     state.head = head;
     $('layer').value = String(layer);
@@ -427,7 +433,9 @@ function render() {
     title: viewTitle(),
     scale: state.scale,
   });
+  modelView.setAblated(state.ablate.kind === state.kind ? state.ablate.heads : []); // probe hook
   modelView.render(store, state.kind, state, state.scale, state.generation);
+  syncRowPanel(); // probe hook
   if (store.encdec) {
     const useSelection = state.kind === 'cross';
     alignment.render({
@@ -725,3 +733,90 @@ document.addEventListener('saccade:open-model', ({ detail }) => {
   showOpenedModel($('model-select'), detail.name, $('model-select').querySelector('option[value="file"]'));
   load(detail.file, detail.name);
 });
+
+// -------------------------------------------------------------------------------------------
+// Inside a row (click a row of the map, or Enter on the keyboard cursor's row), and head
+// ablation (heads in the model view toggle when the switch is on or with shift-click).
+// -------------------------------------------------------------------------------------------
+
+const rowPanel = new RowPanel($('row-panel'), (what, args) => client.probe(what, args));
+let shiftClick = false;
+let panelKey = null; // the map and row the open panel shows
+window.saccadeDemo.rowPanel = rowPanel;
+
+function openRow(q) {
+  const { store, kind, layer, head } = state;
+  if (!store || q >= store.queries(kind)) return;
+  panelKey = `${state.generation}/${kind}/${layer}/${head}/${q}`;
+  const headText = typeof head == 'number' ? `head ${head}` : selectionTitle(head, layer);
+  rowPanel.open({ kind, layer, head, query: q, title: `${rowText(q)} · layer ${layer}, ${headText}`, keyLabels: store.labels(kind).cols });
+}
+
+/** The open panel follows the map: another layer, head or kind reopens it on the same row. */
+function syncRowPanel() {
+  if ($('row-panel').hidden || !rowPanel.row && panelKey === null) return;
+  const q = Number(panelKey?.split('/').pop());
+  const key = `${state.generation}/${state.kind}/${state.layer}/${state.head}/${q}`;
+  if (key === panelKey || state.running) return;
+  if (q < state.store.queries(state.kind)) openRow(q);
+  else rowPanel.close();
+}
+
+$('heatmap-box').addEventListener('click', (e) => {
+  const cell = heatmap.hit(e);
+  if (cell) openRow(cell.q);
+});
+$('heatmap').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && state.cell) {
+    e.preventDefault();
+    openRow(state.cell.q);
+  }
+});
+$('thumbnails').addEventListener('pointerdown', (e) => (shiftClick = e.shiftKey));
+$('thumbnails').addEventListener('keydown', () => (shiftClick = false));
+
+function toggleAblation(layer, head) {
+  shiftClick = false;
+  if (state.ablate.kind !== state.kind) state.ablate = { kind: state.kind, heads: [] };
+  const heads = state.ablate.heads;
+  const i = heads.findIndex(([l, h]) => l === layer && h === head);
+  if (i >= 0) heads.splice(i, 1);
+  else heads.push([layer, head]);
+  heads.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  showAblation();
+  scheduleRender();
+}
+
+function showAblation() {
+  const { heads, kind } = state.ablate;
+  $('ablate-list').textContent = heads.length
+    ? `Ablated (${kind}): ${heads.map(([l, h]) => `layer ${l} head ${h}`).join(', ')}.` : 'No head ablated.';
+  $('ablate-compare').disabled = !heads.length || !state.model || state.running;
+}
+
+$('ablate-compare').addEventListener('click', async () => {
+  if (!state.model || state.running || !state.ablate.heads.length) return;
+  let prompt;
+  try {
+    prompt = promptInput($('prompt').value);
+  } catch (e) {
+    $('compare-result').textContent = e.message;
+    return;
+  }
+  // the last generation's settings (its seed) when the prompt is the same, else the inputs'
+  const options = state.run?.prompt === $('prompt').value ? { ...state.run.options } : samplingOptions();
+  setRunning(true);
+  $('ablate-compare').disabled = true;
+  $('compare-result').textContent = `generating twice (seed ${options.seed})…`;
+  try {
+    const result = await client.probe('compare', { prompt, options, heads: state.ablate.heads, kind: state.ablate.kind,
+      step: Math.max(0, $('ablate-step').valueAsNumber || 0) });
+    renderComparison($('compare-result'), result);
+  } catch (e) {
+    $('compare-result').textContent = `error: ${e.message}`;
+  } finally {
+    setRunning(false);
+    showAblation();
+  }
+});
+$('ablate-mode').addEventListener('change', () => showAblation());

@@ -62,6 +62,7 @@ export class ModelClient {
         this.#pending.set(msg.id, { resolve() {}, reject() {}, handlers: { onCache: p.handlers.onCache } });
         return p.resolve(msg);
       case TO_PAGE.DONE: return settle(p.resolve, msg);
+      case TO_PAGE.RESULT: return settle(p.resolve, msg.value);
       case TO_PAGE.ERROR: {
         const error = new Error(msg.message);
         error.name = msg.name;
@@ -99,5 +100,10 @@ export class ModelClient {
   terminate() {
     this.#worker.terminate();
     this.#pending.clear();
+  }
+
+  /** A look inside the loaded model (worker-probe.mjs): resolves with the answer. */
+  probe(what, args) {
+    return this.#request((id) => toWorker.probe(id, what, args), {});
   }
 }

@@ -7,7 +7,7 @@
 // the source length for 'cross' and 'encoder'), as Float32Arrays the worker transfers.
 
 /** Page → worker. */
-export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop' });
+export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop', PROBE: 'probe' });
 
 /** Worker → page. */
 export const TO_PAGE = Object.freeze({
@@ -18,6 +18,7 @@ export const TO_PAGE = Object.freeze({
   TOKEN: 'token',
   DONE: 'done',
   ERROR: 'error',
+  RESULT: 'result',
 });
 
 /** Why a generation ended, beside the library's own reasons (generate's finishReason): the page stopped it. */
@@ -39,6 +40,8 @@ export const toWorker = {
   generate: (id, prompt, options) => ({ type: TO_WORKER.GENERATE, id, prompt, options }),
   /** Ends the running generation (its 'done' says STOPPED). */
   stop: () => ({ type: TO_WORKER.STOP }),
+  /** A look inside (worker-probe.mjs): `what` is 'row', 'softmax' or 'compare', `args` its arguments. */
+  probe: (id, what, args) => ({ type: TO_WORKER.PROBE, id, what, args }),
 };
 
 export const toPage = {
@@ -63,6 +66,8 @@ export const toPage = {
   /** The generation ended: `reason` is a key of REASONS (the last step's finishReason, or STOPPED). */
   done: (id, { reason, count, ms }) => ({ type: TO_PAGE.DONE, id, reason, count, ms }),
   /** A request failed; `name` and `code` are the library's (SaccadeError, SAC_ERR_…) when it threw. */
+  /** The answer of a probe request. */
+  result: (id, value) => ({ type: TO_PAGE.RESULT, id, value }),
   error: (id, e) => ({ type: TO_PAGE.ERROR, id, name: e?.name ?? 'Error', code: e?.code ?? null, message: e?.message ?? String(e) }),
 };
 

@@ -1,6 +1,7 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
+import { PROBES } from './worker-probe.mjs';
 
 // Under the service worker shim the library is imported through its mount inside the shim's
 // scope (coi-serviceworker.js explains why); otherwise from where it lies.
@@ -25,7 +26,21 @@ onmessage = ({ data }) => {
   if (data.type === TO_WORKER.LOAD) load(data);
   else if (data.type === TO_WORKER.GENERATE) generate(data);
   else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
+  else if (data.type === TO_WORKER.PROBE) probe(data);
 };
+
+/** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
+let evaluated = null;
+
+async function probe({ id, what, args }) {
+  try {
+    if (!model) throw new Error('no model is loaded');
+    if (!Object.hasOwn(PROBES, what)) throw new Error(`unknown probe '${what}'`);
+    postMessage(toPage.result(id, await PROBES[what](model, args, { label, evaluated })));
+  } catch (e) {
+    fail(id, e);
+  }
+}
 
 const fail = (id, e) => postMessage(toPage.error(id, e));
 
@@ -46,6 +61,7 @@ async function load({ id, url, file, threads }) {
     // a URL goes through the library's download cache; a picked file is read as it is
     const onProgress = ({ loaded, total, from }) =>
       postMessage(toPage.progress(id, { phase: file ? 'file' : from, loaded, total }));
+    // (scores, q and k for the row panel are captured from the first time a row is opened: worker-probe.mjs)
     const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
@@ -124,19 +140,23 @@ async function generate({ id, prompt, options }) {
       steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
         attention: true });
     }
+    evaluated = decoderIds ? { ids: [...decoderIds], source: null } : null; // the source: the library's ids, after the first step
     for await (const step of steps) {
       if (step.finishReason === 'aborted') {
         reason = STOPPED; // the step that says so carries no token
         break;
       }
       decoderIds ??= step.prompt.ids;
+      evaluated ??= { ids: [...decoderIds], source: null }; // a chat's prompt: the ids its first step reports
       const { query } = step.attention;
       if (count === 0) {
+        if (encdec) evaluated.source = model.sourceIds;
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);
         const msg = startMessage(id, decoderIds, encdec);
         postMessage(msg, transfers(msg));
       }
       count++;
+      if (!step.finishReason) evaluated.ids.push(step.id); // the next step evaluates it
       reason = step.finishReason;
       const token = { id: step.id, text: step.text, label: label(step.id, step.text) };
       const msg = toPage.token(id, { token, query, self: step.attention.data, cross: step.cross?.data ?? null,

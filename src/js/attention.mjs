@@ -28,7 +28,7 @@ export function capturedRows(engine, kind) {
  * offsets, data }, keys[i] and offsets[i] for row from + i (offsets[to - from] = data.length).
  * `view`: data is a view of the wasm memory instead of a copy.
  */
-export function attentionRows(engine, info, kind, from, to, view) {
+export function attentionRows(engine, info, kind, from, to, view, scores = false) {
   const k = kindOf(kind);
   const n = engine.M._sac_attention_n_rows(engine.ctx, k);
   from ??= 0;
@@ -48,7 +48,8 @@ export function attentionRows(engine, info, kind, from, to, view) {
   let data = new Float32Array(0);
   if (count > 0 || n === 0) { // with nothing captured, C says why
     const { heap, scratch: s } = engine;
-    engine.check(engine.M._sac_attention_rows(engine.ctx, k, from, to, s, s + 4));
+    const read = scores ? engine.M._sac_attention_scores_rows : engine.M._sac_attention_rows;
+    engine.check(read(engine.ctx, k, from, to, s, s + 4));
     const floats = heap.u32(s + 4);
     if (floats !== offsets[count]) fail(`internal: C returned ${floats} floats for rows [${from}, ${to}), JS expected ${offsets[count]}`, 'SAC_ERR_STATE');
     data = heap.f32s(heap.u32(s), floats);
@@ -56,6 +57,8 @@ export function attentionRows(engine, info, kind, from, to, view) {
   }
   return { kind, layers, heads, from, to, keys, offsets, data };
 }
+
+export { kindOf, layersOf };
 
 /**
  * The matrix of one layer and head: { queries, keys, data } with data[q * keys + k] (0 above the

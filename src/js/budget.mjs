@@ -21,9 +21,10 @@ export function checkFileSize(size) {
  * models) `source` source tokens, in bytes: self (L·H·rows(rows+1)/2 floats), cross
  * (L·H·rows·source) and encoder (L_enc·H·source²).
  */
-export function captureBytes(info, rows, source = 0) {
+export function captureBytes(info, rows, source = 0, scores = false) {
   const { layers: L, heads: H, encoderLayers } = info;
-  return [4 * L * H * ((rows * (rows + 1)) / 2), 4 * L * H * rows * source, 4 * encoderLayers * H * source * source];
+  const parts = [4 * L * H * ((rows * (rows + 1)) / 2), 4 * L * H * rows * source, 4 * encoderLayers * H * source * source];
+  return scores ? [...parts, ...parts] : parts; // captured scores: one more buffer of each size
 }
 
 /**
@@ -31,7 +32,7 @@ export function captureBytes(info, rows, source = 0) {
  * context's capture when capture is on) must fit the wasm memory limit.
  * `contextBytes` is 0 for parameters sac_context_new refuses: its message, not a budget's, explains them.
  */
-export function checkLoadBudget({ heapBytes, weightBytes, contextBytes, threads, info, n, attention }) {
+export function checkLoadBudget({ heapBytes, weightBytes, contextBytes, threads, info, n, attention, scores }) {
   if (contextBytes === 0) return; // parameters C refuses: sac_context_new gives its own reason
   const stacks = Math.max(0, threads - 1) * 2 * MB; // pthread stacks come from the heap
   const total = heapBytes + contextBytes + stacks;
@@ -41,7 +42,7 @@ export function checkLoadBudget({ heapBytes, weightBytes, contextBytes, threads,
       `else in use + ${mb(contextBytes)} for a ${n}-token context (KV cache and scratch) = ${mb(total)}, ` +
       `more than the ${mb(WASM_MEMORY_LIMIT)} limit; ${hint}`, 'SAC_ERR_NOMEM');
   // (the key and value caches are equal: one above 2 GB would already exceed the total)
-  if (attention) checkCapture(captureBytes(info, n, info.encoderLayers ? n : 0), 0, `over a ${n}-token context`, hint);
+  if (attention) checkCapture(captureBytes(info, n, info.encoderLayers ? n : 0, scores), 0, `over a ${n}-token context`, hint);
 }
 
 /**
@@ -49,8 +50,8 @@ export function checkLoadBudget({ heapBytes, weightBytes, contextBytes, threads,
  * it can reach: each capture allocation must fit one wasm allocation, and all of them the memory
  * left. `what` says which rows, `hint` what to change.
  */
-export function checkCallCapture(heapBytes, info, rows, source, what, hint) {
-  checkCapture(captureBytes(info, rows, source), heapBytes, what, hint);
+export function checkCallCapture(heapBytes, info, rows, source, what, hint, scores = false) {
+  checkCapture(captureBytes(info, rows, source, scores), heapBytes, what, hint);
 }
 
 function checkCapture(parts, heapBytes, what, hint) {

@@ -13,13 +13,14 @@ const usage = `usage:
   saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N]
   saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]
                    [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]
-                   [--ignore-eos] [--bos] [--decoder-start 1]
+                   [--ignore-eos] [--bos] [--decoder-start 1] [--ablate L:H,...]
   saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
   saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
 --decode-tokens ids.
+--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
 --chat: the prompt is a user turn of a conversation, formatted with the model's chat template
 (tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the
@@ -136,6 +137,7 @@ const OPTIONS = {
   '--decoder-start': ['decoderStart', [G], ids],
   '--prompt': ['prompt', [G], text],
   '--text': ['text', [G, T], text],
+  '--ablate': ['ablate', [L, G], text],
   '--all': ['all', [L], flag],
   '--bos': ['bos', [G, T], flag],
   '--ignore-eos': ['ignoreEos', [G], flag],
@@ -354,6 +356,7 @@ export async function main(argv) {
     // tokenize needs only the vocabulary: it also works on vocab-only GGUF files
     model = await loadModel(file, {
       threads: o.threads, contextLength: o.nCtx, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
+      ...(o.ablate !== undefined && { ablate: o.ablate }),
     });
     const out = await commands[cmd](model, o); // chat writes its lines as they come
     if (out !== undefined) process.stdout.write(out + '\n');

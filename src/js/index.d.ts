@@ -160,6 +160,27 @@ export interface LoadOptions extends RuntimeOptions {
    * does nothing. model.sourceInfo.cache says what happened.
    */
   cache?: boolean | string;
+  /** Keep the pre-softmax scores q·k/√d beside captured probabilities (model.attentionScores); doubles capture memory. */
+  scores?: boolean;
+  /** Keep every layer's query and key vectors (model.queryKeys). */
+  qk?: boolean;
+  /** Decoder self-attention heads to ablate: [layer, head] pairs, or text "L:H,L:H" as the CLIs' --ablate (see model.setAblation). */
+  ablate?: Array<[number, number]> | string;
+}
+
+export interface QueryKeys {
+  kind: AttentionKind;
+  layer: number;
+  head: number;
+  queries: number;
+  keys: number;
+  headDim: number;
+  /** 1/√headDim: score = Σ q·k · scale. */
+  scale: number;
+  /** queries × headDim, row-major. */
+  q: Float32Array;
+  /** keys × headDim, row-major. */
+  k: Float32Array;
 }
 
 /** One file. */
@@ -506,6 +527,22 @@ export class Model {
   attentionRows(kind?: AttentionKind, from?: number, to?: number, options?: AttentionRowsOptions): AttentionRows;
   /** Query rows captured so far for `kind` (0 when capture was off). */
   capturedRows(kind?: AttentionKind): number;
+  /** Captured pre-softmax scores (load with { scores: true }), as attentionRows plus the scale 1/√d. */
+  attentionScores(kind?: AttentionKind, from?: number, to?: number, options?: AttentionRowsOptions): AttentionRows & { scale: number };
+  /** 1/√headDim. */
+  readonly attentionScale: number;
+  /** softmax(scores / temperature), computed as the C core computes attention. */
+  softmaxRow(scores: ArrayLike<number>, temperature?: number): Float32Array;
+  /** Query and key vectors of one layer and head (load with { qk: true }). */
+  queryKeys(layer: number, head: number, options?: { kind?: AttentionKind }): QueryKeys;
+  /** Turns score capture on or off (attentionScores then needs the rows captured again). */
+  captureScores(on: boolean): void;
+  /** Turns q/k capture on or off (queryKeys then needs the tokens evaluated again). */
+  captureQueryKeys(on: boolean): void;
+  /** Zeroes these heads' outputs from the next evaluation on; [] restores them. */
+  setAblation(heads: Array<[number, number]> | null, options?: { kind?: AttentionKind }): void;
+  /** The ablated heads of a kind. */
+  ablation(kind?: AttentionKind): Array<[number, number]>;
   /**
    * Rows of a tensor (by name, e.g. 'position_embd.weight', or by index in info.tensors) as
    * float32, dequantized as the engine computes with them: rows × cols values, row-major, where

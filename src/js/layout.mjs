@@ -73,7 +73,8 @@ export function readInfo(heap, ptr) {
 export function writeContextParams(heap, ptr, p) {
   writeStruct(heap, ptr, 'sac_context_params', {
     n_ctx: p.contextLength, n_batch: p.batchSize, n_threads: p.threads, capture_attention: p.attention ? 1 : 0,
-    no_positions: p.noPositions ? 1 : 0,
+    no_positions: p.noPositions ? 1 : 0, capture_scores: p.scores ? 1 : 0, capture_qk: p.qk ? 1 : 0,
+    ablate_heads: 0,
   });
 }
 

@@ -9,6 +9,7 @@ import { instantiate, terminate } from './instantiate.mjs';
 import { constants, readInfo, writeContextParams } from './layout.mjs';
 import { Model } from './model.mjs';
 import { abortSignal, bool, int, optionsOf } from './options.mjs';
+import { ablationMask, setAblation } from './probe.mjs';
 import { chooseRuntime } from './runtime.mjs';
 import { modelSources } from './shards.mjs';
 import { openSource } from './sources.mjs';
@@ -16,7 +17,7 @@ import { openSource } from './sources.mjs';
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
-  'vocabOnly', 'noPositions', 'cache'];
+  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate'];
 
 /** Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `onProgress(loaded)`. */
 async function streamIntoHeap(heap, source, onProgress, signal) {
@@ -123,6 +124,10 @@ export async function loadModel(source, options) {
   const noPositions = bool('noPositions', o.noPositions);
   const cache = cacheName(o.cache);
   const sources = modelSources(source);
+  const scores = bool('scores', o.scores);
+  const qk = bool('qk', o.qk);
+  if (o.ablate != null && !Array.isArray(o.ablate) && typeof o.ablate != 'string')
+    fail("ablate must be an array of [layer, head] pairs or a string such as '0:1,1:3'");
   // a vocabulary-only model never computes: no threads
   const runtime = chooseRuntime(vocabOnly ? { threads: 1, variant: 'st' } : { threads: o.threads, variant: o.variant });
   if (vocabOnly) runtime.reason = 'vocabOnly: tokenizer only';
@@ -188,7 +193,7 @@ export async function loadModel(source, options) {
       urls: names.includes(null) ? [] : names,
     };
 
-    const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions };
+    const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions, scores, qk };
     if (vocabOnly) {
       Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context' });
       sourceInfo.cache = cacheReport(await cacheNote);
@@ -200,7 +205,7 @@ export async function loadModel(source, options) {
     writeContextParams(heap, scratch, params);
     checkLoadBudget({
       heapBytes: heap.buffer.byteLength, weightBytes: size, contextBytes: Number(M._sac_context_memory(model, scratch)),
-      threads: runtime.threads, info, n: nCtx, attention,
+      threads: runtime.threads, info, n: nCtx, attention, scores,
     });
 
     writeContextParams(heap, scratch, params);
@@ -213,6 +218,10 @@ export async function loadModel(source, options) {
     if (threads < runtime.threads)
       runtime.reason += `; only ${threads} of ${runtime.threads} threads could be started`;
     runtime.threads = threads;
+    if (o.ablate) {
+      const engine = { M, heap, ctx, check: (s) => s && fail(heap.cstring(M._sac_context_errmsg(ctx)), statusName(M, heap, s)) };
+      setAblation(engine, 'self', typeof o.ablate == 'string' ? o.ablate : ablationMask(info, 'self', o.ablate));
+    }
     runtime.contextLength = M._sac_context_n_ctx(ctx);
     runtime.contextReason = contextReason(contextLength, runtime.contextLength, info.contextLength);
     sourceInfo.cache = cacheReport(await cacheNote);

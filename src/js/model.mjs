@@ -8,6 +8,7 @@ import { fail, SaccadeError } from './errors.mjs';
 import { generateOptions, Run, samplingDefaults, steps, superseded } from './generate.mjs';
 import { constants, readInfo } from './layout.mjs';
 import { bool, checkIds, int, optionsOf } from './options.mjs';
+import { ablatedHeads, ablationMask, attentionScores, queryKeys, setAblation, softmaxRow } from './probe.mjs';
 
 const { SAC_EVAL_ALL_LOGITS, SAC_TOKENIZE_BOS, SAC_TOKENIZE_EOS, SAC_TOKENIZE_SPECIAL } = constants;
 
@@ -155,7 +156,7 @@ export class Model {
     const e = this.#engine;
     const n = Math.min(rows, e.nCtx);
     checkCallCapture(e.heap.buffer.byteLength, this.info, n, source ?? this.#source?.length ?? 0,
-      `of ${n} query rows`, hint);
+      `of ${n} query rows`, hint, this.#params.scores);
   }
 
   /**
@@ -198,6 +199,74 @@ export class Model {
     const e = this.#hasContext();
     const view = bool('view', optionsOf(options, ['view'], 'attentionRows').view);
     return attentionRows(e, this.info, kind, from, to, view);
+  }
+
+  /**
+   * The pre-softmax scores q·k·scale of rows [from, to) of `kind`, captured by the C core beside
+   * the probabilities (load with { scores: true }): attentionRows' shape plus `scale` (1/√d);
+   * −Infinity marks keys a query does not see. softmaxRow(row, 1) gives the probabilities.
+   */
+  attentionScores(kind = 'self', from, to, options) {
+    const e = this.#hasContext();
+    const view = bool('view', optionsOf(options, ['view'], 'attentionScores').view);
+    return attentionScores(e, this.info, kind, from, to, view);
+  }
+
+  /** The scale of the scores, 1/√headDim. */
+  get attentionScale() {
+    const e = this.#usable();
+    return e.M._sac_attention_scale(e.model);
+  }
+
+  /** softmax(scores / temperature) as the C core computes attention (−Infinity → 0). */
+  softmaxRow(scores, temperature = 1) {
+    const e = this.#usable();
+    return softmaxRow(e.M, e.heap, scores, temperature);
+  }
+
+  /**
+   * The query and key vectors of one layer and head over the current context (load with
+   * { qk: true }): { queries, keys, headDim, scale, q, k }, q and k row-major. Copies.
+   */
+  queryKeys(layer, head, options) {
+    const e = this.#hasContext();
+    const { kind = 'self' } = optionsOf(options, ['kind'], 'queryKeys');
+    return queryKeys(e, this.info, kind, layer, head);
+  }
+
+  /**
+   * Turns score capture on (room for the scores beside the captured probabilities) or off. Rows
+   * captured before it was on are refused until the next forward or generate.
+   */
+  captureScores(on) {
+    const e = this.#hasContext();
+    e.check(e.M._sac_attention_scores_enable(e.ctx, bool('on', on) ? 1 : 0));
+    this.#params.scores = on; // the capture budget of later calls counts them
+  }
+
+  /**
+   * Turns q/k capture on (its memory is allocated the first time) or off. Tokens evaluated before
+   * it was on are not recorded: queryKeys refuses until the next forward or generate.
+   */
+  captureQueryKeys(on) {
+    const e = this.#hasContext();
+    e.check(e.M._sac_context_capture_qk(e.ctx, bool('on', on) ? 1 : 0));
+  }
+
+  /**
+   * Ablates heads of `kind` (default 'self') from the next evaluation on: `heads` is a list of
+   * [layer, head] pairs whose attention output is zeroed before the output projection; [] or null
+   * restores them. Tokens already evaluated are not recomputed.
+   */
+  setAblation(heads, options) {
+    const { kind = 'self' } = optionsOf(options, ['kind'], 'setAblation');
+    const e = this.#takeOver();
+    setAblation(e, kind, ablationMask(this.info, kind, heads));
+  }
+
+  /** The ablated heads of `kind` as [layer, head] pairs. */
+  ablation(kind = 'self') {
+    return ablatedHeads(this.#hasContext(), this.info, kind);
   }
 
   /** Query rows captured so far for `kind` (0 when capture is off or nothing ran). */

@@ -195,6 +195,9 @@ static void rope(const ref_model *m, double *head, int pos) {
  * KV = HKV × hd for k and v). causal: query t sees keys 0..t. A key j is hidden when
  * mask[j] == 0, except the query's own position (j == t) when own_visible. probs, when not
  * NULL, receives [H][nq][nk] (0 for keys a query does not see). */
+ref_probe ref_probe_opts;
+static double *ref_scores_now; /* the layer's slice of ref_probe_opts.scores while ref_forward runs */
+
 static void attention(const double *q, const double *k, const double *v, int nq, int nk, int H, int HKV, int hd,
                       int causal, const uint8_t *mask, int own_visible, double *out, double *probs) {
     const int E = H * hd, KV = HKV * hd;
@@ -211,6 +214,8 @@ static void attention(const double *q, const double *k, const double *v, int nq,
                 p[j] = visible ? sc / sqrt(hd) : -INFINITY;
                 if (p[j] > max) max = p[j];
             }
+            for (int j = 0; ref_scores_now && j < nk; j++)
+                ref_scores_now[((size_t)h * nq + t) * nk + j] = j <= last ? p[j] : -INFINITY;
             for (int j = 0; j <= last; j++) sum += (p[j] = exp(p[j] - max));
             for (int d = 0; d < hd; d++) out[t * E + h * hd + d] = 0;
             for (int j = 0; j < nk; j++) {
@@ -265,7 +270,12 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
             }
         }
         /* causal attention, with padding keys hidden */
+        ref_scores_now = ref_probe_opts.scores ? ref_probe_opts.scores + (size_t)l * H * n * n : NULL;
         attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);
+        ref_scores_now = NULL;
+        for (int t = 0; ref_probe_opts.ablate && t < n; t++)
+            for (int h = 0; h < H; h++)
+                if (ref_probe_opts.ablate[l * H + h]) memset(att + t * E + h * hd, 0, hd * sizeof *att);
         for (int t = 0; t < n; t++) {
             linear(tmp, W(m, "blk.%d.attn_output.weight", l), W(m, "blk.%d.attn_output.bias", l),
                    att + t * E, E, E);

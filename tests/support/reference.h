@@ -19,6 +19,15 @@ void ref_encdec_forward(const ref_model *m, const int32_t *src, int n_src, const
                         const int32_t *tgt, int n_tgt, double *logits, double *enc_probs, double *self_probs,
                         double *cross_probs);
 
+/* Extras of ref_forward (NULL when unused), for the probe tests: scores receives the scaled
+ * pre-softmax scores [n_layer][n_head][n][n] (−∞ for hidden keys and above the diagonal);
+ * ablate ([n_layer][n_head], 1 = ablated) zeroes a head's output before the output projection. */
+typedef struct ref_probe {
+    double *scores;
+    const uint8_t *ablate;
+} ref_probe;
+extern ref_probe ref_probe_opts;
+
 /* max |a − b| / max |b| over n values: the engine's error relative to the reference's scale. */
 double ref_rel_error(const float *a, const double *b, size_t n);
 

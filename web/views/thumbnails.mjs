@@ -147,5 +147,28 @@ export class ModelView {
     this.layout = { cell, layers, heads };
     if (!this.canvas.hasAttribute('aria-label')) this.#label();
     this.#drawCursor(ctx);
+    this.#drawAblated(ctx);
+  }
+
+  /** Heads shown as ablated (crossed out): [layer, head] pairs, until the next call. */
+  setAblated(heads) {
+    this.ablated = heads;
+  }
+
+  #drawAblated(ctx) {
+    const L = this.layout;
+    ctx.strokeStyle = '#c00';
+    ctx.lineWidth = 2;
+    for (const [l, h] of this.ablated ?? []) {
+      if (l >= L.layers || h >= L.heads) continue;
+      const x = LEFT + h * (L.cell + GAP);
+      const y = TOP + l * (L.cell + GAP);
+      ctx.beginPath();
+      ctx.moveTo(x + 2, y + 2);
+      ctx.lineTo(x + L.cell - 2, y + L.cell - 2);
+      ctx.moveTo(x + L.cell - 2, y + 2);
+      ctx.lineTo(x + 2, y + L.cell - 2);
+      ctx.stroke();
+    }
   }
 }

@@ -1,0 +1,113 @@
+// Looking inside attention through the C core: captured pre-softmax scores, the query and key
+// vectors of a layer and head, the row softmax at a temperature, and head ablation.
+import { attentionRows, kindOf, layersOf } from './attention.mjs';
+import { fail } from './errors.mjs';
+import { number } from './options.mjs';
+
+/** Rows [from, to) of the scores q·k·scale of `kind`, in attentionRows' shape, plus { scale }. */
+export function attentionScores(engine, info, kind, from, to, view) {
+  const rows = attentionRows(engine, info, kind, from, to, view, true);
+  rows.scale = engine.M._sac_attention_scale(engine.model);
+  return rows;
+}
+
+function checkLayerHead(info, kind, layer, head) {
+  const layers = layersOf(info, kind);
+  if (!Number.isInteger(layer) || layer < 0 || layer >= layers)
+    fail(`layer must be an integer in [0, ${layers}), got ${String(layer)}`);
+  if (!Number.isInteger(head) || head < 0 || head >= info.heads)
+    fail(`head must be an integer in [0, ${info.heads}), got ${String(head)}`);
+}
+
+/**
+ * The query and key vectors of one layer and head of `kind` (the model needs { qk: true }):
+ * { kind, layer, head, queries, keys, headDim, scale, q, k } with q[i * headDim + d] and
+ * k[j * headDim + d]; score(i, j) = Σ_d q·k · scale. Copies.
+ */
+export function queryKeys(engine, info, kind, layer, head) {
+  const k = kindOf(kind);
+  checkLayerHead(info, kind, layer, head);
+  const { M, heap, scratch: s, ctx } = engine;
+  engine.check(M._sac_context_qk(ctx, k, layer, head, 0, 0, 0, 0, s, s + 4, s + 8)); // sizes only
+  const queries = heap.i32(s), keys = heap.i32(s + 4), headDim = heap.i32(s + 8);
+  const qp = heap.malloc(queries * headDim * 4), kp = heap.malloc(keys * headDim * 4);
+  try {
+    engine.check(M._sac_context_qk(ctx, k, layer, head, qp, queries * headDim, kp, keys * headDim, s, s + 4, s + 8));
+    return {
+      kind, layer, head, queries, keys, headDim, scale: M._sac_attention_scale(engine.model),
+      q: heap.f32s(qp, queries * headDim).slice(), k: heap.f32s(kp, keys * headDim).slice(),
+    };
+  } finally {
+    heap.free(qp);
+    heap.free(kp);
+  }
+}
+
+/** softmax(scores / temperature) in C (sac_softmax_row): −Infinity gives 0; a Float32Array. */
+export function softmaxRow(M, heap, scores, temperature = 1) {
+  if (!(scores && typeof scores.length == 'number') || scores.length === 0) fail('scores must be a non-empty array of numbers');
+  const tau = number('temperature', temperature, 1, (x) => x > 0, 'a finite number > 0');
+  const n = scores.length;
+  const p = heap.malloc(n * 8);
+  try {
+    heap.f32s(p, n).set(scores);
+    const st = M._sac_softmax_row(p, n, tau, p + n * 4);
+    if (st !== 0) fail('the scores have no finite value, or a NaN or +Infinity');
+    return heap.f32s(p + n * 4, n).slice();
+  } finally {
+    heap.free(p);
+  }
+}
+
+/**
+ * Checks a list of [layer, head] pairs of `kind` and returns the C mask (layers × heads bytes),
+ * or null for none.
+ */
+export function ablationMask(info, kind, heads) {
+  if (heads == null) return null;
+  if (!Array.isArray(heads)) fail('ablate must be an array of [layer, head] pairs');
+  const layers = layersOf(info, kind);
+  const mask = new Uint8Array(layers * info.heads);
+  heads.forEach((pair, i) => {
+    if (!Array.isArray(pair) || pair.length !== 2) fail(`ablate[${i}] must be a [layer, head] pair`);
+    const [l, h] = pair;
+    if (!Number.isInteger(l) || l < 0 || l >= layers || !Number.isInteger(h) || h < 0 || h >= info.heads)
+      fail(`ablate[${i}] is [${String(l)}, ${String(h)}]: the ${kind} attention has ${layers} layers of ${info.heads} heads`);
+    mask[l * info.heads + h] = 1;
+  });
+  return mask.some((x) => x) ? mask : null;
+}
+
+/**
+ * Sets the ablated heads of `kind`: a mask from ablationMask, null for none, or text
+ * "L:H,L:H" parsed by C (sac_context_set_ablation_spec, as the native CLI's --ablate).
+ */
+export function setAblation(engine, kind, mask) {
+  const { M, heap, ctx } = engine;
+  const k = kindOf(kind);
+  if (!mask) return engine.check(M._sac_context_set_ablation(ctx, k, 0, 0));
+  if (typeof mask == 'string') {
+    const [p] = heap.string(mask);
+    try {
+      return engine.check(M._sac_context_set_ablation_spec(ctx, k, p));
+    } finally {
+      heap.free(p);
+    }
+  }
+  const p = heap.malloc(mask.length);
+  try {
+    heap.u8(p, mask.length).set(mask);
+    engine.check(M._sac_context_set_ablation(ctx, k, p, mask.length));
+  } finally {
+    heap.free(p);
+  }
+}
+
+/** The ablated heads of `kind` as [layer, head] pairs. */
+export function ablatedHeads(engine, info, kind) {
+  const k = kindOf(kind);
+  const out = [];
+  for (let l = 0; l < layersOf(info, kind); l++)
+    for (let h = 0; h < info.heads; h++) if (engine.M._sac_context_ablated(engine.ctx, k, l, h)) out.push([l, h]);
+  return out;
+}
