@@ -122,6 +122,12 @@ export class SaccadeAttention extends HTMLElement {
   }
 
   /** The runtime and model, once loaded: { info, runtime }. */
+  /** The map's labels as drawn: { rows, cols } (a row reads "at→wrote"), null before the first map. */
+  get mapLabels() {
+    const layout = this.#heatmap?.layout;
+    return layout ? { rows: [...layout.rows], cols: [...layout.cols] } : null;
+  }
+
   get model() {
     return this.#model;
   }
@@ -277,6 +283,7 @@ export class SaccadeAttention extends HTMLElement {
       key: `${this.#generation}/${kind}/${layer}/${head}`,
       rowLabels: labels.rows,
       colLabels: labels.cols,
+      rowWrote: labels.wrote, // rows read "at→wrote", as the page's do
       title: `${kind} · ${selectionTitle(head, layer)}`,
       scale: this.getAttribute('scale') ?? 'linear',
     });

@@ -39,6 +39,8 @@ for (const mode of ['isolated', 'plain']) {
     const map = await canvasStats(page, 'canvas', '#first');
     assert.ok(map.colored > 0.05, `the widget's heatmap is mostly blank: ${map.colored}`);
     assert.equal(await page.$eval('#first', (el) => el.shadowRoot.querySelector('[name=head]').value), 'mean');
+    // the page's convention: row q sits at token q and wrote token q + 1 ("ROMEO:" → "R→O")
+    assert.equal(await page.$eval('#first', (el) => el.mapLabels.rows[0]), 'R→O');
 
     // hover: the tokens a token attends to light up, and the map marks its row
     await page.locator('#first').locator('.tok[data-i="8"]').hover();
