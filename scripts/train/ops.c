@@ -1,4 +1,4 @@
-/* ops.c — forward and backward of every layer the trainer needs, float32, plain loops.
+/* ops.c — forward and backward of every layer the trainer needs, float32.
  *
  * Each op is one or two pool runs; a *_task struct carries the arguments to the threads and
  * sac_split() hands each thread a slice of rows (or of channels, when a gradient sums over
@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "matmul.h"
+#include "product_acc.h"
 #include "train_math.h"
+#include "train_math_simd.h"
 #include "types.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -142,12 +144,17 @@ static void layernorm_dw_task(void *arg, int ith, int nth) {
     }
 }
 
+/* dx by rows and dw, db by channels in one pool run: they write different buffers. */
+static void layernorm_backward_task(void *arg, int ith, int nth) {
+    layernorm_dx_task(arg, ith, nth);
+    layernorm_dw_task(arg, ith, nth);
+}
+
 void layernorm_backward(sac_pool *pool, float *dx, float *dw, float *db, const float *dout, const float *x,
                         const float *w, const float *mean, const float *rstd, int64_t N, int64_t C) {
     layernorm_task a = {.dx = dx, .dw = dw, .db = db, .dout = dout, .x = x, .w = w, .cmean = mean, .crstd = rstd,
                         .N = N, .C = C};
-    sac_pool_run(pool, layernorm_dx_task, &a);
-    sac_pool_run(pool, layernorm_dw_task, &a);
+    sac_pool_run(pool, layernorm_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -179,102 +186,64 @@ void linear_forward(sac_pool *pool, float *out, const float *x, const float *w, 
     }
 }
 
-/* Output rows updated together, so that each input row loaded serves four of them. */
-#define LINEAR_ROWS 4
-/* Rows of x (or dout) that stay in cache while every weight row of a thread passes over them. */
+/* Rows of the summed-over operand (w for dx, x for dw) that stay in cache while a thread's
+ * tiles of output rows pass over them. */
 #define LINEAR_CHUNK 64
+/* Threads split output rows in multiples of this, the kernel's tile height. */
+#define LINEAR_ROWS 4
 
-/* y_r += a[r] · u + b[r] · w for four rows y_0..y_3 of n values: the inner step of both
- * backward products. A function of its own so that `restrict` tells the compiler the rows
- * do not overlap, and the loop vectorizes. */
-static void rows4_axpy2(float *restrict y0, float *restrict y1, float *restrict y2, float *restrict y3,
-                        const float *restrict u, const float *restrict w, const float *restrict a,
-                        const float *restrict b, int64_t n) {
-    const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    const float b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3];
-    for (int64_t i = 0; i < n; i++) {
-        y0[i] += a0 * u[i] + b0 * w[i];
-        y1[i] += a1 * u[i] + b1 * w[i];
-        y2[i] += a2 * u[i] + b2 * w[i];
-        y3[i] += a3 * u[i] + b3 * w[i];
-    }
+/* Rows r0..r1 of the output, split over threads in whole tiles. */
+static void linear_split(int64_t rows, int ith, int nth, int64_t *r0, int64_t *r1) {
+    sac_split((rows + LINEAR_ROWS - 1) / LINEAR_ROWS, ith, nth, r0, r1);
+    *r0 *= LINEAR_ROWS;
+    *r1 = *r1 * LINEAR_ROWS < rows ? *r1 * LINEAR_ROWS : rows;
 }
 
-/* y += a · u for one row of n values. */
-static void row_axpy(float *restrict y, const float *restrict u, float a, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] += a * u[i];
+/* y rows r0..r1 += A·B over k = 0..K−1, in chunks of k (ascending, so the order of every sum
+ * is that of product_acc.h whatever the chunk). */
+static void product_chunked(const product_acc *p, int64_t r0, int64_t r1, int64_t K) {
+    for (int64_t k0 = 0; k0 < K; k0 += LINEAR_CHUNK)
+        product_acc_rows(p, r0, r1, k0, k0 + LINEAR_CHUNK < K ? k0 + LINEAR_CHUNK : K);
 }
 
-/* dx[n] += Σ_o dout[n][o] · w[o], rows of dx split over the threads: four rows of dx and two
- * weight rows per step. */
+/* dx[n] += Σ_o dout[n][o] · w[o], rows of dx split over the threads. */
 static void linear_dx_task(void *arg, int ith, int nth) {
     const linear_task *a = arg;
-    const int64_t C_in = a->C_in, C_out = a->C_out;
     int64_t n0, n1;
-    sac_split((a->N + LINEAR_ROWS - 1) / LINEAR_ROWS, ith, nth, &n0, &n1);
-    n0 *= LINEAR_ROWS;
-    n1 = n1 * LINEAR_ROWS < a->N ? n1 * LINEAR_ROWS : a->N;
-    for (int64_t n = n0; n < n1; n += LINEAR_ROWS) {
-        if (n1 - n < LINEAR_ROWS) { /* leftover rows, one at a time */
-            for (int64_t r = n; r < n1; r++)
-                for (int64_t o = 0; o < C_out; o++)
-                    row_axpy(a->dx + r * C_in, a->w + o * C_in, a->dout[r * C_out + o], C_in);
-            break;
-        }
-        float *dx = a->dx + n * C_in;
-        const float *d = a->dout + n * C_out;
-        int64_t o = 0;
-        for (; o + 2 <= C_out; o += 2) {
-            const float ca[4] = {d[o], d[C_out + o], d[2 * C_out + o], d[3 * C_out + o]};
-            const float cb[4] = {d[o + 1], d[C_out + o + 1], d[2 * C_out + o + 1], d[3 * C_out + o + 1]};
-            rows4_axpy2(dx, dx + C_in, dx + 2 * C_in, dx + 3 * C_in, a->w + o * C_in, a->w + (o + 1) * C_in, ca, cb,
-                        C_in);
-        }
-        for (; o < C_out; o++)
-            for (int64_t r = 0; r < LINEAR_ROWS; r++) row_axpy(dx + r * C_in, a->w + o * C_in, d[r * C_out + o], C_in);
-    }
+    linear_split(a->N, ith, nth, &n0, &n1);
+    const product_acc p = {.y = a->dx, .ldy = a->C_in, .a = a->dout, .a_row = a->C_out, .a_k = 1, .b = a->w,
+                           .ldb = a->C_in, .n_cols = a->C_in};
+    product_chunked(&p, n0, n1, a->C_out);
 }
 
 /* dw[o] += Σ_n dout[n][o] · x[n] and dbias[o] += Σ_n dout[n][o], weight rows split over the
- * threads. Rows of x come in chunks that stay in cache while the thread's weight rows pass
- * over them: four weight rows and two rows of x per step. */
+ * threads. */
 static void linear_dw_task(void *arg, int ith, int nth) {
     const linear_task *a = arg;
-    const int64_t C_in = a->C_in, C_out = a->C_out, N = a->N;
+    const int64_t C_out = a->C_out, N = a->N;
     int64_t o0, o1;
-    sac_split((C_out + LINEAR_ROWS - 1) / LINEAR_ROWS, ith, nth, &o0, &o1);
-    o0 *= LINEAR_ROWS;
-    o1 = o1 * LINEAR_ROWS < C_out ? o1 * LINEAR_ROWS : C_out;
+    linear_split(C_out, ith, nth, &o0, &o1);
     if (a->dbias)
         for (int64_t n = 0; n < N; n++)
             for (int64_t o = o0; o < o1; o++) a->dbias[o] += a->dout[n * C_out + o];
-    for (int64_t c0 = 0; c0 < N; c0 += LINEAR_CHUNK) {
-        const int64_t c1 = c0 + LINEAR_CHUNK < N ? c0 + LINEAR_CHUNK : N;
-        for (int64_t o = o0; o < o1; o += LINEAR_ROWS) {
-            if (o1 - o < LINEAR_ROWS) { /* leftover weight rows, one at a time */
-                for (int64_t r = o; r < o1; r++)
-                    for (int64_t n = c0; n < c1; n++)
-                        row_axpy(a->dw + r * C_in, a->x + n * C_in, a->dout[n * C_out + r], C_in);
-                break;
-            }
-            float *dw = a->dw + o * C_in;
-            int64_t n = c0;
-            for (; n + 2 <= c1; n += 2)
-                rows4_axpy2(dw, dw + C_in, dw + 2 * C_in, dw + 3 * C_in, a->x + n * C_in, a->x + (n + 1) * C_in,
-                            a->dout + n * C_out + o, a->dout + (n + 1) * C_out + o, C_in);
-            for (; n < c1; n++)
-                for (int64_t r = 0; r < LINEAR_ROWS; r++)
-                    row_axpy(dw + r * C_in, a->x + n * C_in, a->dout[n * C_out + o + r], C_in);
-        }
-    }
+    const product_acc p = {.y = a->dw, .ldy = a->C_in, .a = a->dout, .a_row = 1, .a_k = C_out, .b = a->x,
+                           .ldb = a->C_in, .n_cols = a->C_in};
+    product_chunked(&p, o0, o1, N);
+}
+
+/* Both products in one pool run (they write different buffers): one wait for the threads
+ * instead of two, which matters at the trainer's small sizes. */
+static void linear_backward_task(void *arg, int ith, int nth) {
+    const linear_task *a = arg;
+    if (a->dx) linear_dx_task(arg, ith, nth);
+    linear_dw_task(arg, ith, nth);
 }
 
 void linear_backward(sac_pool *pool, float *dx, float *dw, float *dbias, const float *dout, const float *x,
                      const float *w, int64_t N, int64_t C_in, int64_t C_out) {
     linear_task a = {.dx = dx, .dw = dw, .dbias = dbias, .dout = dout, .x = x, .w = w, .N = N, .C_in = C_in,
                      .C_out = C_out};
-    if (dx) sac_pool_run(pool, linear_dx_task, &a);
-    sac_pool_run(pool, linear_dw_task, &a);
+    sac_pool_run(pool, linear_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -293,7 +262,19 @@ static void gelu_forward_task(void *arg, int ith, int nth) {
     const gelu_task *a = arg;
     int64_t i0, i1;
     sac_split(a->n, ith, nth, &i0, &i1);
-    for (int64_t i = i0; i < i1; i++) {
+    int64_t i = i0;
+#ifdef __wasm_simd128__
+    /* four at a time, the scalar loop's operations in its order */
+    for (; i + 4 <= i1; i += 4) {
+        const v128_t x = wasm_v128_load(a->x + i);
+        const v128_t cube = wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_splat(0.044715f), x), x), x);
+        const v128_t th = train_tanhf_x4(wasm_f32x4_mul(wasm_f32x4_splat(GELU_SCALE), wasm_f32x4_add(x, cube)));
+        wasm_v128_store(a->th + i, th);
+        wasm_v128_store(a->out + i, wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_splat(0.5f), x),
+                                                   wasm_f32x4_add(wasm_f32x4_splat(1.0f), th)));
+    }
+#endif
+    for (; i < i1; i++) {
         const float x = a->x[i];
         const float th = train_tanhf(GELU_SCALE * (x + 0.044715f * x * x * x));
         a->th[i] = th;

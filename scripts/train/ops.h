@@ -10,7 +10,8 @@
  *   - work is split over the core's thread pool (pool may be NULL) so that every output value
  *     is computed by one thread in a fixed order: results do not depend on the thread count.
  * Matrix products in the forward direction go through the core's sac_matmul, the same kernel
- * sac_eval uses; the backward products are plain loops. */
+ * sac_eval uses; the backward products go through product_acc.h, whose summation order is
+ * fixed (the same on every build and thread count). */
 #ifndef TRAIN_OPS_H
 #define TRAIN_OPS_H
 
