@@ -209,6 +209,12 @@ const names = [['native', 'saccade native'], ['node', 'saccade wasm Node'], ['sa
   ['llamaNative', 'llama.cpp native'], ['llamaWasm', 'llama.cpp wasm'], ['wllama', 'wllama Chromium']];
 console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds; ${load.cores} cores; ` +
   `load average (1 min) seen ${load.seen.map((x) => x.toFixed(1)).join(' → ')}`);
+const busiest = Math.max(...load.seen);
+if (busiest > load.cores)
+  console.log(`WARNING: the load average reached ${busiest.toFixed(1)} on ${load.cores} cores. Engines whose threads ` +
+    'busy-wait between kernels (llama.cpp polls by default, saccade spins briefly) then lose most of their time to ' +
+    'other processes, each in its own way: these figures measure the scheduler more than the kernels, and the ' +
+    'ratios below are not valid for the targets. Rerun on a quiet machine.');
 console.log(`plain streaming read (build/tools/bench_stream, best of the rounds): ${f1(streamBest.gbs[1])} GB/s on 1 thread, ` +
   `${f1(streamBest.gbs[2])} GB/s on 2\n`);
 const widths = [6, 18, 7, 13, 12, 9, 13];
