@@ -83,6 +83,11 @@ build/tools/make_model: scripts/make_model.c build/native/libsaccade.a $(call su
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) $< $(call support_objs,native) build/native/libsaccade.a -o $@ $(LDLIBS)
 
+# Plain streaming-read bandwidth, the ceiling of decode (make bench-wasm prints it beside decode).
+build/tools/bench_stream: scripts/bench_stream.c
+	@mkdir -p build/tools
+	$(CC) $(NATIVE_CFLAGS) $< -o $@ -pthread
+
 build/tools/bench_tokenizer: scripts/bench_tokenizer.c build/native/libsaccade.a build/native/obj/support_files.o $(HEADERS)
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) $< build/native/obj/support_files.o build/native/libsaccade.a -o $@ $(LDLIBS)

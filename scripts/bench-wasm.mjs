@@ -1,98 +1,164 @@
 #!/usr/bin/env node
-// Benchmark (not a test): saccade's wasm builds against its native build, and against wllama
-// (llama.cpp in wasm, what users would pick instead), on GPT-2-small-shaped random models
-// (768 wide, 12 layers, 12 heads, vocab 50257, context 1024) at Q8_0, Q4_0, F16 and F32.
+// Benchmark (not a test): saccade (native, and wasm in Node and Chromium) against llama.cpp
+// itself — its llama-bench compiled the way saccade is (Emscripten 3.1.6, SIMD128 + pthreads, in
+// Node) and natively (AVX2), from ../shared/peers/llama.cpp — and against wllama (llama.cpp's
+// prebuilt wasm, in Chromium), on the same GPT-2-small-shaped random models (768 wide, 12 layers,
+// 12 heads, vocab 50257, context 1024) at Q8_0, Q4_0, F16 and F32, with a synthetic GPT-2
+// vocabulary (make_model --vocab) that llama.cpp needs to load them.
+//
 // Every engine evaluates a 128-token prompt as one batch (prefill), then 32 single tokens
-// (decode); best of --repeat runs (in Node: --repeat rounds, each running every configuration
-// once, in a process that runs it twice). Figures move 10-30% between runs on a shared 2-core
-// machine: read the ratios, which come from one invocation (best per configuration). Decode
-// reads every weight once per token, so its 2-thread gain is capped by the memory bandwidth
-// two cores share: the native build's 2t/1t, printed beside the wasm one, shows what the
-// machine allowed during the run.
+// (decode). Rounds run every configuration once each, so a slow spell of the shared machine
+// lands on all of them; each configuration keeps its best round. Each round also measures
+// the machine's plain streaming-read bandwidth (build/tools/bench_stream): decode reads every
+// weight once per token, and its effective GB/s (weights read per token × tokens/s) is printed
+// beside it. The ratios are the targets of issue 17; absolute figures move 20-30% between runs.
 //
-//   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--repeat 3] [--no-browser] [--json OUT]
+//   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--threads 2] [--repeat 3]
+//                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048] [--json OUT]
 //
-// Node: build/saccade bench (native) and src/js/cli.mjs bench (wasm; 1 thread → st, 2 → mt).
-// Chromium (headless, a COOP/COEP localhost page, scripts/bench-page/): saccade in a module
-// worker and wllama, side by side on the same files. wllama refuses files without a
-// vocabulary, so every engine reads a copy with a synthetic GPT-2-style one (tests/js/gguf.mjs).
+// --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
+// depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { withSyntheticGpt2Tokenizer } from '../tests/js/gguf.mjs';
 import { DEMO_PATHS, serve } from '../web/serve.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: opts } = parseArgs({
   options: {
     types: { type: 'string', default: 'q8_0,q4_0,f16,f32' },
+    threads: { type: 'string', default: '2' },
     repeat: { type: 'string', default: '3' },
+    depths: { type: 'string', default: '' },
     'no-browser': { type: 'boolean', default: false },
+    'no-peers': { type: 'boolean', default: false },
     json: { type: 'string', default: path.join(root, 'build/bench-wasm.json') },
   },
 });
 const types = opts.types.split(',');
+const threadCounts = opts.threads.split(',').map(Number);
+const depths = opts.depths ? opts.depths.split(',').map(Number) : [];
 const repeat = Number(opts.repeat);
 const PROMPT = 128;
 const DECODE = 32;
+const peers = path.resolve(root, '../shared/peers/llama.cpp');
+const usePeers = !opts['no-peers'];
 
-for (const f of ['build/saccade', 'build/tools/make_model', 'dist/saccade-mt.wasm', 'dist/saccade-st.wasm'])
+for (const f of ['build/saccade', 'build/tools/make_model', 'build/tools/bench_stream', 'dist/saccade-mt.wasm', 'dist/saccade-st.wasm'])
   if (!existsSync(path.join(root, f))) throw new Error(`${f} is missing: run \`make bench-wasm\``);
+if (usePeers && !existsSync(path.join(peers, 'llama-bench-native')))
+  throw new Error(`llama.cpp's llama-bench is not in ${peers} (see its README), or run with --no-peers`);
 
 const log = (...a) => console.error(...a);
 
-/** build/bench-models/gpt2-small-TYPE-tok.gguf (made from make_model's file on first use). */
-function model(type) {
+/** build/bench-models/NAME.gguf, written by make_model with a synthetic vocabulary on first use. */
+function model(name, args) {
   const dir = path.join(root, 'build/bench-models');
   mkdirSync(dir, { recursive: true });
-  const plain = path.join(dir, `gpt2-small-${type}.gguf`);
-  const withVocab = path.join(dir, `gpt2-small-${type}-tok.gguf`);
-  if (!existsSync(plain)) {
-    log(`writing ${plain}`);
-    execFileSync(path.join(root, 'build/tools/make_model'), [`${plain}.tmp`, '--gpt2-small', '--type', type]);
-    renameSync(`${plain}.tmp`, plain);
+  const file = path.join(dir, `${name}.gguf`);
+  if (!existsSync(file)) {
+    log(`writing ${file}`);
+    execFileSync(path.join(root, 'build/tools/make_model'), [`${file}.tmp`, ...args, '--vocab']);
+    renameSync(`${file}.tmp`, file);
   }
-  if (!existsSync(withVocab) || statSync(withVocab).mtimeMs < statSync(plain).mtimeMs) {
-    log(`writing ${withVocab}`);
-    writeFileSync(`${withVocab}.tmp`, withSyntheticGpt2Tokenizer(readFileSync(plain), 50257));
-    renameSync(`${withVocab}.tmp`, withVocab);
-  }
-  return withVocab;
+  return file;
 }
 
-/** One process: the better of two runs, as the first pays for page faults and V8's tier-up. */
-function benchCli(cmd, args, file, threads) {
-  const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(PROMPT),
-    '--decode-tokens', String(DECODE), '--repeat', '2'], { encoding: 'utf8' });
+/** Bytes of weights one decode token reads: all of them but the embedding tables, of which it
+ * reads a row (build/saccade info gives the sizes; the tables have the weights' type). */
+function decodeBytes(file, type) {
+  const info = JSON.parse(execFileSync(path.join(root, 'build/saccade'), ['info', file], { encoding: 'utf8' }));
+  const perValue = { q8_0: 34 / 32, q4_0: 18 / 32, f16: 2, f32: 4 }[type];
+  const tables = info.n_vocab + (info.architecture === 'gpt2' ? info.n_ctx : 0);
+  return info.n_bytes - tables * info.n_embd * perValue;
+}
+
+/** saccade's bench command (native or the Node CLI): the better of two runs in one process, as
+ * the first pays for page faults and V8's tier-up. */
+function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0) {
+  const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(prompt),
+    '--decode-tokens', String(DECODE), '--repeat', '2', ...(ctx ? ['--ctx', String(ctx)] : [])], { encoding: 'utf8' });
   const j = JSON.parse(out);
-  return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s, threads: j.threads };
+  if (j.threads !== threads) throw new Error(`${cmd} ran ${j.threads} threads, not ${threads}`);
+  return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s };
 }
 
-/** Keeps the best prefill and the best decode seen for one configuration. */
+/** llama-bench (its own warm-up run, then one measured run of each test): prefill from its
+ * n_prompt test, decode from n_gen (from an empty cache; saccade's follows its prefill). With
+ * `pg`, decode at depth D comes from -pg D,32 less -p D. */
+function benchLlama(which, file, threads, extra = ['-p', String(PROMPT), '-n', String(DECODE)]) {
+  const out = execFileSync(path.join(peers, `llama-bench-${which}`),
+    ['-m', file, ...extra, '-t', String(threads), '-r', '1', '-o', 'json'],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 24 });
+  const tests = JSON.parse(out);
+  for (const t of tests) if (t.n_threads !== threads) throw new Error(`llama-bench ran ${t.n_threads} threads, not ${threads}`);
+  return tests;
+}
+
+function llamaPrefillDecode(which, file, threads) {
+  const tests = benchLlama(which, file, threads);
+  return { prefill: tests.find((t) => t.n_prompt > 0 && t.n_gen === 0).avg_ts, decode: tests.find((t) => t.n_gen > 0 && t.n_prompt === 0).avg_ts };
+}
+
+function stream() {
+  const j = JSON.parse(execFileSync(path.join(root, 'build/tools/bench_stream'), { encoding: 'utf8' }));
+  return { 1: j.threads_1_gb_s, 2: j.threads_2_gb_s };
+}
+
+/** Keeps the best of each figure seen for one configuration. */
 function keepBest(r, key, run) {
   const b = r[key];
-  r[key] = b ? { ...b, prefill: Math.max(b.prefill, run.prefill), decode: Math.max(b.decode, run.decode) } : run;
+  r[key] = b ? Object.fromEntries(Object.keys(run).map((k) => [k, Math.max(b[k], run[k])])) : run;
 }
 
 // Other processes on the machine skew everything, threads most: say how busy it was.
-const loadBefore = os.loadavg()[0];
+const loadSeen = [os.loadavg()[0]];
 const results = {};
-// Rounds: each runs every Node configuration once, so a slow spell of the machine (a VM's
-// stolen time drifts over minutes) lands on all of them instead of on the one that ran then.
-const engines = [['native', path.join(root, 'build/saccade'), []], ['node', process.execPath, [path.join(root, 'src/js/cli.mjs')]]];
-for (const type of types) {
-  const file = model(type);
-  const r = (results[type] = { file: path.relative(root, file), bytes: statSync(file).size });
-  for (let round = 1; round <= repeat; round++)
-    for (const threads of [1, 2])
-      for (const [key, cmd, args] of engines) {
-        log(`${type}: ${key === 'node' ? 'wasm in Node' : 'native'}, ${threads} thread(s), round ${round} of ${repeat}`);
-        keepBest(r, `${key}${threads}`, benchCli(cmd, args, file, threads));
+const files = Object.fromEntries(types.map((type) => [type, model(`gpt2-small-${type}-tok`, ['--gpt2-small', '--type', type])]));
+for (const type of types) results[type] = { file: path.relative(root, files[type]), bytes: statSync(files[type]).size, decodeBytes: decodeBytes(files[type], type) };
+
+const engines = [
+  ['native', (file, t) => benchSaccade(path.join(root, 'build/saccade'), [], file, t)],
+  ['node', (file, t) => benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t)],
+  ...(usePeers ? [['llamaNative', (file, t) => llamaPrefillDecode('native', file, t)], ['llamaWasm', (file, t) => llamaPrefillDecode('wasm', file, t)]] : []),
+];
+const streamBest = {};
+for (let round = 1; round <= repeat; round++) {
+  keepBest(streamBest, 'gbs', stream());
+  for (const type of types)
+    for (const threads of threadCounts)
+      for (const [key, run] of engines) {
+        log(`round ${round} of ${repeat}: ${type}, ${key}, ${threads} thread(s)`);
+        keepBest(results[type], `${key}${threads}`, run(files[type], threads));
       }
+  loadSeen.push(os.loadavg()[0]);
+}
+
+// Long context: decode at each depth, saccade (native and Node) beside llama.cpp.
+const long = {};
+if (depths.length) {
+  const maxDepth = Math.max(...depths);
+  const file = model('llama-small-q8_0-tok', ['--arch', 'llama', '--gpt2-small', '--type', 'q8_0', '--ctx', String(Math.max(4096, maxDepth + DECODE))]);
+  const t = Math.max(...threadCounts);
+  for (let round = 1; round <= repeat; round++)
+    for (const d of depths) {
+      log(`long context, round ${round} of ${repeat}: depth ${d}`);
+      const r = (long[d] ??= {});
+      keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE).decode });
+      keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE).decode });
+      if (usePeers)
+        for (const which of ['native', 'wasm']) {
+          const tests = benchLlama(which, file, t, ['-p', String(d), '-n', '0', '-pg', `${d},${DECODE}`]);
+          const p = tests.find((x) => x.n_gen === 0), pg = tests.find((x) => x.n_gen > 0);
+          const decode = DECODE / (pg.avg_ns / 1e9 - p.avg_ns / 1e9);
+          keepBest(r, `llama_${which}`, { decode: decode > 0 ? decode : 0 });
+        }
+    }
+  loadSeen.push(os.loadavg()[0]);
 }
 
 if (!opts['no-browser']) {
@@ -106,7 +172,7 @@ if (!opts['no-browser']) {
   try {
     for (const type of types) {
       const url = `/${results[type].file}`;
-      for (const threads of [1, 2]) {
+      for (const threads of threadCounts) {
         const args = { url, threads, promptTokens: PROMPT, decodeTokens: DECODE, repeat };
         for (const engine of ['saccade', 'wllama']) {
           log(`${type}: ${engine} in Chromium, ${threads} thread(s)`);
@@ -124,54 +190,93 @@ if (!opts['no-browser']) {
     await browser.close();
     await server.close();
   }
+  loadSeen.push(os.loadavg()[0]);
 }
 
-const load = { before: loadBefore, after: os.loadavg()[0], cores: os.availableParallelism() };
-writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), prompt: PROMPT, decode: DECODE, repeat, load, results }, null, 2));
+const load = { seen: loadSeen, cores: os.availableParallelism() };
+writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), prompt: PROMPT, decode: DECODE, repeat, load, stream: streamBest.gbs, results, long }, null, 2));
 
 // ---------------------------------------------------------------------------------------------
 // Report
 // ---------------------------------------------------------------------------------------------
 
 const f1 = (x) => (x === undefined ? '-' : x.toFixed(1));
-const ratio = (a, b) => (a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}x`);
+const ratioOf = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
+const fx = (x) => (x === undefined ? '-' : `${x.toFixed(2)}x`);
 const row = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join(' ');
 
-const header = ['type', 'engine', 'threads', 'prefill tok/s', 'decode tok/s', 'ms/token'];
-const widths = [6, 16, 7, 13, 12, 9];
-console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat}; ${load.cores} cores, load average ` +
-  `${load.before.toFixed(1)} before and ${load.after.toFixed(1)} after (above ~0.5 the figures, threads most, are skewed)\n`);
-console.log(row(header, widths));
+const names = [['native', 'saccade native'], ['node', 'saccade wasm Node'], ['saccade', 'saccade Chromium'],
+  ['llamaNative', 'llama.cpp native'], ['llamaWasm', 'llama.cpp wasm'], ['wllama', 'wllama Chromium']];
+console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds; ${load.cores} cores; ` +
+  `load average (1 min) seen ${load.seen.map((x) => x.toFixed(1)).join(' → ')}`);
+const busiest = Math.max(...load.seen);
+if (busiest > load.cores)
+  console.log(`WARNING: the load average reached ${busiest.toFixed(1)} on ${load.cores} cores. Engines whose threads ` +
+    'busy-wait between kernels (llama.cpp polls by default, saccade spins briefly) then lose most of their time to ' +
+    'other processes, each in its own way: these figures measure the scheduler more than the kernels, and the ' +
+    'ratios below are not valid for the targets. Rerun on a quiet machine.');
+console.log(`plain streaming read (build/tools/bench_stream, best of the rounds): ${f1(streamBest.gbs[1])} GB/s on 1 thread, ` +
+  `${f1(streamBest.gbs[2])} GB/s on 2\n`);
+const widths = [6, 18, 7, 13, 12, 9, 13];
+console.log(row(['type', 'engine', 'threads', 'prefill tok/s', 'decode tok/s', 'ms/token', 'decode GB/s'], widths));
 for (const type of types) {
   const r = results[type];
-  for (const [key, name] of [['native', 'native'], ['node', 'wasm (Node)'], ['saccade', 'wasm (Chromium)'], ['wllama', 'wllama']])
-    for (const t of [1, 2]) {
+  for (const [key, name] of names)
+    for (const t of threadCounts) {
       const x = r[`${key}${t}`];
-      if (x) console.log(row([type, name, t, f1(x.prefill), f1(x.decode), (1000 / x.decode).toFixed(1)], widths));
+      if (x) console.log(row([type, name, t, f1(x.prefill), f1(x.decode), (1000 / x.decode).toFixed(1), f1((r.decodeBytes * x.decode) / 1e9)], widths));
     }
+}
+console.log(`\ndecode GB/s = weights read per token (all but the embedding tables) × decode tokens/s\n`);
+
+// Issue 17's targets, at the most threads run: saccade's wasm (Node, and Chromium when run)
+// against llama.cpp's wasm and native builds, and saccade native against llama.cpp native.
+const T = Math.max(...threadCounts);
+const goals = {
+  q8_0: { decodeWasm: 1.5, decodeNative: 0.9, prefillWasm: 3, prefillNative: 0.6 },
+  q4_0: { decodeWasm: 2, decodeNative: 0.75, prefillWasm: 3, prefillNative: 0.6 },
+  f16: { decodeWasm: 3, prefillWasm: 2 },
+  f32: { decodeNative: 0.95, prefillWasm: 2 },
+};
+const targets = [];
+console.log(`ratios at ${T} threads (issue 17's targets in brackets)\n`);
+const rw = [6, 26, 14, 14, 14, 14];
+console.log(row(['type', 'saccade', 'decode/ll-wasm', 'decode/ll-nat', 'prefill/ll-wasm', 'prefill/ll-nat'], rw));
+for (const type of types) {
+  const r = results[type];
+  const g = goals[type] ?? {};
+  for (const [key, name] of [['node', 'wasm (Node)'], ['saccade', 'wasm (Chromium)'], ['native', 'native']]) {
+    const s = r[`${key}${T}`];
+    if (!s) continue;
+    const dw = ratioOf(s.decode, r[`llamaWasm${T}`]?.decode), dn = ratioOf(s.decode, r[`llamaNative${T}`]?.decode);
+    const pw = ratioOf(s.prefill, r[`llamaWasm${T}`]?.prefill), pn = ratioOf(s.prefill, r[`llamaNative${T}`]?.prefill);
+    const tag = (x, goal) => `${fx(x)}${goal && key !== 'native' ? ` [${goal}]` : ''}`;
+    console.log(row([type, name, tag(dw, g.decodeWasm), tag(dn, g.decodeNative), tag(pw, g.prefillWasm), tag(pn, g.prefillNative)], rw));
+    if (key === 'native') continue;
+    for (const [label, value, goal] of [['decode vs llama.cpp wasm', dw, g.decodeWasm], ['decode vs llama.cpp native', dn, g.decodeNative],
+      ['prefill vs llama.cpp wasm', pw, g.prefillWasm], ['prefill vs llama.cpp native', pn, g.prefillNative]])
+      if (goal !== undefined && value !== undefined) targets.push([`${type} saccade ${name} ${label}`, value, goal]);
+  }
+  if (r.wllama1 || r.wllama2) {
+    const s = r[`saccade${T}`], w = r[`wllama${T}`];
+    console.log(row([type, `vs wllama (Chromium)`, fx(ratioOf(s?.decode, w?.decode)), '', fx(ratioOf(s?.prefill, w?.prefill)), ''], rw));
+  }
 }
 
-const targets = [];
-const check = (label, value, min) => targets.push([label, value, min]);
-console.log('\nratios (targets in brackets)\n');
-const rw = [6, 22, 18, 22, 22, 24, 24];
-console.log(row(['type', 'wasm decode 2t/1t', 'native 2t/1t', 'wasm/native decode 1t', 'wasm/native decode 2t', 'saccade/wllama prefill', 'saccade/wllama decode'], rw));
-for (const type of types) {
-  const r = results[type];
-  const n21 = r.node2.decode / r.node1.decode;
-  check(`${type} wasm decode 2t/1t (Node)`, n21, 1.7);
-  check(`${type} wasm/native decode 1t`, r.node1.decode / r.native1.decode, 0.8);
-  check(`${type} wasm/native decode 2t`, r.node2.decode / r.native2.decode, 0.8);
-  const pw = r.wllama2 && `${ratio(r.saccade1?.prefill, r.wllama1?.prefill)} / ${ratio(r.saccade2.prefill, r.wllama2.prefill)}`;
-  const dw = r.wllama2 && `${ratio(r.saccade1?.decode, r.wllama1?.decode)} / ${ratio(r.saccade2.decode, r.wllama2.decode)}`;
-  if (r.wllama2 && (type === 'q8_0' || type === 'q4_0'))
-    for (const t of [1, 2]) {
-      check(`${type} saccade/wllama prefill ${t}t`, r[`saccade${t}`].prefill / r[`wllama${t}`].prefill, 4);
-      check(`${type} saccade/wllama decode ${t}t`, r[`saccade${t}`].decode / r[`wllama${t}`].decode, 4);
-    }
-  console.log(row([type, `${n21.toFixed(2)}x [1.7]`, ratio(r.native2.decode, r.native1.decode), `${ratio(r.node1.decode, r.native1.decode)} [0.8]`,
-    `${ratio(r.node2.decode, r.native2.decode)} [0.8]`, pw ? `${pw} (1t/2t)` : '-', dw ? `${dw} (1t/2t)` : '-'], rw));
+if (depths.length) {
+  console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D)\n`);
+  const lw = [7, 14, 14, 16, 16];
+  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm'], lw));
+  for (const d of depths) {
+    const r = long[d];
+    console.log(row([d, f1(r.native?.decode), f1(r.node?.decode), f1(r.llama_native?.decode), f1(r.llama_wasm?.decode)], lw));
+  }
+  const first = long[depths[0]], last = long[depths[depths.length - 1]];
+  const kept = last.node.decode / first.node.decode;
+  console.log(`saccade wasm decode at depth ${depths[depths.length - 1]} / at ${depths[0]}: ${kept.toFixed(2)}x`);
+  if (depths[0] === 128 && depths[depths.length - 1] === 2048) targets.push(['saccade wasm (Node) decode at depth 2048 / 128', kept, 0.7]);
 }
+
 console.log('\ntargets\n');
 for (const [label, value, min] of targets)
   console.log(`${value >= min ? 'met    ' : 'MISSED '} ${label}: ${value.toFixed(2)}x (target >= ${min}x)`);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "matmul.h"
@@ -23,8 +24,15 @@ static double now(void) {
 
 /* Seconds per call: the best of several timed windows (the machine may be shared, and the
  * best window is the one least disturbed), each repeating the call for budget/8 seconds. */
+static long fixed_calls; /* > 0: exactly this many calls, once (to count cycles with perf stat) */
+
 static double time_call(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch,
                         float *y, void *work, double budget) {
+    if (fixed_calls > 0) {
+        double t0 = now();
+        for (long i = 0; i < fixed_calls; i++) sac_matmul(pool, w, x, n_batch, y, work);
+        return (now() - t0) / (double)fixed_calls;
+    }
     for (int i = 0; i < 3; i++) sac_matmul(pool, w, x, n_batch, y, work);
     double best = 1e30;
     for (int window = 0; window < 8; window++) {
@@ -41,7 +49,13 @@ static double time_call(sac_pool *pool, const sac_matrix *w, const float *x, int
 }
 
 int main(int argc, char **argv) {
+    /* [budget seconds] [type names, comma-separated: all when absent] [fixed calls] [max threads]:
+     * on a busy machine, `perf stat -e cycles:u` of a fixed number of calls compares two builds
+     * better than wall time does */
     double budget = argc > 1 ? atof(argv[1]) : 0.4;
+    const char *only = argc > 2 ? argv[2] : NULL;
+    fixed_calls = argc > 3 ? atol(argv[3]) : 0;
+    const int max_threads = argc > 4 && atoi(argv[4]) == 1 ? 1 : 2;
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0, SAC_TYPE_Q5_0,
                               SAC_TYPE_Q4_1, SAC_TYPE_Q5_1, SAC_TYPE_Q2_K, SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
     const int64_t shapes[][2] = {{768, 768}, {768, 3072}, {3072, 768}}; /* n_in, n_out */
@@ -53,6 +67,11 @@ int main(int argc, char **argv) {
            "GB/s", "GFLOP/s", "matmat128 GF");
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         const sac_type_traits *tr = sac_type_traits_get(types[ti]);
+        if (only) {
+            const char *hit = strstr(only, tr->name);
+            size_t len = strlen(tr->name);
+            if (!hit || (hit != only && hit[-1] != ',') || (hit[len] && hit[len] != ',')) continue;
+        }
         for (size_t si = 0; si < 3; si++) {
             int64_t n_in = shapes[si][0], n_out = shapes[si][1];
             float *f = malloc(sizeof(float) * (size_t)(n_in * n_out));
@@ -70,7 +89,7 @@ int main(int argc, char **argv) {
             tr->from_float(f, data, n_in * n_out);
             sac_matrix w = {types[ti], n_in, n_out, data};
             void *work = malloc(sac_matmul_work_size(&w, n_batch) + 1);
-            for (int nt = 1; nt <= 2; nt++) {
+            for (int nt = 1; nt <= max_threads; nt++) {
                 double tv = time_call(pools[nt], &w, x, 1, y, work, budget);
                 double tm = time_call(pools[nt], &w, x, n_batch, y, work, budget);
                 double flop = 2.0 * (double)n_in * (double)n_out;

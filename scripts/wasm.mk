@@ -80,5 +80,5 @@ JS_TEST_DEPS := wasm build/saccade build/tools/make_model node_modules/.stamp /u
 test-js: $(JS_TEST_DEPS)
 	node --test tests/js/
 
-bench-wasm: $(JS_TEST_DEPS)
+bench-wasm: $(JS_TEST_DEPS) build/tools/bench_stream
 	node scripts/bench-wasm.mjs
