@@ -3,14 +3,21 @@
 //
 //  1. time from navigation to the first generated token with the default model (Model A, or its
 //     stand-in): cold (empty browser cache) and warm (reload: weights from the Cache API), with
-//     and without cross-origin isolation — the median of RUNS page loads each;
+//     and without cross-origin isolation — the best and median of RUNS page loads each, and where
+//     the time goes: each phase's start and end (ms since navigation, medians), from the page's
+//     stats.phases (web/app.mjs: the page's and the worker's marks, and the library's
+//     'saccade:' User Timing measures, src/js/timing.mjs);
 //  2. render time of the views per frame (text, heatmap, model view; the alignment for Model B)
 //     while tokens stream at a 256-token context, on a GPT-2-small-shaped model (12 layers × 12
 //     heads = 144 thumbnails) with a 200-token prompt and 64 generated tokens; also the cost of
 //     switching the view there (everything re-pooled; rollout computed for every row).
 //
-//   node scripts/bench-web.mjs [--runs 3] [--json]
+//   node scripts/bench-web.mjs [--runs 5] [--json] [--first-token] [--against DIR]
 //   node scripts/bench-web.mjs --screenshot web/screenshot.png   only the README's screenshot (Model A)
+//
+// --first-token: part 1 only. --against DIR: part 1 for this tree and for another checkout of the
+// repository (its web/, src/js/, dist/ and models/, e.g. an older commit's), in interleaved runs
+// (the order alternates each run), for before/after figures taken under the same load.
 import path from 'node:path';
 
 import { DEFAULT_MODEL } from '../web/config.mjs';
@@ -19,7 +26,9 @@ import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
 import { devModel, root } from '../tests/web/dev-models.mjs';
 
 const args = process.argv.slice(2);
-const RUNS = Number(args[args.indexOf('--runs') + 1]) || 3;
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const RUNS = Number(option('--runs')) || 5;
+const against = option('--against');
 const asJson = args.includes('--json');
 const { chromium } = await import('playwright-core');
 
@@ -30,6 +39,12 @@ const log = (...a) => asJson || console.log(...a);
 const A = modelA();
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 const servers = { isolated: await serve({ root, isolated: true }), plain: await serve({ root, isolated: false }) };
+const trees = [{ name: 'this tree', servers }];
+if (against) {
+  const other = path.resolve(against);
+  trees.push({ name: path.basename(other), servers: { isolated: await serve({ root: other, isolated: true }),
+    plain: await serve({ root: other, isolated: false }) } });
+}
 
 const done = (page) => page.waitForFunction(() => document.getElementById('stop').disabled
   && / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 600_000 });
@@ -53,30 +68,96 @@ if (args.includes('--screenshot')) {
 const large = devModel('gpt2-small-q8_0');
 const results = { model: path.relative(root, A.file), defaultModel: DEFAULT_MODEL, firstToken: {}, render: {} };
 
-// 1. navigation → first token
-for (const mode of ['isolated', 'plain']) {
-  const cold = [];
-  const warm = [];
-  let runtime = '';
-  for (let r = 0; r < RUNS; r++) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const url = `${servers[mode].url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
-    for (const list of [cold, warm]) {
-      if (list === cold) await page.goto(url);
-      else await page.reload();
-      await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
-      list.push(await page.evaluate(() => window.saccadeDemo.stats.navigationToFirstToken));
-      if (list === warm && !/from the browser cache/.test(await page.textContent('#progress-text')))
-        throw new Error('the reload did not read the model from the cache');
-      await done(page);
-    }
-    runtime = await page.textContent('#status-text');
-    await context.close();
+// 1. navigation → first token, and its phases
+const PHASES = [
+  ['page-modules', 'navigation → app.mjs runs (page and its modules)'],
+  ['page-setup', 'app.mjs → load requested'],
+  ['worker-script', 'worker created → its script runs'],
+  ['library-import', 'worker: library imported'],
+  ['await-library', 'worker: load message → loadModel'],
+  ['model-open', 'model: request → response (or cache hit)'],
+  ['wasm-compile', 'wasm fetch + compile'],
+  ['glue-import', 'Emscripten glue import'],
+  ['wasm-instantiate', 'wasm instantiate'],
+  ['thread-pool', 'pthread pool start'],
+  ['model-read', 'model bytes into the heap'],
+  ['model-parse', 'model parse (sac_model_load)'],
+  ['context', 'context'],
+  ['loaded-message', 'load requested → page has the model'],
+  ['tokenize', 'tokenize'],
+  ['first-eval', 'first eval (prompt + first token)'],
+  ['first-token-message', 'generate → page has the first token'],
+  ['first-token-render', 'first token → drawn'],
+];
+
+/** One page load and its reload in a fresh browser context: [cold, warm], each { firstToken, painted, phases }. */
+async function loadTwice(server) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const url = `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
+  const out = [];
+  for (const warm of [false, true]) {
+    if (warm) await page.reload();
+    else await page.goto(url);
+    await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
+    // (older pages have no phases: only the first token's time)
+    await page.waitForFunction(() => !window.saccadeDemo.stats.phases || window.saccadeDemo.stats.firstTokenPainted,
+      null, { timeout: 120_000 });
+    const stats = await page.evaluate(() => {
+      const { navigationToFirstToken, firstTokenPainted, phases } = window.saccadeDemo.stats;
+      return { firstToken: navigationToFirstToken, painted: firstTokenPainted ?? null, phases: phases ?? {} };
+    });
+    if (warm && !/from the browser cache/.test(await page.textContent('#progress-text')))
+      throw new Error('the reload did not read the model from the cache');
+    await done(page);
+    stats.runtime = await page.textContent('#status-text');
+    out.push(stats);
   }
-  results.firstToken[mode] = { coldMs: median(cold), warmMs: median(warm), runs: RUNS, runtime };
-  log(`navigation → first token, ${mode}: cold ${median(cold).toFixed(0)} ms, warm (cached) ${median(warm).toFixed(0)} ms` +
-    ` (median of ${RUNS}; ${runtime.replace(/ — .*/, '')})`);
+  await context.close();
+  return out;
+}
+
+const cell = (xs) => xs.length ? `${Math.min(...xs).toFixed(0)} / ${median(xs).toFixed(0)}` : '—';
+const span = (list, name) => {
+  const s = list.map((r) => r.phases[name]).filter(Boolean);
+  return s.length ? `${median(s.map((p) => p.start)).toFixed(0)}–${median(s.map((p) => p.end)).toFixed(0)}` : '—';
+};
+
+const runs = new Map(); // `${tree}/${mode}/${cold|warm}` → [stats]
+for (let r = 0; r < RUNS; r++) {
+  const order = r % 2 ? [...trees].reverse() : trees; // alternate which tree goes first
+  for (const tree of order)
+    for (const mode of ['isolated', 'plain']) {
+      const [cold, warm] = await loadTwice(tree.servers[mode]);
+      for (const [k, v] of [['cold', cold], ['warm', warm]]) {
+        const key = `${tree.name}/${mode}/${k}`;
+        if (!runs.has(key)) runs.set(key, []);
+        runs.get(key).push(v);
+      }
+    }
+}
+for (const tree of trees) {
+  const columns = ['isolated/cold', 'isolated/warm', 'plain/cold', 'plain/warm'].map((c) => [c, runs.get(`${tree.name}/${c}`)]);
+  results.firstToken[tree.name] = Object.fromEntries(columns.map(([c, list]) => [c, {
+    firstTokenMs: list.map((x) => x.firstToken), paintedMs: list.map((x) => x.painted),
+    phases: Object.fromEntries(PHASES.map(([name]) => [name, span(list, name)])), runtime: list[0].runtime,
+  }]));
+  log(`\nnavigation → first token, ${tree.name} (${path.relative(root, A.file)}; ms since navigation; best / median of ${RUNS}):`);
+  log(`| | ${columns.map(([c]) => c).join(' | ')} |`);
+  log(`|---|${columns.map(() => '---').join('|')}|`);
+  log(`| **first token (page has it)** | ${columns.map(([, l]) => cell(l.map((x) => x.firstToken))).join(' | ')} |`);
+  log(`| **first token drawn** | ${columns.map(([, l]) => cell(l.map((x) => x.painted).filter((x) => x !== null))).join(' | ')} |`);
+  log('\nphases (median start–end, ms since navigation):');
+  log(`| phase | ${columns.map(([c]) => c).join(' | ')} |`);
+  log(`|---|${columns.map(() => '---').join('|')}|`);
+  for (const [name, what] of PHASES) log(`| ${what} | ${columns.map(([, l]) => span(l, name)).join(' | ')} |`);
+  log(`runtimes: ${columns.map(([c, l]) => `${c}: ${l[0].runtime.replace(/ — .*/, '').replace(/^Runtime: /, '')}`).join('; ')}`);
+}
+if (args.includes('--first-token')) {
+  await browser.close();
+  for (const tree of trees) for (const s of Object.values(tree.servers)) await s.close();
+  if (asJson) console.log(JSON.stringify(results, null, 2));
+  process.exit(0);
 }
 
 // 2. render time per frame at a 256-token context (GPT-2 small's shape)
@@ -125,6 +206,5 @@ for (const mode of ['isolated', 'plain']) {
 }
 
 await browser.close();
-await servers.isolated.close();
-await servers.plain.close();
+for (const tree of trees) for (const s of Object.values(tree.servers)) await s.close();
 if (asJson) console.log(JSON.stringify(results, null, 2));

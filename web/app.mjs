@@ -19,6 +19,7 @@ import { RowPanel, renderComparison } from './views/probe.mjs';
 import { ModelView } from './views/thumbnails.mjs';
 import { TokenLine } from './views/tokens.mjs';
 
+const scriptStart = performance.now(); // every module above is fetched and evaluated
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const client = new ModelClient();
@@ -40,7 +41,11 @@ const state = {
   lessonGreedy: false, // the alignment lesson set temperature 0
   ablate: { kind: 'self', heads: [] }, // heads to ablate in the comparison (web/views/probe.mjs)
 };
-const stats = { navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null };
+const stats = {
+  navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null,
+  // where the time to the first token went: name → { start, end } in ms since navigation (scripts/bench-web.mjs)
+  phases: { 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
+};
 const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
 window.saccadeDemo = { state, stats, chat };
 
@@ -49,6 +54,14 @@ window.saccadeDemo = { state, stats, chat };
 // -------------------------------------------------------------------------------------------
 
 const mb = (n) => `${(n / 1048576).toFixed(n < 10485760 ? 2 : 1)} MB`;
+
+/** Records phases of the way to the first token (until it is painted); the worker's times are epoch ms. */
+function notePhases(list, { epoch = false } = {}) {
+  if (stats.firstTokenPainted !== null) return;
+  const shift = epoch ? performance.timeOrigin : 0;
+  for (const { name, start, end } of list)
+    if (start != null && end != null) stats.phases[name] = { start: start - shift, end: end - shift };
+}
 let ranOnce = false; // ?run generates once, after the first load
 
 const PHASES = { network: 'Downloading', cache: 'Reading from the browser cache', file: 'Reading the file' };
@@ -93,9 +106,12 @@ async function load(source, what, { bytes, askSize = false } = {}) {
     return;
   }
   const threads = Number($('threads').value) || undefined;
+  const requested = performance.now();
+  notePhases([{ name: 'page-setup', start: scriptStart, end: requested }]);
   try {
     const loaded = await client.load(source, {
       threads,
+      onPhases: (list) => notePhases(list, { epoch: true }),
       onProgress: showProgress,
       onCache: (note) => {
         $('cache-note').textContent = note;
@@ -103,6 +119,7 @@ async function load(source, what, { bytes, askSize = false } = {}) {
       },
     });
     state.model = loaded;
+    notePhases([{ name: 'loaded-message', start: requested, end: performance.now() }]);
     const { info, runtime, from, bytes, ms } = loaded;
     $('progress').value = 1;
     $('progress-rate').textContent = '';
@@ -283,8 +300,10 @@ async function generate() {
   let first = null;
   let last = null;
   let count = 0;
+  const requested = performance.now();
   try {
     const done = await client.generate(prompt, options, {
+      onPhases: (list) => notePhases(list, { epoch: true }),
       onStart: (msg) => {
         state.store.start(msg);
         scheduleRender();
@@ -297,6 +316,7 @@ async function generate() {
         if (first === null) {
           first = msg.ms;
           stats.navigationToFirstToken ??= performance.now();
+          notePhases([{ name: 'first-token-message', start: requested, end: performance.now() }]);
         }
         stats.tokens = count;
         stats.tokensPerSecond = count > 1 ? ((count - 1) * 1000) / (last - first) : null;
@@ -452,6 +472,10 @@ function render() {
   showLessonScore();
   applyHover();
   if (store.queries('self') > 0) stats.renderMs.push({ ms: performance.now() - t0, context: store.tokens.length });
+  if (stats.navigationToFirstToken !== null && stats.firstTokenPainted === null) {
+    notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
+    stats.firstTokenPainted = performance.now(); // drawn in this frame (the browser paints when it returns)
+  }
 }
 
 // -------------------------------------------------------------------------------------------

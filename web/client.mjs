@@ -54,6 +54,7 @@ export class ModelClient {
     switch (msg.type) {
       case TO_PAGE.PROGRESS: return p.handlers.onProgress?.(msg);
       case TO_PAGE.CACHE: return p.handlers.onCache?.(msg.note);
+      case TO_PAGE.PHASES: return p.handlers.onPhases?.(msg.phases);
       case TO_PAGE.START: return p.handlers.onStart?.(msg);
       case TO_PAGE.TOKEN: return p.handlers.onToken?.(msg);
       case TO_PAGE.LOADED:
@@ -74,23 +75,24 @@ export class ModelClient {
 
   /**
    * Loads a model: `source` is a URL string or a File/Blob. Resolves to the worker's 'loaded'
-   * message (protocol.mjs: { info, name, runtime, from, bytes, ms }).
+   * message (protocol.mjs: { info, name, runtime, from, bytes, ms }). `onPhases` gets where the
+   * load's time went (the 'phases' message) before it resolves.
    * A newer load supersedes this one (its promise then never settles).
    */
-  load(source, { threads, onProgress, onCache } = {}) {
+  load(source, { threads, onProgress, onCache, onPhases } = {}) {
     for (const [id, p] of this.#pending) if (!p.handlers.onToken) this.#pending.delete(id);
     const url = typeof source == 'string' ? new URL(source, document.baseURI).href : undefined;
     const file = typeof source == 'string' ? undefined : source;
-    return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }), { onProgress, onCache });
+    return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }), { onProgress, onCache, onPhases });
   }
 
   /**
    * Generates: `onStart` with the worker's 'start' message once the prompt is evaluated, then
    * `onToken` with each 'token' message. Resolves to the 'done' message ({ reason, count, ms })
-   * when the generation ends (also when stopped).
+   * when the generation ends (also when stopped). `onPhases`: the time to the first token, before `onStart`.
    */
-  generate(prompt, options, { onStart, onToken } = {}) {
-    return this.#request((id) => toWorker.generate(id, prompt, options), { onStart, onToken: onToken ?? (() => {}) });
+  generate(prompt, options, { onStart, onToken, onPhases } = {}) {
+    return this.#request((id) => toWorker.generate(id, prompt, options), { onStart, onToken: onToken ?? (() => {}), onPhases });
   }
 
   stop() {

@@ -19,6 +19,7 @@ export const TO_PAGE = Object.freeze({
   DONE: 'done',
   ERROR: 'error',
   RESULT: 'result',
+  PHASES: 'phases',
 });
 
 /** Why a generation ended, beside the library's own reasons (generate's finishReason): the page stopped it. */
@@ -66,6 +67,11 @@ export const toPage = {
   /** The generation ended: `reason` is a key of REASONS (the last step's finishReason, or STOPPED). */
   done: (id, { reason, count, ms }) => ({ type: TO_PAGE.DONE, id, reason, count, ms }),
   /** A request failed; `name` and `code` are the library's (SaccadeError, SAC_ERR_…) when it threw. */
+  /**
+   * Where a request's time went, before its 'loaded' or first 'token': `phases` [{ name, start, end }],
+   * times in ms since the epoch (performance.timeOrigin + now()), so that the page can place them on its own timeline.
+   */
+  phases: (id, phases) => ({ type: TO_PAGE.PHASES, id, phases }),
   /** The answer of a probe request. */
   result: (id, value) => ({ type: TO_PAGE.RESULT, id, value }),
   error: (id, e) => ({ type: TO_PAGE.ERROR, id, name: e?.name ?? 'Error', code: e?.code ?? null, message: e?.message ?? String(e) }),

@@ -3,6 +3,10 @@
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
 import { PROBES } from './worker-probe.mjs';
 
+/** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
+const epoch = (t = performance.now()) => performance.timeOrigin + t;
+const scriptStart = epoch(); // (the worker's timeOrigin is when the page created it)
+
 // Under the service worker shim the library is imported through its mount inside the shim's
 // scope (coi-serviceworker.js explains why); otherwise from where it lies.
 // (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
@@ -10,6 +14,8 @@ const library = new URL(import.meta.url).searchParams.has('shim')
   ? import('./__root__/src/js/index.mjs')
   : import('../src/js/index.mjs');
 library.catch(() => {}); // reported by the load that awaits it
+let libraryReady = null;
+library.then(() => (libraryReady = epoch()), () => {});
 // Chat templates are rendered by @huggingface/jinja, imported when a chat first needs it: import
 // maps do not reach workers, so the worker passes the module to model.chat itself.
 const jinjaUrl = new URL(import.meta.url).searchParams.has('shim')
@@ -65,11 +71,18 @@ async function load({ id, url, file, threads }) {
     const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
     const { loadModel } = await library;
+    const loadStart = performance.now();
     const loaded = await loadModel(file ?? url, options);
     if (loading !== controller) {
       loaded.dispose(); // a newer load started meanwhile
       return;
     }
+    postMessage(toPage.phases(id, [
+      { name: 'worker-script', start: epoch(0), end: scriptStart },
+      { name: 'library-import', start: scriptStart, end: libraryReady },
+      { name: 'await-library', start: epoch(t0), end: epoch(loadStart) },
+      ...libraryMeasures(loadStart),
+    ]));
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
     info.chatTemplate = metadata['tokenizer.chat_template'] !== undefined; // the page offers chat
@@ -82,6 +95,12 @@ async function load({ id, url, file, threads }) {
   } finally {
     if (loading === controller) loading = null;
   }
+}
+
+/** The library's phases of the load that began at `since` (src/js/timing.mjs), on the common clock. */
+function libraryMeasures(since) {
+  return performance.getEntriesByType('measure').filter((m) => m.name.startsWith('saccade:') && m.startTime >= since)
+    .map((m) => ({ name: m.name.slice('saccade:'.length), start: epoch(m.startTime), end: epoch(m.startTime + m.duration) }));
 }
 
 // -------------------------------------------------------------------------------------------
@@ -127,6 +146,7 @@ async function generate({ id, prompt, options }) {
   const t0 = performance.now();
   let count = 0;
   let reason = null;
+  const phases = []; // where the time to the first token went
   try {
     let decoderIds = null; // what the decoder evaluates first
     let steps;
@@ -134,13 +154,16 @@ async function generate({ id, prompt, options }) {
       steps = model.chat(prompt.messages, { ...options, signal: controller.signal, attention: true, jinja: await import(jinjaUrl) });
     } else {
       let input = prompt;
+      const tokenizing = performance.now();
       if (!encdec && typeof prompt == 'string') input = model.tokenize(prompt, { bos: addBos });
+      phases.push({ name: 'tokenize', start: epoch(tokenizing), end: epoch() });
       if (input.length === 0) throw new Error('the prompt is empty');
       decoderIds = encdec ? [bosId] : Array.from(input);
       steps = model.generate(input, { ...options, ...(encdec && { decoderStart: decoderIds }), signal: controller.signal,
         attention: true });
     }
     evaluated = decoderIds ? { ids: [...decoderIds], source: null } : null; // the source: the library's ids, after the first step
+    const evaluating = performance.now();
     for await (const step of steps) {
       if (step.finishReason === 'aborted') {
         reason = STOPPED; // the step that says so carries no token
@@ -150,6 +173,7 @@ async function generate({ id, prompt, options }) {
       evaluated ??= { ids: [...decoderIds], source: null }; // a chat's prompt: the ids its first step reports
       const { query } = step.attention;
       if (count === 0) {
+        postMessage(toPage.phases(id, [...phases, { name: 'first-eval', start: epoch(evaluating), end: epoch() }]));
         if (encdec) evaluated.source = model.sourceIds;
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);
         const msg = startMessage(id, decoderIds, encdec);

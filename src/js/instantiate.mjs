@@ -7,6 +7,7 @@
 import { fail, SaccadeError } from './errors.mjs';
 import { optionsOf } from './options.mjs';
 import { isNode, nodeBuiltin } from './runtime.mjs';
+import { measure, now } from './timing.mjs';
 
 // The smallest module using a SIMD128 instruction (i32x4.splat of i32.const 0, then drop).
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 4, 1, 96, 0, 0, 3, 2, 1, 0, 10, 9, 1, 7, 0,
@@ -93,6 +94,13 @@ function filesOf(name) {
 const compiled = new Map(); // wasm URL → Promise<WebAssembly.Module>
 
 async function fetchWasm(url) {
+  const start = now();
+  const module = await fetchAndCompile(url);
+  measure('wasm-compile', start);
+  return module;
+}
+
+async function fetchAndCompile(url) {
   if (isNode) return WebAssembly.compile(await nodeBuiltin('node:fs/promises').readFile(url));
   if (typeof WebAssembly.compileStreaming == 'function') {
     try {
@@ -124,10 +132,13 @@ function compileWasm(url) {
 
 /** The Emscripten factory of the glue at `url`, imported as it is (hidden from bundlers). */
 async function importGlue(url) {
+  const start = now();
   try {
     return (await import(/* webpackIgnore: true */ /* @vite-ignore */ url.href)).default;
   } catch (e) {
     fail(`cannot load ${url.href}: ${e.message}`, 'SAC_ERR_STATE');
+  } finally {
+    measure('glue-import', start);
   }
 }
 
@@ -232,12 +243,18 @@ export async function instantiate(runtime, build = 'saccade') {
   let failed;
   const startFailed = new Promise((_, reject) => (failed = reject));
   let starting = true;
+  let instantiated; // when the main instance was made: the pool's workers load the module from then on
   const workers = [];
   const options = {
     // the calling thread is thread 0; the pool holds the others
     pthreadPoolSize: Math.max(1, runtime.threads - 1),
     instantiateWasm(imports, receive) {
-      WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule), failed);
+      const start = now();
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => {
+        measure('wasm-instantiate', start);
+        instantiated = now();
+        receive(instance, wasmModule);
+      }, failed);
       return {};
     },
     print: (s) => console.log(s),
@@ -280,6 +297,7 @@ export async function instantiate(runtime, build = 'saccade') {
   let M;
   try {
     M = await Promise.race([factory(options), startFailed, ...(deadline ? [deadline] : [])]);
+    if (runtime.variant === 'mt') measure('thread-pool', instantiated);
   } catch (e) {
     for (const w of workers) w.terminate();
     throw e;

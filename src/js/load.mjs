@@ -13,6 +13,7 @@ import { ablationMask, setAblation } from './probe.mjs';
 import { chooseRuntime } from './runtime.mjs';
 import { modelSources } from './shards.mjs';
 import { openSource } from './sources.mjs';
+import { measure, now } from './timing.mjs';
 
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
@@ -133,6 +134,7 @@ export async function loadModel(source, options) {
   if (vocabOnly) runtime.reason = 'vocabOnly: tokenizer only';
   signal?.throwIfAborted();
   const n = sources.length;
+  const opening = now();
   const opened = openAll(sources, { signal, cache });
   let first;
   let M;
@@ -140,6 +142,7 @@ export async function loadModel(source, options) {
     first = await opened.inputs[0].catch((e) => {
       throw inShard(e, 0, sources);
     });
+    measure('model-open', opening);
     if (first.size !== null) checkFileSize(first.size); // before allocating anything
     M = await instantiate(runtime);
   } catch (e) {
@@ -158,6 +161,7 @@ export async function loadModel(source, options) {
     const names = [];
     for (let i = 0; i < n; i++) opened.inputs[i].then((input) => (sizes[i] = input.size), () => {});
     let before = 0; // bytes of the shards already read
+    const reading = now();
     for (let i = 0; i < n; i++) {
       try {
         const input = i === 0 ? first : await opened.inputs[i];
@@ -175,9 +179,12 @@ export async function loadModel(source, options) {
         throw inShard(e, i, sources);
       }
     }
+    measure('model-read', reading);
     // The model owns the buffers from here on, even when loading fails.
+    const parsing = now();
     const flags = SAC_LOAD_TAKE_OWNERSHIP | (vocabOnly ? SAC_LOAD_VOCAB_ONLY : 0);
     const status = n === 1 ? M._sac_model_load(buffers[0][0], buffers[0][1], flags, scratch) : loadSplit(M, heap, buffers, flags, scratch);
+    measure('model-parse', parsing);
     buffers.length = 0;
     model = heap.u32(scratch);
     if (!model) fail('out of wasm memory loading the model', 'SAC_ERR_NOMEM');
@@ -199,6 +206,7 @@ export async function loadModel(source, options) {
       sourceInfo.cache = cacheReport(await cacheNote);
       return new Model(new Engine(M, heap, model, 0, scratch), runtime, params, sourceInfo);
     }
+    const contextStart = now();
     M._sac_model_get_info(model, scratch);
     const info = readInfo(heap, scratch);
     const nCtx = contextLength || defaultContext(info);
@@ -224,6 +232,7 @@ export async function loadModel(source, options) {
     }
     runtime.contextLength = M._sac_context_n_ctx(ctx);
     runtime.contextReason = contextReason(contextLength, runtime.contextLength, info.contextLength);
+    measure('context', contextStart);
     sourceInfo.cache = cacheReport(await cacheNote);
     return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo);
   } catch (e) {
