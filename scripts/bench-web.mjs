@@ -70,6 +70,7 @@ const results = { model: path.relative(root, A.file), defaultModel: DEFAULT_MODE
 
 // 1. navigation → first token, and its phases
 const PHASES = [
+  ['page-boot', 'navigation → boot.mjs starts the worker'],
   ['page-modules', 'navigation → app.mjs runs (page and its modules)'],
   ['page-setup', 'app.mjs → load requested'],
   ['worker-script', 'worker created → its script runs'],
@@ -123,6 +124,8 @@ const span = (list, name) => {
   return s.length ? `${median(s.map((p) => p.start)).toFixed(0)}–${median(s.map((p) => p.end)).toFixed(0)}` : '—';
 };
 
+// one load of each first, not counted: the server compresses each file on its first request
+for (const tree of trees) for (const mode of ['isolated', 'plain']) await loadTwice(tree.servers[mode]);
 const runs = new Map(); // `${tree}/${mode}/${cold|warm}` → [stats]
 for (let r = 0; r < RUNS; r++) {
   const order = r % 2 ? [...trees].reverse() : trees; // alternate which tree goes first

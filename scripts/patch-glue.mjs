@@ -18,7 +18,11 @@
 //    (404, CORS, not JavaScript) the rejection stays inside the worker and the page never hears
 //    of it. An unhandled rejection in a browser worker is now rethrown as an uncaught error,
 //    which reaches the worker's error event (Node reports it there already).
-// 4. Browsers get the worker script as an ES module too, saccade-mt.worker.mjs, started as a
+// 4. The pool's workers are started before the glue is imported (instantiate.mjs), and told
+//    {cmd: "saccade-preload", url} at once: the worker script now imports the glue on that
+//    message, so that the import is done (or under way: the module is fetched and run once)
+//    when the glue's "load" message comes with the compiled module.
+// 5. Browsers get the worker script as an ES module too, saccade-mt.worker.mjs, started as a
 //    module worker: a dev server that rewrites the JavaScript it serves (Vite adds imports for
 //    the dynamic import) breaks a classic worker. The .js (CommonJS) stays for Node.
 //
@@ -52,11 +56,14 @@ if (/new Worker\(/.test(glue)) {
 }
 writeFileSync(glueFile, glue);
 
-const worker = readFileSync(workerFile, 'utf8');
+let worker = readFileSync(workerFile, 'utf8');
 if (worker.includes('unhandledrejection')) {
   console.error(`patch-glue: ${workerFile} is patched already`);
   process.exit(1);
 }
+worker = replaceOnce(worker, /self\.onmessage=\(e=>\{try\{if\(e\.data\.cmd==="load"\)/,
+  'self.onmessage=(e=>{try{if(e.data.cmd==="saccade-preload"){import(e.data.url).catch(function(){})}else if(e.data.cmd==="load")',
+  'onmessage');
 const patched = `${worker.trimEnd()}\nif(!ENVIRONMENT_IS_NODE)self.addEventListener("unhandledrejection",function(e){throw e.reason});\n`;
 writeFileSync(workerFile, patched);
 writeFileSync(moduleWorkerFile, `// The pthread worker script as an ES module, for browsers (see scripts/patch-glue.mjs).\n${patched}export {};\n`);

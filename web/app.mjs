@@ -6,7 +6,7 @@
 // ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
 // loaded). Sampling inputs left empty take the library's defaults.
 import { ChatMode } from './chat.mjs';
-import { ModelClient } from './client.mjs';
+import { bootTime, client } from './boot.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { cachedModels, clearModelCache } from './model-cache.mjs';
@@ -22,7 +22,6 @@ import { TokenLine } from './views/tokens.mjs';
 const scriptStart = performance.now(); // every module above is fetched and evaluated
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
-const client = new ModelClient();
 
 /** Everything the page shows; `window.saccadeDemo` exposes it (and timings) for tests and benchmarks. */
 const state = {
@@ -44,7 +43,7 @@ const state = {
 const stats = {
   navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null,
   // where the time to the first token went: name → { start, end } in ms since navigation (scripts/bench-web.mjs)
-  phases: { 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
+  phases: { 'page-boot': { start: 0, end: bootTime }, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
 };
 const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
 window.saccadeDemo = { state, stats, chat };
@@ -54,6 +53,21 @@ window.saccadeDemo = { state, stats, chat };
 // -------------------------------------------------------------------------------------------
 
 const mb = (n) => `${(n / 1048576).toFixed(n < 10485760 ? 2 : 1)} MB`;
+
+/**
+ * What the first token does not need comes after it: "Watch it learn" (web/train/section.mjs and
+ * the trainer's modules) is imported once the first model is loaded (with ?run, once its first
+ * token is drawn), so that its fetches do not share the connections with the model's; at the
+ * latest after DEFER_MAX_MS (a long download).
+ */
+const DEFER_MAX_MS = 3000;
+let deferredStarted = false;
+function startDeferred() {
+  if (deferredStarted) return;
+  deferredStarted = true;
+  import('./train/section.mjs').catch((e) => console.warn(`saccade: "Watch it learn" did not load: ${e.message}`));
+}
+setTimeout(startDeferred, DEFER_MAX_MS);
 
 /** Records phases of the way to the first token (until it is painted); the worker's times are epoch ms. */
 function notePhases(list, { epoch = false } = {}) {
@@ -103,6 +117,7 @@ async function load(source, what, { bytes, askSize = false } = {}) {
   if (refusal) {
     $('progress-text').textContent = `Could not load ${what}: ${refusal} (refused before downloading)`;
     $('progress-text').classList.add('error');
+    startDeferred();
     return;
   }
   const threads = Number($('threads').value) || undefined;
@@ -131,11 +146,12 @@ async function load(source, what, { bytes, askSize = false } = {}) {
     if (params.has('run') && !ranOnce) {
       ranOnce = true;
       generate();
-    }
+    } else startDeferred();
   } catch (e) {
     $('progress-text').textContent = `Could not load ${what}: ${e.message}`;
     $('progress-text').classList.add('error');
     console.warn(`saccade: ${e.message}`);
+    startDeferred();
     return;
   }
   $('progress-text').classList.remove('error');
@@ -334,6 +350,7 @@ async function generate() {
     setRunning(false);
     $('export-png').disabled = $('export-json').disabled = state.store.queries('self') === 0;
     scheduleRender();
+    startDeferred(); // (a generation that ended before its first token)
   }
 }
 
@@ -475,6 +492,7 @@ function render() {
   if (stats.navigationToFirstToken !== null && stats.firstTokenPainted === null) {
     notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
     stats.firstTokenPainted = performance.now(); // drawn in this frame (the browser paints when it returns)
+    startDeferred();
   }
 }
 

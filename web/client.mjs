@@ -99,6 +99,14 @@ export class ModelClient {
     this.#worker.postMessage(toWorker.stop());
   }
 
+  /**
+   * Starts the library, the wasm and its thread pool for `threads` in the worker now, so that a
+   * load asked for later (with the same threads) finds them running or on their way.
+   */
+  prepare({ threads } = {}) {
+    this.#worker.postMessage(toWorker.prepare({ threads: threads || undefined }));
+  }
+
   terminate() {
     this.#worker.terminate();
     this.#pending.clear();

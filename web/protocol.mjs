@@ -7,7 +7,7 @@
 // the source length for 'cross' and 'encoder'), as Float32Arrays the worker transfers.
 
 /** Page → worker. */
-export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop', PROBE: 'probe' });
+export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop', PROBE: 'probe', PREPARE: 'prepare' });
 
 /** Worker → page. */
 export const TO_PAGE = Object.freeze({
@@ -35,6 +35,11 @@ export const REASONS = Object.freeze({
 });
 
 export const toWorker = {
+  /**
+   * Start what every load needs before one is asked for: the library, the wasm and its thread pool for
+   * `threads` (undefined: the library's choice). No reply; a load reports any failure.
+   */
+  prepare: ({ threads }) => ({ type: TO_WORKER.PREPARE, threads }),
   /** A model from `url` (through the browser cache) or `file` (a File or Blob); `threads` undefined: the library's choice. */
   load: (id, { url, file, threads }) => ({ type: TO_WORKER.LOAD, id, url, file, threads }),
   /** `prompt`: text or token ids (the source, for encoder–decoder models); `options`: the library's generate options. */

@@ -2,17 +2,19 @@
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
 import { PROBES } from './worker-probe.mjs';
+import { LIBRARY_MODULES } from './worker-modules.mjs';
 
 /** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
 const epoch = (t = performance.now()) => performance.timeOrigin + t;
 const scriptStart = epoch(); // (the worker's timeOrigin is when the page created it)
 
 // Under the service worker shim the library is imported through its mount inside the shim's
-// scope (coi-serviceworker.js explains why); otherwise from where it lies.
+// scope (coi-serviceworker.js explains why); otherwise from where it lies. Its modules are all
+// requested at once (worker-modules.mjs); loadModel is what the worker calls.
 // (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
-const library = new URL(import.meta.url).searchParams.has('shim')
-  ? import('./__root__/src/js/index.mjs')
-  : import('../src/js/index.mjs');
+const libraryBase = new URL(import.meta.url).searchParams.has('shim') ? './__root__/src/js/' : '../src/js/';
+const modules = Promise.all(LIBRARY_MODULES.map((m) => import(libraryBase + m)));
+const library = modules.then((namespaces) => namespaces[LIBRARY_MODULES.indexOf('load.mjs')]);
 library.catch(() => {}); // reported by the load that awaits it
 let libraryReady = null;
 library.then(() => (libraryReady = epoch()), () => {});
@@ -33,7 +35,20 @@ onmessage = ({ data }) => {
   else if (data.type === TO_WORKER.GENERATE) generate(data);
   else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
   else if (data.type === TO_WORKER.PROBE) probe(data);
+  else if (data.type === TO_WORKER.PREPARE) prepare(data);
 };
+
+/** The wasm instance and its thread pool of the runtime a load with `threads` gets, started now and parked for it. */
+async function prepare({ threads }) {
+  try {
+    // (these two, not the whole list: the wasm starts compiling as soon as their small graph is in)
+    const [{ warmUp }, { chooseRuntime }] = await Promise.all([import(`${libraryBase}instantiate.mjs`),
+      import(`${libraryBase}runtime.mjs`)]);
+    warmUp(chooseRuntime({ threads }));
+  } catch {
+    // the load that follows reports it
+  }
+}
 
 /** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
 let evaluated = null;
@@ -81,7 +96,7 @@ async function load({ id, url, file, threads }) {
       { name: 'worker-script', start: epoch(0), end: scriptStart },
       { name: 'library-import', start: scriptStart, end: libraryReady },
       { name: 'await-library', start: epoch(t0), end: epoch(loadStart) },
-      ...libraryMeasures(loadStart),
+      ...libraryMeasures(),
     ]));
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
@@ -97,8 +112,12 @@ async function load({ id, url, file, threads }) {
   }
 }
 
-/** The library's phases of the load that began at `since` (src/js/timing.mjs), on the common clock. */
-function libraryMeasures(since) {
+let measuredUpTo = 0; // the library's measures before this were sent with an earlier load
+
+/** The library's phases since the last load (src/js/timing.mjs; a prepare's among them), on the common clock. */
+function libraryMeasures() {
+  const since = measuredUpTo;
+  measuredUpTo = performance.now();
   return performance.getEntriesByType('measure').filter((m) => m.name.startsWith('saccade:') && m.startTime >= since)
     .map((m) => ({ name: m.name.slice('saccade:'.length), start: epoch(m.startTime), end: epoch(m.startTime + m.duration) }));
 }

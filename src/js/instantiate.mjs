@@ -227,21 +227,64 @@ function guarded(M) {
  * the inference build, or with `build` 'saccade-train' the trainer's.
  */
 export async function instantiate(runtime, build = 'saccade') {
-  const name = `${build}-${runtime.variant}`;
-  if (!Object.hasOwn(BUILDS, name)) fail(`no build named '${name}'`, 'SAC_ERR_STATE');
-  const key = `${name}/${Math.max(1, runtime.threads - 1)}`;
+  const { name, key } = buildOf(runtime, build);
   const idle = parked.get(key);
   if (idle) {
     parked.delete(key);
     clearTimeout(idle.timer);
     return idle.M;
   }
+  const early = warming.get(key);
+  if (early) {
+    warming.delete(key); // this load takes it
+    try {
+      return await early;
+    } catch {
+      // started afresh below, which reports its own failure
+    }
+  }
+  return start(runtime, name, key);
+}
+
+/** The build's name and the key its instances are parked under (build/pool size). */
+function buildOf(runtime, build) {
+  const name = `${build}-${runtime.variant}`;
+  if (!Object.hasOwn(BUILDS, name)) fail(`no build named '${name}'`, 'SAC_ERR_STATE');
+  return { name, key: `${name}/${Math.max(1, runtime.threads - 1)}` };
+}
+
+const warming = new Map(); // build/pool size → Promise of an instance that warmUp started
+
+/**
+ * Starts an instance of the runtime's build before any load asks for it — the wasm compiled, its
+ * thread pool running — and parks it (see release) for the next load of the same runtime, which
+ * also takes it while it is still starting. A page calls this before the model is chosen or its
+ * download begins. Failures are left to that load to report.
+ */
+export function warmUp(runtime, build = 'saccade') {
+  const { name, key } = buildOf(runtime, build);
+  if (parked.has(key) || warming.has(key)) return;
+  const early = start(runtime, name, key);
+  warming.set(key, early);
+  early.then((M) => {
+    if (warming.get(key) !== early) return; // a load took it
+    warming.delete(key);
+    release(M);
+  }, () => {
+    if (warming.get(key) === early) warming.delete(key);
+  });
+}
+
+/** A new instance (see instantiate). */
+async function start(runtime, name, key) {
   const files = filesOf(name);
-  const [wasmModule, factory] = await Promise.all([compileWasm(files.wasm), importGlue(files.glue)]);
+  const compiling = compileWasm(files.wasm);
+  compiling.catch(() => {}); // reported through instantiateWasm
   // The factory never settles when instantiateWasm fails or a pool worker cannot start (its
   // promise waits for every worker to load): race it against both and a deadline.
   let failed;
   const startFailed = new Promise((_, reject) => (failed = reject));
+  startFailed.catch(() => {}); // raced below
   let starting = true;
   let instantiated; // when the main instance was made: the pool's workers load the module from then on
   const workers = [];
@@ -249,12 +292,13 @@ export async function instantiate(runtime, build = 'saccade') {
     // the calling thread is thread 0; the pool holds the others
     pthreadPoolSize: Math.max(1, runtime.threads - 1),
     instantiateWasm(imports, receive) {
-      const start = now();
-      WebAssembly.instantiate(wasmModule, imports).then((instance) => {
+      compiling.then(async (wasmModule) => {
+        const start = now();
+        const instance = await WebAssembly.instantiate(wasmModule, imports);
         measure('wasm-instantiate', start);
         instantiated = now();
         receive(instance, wasmModule);
-      }, failed);
+      }).catch(failed);
       return {};
     },
     print: (s) => console.log(s),
@@ -265,25 +309,41 @@ export async function instantiate(runtime, build = 'saccade') {
   const failedWorker = (e) => {
     if (starting) workerFailure(files.worker, e, violation).then((why) => failed(workerError(files.worker, why)));
   };
+  /** A pool worker, listened to from the start (the glue's own handler comes once the wasm is instantiated). */
+  const poolWorker = () => {
+    let worker;
+    try {
+      worker = startWorker(files.worker, files.glue);
+    } catch (e) {
+      const error = workerError(files.worker, e.message);
+      failed(error);
+      throw error;
+    }
+    if (isNode) worker.on('error', failedWorker);
+    else {
+      worker.addEventListener('error', failedWorker);
+      worker.postMessage({ cmd: 'saccade-preload', url: files.glue.href }); // (scripts/patch-glue.mjs)
+    }
+    workers.push(worker);
+    return worker;
+  };
+  const early = []; // the pool's workers, started while the glue is imported and the wasm compiles
+  let factory;
+  try {
+    if (runtime.variant === 'mt') {
+      globalThis.addEventListener?.('securitypolicyviolation', onViolation);
+      for (let i = 0; i < options.pthreadPoolSize; i++) early.push(poolWorker());
+    }
+    factory = await importGlue(files.glue);
+  } catch (e) {
+    for (const w of workers) w.terminate();
+    globalThis.removeEventListener?.('securitypolicyviolation', onViolation);
+    throw e;
+  }
   if (runtime.variant === 'mt') {
-    globalThis.addEventListener?.('securitypolicyviolation', onViolation);
     Object.assign(options, {
       mainScriptUrlOrBlob: files.glue.href, // what each worker imports
-      createPthreadWorker() {
-        let worker;
-        try {
-          worker = startWorker(files.worker, files.glue);
-        } catch (e) {
-          const error = workerError(files.worker, e.message);
-          failed(error);
-          throw error; // out of the factory call, below
-        }
-        // listened to from the start: the glue's own handler comes only once the wasm is instantiated
-        if (isNode) worker.on('error', failedWorker);
-        else worker.addEventListener('error', failedWorker);
-        workers.push(worker);
-        return worker;
-      },
+      createPthreadWorker: () => early.shift() ?? poolWorker(), // (a throw leaves the factory call, below)
       // the glue's handler: true while starting (the load rejects, see above); a running thread's
       // error is the glue's to report
       onPthreadError: () => starting,

@@ -5,7 +5,7 @@ import { cacheName } from './cache.mjs';
 import { Engine, SCRATCH_BYTES, statusName } from './engine.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
-import { instantiate, terminate } from './instantiate.mjs';
+import { instantiate, release, terminate } from './instantiate.mjs';
 import { constants, readInfo, writeContextParams } from './layout.mjs';
 import { Model } from './model.mjs';
 import { abortSignal, bool, int, optionsOf } from './options.mjs';
@@ -20,17 +20,40 @@ const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
   'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate'];
 
-/** Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `onProgress(loaded)`. */
-async function streamIntoHeap(heap, source, onProgress, signal) {
+/**
+ * Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `ready`: a
+ * promise of the Heap — the wasm instance may still be starting while the first chunks arrive,
+ * and those wait in JS (copied: a source may reuse its buffer) until it is there, then go into
+ * the heap once, like every later chunk. `onProgress(loaded)`.
+ */
+async function streamIntoHeap(ready, source, onProgress, signal) {
   const total = source.size; // null: unknown, so gather the chunks and copy them at the end
-  const parts = [];
-  let ptr = total === null ? 0 : heap.malloc(total);
+  let heap = null;
+  let startFailed = null;
+  ready.then((h) => (heap = h), (e) => (startFailed = e));
+  const parts = []; // chunks read before the heap is there, or all of them when the size is unknown
+  let ptr = 0;
+  let allocated = false;
   let loaded = 0;
+  let placed = 0; // bytes in the heap
+  /** The gathered parts into the heap at `ptr` (allocated here when the size is known). */
+  const place = () => {
+    if (!allocated) {
+      ptr = heap.malloc(total);
+      allocated = true;
+    }
+    for (const part of parts) {
+      heap.u8(ptr + placed, part.length).set(part);
+      placed += part.length;
+    }
+    parts.length = 0;
+  };
   const chunks = source.chunks()[Symbol.asyncIterator]();
   try {
     if (total !== null) onProgress(loaded);
     for (;;) {
       signal?.throwIfAborted();
+      if (startFailed) throw startFailed;
       let next;
       try {
         next = await chunks.next();
@@ -46,7 +69,11 @@ async function streamIntoHeap(heap, source, onProgress, signal) {
       } else {
         if (loaded + chunk.length > total)
           fail(`the model source delivered more than the ${total} bytes it announced`, 'SAC_ERR_FORMAT');
-        heap.u8(ptr + loaded, chunk.length).set(chunk);
+        if (heap) {
+          if (parts.length || !allocated) place();
+          heap.u8(ptr + placed, chunk.length).set(chunk);
+          placed += chunk.length;
+        } else parts.push(chunk.slice());
       }
       loaded += chunk.length;
       onProgress(loaded);
@@ -54,19 +81,17 @@ async function streamIntoHeap(heap, source, onProgress, signal) {
     signal?.throwIfAborted();
     if (total !== null && loaded !== total)
       fail(`the model source ended after ${loaded} of the ${total} bytes it announced`, 'SAC_ERR_FORMAT');
+    if (total === null) checkFileSize(loaded);
+    heap = await ready;
     if (total === null) {
-      checkFileSize(loaded);
       ptr = heap.malloc(loaded);
-      let at = 0;
-      for (const part of parts) {
-        heap.u8(ptr + at, part.length).set(part);
-        at += part.length;
-      }
+      allocated = true;
     }
+    place();
     return [ptr, loaded];
   } catch (e) {
     await chunks.return?.().catch(() => {});
-    heap.free(ptr);
+    if (allocated) heap.free(ptr);
     throw e;
   }
 }
@@ -136,21 +161,33 @@ export async function loadModel(source, options) {
   const n = sources.length;
   const opening = now();
   const opened = openAll(sources, { signal, cache });
+  // The wasm instance (its compile, and its thread pool) starts while the model downloads.
+  let M = null;
+  let heap = null;
+  let scratch = 0;
+  const ready = instantiate(runtime).then((instance) => {
+    M = instance;
+    heap = new Heap(M);
+    scratch = heap.malloc(SCRATCH_BYTES);
+    return heap;
+  });
+  let startError = null; // the instance's failure, reported as it is (not as a shard's)
+  ready.catch((e) => (startError = e));
   let first;
-  let M;
   try {
     first = await opened.inputs[0].catch((e) => {
       throw inShard(e, 0, sources);
     });
     measure('model-open', opening);
-    if (first.size !== null) checkFileSize(first.size); // before allocating anything
-    M = await instantiate(runtime);
+    if (first.size !== null) checkFileSize(first.size); // before allocating anything for it
   } catch (e) {
+    ready.then(() => {
+      heap.free(scratch);
+      release(M); // untouched: the next load may take it
+    }, () => {});
     await opened.settle('abandoned');
     throw e;
   }
-  const heap = new Heap(M);
-  const scratch = heap.malloc(SCRATCH_BYTES);
   const buffers = []; // [ptr, size] of each shard read, until C owns them
   let model = 0;
   let ctx = 0;
@@ -173,10 +210,10 @@ export async function loadModel(source, options) {
           loaded: before + loaded, total: sizes.includes(null) ? null : sizes.reduce((a, b) => a + b, 0),
           ...(n > 1 && { shard: i, shards: n }), from: input.from,
         });
-        buffers.push(await streamIntoHeap(heap, input, report, signal));
+        buffers.push(await streamIntoHeap(ready, input, report, signal));
         before += buffers[i][1];
       } catch (e) {
-        throw inShard(e, i, sources);
+        throw e === startError ? e : inShard(e, i, sources);
       }
     }
     measure('model-read', reading);
@@ -237,11 +274,18 @@ export async function loadModel(source, options) {
     return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo);
   } catch (e) {
     if (verdict !== 'loaded') await opened.settle(verdict);
-    for (const [ptr] of buffers) heap.free(ptr);
-    if (ctx) M._sac_context_free(ctx);
-    if (model) M._sac_model_free(model);
-    heap.free(scratch);
-    terminate(M);
+    if (M) {
+      for (const [ptr] of buffers) heap.free(ptr);
+      if (ctx) M._sac_context_free(ctx);
+      if (model) M._sac_model_free(model);
+      heap.free(scratch);
+      terminate(M);
+    } else {
+      ready.then(() => {
+        heap.free(scratch);
+        release(M); // it arrived after the source failed, untouched: the next load may take it
+      }, () => {});
+    }
     throw e;
   }
 }
