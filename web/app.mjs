@@ -9,7 +9,6 @@ import { ChatMode } from './chat.mjs';
 import { bootTime, client } from './boot.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
-import { cachedModels, clearModelCache } from './model-cache.mjs';
 import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
@@ -455,6 +454,16 @@ function render() {
   frame = 0;
   const { store } = state;
   if (!store) return;
+  if (stats.navigationToFirstToken !== null && stats.firstTokenPainted === null) {
+    // the first token's text in this frame; the views, which it need not wait for, in the next
+    output.sync(store.tokens);
+    source.sync(store.source);
+    notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
+    stats.firstTokenPainted = performance.now(); // (the browser paints when this returns)
+    startDeferred();
+    scheduleRender();
+    return;
+  }
   const t0 = performance.now();
   output.sync(store.tokens);
   source.sync(store.source);
@@ -489,11 +498,6 @@ function render() {
   showLessonScore();
   applyHover();
   if (store.queries('self') > 0) stats.renderMs.push({ ms: performance.now() - t0, context: store.tokens.length });
-  if (stats.navigationToFirstToken !== null && stats.firstTokenPainted === null) {
-    notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
-    stats.firstTokenPainted = performance.now(); // drawn in this frame (the browser paints when it returns)
-    startDeferred();
-  }
 }
 
 // -------------------------------------------------------------------------------------------
@@ -705,6 +709,8 @@ $('threads').addEventListener('change', () => {
   else if (v === 'opened' && opened) load(opened.file, opened.name);
 });
 $('clear-cache').addEventListener('click', async () => {
+  // (imported on the first click: the first token does not wait for these modules)
+  const { cachedModels, clearModelCache } = await import('./model-cache.mjs');
   const n = (await cachedModels()).length;
   await clearModelCache();
   $('cache-note').textContent = `cleared ${n} cached model${n === 1 ? '' : 's'}`;

@@ -24,8 +24,9 @@ export class ModelClient {
   #next = 1;
   #pending = new Map(); // request id → { resolve, reject, handlers }
 
-  constructor() {
-    this.#worker = startWorker();
+  /** `worker`: one already started on worker.mjs (as startWorker would), for a page that starts it before its modules load. */
+  constructor({ worker } = {}) {
+    this.#worker = worker ?? startWorker();
     this.#worker.onmessage = ({ data }) => this.#receive(data);
     this.#worker.onerror = (e) => {
       e.preventDefault();

@@ -1,7 +1,7 @@
 // The library's modules the model worker runs (the import graph of src/js/load.mjs), named here
 // so that the worker requests them all at once: a worker has no <link rel=modulepreload>, and a
 // module graph is otherwise fetched level by level, one round trip per level (six here).
-// tests/web/worker-modules.test.mjs checks the list against the graph.
+// tests/web/module-graphs.test.mjs checks the list against the graph.
 
 /**
  * Paths relative to src/js/, in the order they are requested (six at a time over HTTP/1.1):

@@ -1,7 +1,6 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
-import { PROBES } from './worker-probe.mjs';
 import { LIBRARY_MODULES } from './worker-modules.mjs';
 
 /** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
@@ -56,6 +55,7 @@ let evaluated = null;
 async function probe({ id, what, args }) {
   try {
     if (!model) throw new Error('no model is loaded');
+    const { PROBES } = await import('./worker-probe.mjs'); // (imported when the page first looks inside)
     if (!Object.hasOwn(PROBES, what)) throw new Error(`unknown probe '${what}'`);
     postMessage(toPage.result(id, await PROBES[what](model, args, { label, evaluated })));
   } catch (e) {

@@ -1,0 +1,86 @@
+// The page's way to the first token (web/boot.mjs, web/app.mjs, web/worker.mjs): the worker
+// started before the page's modules and warmed up, every phase recorded for the benchmark
+// (stats.phases, in order on one timeline), the first token's text drawn before the views, and
+// "Watch it learn" imported only after the first token — isolated (threads) and not.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { modelA, useBrowser, watchErrors } from './helpers.mjs';
+
+const env = useBrowser();
+const A = modelA();
+
+/** The phases every first token goes through; the library's own are named 'saccade:…' measures. */
+const PAGE = ['page-boot', 'page-modules', 'page-setup', 'worker-script', 'library-import', 'await-library',
+  'loaded-message', 'tokenize', 'first-eval', 'first-token-message', 'first-token-render'];
+const LIBRARY = ['wasm-compile', 'glue-import', 'wasm-instantiate', 'model-open', 'model-read', 'model-parse', 'context'];
+
+describe('start-up', () => {
+  for (const mode of ['isolated', 'plain']) {
+    test(`${mode}: every phase on one timeline, the text first, "Watch it learn" after`, async () => {
+      await env.ready;
+      const context = await env.browser.newContext();
+      const page = await context.newPage();
+      const errors = watchErrors(page);
+      try {
+        await page.goto(`${env.srv[mode].url}/web/?${A.query ? `${A.query}&` : ''}run&max=4&seed=1`);
+        await page.waitForFunction(() => window.saccadeDemo?.stats.firstTokenPainted, null, { timeout: 60_000 });
+        const s = await page.evaluate(() => ({
+          ...window.saccadeDemo.stats,
+          views: window.saccadeDemo.stats.renderMs.length,
+          section: document.getElementById('watch-it-learn').childElementCount,
+          text: document.getElementById('output').textContent,
+        }));
+        const names = [...PAGE, ...LIBRARY, ...(mode === 'isolated' ? ['thread-pool'] : [])];
+        for (const name of names) {
+          const p = s.phases[name];
+          assert.ok(p, `no phase ${name}: ${Object.keys(s.phases)}`);
+          assert.ok(p.start >= 0 && p.start <= p.end && p.end <= s.firstTokenPainted + 1, `${name}: ${JSON.stringify(p)}`);
+        }
+        if (mode === 'plain') assert.equal(s.phases['thread-pool'], undefined, 'no pool single-threaded');
+        // the worker's times are placed on the page's timeline: causes come before their effects
+        assert.ok(s.phases['page-boot'].end <= s.phases['worker-script'].end);
+        assert.ok(s.phases['library-import'].end <= s.phases['model-open'].end);
+        assert.ok(s.phases['model-read'].end <= s.phases['model-parse'].start);
+        assert.ok(s.phases.context.end <= s.phases['loaded-message'].end);
+        assert.ok(s.phases['first-eval'].end <= s.phases['first-token-message'].end);
+        assert.ok(s.navigationToFirstToken <= s.firstTokenPainted);
+        // the text was drawn alone; the views follow
+        assert.ok(s.text.length > 0);
+        await page.waitForFunction(() => window.saccadeDemo.stats.renderMs.length > 0);
+        await page.waitForFunction(() => document.getElementById('train-task'), null, { timeout: 30_000 });
+        await page.waitForFunction(() => document.getElementById('stop').disabled);
+        assert.deepEqual(errors, []);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  test('a worker that the page could not start early is started by boot.mjs', async () => {
+    await env.ready;
+    const context = await env.browser.newContext();
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    try {
+      // index.html's inline start throws (a Worker constructor that refuses): boot.mjs starts it itself
+      await page.addInitScript(() => {
+        const Original = Worker;
+        let first = true;
+        globalThis.Worker = function Worker(...args) {
+          if (first) {
+            first = false;
+            throw new DOMException('refused', 'SecurityError');
+          }
+          return new Original(...args);
+        };
+      });
+      await page.goto(`${env.srv.isolated.url}/web/?${A.query ? `${A.query}&` : ''}run&max=2&seed=1`);
+      await page.waitForFunction(() => window.saccadeDemo?.stats.firstTokenPainted, null, { timeout: 60_000 });
+      await page.waitForFunction(() => document.getElementById('stop').disabled);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
