@@ -8,14 +8,17 @@
 #   make test-web    node --test tests/web/ — Playwright (playwright-core) driving Debian's
 #                    chromium, headless; installs chromium when it is missing (the one rule for
 #                    the browser, which test-js and bench-wasm use too)
-#   make bench-web   time from navigation to the first token; render time per token at a
-#                    256-token context (scripts/bench-web.mjs)
+#   make bench-web   time from navigation to the first token (cold and warm, isolated and
+#                    not; best / median of 5) and where it goes, phase by phase; render time per
+#                    token at a 256-token context (scripts/bench-web.mjs; BENCH_WEB_FLAGS, e.g.
+#                    "--first-token --runs 9 --against ../other-checkout" for before/after runs)
 #
 # The development models (build/web-models/, random weights) stand in for a shipped model the
 # tests cannot find, and give the benchmark its GPT-2-small-shaped model.
 
 DEMO_PORT  ?= 8000
 DEMO_FLAGS ?=
+BENCH_WEB_FLAGS ?=
 
 .PHONY: demo test-web bench-web web-models
 
@@ -35,4 +38,4 @@ test-web: wasm build/tools/make_model node_modules/.stamp /usr/bin/chromium
 
 bench-web: wasm build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node tests/web/dev-models.mjs --large
-	node scripts/bench-web.mjs
+	node scripts/bench-web.mjs $(BENCH_WEB_FLAGS)
