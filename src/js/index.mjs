@@ -6,6 +6,7 @@
 // in the order a call travels:
 //
 //   runtime.mjs      which build (threads or not) and why
+//   timing.mjs       a load's phases as 'saccade:' User Timing measures (browsers)
 //   instantiate.mjs  compiling and instantiating a wasm module, one per model
 //   heap.mjs         views, strings and ids in the wasm heap
 //   layout.mjs       C struct fields and constants (offsets generated at build time)
