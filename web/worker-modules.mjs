@@ -3,13 +3,16 @@
 // module graph is otherwise fetched level by level, one round trip per level (six here).
 // tests/web/module-graphs.test.mjs checks the list against the graph.
 
+/** Paths relative to src/js/: instantiate.mjs's graph, which the worker's 'prepare' needs. */
+export const INSTANCE_MODULES = ['instantiate.mjs', 'runtime.mjs', 'errors.mjs', 'options.mjs', 'timing.mjs'];
+
 /**
- * Paths relative to src/js/, in the order they are requested (six at a time over HTTP/1.1):
- * instantiate.mjs and its graph first, so that the wasm starts compiling (the worker's 'prepare')
- * before the rest has arrived.
+ * Every module, paths relative to src/js/: INSTANCE_MODULES, then the rest — requested once the
+ * prepare has asked for the wasm, the glue and the pool's workers, so that those go first (six
+ * requests at a time over HTTP/1.1).
  */
 export const LIBRARY_MODULES = [
-  'instantiate.mjs', 'runtime.mjs', 'errors.mjs', 'options.mjs', 'timing.mjs',
+  ...INSTANCE_MODULES,
   'load.mjs', 'attention.mjs', 'budget.mjs', 'cache.mjs', 'chat.mjs', 'engine.mjs', 'generate.mjs', 'heap.mjs',
   'layout.mjs', 'model.mjs', 'probe.mjs', 'shards.mjs', 'sources.mjs', 'stops.mjs', '../../dist/saccade-layout.mjs',
 ];

@@ -1,18 +1,24 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
-import { LIBRARY_MODULES } from './worker-modules.mjs';
+import { INSTANCE_MODULES, LIBRARY_MODULES } from './worker-modules.mjs';
 
 /** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
 const epoch = (t = performance.now()) => performance.timeOrigin + t;
 const scriptStart = epoch(); // (the worker's timeOrigin is when the page created it)
 
 // Under the service worker shim the library is imported through its mount inside the shim's
-// scope (coi-serviceworker.js explains why); otherwise from where it lies. Its modules are all
-// requested at once (worker-modules.mjs); loadModel is what the worker calls.
+// scope (coi-serviceworker.js explains why); otherwise from where it lies. Its modules are
+// requested at once (worker-modules.mjs): those that start the wasm instance first, the others
+// once the page's 'prepare' has started it. loadModel is what the worker calls.
 // (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
 const libraryBase = new URL(import.meta.url).searchParams.has('shim') ? './__root__/src/js/' : '../src/js/';
-const modules = Promise.all(LIBRARY_MODULES.map((m) => import(libraryBase + m)));
+const importAll = (names) => Promise.all(names.map((m) => import(libraryBase + m)));
+const instanceModules = importAll(INSTANCE_MODULES);
+const modules = instanceModules.then(async (first) => {
+  warmUp(first);
+  return [...first, ...(await importAll(LIBRARY_MODULES.slice(INSTANCE_MODULES.length)))];
+});
 const library = modules.then((namespaces) => namespaces[LIBRARY_MODULES.indexOf('load.mjs')]);
 library.catch(() => {}); // reported by the load that awaits it
 let libraryReady = null;
@@ -37,13 +43,22 @@ onmessage = ({ data }) => {
   else if (data.type === TO_WORKER.PREPARE) prepare(data);
 };
 
-/** The wasm instance and its thread pool of the runtime a load with `threads` gets, started now and parked for it. */
-async function prepare({ threads }) {
+let prepared = null; // the 'prepare' message's { threads }, until its warm-up has started
+
+/** The wasm instance and its thread pool of the runtime a load with `threads` gets, started as soon as its modules are in, and parked for it. */
+function prepare({ threads }) {
+  prepared = { threads };
+  instanceModules.then(warmUp, () => {}); // (at once when they are in already)
+}
+
+/** Starts the prepared warm-up (instantiate.mjs's warmUp) with INSTANCE_MODULES' namespaces. */
+function warmUp(namespaces) {
+  if (!prepared) return;
+  const { threads } = prepared;
+  prepared = null;
   try {
-    // (these two, not the whole list: the wasm starts compiling as soon as their small graph is in)
-    const [{ warmUp }, { chooseRuntime }] = await Promise.all([import(`${libraryBase}instantiate.mjs`),
-      import(`${libraryBase}runtime.mjs`)]);
-    warmUp(chooseRuntime({ threads }));
+    const of = (name) => namespaces[INSTANCE_MODULES.indexOf(name)];
+    of('instantiate.mjs').warmUp(of('runtime.mjs').chooseRuntime({ threads }));
   } catch {
     // the load that follows reports it
   }
