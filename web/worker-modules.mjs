@@ -6,13 +6,16 @@
 /** Paths relative to src/js/: instantiate.mjs's graph, which the worker's 'prepare' needs. */
 export const INSTANCE_MODULES = ['instantiate.mjs', 'runtime.mjs', 'errors.mjs', 'options.mjs', 'timing.mjs'];
 
+/** preopen.mjs's graph beyond those: the worker opens the model's URL with it as soon as a load asks. */
+export const OPEN_MODULES = ['preopen.mjs', 'sources.mjs', 'cache.mjs', 'shards.mjs'];
+
 /**
- * Every module, paths relative to src/js/: INSTANCE_MODULES, then the rest — requested once the
- * prepare has asked for the wasm, the glue and the pool's workers, so that those go first (six
- * requests at a time over HTTP/1.1).
+ * Every module, paths relative to src/js/: the two lists above, then the rest — requested once
+ * the prepare has asked for the wasm, the glue and the pool's workers, so that those go first
+ * (six requests at a time over HTTP/1.1).
  */
 export const LIBRARY_MODULES = [
-  ...INSTANCE_MODULES,
-  'load.mjs', 'attention.mjs', 'budget.mjs', 'cache.mjs', 'chat.mjs', 'engine.mjs', 'generate.mjs', 'heap.mjs',
-  'layout.mjs', 'model.mjs', 'probe.mjs', 'shards.mjs', 'sources.mjs', 'stops.mjs', '../../dist/saccade-layout.mjs',
+  ...INSTANCE_MODULES, ...OPEN_MODULES,
+  'load.mjs', 'attention.mjs', 'budget.mjs', 'chat.mjs', 'engine.mjs', 'generate.mjs', 'heap.mjs',
+  'layout.mjs', 'model.mjs', 'probe.mjs', 'stops.mjs', '../../dist/saccade-layout.mjs',
 ];

@@ -1,7 +1,7 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
-import { INSTANCE_MODULES, LIBRARY_MODULES } from './worker-modules.mjs';
+import { INSTANCE_MODULES, LIBRARY_MODULES, OPEN_MODULES } from './worker-modules.mjs';
 
 /** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
 const epoch = (t = performance.now()) => performance.timeOrigin + t;
@@ -15,10 +15,13 @@ const scriptStart = epoch(); // (the worker's timeOrigin is when the page create
 const libraryBase = new URL(import.meta.url).searchParams.has('shim') ? './__root__/src/js/' : '../src/js/';
 const importAll = (names) => Promise.all(names.map((m) => import(libraryBase + m)));
 const instanceModules = importAll(INSTANCE_MODULES);
+const openModules = importAll(OPEN_MODULES);
+const early = INSTANCE_MODULES.length + OPEN_MODULES.length;
 const modules = instanceModules.then(async (first) => {
   warmUp(first);
-  return [...first, ...(await importAll(LIBRARY_MODULES.slice(INSTANCE_MODULES.length)))];
+  return [...first, ...(await openModules), ...(await importAll(LIBRARY_MODULES.slice(early)))];
 });
+openModules.catch(() => {}); // reported by the load that awaits the library
 const library = modules.then((namespaces) => namespaces[LIBRARY_MODULES.indexOf('load.mjs')]);
 library.catch(() => {}); // reported by the load that awaits it
 let libraryReady = null;
@@ -100,6 +103,8 @@ async function load({ id, url, file, threads }) {
     // (scores, q and k for the row panel are captured from the first time a row is opened: worker-probe.mjs)
     const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
+    // the download (or cache read) starts now, while the rest of the library may still be loading
+    if (!file) await openModules.then(([{ preopen }]) => preopen(url, { cache: true }), () => {});
     const { loadModel } = await library;
     const loadStart = performance.now();
     const loaded = await loadModel(file ?? url, options);

@@ -12,6 +12,7 @@ import { abortSignal, bool, int, optionsOf } from './options.mjs';
 import { ablationMask, setAblation } from './probe.mjs';
 import { chooseRuntime } from './runtime.mjs';
 import { modelSources } from './shards.mjs';
+import { takePreopened } from './preopen.mjs';
 import { openSource } from './sources.mjs';
 import { measure, now } from './timing.mjs';
 
@@ -96,6 +97,22 @@ async function streamIntoHeap(ready, source, onProgress, signal) {
   }
 }
 
+/** `promise`, or the signal's reason as soon as it aborts. */
+async function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  let onAbort;
+  const abort = new Promise((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([promise, abort]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 /** A source as a message names it. */
 function sourceName(source) {
   if (typeof source == 'string') return source;
@@ -110,7 +127,8 @@ function sourceName(source) {
  * each source the verdict (see cache.mjs); it resolves to what each source says of its cache copy.
  */
 function openAll(sources, { signal, cache }) {
-  const inputs = sources.map((s) => openSource(s, { signal, cache }));
+  const inputs = sources.map((s) => (typeof s == 'string' && sources.length === 1 && takePreopened(s, cache)) ||
+    openSource(s, { signal, cache }));
   for (const p of inputs) p.catch(() => {}); // each is awaited in turn, or cancelled
   return {
     inputs,
@@ -175,7 +193,8 @@ export async function loadModel(source, options) {
   ready.catch((e) => (startError = e));
   let first;
   try {
-    first = await opened.inputs[0].catch((e) => {
+    // (raced with the signal: a source preopen.mjs opened was not given it)
+    first = await untilAborted(opened.inputs[0], signal).catch((e) => {
       throw inShard(e, 0, sources);
     });
     measure('model-open', opening);

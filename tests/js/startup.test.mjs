@@ -76,3 +76,41 @@ test('chunks that arrive before the instance is ready load the same model', asyn
     release(held);
   }
 });
+
+test('preopen: loadModel takes the source opened early for its URL and cache option, once', async () => {
+  const { createServer } = await import('node:http');
+  const { preopen, takePreopened } = await import('../../src/js/preopen.mjs');
+  const bytes = readFileSync(fixture('gpt2-q8_0-char'));
+  let gets = 0;
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') gets++;
+    res.writeHead(200, { 'content-length': bytes.length }).end(req.method === 'GET' ? bytes : undefined);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/model.gguf`;
+  try {
+    preopen(url, { cache: true });
+    assert.equal(gets <= 1, true);
+    const model = await loadModel(url, { threads: 1 });
+    assert.equal(gets, 1, 'one request: the early one');
+    assert.equal(model.sourceInfo.bytes, bytes.length);
+    model.dispose();
+    // another cache option is another load's: not taken
+    preopen(url, { cache: false });
+    (await loadModel(url, { threads: 1 })).dispose();
+    assert.equal(gets, 3);
+    const left = takePreopened(url, null);
+    assert.ok(left, 'the cache: false one is still there');
+    (await left).cancel();
+    assert.equal(takePreopened(url, null), undefined, 'taken once');
+    // a load aborted while the early open is pending rejects at once with the signal's reason
+    preopen(url, { cache: true });
+    const controller = new AbortController();
+    const loading = loadModel(url, { threads: 1, signal: controller.signal });
+    controller.abort(new Error('stop here'));
+    await assert.rejects(loading, /stop here/);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

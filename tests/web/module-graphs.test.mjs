@@ -8,7 +8,7 @@ import path from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { INSTANCE_MODULES, LIBRARY_MODULES } from '../../web/worker-modules.mjs';
+import { INSTANCE_MODULES, LIBRARY_MODULES, OPEN_MODULES } from '../../web/worker-modules.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const libraryDir = path.join(root, 'src/js');
@@ -32,6 +32,10 @@ test("the worker's module list is load.mjs's import graph", () => {
   const first = [...importGraph(path.join(libraryDir, 'instantiate.mjs'))].map((f) => path.basename(f));
   assert.deepEqual([...INSTANCE_MODULES].sort(), first.sort());
   assert.deepEqual(LIBRARY_MODULES.slice(0, first.length), INSTANCE_MODULES);
+  // then preopen.mjs's
+  const open = [...importGraph(path.join(libraryDir, 'preopen.mjs'))].map((f) => path.basename(f)).filter((f) => !first.includes(f));
+  assert.deepEqual([...OPEN_MODULES].sort(), open.sort());
+  assert.deepEqual(LIBRARY_MODULES.slice(first.length, first.length + open.length), OPEN_MODULES);
   assert.deepEqual([...LIBRARY_MODULES].sort(), graph.sort());
 });
 
