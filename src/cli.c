@@ -315,9 +315,7 @@ static sac_model *load_model(const char *path, uint32_t flags) {
         }
         if (!(bufs[i] = read_file(name, &sizes[i]))) goto done;
     }
-    /* one file goes through sac_model_load, as loadModel does, so that every message is the same */
-    if ((n == 1 ? sac_model_load(bufs[0], sizes[0], SAC_LOAD_TAKE_OWNERSHIP | flags, &m)
-                : sac_model_load_split((const void *const *)bufs, sizes, n, SAC_LOAD_TAKE_OWNERSHIP | flags, &m)) != SAC_OK) {
+    if (sac_model_load_split((const void *const *)bufs, sizes, n, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
         fail("%s", m ? sac_model_errmsg(m) : "out of memory");
         sac_model_free(m);
         m = NULL;

@@ -624,6 +624,18 @@ static sac_status check_not_shard(sac_model *m) {
 
 static int known_flags(uint32_t flags) { return !(flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY)); }
 
+/* One whole file (or a split in one shard, split.count = 1), for sac_model_load and for
+ * sac_model_load_split with n = 1, so that both give the same verdict in the same words. */
+static sac_status load_one_file(sac_model *m, const void *data, size_t size, uint32_t flags) {
+    if (!data && size > 0) return sac_fail(&m->error, SAC_ERR_ARG, "data is NULL but size is %zu", size);
+    /* the same words as the JS library's own check, so every surface says the same */
+    if (size == 0) return sac_fail(&m->error, SAC_ERR_FORMAT, "the model is empty (0 bytes)");
+    if (!known_flags(flags)) return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
+    sac_status st = sac_gguf_parse(&m->gguf, data, size, &m->error);
+    if (st || (st = check_not_shard(m))) return st;
+    return load(m, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
+}
+
 sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_model **out) {
     if (!out) {
         if (flags & SAC_LOAD_TAKE_OWNERSHIP) free((void *)data);
@@ -636,13 +648,7 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
         return SAC_ERR_NOMEM;
     }
     if (flags & SAC_LOAD_TAKE_OWNERSHIP) m->owned_buffer = (void *)data;
-    if (!data && size > 0) return sac_fail(&m->error, SAC_ERR_ARG, "data is NULL but size is %zu", size);
-    /* the same words as the JS library's own check, so every surface says the same */
-    if (size == 0) return sac_fail(&m->error, SAC_ERR_FORMAT, "the model is empty (0 bytes)");
-    if (!known_flags(flags)) return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
-    sac_status st = sac_gguf_parse(&m->gguf, data, size, &m->error);
-    if (st || (st = check_not_shard(m))) return st;
-    return load(m, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
+    return load_one_file(m, data, size, flags);
 }
 
 sac_status sac_model_load_split(const void *const *data, const size_t *sizes, int32_t n, uint32_t flags,
@@ -667,6 +673,7 @@ sac_status sac_model_load_split(const void *const *data, const size_t *sizes, in
     if (!data || !sizes) return sac_fail(&m->error, SAC_ERR_ARG, "data or sizes is NULL");
     if (n < 1 || n > SAC_SPLIT_MAX)
         return sac_fail(&m->error, SAC_ERR_ARG, "%" PRId32 " shards: a model has 1 to %d", n, SAC_SPLIT_MAX);
+    if (n == 1) return load_one_file(m, data[0], sizes[0], flags);
     if (!known_flags(flags)) return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
     for (int32_t i = 0; i < n; i++) {
         if (!data[i] && sizes[i] > 0)
@@ -676,11 +683,6 @@ sac_status sac_model_load_split(const void *const *data, const size_t *sizes, in
             return sac_fail(&m->error, SAC_ERR_FORMAT, "shard %" PRId32 " of %" PRId32 " is empty (0 bytes)", i + 1, n);
     }
     sac_status st;
-    if (n == 1) {
-        /* one file: whole, or a split in one shard (split.count = 1) */
-        if ((st = sac_gguf_parse(&m->gguf, data[0], sizes[0], &m->error)) || (st = check_not_shard(m))) return st;
-        return load(m, (flags & SAC_LOAD_VOCAB_ONLY) != 0);
-    }
     if (!(m->shards = calloc((size_t)n, sizeof *m->shards)))
         return sac_fail(&m->error, SAC_ERR_NOMEM, "out of memory for %" PRId32 " shards", n);
     m->n_shards = n;

@@ -80,7 +80,7 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
  * sac_model_load checks a file; then shard i must say split.no = i and split.count = n, the
  * shards must agree on split.tensors.count and hold that many tensors between them, and no tensor
  * may be in two shards — else SAC_ERR_FORMAT with a message naming the shard and the key. The
- * metadata is the first shard's. n = 1 loads one file as sac_model_load does; sac_model_load
+ * metadata is the first shard's. n = 1 is sac_model_load (the same checks and messages); sac_model_load
  * refuses a file that is one shard of several (SAC_ERR_ARG). With SAC_LOAD_TAKE_OWNERSHIP the
  * model owns every buffer (freed also on failure). As sac_model_load, *out receives a handle
  * even on failure, except on SAC_ERR_NOMEM. */

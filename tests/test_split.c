@@ -266,9 +266,35 @@ static void test_inconsistent_shards_are_refused(void) {
     test_model_free(&tm);
 }
 
+/* n = 1 is sac_model_load: every verdict in the same words, so callers need not choose. */
+static void test_one_buffer_is_load(void) {
+    test_model tm;
+    test_model_spec spec = test_spec("llama", 0);
+    CHECK(test_model_make(&spec, &tm) == 0);
+    const uint8_t junk[] = "GGUX-not-a-file";
+    const struct {
+        const void *data;
+        size_t size;
+        uint32_t flags;
+    } cases[] = {{tm.bytes, tm.size, 0}, {junk, 0, 0}, {NULL, 5, 0}, {junk, sizeof junk, 0}, {tm.bytes, tm.size, 0x40000000u},
+                 {junk, 0, 0x40000000u}, {tm.bytes, 40, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sac_model *a = NULL, *b = NULL;
+        sac_status sa = sac_model_load(cases[i].data, cases[i].size, cases[i].flags, &a);
+        sac_status sb = sac_model_load_split(&cases[i].data, &cases[i].size, 1, cases[i].flags, &b);
+        CHECK_MSG(sa == sb, "case %zu: %d vs %d", i, (int)sa, (int)sb);
+        CHECK_MSG(strcmp(sac_model_errmsg(a), sac_model_errmsg(b)) == 0, "case %zu: '%s' vs '%s'", i, sac_model_errmsg(a),
+                  sac_model_errmsg(b));
+        sac_model_free(a);
+        sac_model_free(b);
+    }
+    test_model_free(&tm);
+}
+
 int main(void) {
     RUN(test_shards_load_as_the_whole_file);
     RUN(test_ownership);
     RUN(test_inconsistent_shards_are_refused);
+    RUN(test_one_buffer_is_load);
     return check_summary("test_split");
 }
