@@ -14,10 +14,13 @@
 // beside it. The ratios are the targets of issue 17; absolute figures move 20-30% between runs.
 //
 //   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--threads 2] [--repeat 3]
-//                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048] [--json OUT]
+//                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
+//                               [--no-depth-capture] [--json OUT]
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
-// depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp.
+// depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
+// and saccade again with attention capture on (what capture costs; --no-depth-capture skips it).
+// saccade's KV cache is f32; llama-bench's is its default, f16.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -36,6 +39,7 @@ const { values: opts } = parseArgs({
     depths: { type: 'string', default: '' },
     'no-browser': { type: 'boolean', default: false },
     'no-peers': { type: 'boolean', default: false },
+    'no-depth-capture': { type: 'boolean', default: false },
     json: { type: 'string', default: path.join(root, 'build/bench-wasm.json') },
   },
 });
@@ -47,6 +51,7 @@ const PROMPT = 128;
 const DECODE = 32;
 const peers = path.resolve(root, '../shared/peers/llama.cpp');
 const usePeers = !opts['no-peers'];
+const depthCapture = !opts['no-depth-capture'];
 
 for (const f of ['build/saccade', 'build/tools/make_model', 'build/tools/bench_stream', 'dist/saccade-mt.wasm', 'dist/saccade-st.wasm'])
   if (!existsSync(path.join(root, f))) throw new Error(`${f} is missing: run \`make bench-wasm\``);
@@ -79,9 +84,10 @@ function decodeBytes(file, type) {
 
 /** saccade's bench command (native or the Node CLI): the better of two runs in one process, as
  * the first pays for page faults and V8's tier-up. */
-function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0) {
+function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, capture = false) {
   const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(prompt),
-    '--decode-tokens', String(DECODE), '--repeat', '2', ...(ctx ? ['--ctx', String(ctx)] : [])], { encoding: 'utf8' });
+    '--decode-tokens', String(DECODE), '--repeat', '2', ...(ctx ? ['--ctx', String(ctx)] : []),
+    ...(capture ? ['--attention'] : [])], { encoding: 'utf8' });
   const j = JSON.parse(out);
   if (j.threads !== threads) throw new Error(`${cmd} ran ${j.threads} threads, not ${threads}`);
   return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s };
@@ -150,6 +156,10 @@ if (depths.length) {
       const r = (long[d] ??= {});
       keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE).decode });
       keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE).decode });
+      if (depthCapture) {
+        keepBest(r, 'native_capture', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE, true).decode });
+        keepBest(r, 'node_capture', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, true).decode });
+      }
       if (usePeers)
         for (const which of ['native', 'wasm']) {
           const tests = benchLlama(which, file, t, ['-p', String(d), '-n', '0', '-pg', `${d},${DECODE}`]);
@@ -264,12 +274,19 @@ for (const type of types) {
 }
 
 if (depths.length) {
-  console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D)\n`);
-  const lw = [7, 14, 14, 16, 16];
-  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm'], lw));
+  console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D;` +
+    ` KV cache: saccade f32, llama.cpp f16)\n`);
+  const lw = [7, 14, 14, 16, 16, 22, 22];
+  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture (cost)', 'Node capture (cost)'], lw));
+  /** The share of decode speed that capture costs: 1 − with / without. */
+  const cost = (on, off) => (on === undefined || off === undefined ? undefined : 1 - on / off);
+  const withCost = (on, off) => (on === undefined ? '-' : `${f1(on)} (${(100 * cost(on, off)).toFixed(1)}%)`);
   for (const d of depths) {
     const r = long[d];
-    console.log(row([d, f1(r.native?.decode), f1(r.node?.decode), f1(r.llama_native?.decode), f1(r.llama_wasm?.decode)], lw));
+    console.log(row([d, f1(r.native?.decode), f1(r.node?.decode), f1(r.llama_native?.decode), f1(r.llama_wasm?.decode),
+      withCost(r.native_capture?.decode, r.native?.decode), withCost(r.node_capture?.decode, r.node?.decode)], lw));
+    // capture "stays free": at most 5% of decode speed (the target's 1 − cost >= 0.95)
+    if (r.node_capture) targets.push([`saccade wasm (Node) decode with capture / without, depth ${d}`, r.node_capture.decode / r.node.decode, 0.95]);
   }
   const first = long[depths[0]], last = long[depths[depths.length - 1]];
   const kept = last.node.decode / first.node.decode;

@@ -1,7 +1,7 @@
 # scripts/wasm-tests.mk — the C tests compiled with Emscripten and run in Node (included by the
 # Makefile after scripts/wasm.mk, whose EMCC_RUN and emcc-installed it uses).
 #
-#   make test-wasm-kernels  the kernel tests (types, matmul, thread pool) in three builds:
+#   make test-wasm-kernels  the kernel tests (types, matmul, thread pool, KV attention) in three builds:
 #                           SIMD128 + pthreads (mt), SIMD128 single-threaded (st), and plain C on
 #                           wasm32 (plain). They run the __wasm_simd128__ paths of src/matmul.c and
 #                           the futex paths of src/threadpool.c, which native builds never compile,
@@ -41,7 +41,7 @@ WT_SAFE_LINK    := $(WT_CHECKED_LINK) -sSAFE_HEAP=1 -sASSERTIONS=2 -sMAXIMUM_MEM
 WT_ASAN         := -msimd128 -pthread -fsanitize=address,undefined -O1
 WT_ASAN_LINK    := $(WT_CHECKED_LINK) -sMAXIMUM_MEMORY=2GB
 
-WT_KERNEL_TESTS := test_types test_matmul test_threadpool
+WT_KERNEL_TESTS := test_types test_matmul test_threadpool test_kv_attention
 # Tests that cannot run here go in WT_NATIVE_ONLY (with the reason): test_models_shipped runs
 # natively only, as it does not run under native ASan either (see ASAN_TEST_NAMES); test_cli
 # captures the CLI's output by dup2 onto temporary files, which Emscripten's stdio does not follow

@@ -27,9 +27,11 @@ static const char *usage =
     "  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
     "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
+    "                   [--attention]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
     "--decode-tokens ids.\n"
+    "--attention: bench with attention capture on (every softmax probability kept), to see its cost.\n"
     "--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.\n"
     "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
     "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
@@ -95,7 +97,7 @@ static const char *const command_names[N_COMMANDS] = {"info", "logits", "generat
 typedef struct options {
     const char *tokens, *source, *decoder_start, *prompt, *text, *system;
     const char *ablate; /* --ablate L:H,...: decoder self-attention heads zeroed */
-    int all, bos, ignore_eos, chat;
+    int all, bos, ignore_eos, chat, attention;
     int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat;
     sac_sampling_params sampling;
 } options;
@@ -123,6 +125,7 @@ static const option_spec option_specs[] = {
     {"--text", OPT_TEXT, GENERATE | TOKENIZE, AT(text), 0, 0, 0, NULL},
     {"--ablate", OPT_TEXT, LOGITS | GENERATE, AT(ablate), 0, 0, 0, NULL},
     {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
+    {"--attention", OPT_FLAG, BENCH, AT(attention), 0, 0, 0, NULL},
     {"--bos", OPT_FLAG, GENERATE | TOKENIZE, AT(bos), 0, 0, 0, NULL},
     {"--ignore-eos", OPT_FLAG, GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
     {"--chat", OPT_FLAG, GENERATE, AT(chat), 0, 0, 0, NULL},
@@ -333,6 +336,7 @@ static sac_context *new_context(sac_model *m, const options *o, int32_t batch) {
     sac_context_params cp = sac_context_default_params();
     cp.n_threads = o->threads;
     cp.n_ctx = o->n_ctx; /* 0: the library's default */
+    cp.capture_attention = o->attention;
     if (batch) cp.n_batch = batch;
     sac_context *ctx;
     if (sac_context_new(m, &cp, &ctx) != SAC_OK ||

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "kv_attention.h"
 
 sac_context_params sac_context_default_params(void) {
     sac_context_params p = {0};
@@ -61,7 +62,8 @@ static sac_status alloc_activations(sac_context *ctx) {
         (st = alloc_floats(ctx, &a->ff, mul3(B, F, 1), "feed-forward hidden")) ||
         (st = alloc_floats(ctx, &a->ff2, sac_arch_llama_like(m->arch) ? mul3(B, F, 1) : 0, "feed-forward gate")) ||
         (st = alloc_floats(ctx, &a->rope, mul3(B, (uint64_t)(hp->rope_dim ? hp->rope_dim : 1), 1), "RoPE table")) ||
-        (st = alloc_floats(ctx, &a->scores, mul3((uint64_t)ctx->n_threads, (uint64_t)ctx->n_ctx, 1), "attention scores")))
+        (st = alloc_floats(ctx, &a->scores, mul3((uint64_t)ctx->n_threads, (uint64_t)sac_kv_block(hp->n_head),
+                                                          (uint64_t)ctx->n_ctx), "attention scores")))
         return st;
 
     /* Workspace: the most any matrix needs for a full batch. Every 2-D tensor of the file
@@ -172,7 +174,7 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
     const uint64_t KV = (uint64_t)hp->n_head_kv * (uint64_t)hp->head_dim, L = (uint64_t)hp->n_layer;
     uint64_t floats = sat_mul(2 * L * n_ctx, KV);                                     /* KV cache */
     floats = sat_add(floats, sat_mul(B, 9 * E + 2 * KV + 2 * F + (uint64_t)hp->rope_dim)); /* activations (upper bound) */
-    floats = sat_add(floats, T * n_ctx + V);                                          /* scores, logits */
+    floats = sat_add(floats, sat_add(sat_mul(T * (uint64_t)sac_kv_block(hp->n_head), n_ctx), V)); /* scores, logits */
     if (m->arch == SAC_ARCH_ENCDEC) floats = sat_add(floats, sat_mul(2 * L * n_ctx, E)); /* cross keys and values */
     uint64_t bytes = sat_mul(floats, 4);
     bytes = sat_add(bytes, sat_mul(B, (E > F ? E : F) * 3) + 64); /* matmul workspace (int16 + scales, upper bound) */

@@ -19,7 +19,7 @@ typedef struct sac_activations {
     float *proj;     /* output of a projection     [n_batch][n_embd] */
     float *ff, *ff2; /* feed-forward hidden        [n_batch][n_ff] */
     float *rope;     /* cos, sin per token         [n_batch][rope_dim] */
-    float *scores;   /* per-thread attention row   [n_threads][n_ctx] */
+    float *scores;   /* attention rows per thread  [n_threads][min(n_head, 16)][n_ctx] */
     void *work;      /* matmul workspace (quantized activations) */
 } sac_activations;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "kv_attention.h"
 #include "softmax.h"
 #include "types.h"
 
@@ -147,53 +148,54 @@ typedef struct attention_job {
     float *out;                /* [n][n_head × head_dim] */
 } attention_job;
 
+/* The thread's (token, head) items, taken a run of one token's heads at a time (at most
+ * SAC_KV_HEAD_BLOCK): the key and value rows are read once per run, not once per head. */
 static void attention_task(void *arg, int ith, int nth) {
     const attention_job *job = arg;
     sac_context *ctx = job->ctx;
     const sac_model_info *hp = &ctx->model->info;
-    const int32_t hd = hp->head_dim, H = hp->n_head, group = hp->n_head / hp->n_head_kv;
-    const float scale = 1.0f / sqrtf((float)hd);
-    float *scores = ctx->act.scores + (int64_t)ith * ctx->n_ctx;
+    const int32_t hd = hp->head_dim, H = hp->n_head;
+    float *scratch = ctx->act.scores + (int64_t)ith * sac_kv_block(H) * ctx->n_ctx;
+    float *rows[SAC_KV_HEAD_BLOCK], max[SAC_KV_HEAD_BLOCK];
 
     int64_t start, end;
     sac_split((int64_t)job->n * H, ith, nth, &start, &end);
-    for (int64_t item = start; item < end; item++) {
-        const int32_t t = (int32_t)(item / H), h = (int32_t)(item % H), kvh = h / group;
+    for (int64_t item = start; item < end;) {
+        const int32_t t = (int32_t)(item / H), h0 = (int32_t)(item % H);
+        int32_t h1 = h0 + sac_kv_block(H) < H ? h0 + sac_kv_block(H) : H;
+        if (end - item < h1 - h0) h1 = h0 + (int32_t)(end - item);
+        item += h1 - h0;
         /* The keys this query sees, and its own key, which stays visible even when it is
          * padding so that every row has at least one key (cross-attention has none: the
          * source is checked to have a visible token). */
         const int32_t causal = job->kind == SAC_ATTENTION_SELF;
         const int32_t n_keys = causal ? ctx->n_past + t + 1 : job->n_keys;
         const int32_t own = causal ? ctx->n_past + t : job->kind == SAC_ATTENTION_ENCODER ? t : -1;
-        const float *q = job->q + (int64_t)t * hp->n_embd + (int64_t)h * hd;
-
-        /* scores = q·k / √d, hidden keys at −∞ */
-        float max = -INFINITY;
-        for (int32_t j = 0; j < n_keys; j++) {
-            if (!job->key_mask[j] && j != own) {
-                scores[j] = -INFINITY;
-                continue;
-            }
-            scores[j] = sac_dot_f32(q, job->k + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd) * scale;
-            if (scores[j] > max) max = scores[j];
-        }
-        float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, /* probe hook: scores */
-                                            job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t);
-        if (pre) memcpy(pre, scores, (size_t)n_keys * sizeof *scores);
-        const float sum = sac_softmax_exp(scores, n_keys, max, 1.0f);
-        /* out = Σ softmax(scores)_j · v_j */
-        const float inv = 1.0f / sum;
-        float *out = job->out + (int64_t)t * hp->n_embd + (int64_t)h * hd;
-        memset(out, 0, (size_t)hd * sizeof *out);
-        for (int32_t j = 0; j < n_keys; j++) {
-            scores[j] *= inv;
-            if (scores[j] != 0.0f)
-                sac_axpy_f32(out, scores[j], job->v + (int64_t)j * job->kv_stride + (int64_t)kvh * hd, hd);
-        }
         /* decoder rows are numbered by position, encoder rows by source token */
         const int32_t query = job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t;
-        float *captured = sac_capture_slot(&ctx->capture, job->kind, job->layer, h, query);
-        if (captured) memcpy(captured, scores, (size_t)n_keys * sizeof *scores);
+        /* With capture on, each head's row is worked on where capture keeps it: no copy. */
+        for (int32_t h = h0; h < h1; h++) {
+            float *captured = sac_capture_slot(&ctx->capture, job->kind, job->layer, h, query);
+            rows[h - h0] = captured ? captured : scratch + (int64_t)(h - h0) * ctx->n_ctx;
+        }
+        const sac_kv_heads heads = {
+            .q = job->q + (int64_t)t * hp->n_embd, .k = job->k, .v = job->v, .kv_stride = job->kv_stride,
+            .head_dim = hd, .group = hp->n_head / hp->n_head_kv, .h0 = h0, .h1 = h1, .n_keys = n_keys,
+            .own = own, .key_mask = job->key_mask, .scale = 1.0f / sqrtf((float)hd), .rows = rows,
+        };
+
+        /* scores = q·k / √d, hidden keys at −∞ */
+        sac_kv_scores(&heads, max);
+        /* softmax, per head */
+        for (int32_t h = h0; h < h1; h++) {
+            float *scores = rows[h - h0];
+            float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, query); /* probe hook */
+            if (pre) memcpy(pre, scores, (size_t)n_keys * sizeof *scores);
+            const float inv = 1.0f / sac_softmax_exp(scores, n_keys, max[h - h0], 1.0f);
+            for (int32_t j = 0; j < n_keys; j++) scores[j] *= inv;
+        }
+        /* out = Σ softmax(scores)_j · v_j */
+        sac_kv_mix(&heads, job->out + (int64_t)t * hp->n_embd);
     }
 }
 

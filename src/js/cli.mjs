@@ -17,9 +17,11 @@ const usage = `usage:
   saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
   saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
+                   [--attention]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
 --decode-tokens ids.
+--attention: bench with attention capture on (every softmax probability kept), to see its cost.
 --ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
 --chat: the prompt is a user turn of a conversation, formatted with the model's chat template
@@ -139,6 +141,7 @@ const OPTIONS = {
   '--text': ['text', [G, T], text],
   '--ablate': ['ablate', [L, G], text],
   '--all': ['all', [L], flag],
+  '--attention': ['attention', [B], flag],
   '--bos': ['bos', [G, T], flag],
   '--ignore-eos': ['ignoreEos', [G], flag],
   '--chat': ['chat', [G], flag],
@@ -158,7 +161,7 @@ const OPTIONS = {
 
 function parseOptions(cmd, args) {
   const o = {
-    all: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
+    all: false, attention: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
     seed: 0n,
   };
   for (let i = 0; i < args.length; i++) {
@@ -357,6 +360,7 @@ export async function main(argv) {
     model = await loadModel(file, {
       threads: o.threads, contextLength: o.nCtx, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
       ...(o.ablate !== undefined && { ablate: o.ablate }),
+      ...(o.attention && { attention: true }),
     });
     const out = await commands[cmd](model, o); // chat writes its lines as they come
     if (out !== undefined) process.stdout.write(out + '\n');

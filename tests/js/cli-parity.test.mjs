@@ -168,6 +168,16 @@ describe('both CLIs judge every option the same way', () => {
       }
     });
 
+  test('bench --attention: decode with attention capture on, the same fields on both', async () => {
+    const { native, js } = await both('bench', gpt2, '--prompt-tokens', 8, '--decode-tokens', 4, '--repeat', 1, '--attention');
+    assert.equal(native.status, 0, native.stderr);
+    assert.equal(js.status, 0, js.stderr);
+    const a = JSON.parse(js.stdout), b = JSON.parse(native.stdout);
+    assert.deepEqual(Object.keys(a), Object.keys(b));
+    assert.deepEqual([a.prompt_tokens, a.decode_tokens], [8, 4]);
+    assert.ok(a.decode_tokens_per_s > 0 && b.decode_tokens_per_s > 0);
+  });
+
   test('bench and logits options', async () => {
     for (const args of [
       ['bench', gpt2, '--prompt-tokens', 0], ['bench', gpt2, '--decode-tokens', -1], ['bench', gpt2, '--repeat', 0],
@@ -185,6 +195,7 @@ describe('both CLIs judge every option the same way', () => {
     for (const args of [
       [...gen, '--all'], ['info', gpt2, '--threads', 2], ['tokenize', gpt2, '--text', 'a', '--prompt', 'b'],
       ['bench', gpt2, '-n', 3], ['logits', gpt2, '--tokens', 1, '--temp', 0], ['frobnicate', gpt2, '--bogus'],
+      ['logits', gpt2, '--tokens', 1, '--attention'], ['bench', gpt2, '--attention', 1],
       [...gen, '--bogus'], [...gen, '--bogus', 1], [...gen, '--seed'], [...gen, '--decoder-start', 1],
       ['logits', gpt2, '--tokens', 1, '--source', 1], ['logits', dates, '--tokens', 1], ['logits', dates],
       ['bench', dates, '--prompt-tokens', 41, '--decode-tokens', 1],

@@ -1,0 +1,40 @@
+/* kv_attention.h — the two passes of attention over the keys and values of one query row,
+ * for a block of heads at once: scores (q·k) and the weighted sum of values.
+ *
+ * Each pass walks the key (or value) rows in order and reads, from each, the contiguous slice
+ * of the block's heads, so memory streams instead of one head at a time striding through the
+ * cache. Every score and every output value gets the same float operations, in the same
+ * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
+ * depend on the block, the thread, or the path (wasm SIMD128 or plain C). */
+#ifndef SAC_KV_ATTENTION_H
+#define SAC_KV_ATTENTION_H
+
+#include <stdint.h>
+
+/* Most heads one pass covers; the per-thread score scratch holds this many rows. */
+#define SAC_KV_HEAD_BLOCK 16
+
+/* Score rows per thread for a model of n_head heads. */
+static inline int32_t sac_kv_block(int32_t n_head) { return n_head < SAC_KV_HEAD_BLOCK ? n_head : SAC_KV_HEAD_BLOCK; }
+
+/* One query row's heads [h0, h1) over n_keys keys. */
+typedef struct sac_kv_heads {
+    const float *q;           /* the query row: head h at q + h × head_dim */
+    const float *k, *v;       /* key/value rows, kv_stride floats apart; kv head g at g × head_dim */
+    int64_t kv_stride;
+    int32_t head_dim, group;  /* query heads per kv head */
+    int32_t h0, h1;
+    int32_t n_keys;
+    int32_t own;              /* a key that stays visible even when masked (−1: none) */
+    const uint8_t *key_mask;  /* 0 = hidden */
+    float scale;
+    float *const *rows;       /* rows[h − h0]: n_keys floats each */
+} sac_kv_heads;
+
+/* rows[h][j] ← q_h·k_j × scale, −∞ for hidden keys; max[h − h0] ← the largest (−∞ if none). */
+void sac_kv_scores(const sac_kv_heads *a, float *max);
+
+/* out_h ← Σ_j rows[h][j] · v_j, in key order, skipping zero weights; head h at out + h × head_dim. */
+void sac_kv_mix(const sac_kv_heads *a, float *out);
+
+#endif
