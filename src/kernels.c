@@ -779,23 +779,28 @@ static inline v128_t kdot_q5_K(const char *block, const int16_t *x, const int16_
     return kdot_nibbles(b->scales, b->qs, b->qh, x, bsums, msum);
 }
 
+/* Q6_K's unsigned levels (0..63) of one half (ql, qh its 64 and 32 bytes) for l in
+ * [16 kk, 16 kk + 16): q[k] holds values 32k + l, from a nibble of ql and bits 2k of qh[l]. */
+static inline void q6_K_levels(const uint8_t *ql, const uint8_t *qh, int kk, v128_t q[4]) {
+    const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30);
+    v128_t l0 = wasm_v128_load(ql + 16 * kk), l1 = wasm_v128_load(ql + 32 + 16 * kk);
+    v128_t hb = wasm_v128_load(qh + 16 * kk);
+    q[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i16x8_shl(hb, 4), two));
+    q[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i16x8_shl(hb, 2), two));
+    q[2] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l0, 4), low4), wasm_v128_and(hb, two));
+    q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), low4), wasm_v128_and(wasm_u16x8_shr(hb, 2), two));
+}
+
 static inline v128_t kdot_q6_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
     (void)msum;
     const block_q6_K *b = (const block_q6_K *)block;
-    const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30);
     const v128_t sc[2] = {wasm_i16x8_load8x8(b->scales), wasm_i16x8_load8x8(b->scales + 8)};
     v128_t isum = wasm_i32x4_splat(0);
-    for (int h = 0; h < 2; h++) { /* value 32k + l of half h: a nibble of ql, bits 2k of qh[l] */
-        const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
+    for (int h = 0; h < 2; h++) {
         v128_t p[8];
         for (int kk = 0; kk < 2; kk++) {
-            v128_t l0 = wasm_v128_load(ql + 16 * kk), l1 = wasm_v128_load(ql + 32 + 16 * kk);
-            v128_t hb = wasm_v128_load(qh + 16 * kk);
             v128_t q[4];
-            q[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i16x8_shl(hb, 4), two));
-            q[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i16x8_shl(hb, 2), two));
-            q[2] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l0, 4), low4), wasm_v128_and(hb, two));
-            q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), low4), wasm_v128_and(wasm_u16x8_shr(hb, 2), two));
+            q6_K_levels(b->ql + 64 * h, b->qh + 32 * h, kk, q);
             UNROLLED for (int k = 0; k < 4; k++) p[2 * k + kk] = dot16_u8(q[k], x + 128 * h + 32 * k + 16 * kk);
         }
         isum = wasm_i32x4_add(isum, scale8(p, sc[h]));
@@ -955,15 +960,10 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
         const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
         int16_t *q = out->q + 128 * h;
 #ifdef __wasm_simd128__
-        const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30), off = wasm_i8x16_splat(32);
+        const v128_t off = wasm_i8x16_splat(32);
         for (int k = 0; k < 2; k++) {
-            v128_t l0 = wasm_v128_load(ql + 16 * k), l1 = wasm_v128_load(ql + 32 + 16 * k);
-            v128_t hb = wasm_v128_load(qh + 16 * k);
             v128_t v[4];
-            v[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i8x16_shl(hb, 4), two));
-            v[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i8x16_shl(hb, 2), two));
-            v[2] = wasm_v128_or(wasm_u8x16_shr(l0, 4), wasm_v128_and(hb, two));
-            v[3] = wasm_v128_or(wasm_u8x16_shr(l1, 4), wasm_v128_and(wasm_u8x16_shr(hb, 2), two));
+            q6_K_levels(ql, qh, k, v);
             for (int r = 0; r < 4; r++) {
                 v128_t s8 = wasm_i8x16_sub(v[r], off);
                 wasm_v128_store(q + 32 * r + 16 * k, wasm_i16x8_extend_low_i8x16(s8));
