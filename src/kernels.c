@@ -624,6 +624,191 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
  * SIMD path, which only forms them differently, gives the plain-C bits.
  * ---------------------------------------------------------------------------------------- */
 
+#ifdef __wasm_simd128__
+/* The matvec's dot of one super-block with the activations, in registers: each 16 or 32
+ * levels are decoded into vectors and multiplied with their activations at once, and the
+ * group scales are applied to the int32 dots of whole groups. A decoded block never goes to
+ * memory, as kdecode's does for matmat, where one decoded block serves four activation rows.
+ * The levels are decoded unsigned (0..63); Q6_K's -32 and Q3_K's -4 come back as
+ * off * sum(sc * bsum), the same integer. Each returns four int32 lanes whose sum is isum, and
+ * for formats with a min, in *msum, four whose sum is msum. */
+/* Loops whose counter sets shift distances: unrolled, every distance is a constant (left
+ * rolled, clang computes them, and both directions of move_bit, at run time). Only the
+ * innermost: unrolling the outer loops too made the step 1.5x slower in V8. */
+#define UNROLLED _Pragma("clang loop unroll(full)")
+
+typedef v128_t (*kdot_fn)(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum);
+
+/* 16 unsigned levels (bytes, < 128) times their activations: four int32 lanes of four
+ * products each. Every format's lanes stay within int16 (|x| <= 128, levels <= 63: 32256),
+ * which scale8 relies on, as it does on a 32-level group's two of them summed (Q4_K, Q5_K:
+ * levels <= 31, 31744). */
+static inline v128_t dot16_u8(v128_t q, const int16_t *x) {
+    return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(q), wasm_v128_load(x)),
+                          wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(q), wasm_v128_load(x + 8)));
+}
+
+/* Eight groups' dots p[g] times their scales (the int16 lanes of sc), as int32 lanes: the
+ * dots are narrowed to int16 in pairs, and one i32x4.dot multiplies a pair by its scales. */
+static inline v128_t scale8(const v128_t p[8], v128_t sc) {
+    v128_t s = wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[0], p[1]), wasm_i16x8_shuffle(sc, sc, 0, 0, 0, 0, 1, 1, 1, 1));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[2], p[3]),
+                                               wasm_i16x8_shuffle(sc, sc, 2, 2, 2, 2, 3, 3, 3, 3)));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[4], p[5]),
+                                               wasm_i16x8_shuffle(sc, sc, 4, 4, 4, 4, 5, 5, 5, 5)));
+    return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[6], p[7]),
+                                                  wasm_i16x8_shuffle(sc, sc, 6, 6, 6, 6, 7, 7, 7, 7)));
+}
+
+/* Bit b of each byte moved to bit `to` (b, to < 8), the other bits cleared. 16-bit shifts
+ * (one instruction, where V8 spends three on an 8-bit one) never carry a byte's bits into
+ * the kept bit of its neighbour for these distances. */
+static inline v128_t move_bit(v128_t v, int b, int to) {
+    v = b >= to ? wasm_u16x8_shr(v, (uint32_t)(b - to)) : wasm_i16x8_shl(v, (uint32_t)(to - b));
+    return wasm_v128_and(v, wasm_i8x16_splat((int8_t)(1 << to)));
+}
+
+/* isum -= off * sum(sc * bsum) (off a power of two, 1 << shift): the levels' offset. */
+static inline v128_t minus_offset(v128_t isum, v128_t sc_lo, v128_t sc_hi, const int16_t *bsums, int shift) {
+    v128_t t = wasm_i32x4_add(wasm_i32x4_dot_i16x8(sc_lo, wasm_v128_load(bsums)),
+                              wasm_i32x4_dot_i16x8(sc_hi, wasm_v128_load(bsums + 8)));
+    return wasm_i32x4_sub(isum, wasm_i32x4_shl(t, (uint32_t)shift));
+}
+
+static inline v128_t kdot_q2_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+    const block_q2_K *b = (const block_q2_K *)block;
+    const v128_t three = wasm_i8x16_splat(3), low4 = wasm_i16x8_splat(0x0F);
+    v128_t isum = wasm_i32x4_splat(0), m[2];
+    for (int h = 0; h < 2; h++) { /* value 128 h + 32 k + l: bits 2k of qs[32 h + l] */
+        v128_t p[8], s = wasm_u16x8_load8x8(b->scales + 8 * h);
+        for (int kk = 0; kk < 2; kk++) {
+            v128_t packed = wasm_v128_load(b->qs + 32 * h + 16 * kk);
+            UNROLLED for (int k = 0; k < 4; k++)
+                p[2 * k + kk] = dot16_u8(wasm_v128_and(wasm_u16x8_shr(packed, (uint32_t)(2 * k)), three),
+                                         x + 128 * h + 32 * k + 16 * kk);
+        }
+        isum = wasm_i32x4_add(isum, scale8(p, wasm_v128_and(s, low4)));
+        m[h] = wasm_u16x8_shr(s, 4);
+    }
+    *msum = wasm_i32x4_add(wasm_i32x4_dot_i16x8(m[0], wasm_v128_load(bsums)),
+                           wasm_i32x4_dot_i16x8(m[1], wasm_v128_load(bsums + 8)));
+    return isum;
+}
+
+/* Q3_K's 16 6-bit scales as int8 (minus 32), unpacked four at a time in 32-bit words. */
+static inline v128_t q3_K_scales(const uint8_t scales[12]) {
+    uint32_t a[3];
+    memcpy(a, scales, sizeof a);
+    const uint32_t low4 = 0x0F0F0F0Fu, two = 0x03030303u;
+    v128_t v = wasm_u32x4_make((a[0] & low4) | (a[2] & two) << 4, (a[1] & low4) | (a[2] >> 2 & two) << 4,
+                               (a[0] >> 4 & low4) | (a[2] >> 4 & two) << 4, (a[1] >> 4 & low4) | (a[2] >> 6 & two) << 4);
+    return wasm_i8x16_sub(v, wasm_i8x16_splat(32));
+}
+
+static inline v128_t kdot_q3_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+    (void)msum;
+    const block_q3_K *b = (const block_q3_K *)block;
+    const v128_t three = wasm_i8x16_splat(3), s8 = q3_K_scales(b->scales);
+    const v128_t sc[2] = {wasm_i16x8_extend_low_i8x16(s8), wasm_i16x8_extend_high_i8x16(s8)};
+    v128_t isum = wasm_i32x4_splat(0);
+    for (int h = 0; h < 2; h++) { /* as Q2_K, plus 4 where bit 4h + k of hmask[l] is set */
+        v128_t p[8];
+        for (int kk = 0; kk < 2; kk++) {
+            v128_t packed = wasm_v128_load(b->qs + 32 * h + 16 * kk);
+            v128_t hm = wasm_u16x8_shr(wasm_v128_load(b->hmask + 16 * kk), (uint32_t)(4 * h)); /* bit k: value's */
+            UNROLLED for (int k = 0; k < 4; k++) {
+                v128_t q = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(packed, (uint32_t)(2 * k)), three),
+                                        move_bit(hm, k, 2));
+                p[2 * k + kk] = dot16_u8(q, x + 128 * h + 32 * k + 16 * kk);
+            }
+        }
+        isum = wasm_i32x4_add(isum, scale8(p, sc[h]));
+    }
+    return minus_offset(isum, sc[0], sc[1], bsums, 2);
+}
+
+/* Q4_K's and Q5_K's eight 6-bit scales (low half) and mins (high half) as bytes, unpacked
+ * four at a time in 32-bit words. */
+static inline v128_t q4_K_scales_mins(const uint8_t scales[12]) {
+    uint32_t a[3];
+    memcpy(a, scales, sizeof a);
+    const uint32_t low6 = 0x3F3F3F3Fu, low4 = 0x0F0F0F0Fu, two = 0x03030303u;
+    return wasm_u32x4_make(a[0] & low6, (a[2] & low4) | (a[0] >> 6 & two) << 4, a[1] & low6,
+                           (a[2] >> 4 & low4) | (a[1] >> 6 & two) << 4);
+}
+
+/* msum for sub-block mins m (int16 lanes 0-7): each min meets two bsums. */
+static inline v128_t mins_of_pairs(v128_t m, const int16_t *bsums) {
+    v128_t lo = wasm_i16x8_shuffle(m, m, 0, 0, 1, 1, 2, 2, 3, 3), hi = wasm_i16x8_shuffle(m, m, 4, 4, 5, 5, 6, 6, 7, 7);
+    return wasm_i32x4_add(wasm_i32x4_dot_i16x8(lo, wasm_v128_load(bsums)),
+                          wasm_i32x4_dot_i16x8(hi, wasm_v128_load(bsums + 8)));
+}
+
+/* Q4_K (qh NULL) and Q5_K: sub-blocks 2c and 2c + 1 are the low and high nibbles of 32 bytes
+ * of qs; Q5_K's fifth bits are bits 2c and 2c + 1 of qh[l]. Each sub-block's two dot16_u8
+ * are summed before scale8. */
+static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, const int16_t *x,
+                                  const int16_t *bsums, v128_t *msum) {
+    const v128_t low4 = wasm_i8x16_splat(0x0F), sm = q4_K_scales_mins(scales);
+    v128_t p[8];
+    for (int c = 0; c < 4; c++) {
+        p[2 * c] = p[2 * c + 1] = wasm_i32x4_splat(0);
+        for (int kk = 0; kk < 2; kk++) {
+            v128_t packed = wasm_v128_load(qs + 32 * c + 16 * kk);
+            v128_t lo = wasm_v128_and(packed, low4), hi = wasm_v128_and(wasm_u16x8_shr(packed, 4), low4);
+            if (qh) { /* bits 2c and 2c + 1 shifted down to 0 and 1, then each to 4 */
+                v128_t hb = wasm_u16x8_shr(wasm_v128_load(qh + 16 * kk), (uint32_t)(2 * c));
+                lo = wasm_v128_or(lo, move_bit(hb, 0, 4));
+                hi = wasm_v128_or(hi, move_bit(hb, 1, 4));
+            }
+            p[2 * c] = wasm_i32x4_add(p[2 * c], dot16_u8(lo, x + 64 * c + 16 * kk));
+            p[2 * c + 1] = wasm_i32x4_add(p[2 * c + 1], dot16_u8(hi, x + 64 * c + 32 + 16 * kk));
+        }
+    }
+    *msum = mins_of_pairs(wasm_u16x8_extend_high_u8x16(sm), bsums);
+    return scale8(p, wasm_u16x8_extend_low_u8x16(sm));
+}
+
+static inline v128_t kdot_q4_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+    const block_q4_K *b = (const block_q4_K *)block;
+    return kdot_nibbles(b->scales, b->qs, NULL, x, bsums, msum);
+}
+
+static inline v128_t kdot_q5_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+    const block_q5_K *b = (const block_q5_K *)block;
+    return kdot_nibbles(b->scales, b->qs, b->qh, x, bsums, msum);
+}
+
+/* Q6_K's unsigned levels (0..63) of one half (ql, qh its 64 and 32 bytes) for l in
+ * [16 kk, 16 kk + 16): q[k] holds values 32k + l, from a nibble of ql and bits 2k of qh[l]. */
+static inline void q6_K_levels(const uint8_t *ql, const uint8_t *qh, int kk, v128_t q[4]) {
+    const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30);
+    v128_t l0 = wasm_v128_load(ql + 16 * kk), l1 = wasm_v128_load(ql + 32 + 16 * kk);
+    v128_t hb = wasm_v128_load(qh + 16 * kk);
+    q[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i16x8_shl(hb, 4), two));
+    q[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i16x8_shl(hb, 2), two));
+    q[2] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l0, 4), low4), wasm_v128_and(hb, two));
+    q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), low4), wasm_v128_and(wasm_u16x8_shr(hb, 2), two));
+}
+
+static inline v128_t kdot_q6_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+    (void)msum;
+    const block_q6_K *b = (const block_q6_K *)block;
+    const v128_t sc[2] = {wasm_i16x8_load8x8(b->scales), wasm_i16x8_load8x8(b->scales + 8)};
+    v128_t isum = wasm_i32x4_splat(0);
+    for (int h = 0; h < 2; h++) {
+        v128_t p[8];
+        for (int kk = 0; kk < 2; kk++) {
+            v128_t q[4];
+            q6_K_levels(b->ql + 64 * h, b->qh + 32 * h, kk, q);
+            UNROLLED for (int k = 0; k < 4; k++) p[2 * k + kk] = dot16_u8(q[k], x + 128 * h + 32 * k + 16 * kk);
+        }
+        isum = wasm_i32x4_add(isum, scale8(p, sc[h]));
+    }
+    return minus_offset(isum, sc[0], sc[1], bsums, 5);
+}
+#endif
+
 /* A decoded super-block. */
 typedef struct kblock {
     _Alignas(16) int16_t q[SAC_QK_K];
@@ -633,9 +818,14 @@ typedef struct kblock {
 
 typedef void (*kdecode_fn)(const char *block, kblock *out);
 
+/* A K-quant format: bytes per block, the byte offsets of d and dmin in a block, its decoder
+ * (and in wasm its register dot), and whether it has mins. */
 typedef struct kquant_format {
-    size_t block_bytes;
+    size_t block_bytes, d_at, dmin_at;
     kdecode_fn decode;
+#ifdef __wasm_simd128__
+    kdot_fn dot;
+#endif
     int has_min;
 } kquant_format;
 
@@ -770,15 +960,10 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
         const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
         int16_t *q = out->q + 128 * h;
 #ifdef __wasm_simd128__
-        const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(0x30), off = wasm_i8x16_splat(32);
+        const v128_t off = wasm_i8x16_splat(32);
         for (int k = 0; k < 2; k++) {
-            v128_t l0 = wasm_v128_load(ql + 16 * k), l1 = wasm_v128_load(ql + 32 + 16 * k);
-            v128_t hb = wasm_v128_load(qh + 16 * k);
             v128_t v[4];
-            v[0] = wasm_v128_or(wasm_v128_and(l0, low4), wasm_v128_and(wasm_i8x16_shl(hb, 4), two));
-            v[1] = wasm_v128_or(wasm_v128_and(l1, low4), wasm_v128_and(wasm_i8x16_shl(hb, 2), two));
-            v[2] = wasm_v128_or(wasm_u8x16_shr(l0, 4), wasm_v128_and(hb, two));
-            v[3] = wasm_v128_or(wasm_u8x16_shr(l1, 4), wasm_v128_and(wasm_u8x16_shr(hb, 2), two));
+            q6_K_levels(ql, qh, k, v);
             for (int r = 0; r < 4; r++) {
                 v128_t s8 = wasm_i8x16_sub(v[r], off);
                 wasm_v128_store(q + 32 * r + 16 * k, wasm_i16x8_extend_low_i8x16(s8));
@@ -808,24 +993,55 @@ KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
         wasm_v128_store(w->q + 16 * g, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g), sc));
         wasm_v128_store(w->q + 16 * g + 8, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g + 8), sc));
 #else
+#if defined(__GNUC__)
+        /* one group as one generic vector: left to itself, gcc vectorizes across the 16
+         * groups with a transpose of the block (vpermt2w), 3x slower than this */
+        typedef int16_t group16 __attribute__((vector_size(32)));
+        group16 v;
+        memcpy(&v, w->q + 16 * g, sizeof v);
+        v = v * (int16_t)w->sc[g];
+        memcpy(w->q + 16 * g, &v, sizeof v);
+#else
         for (int j = 0; j < 16; j++) w->q[16 * g + j] = (int16_t)(w->q[16 * g + j] * w->sc[g]);
+#endif
 #endif
     }
 }
 
-/* isum: the integer dot of a decoded, scaled block with 256 activations. */
+#ifndef __wasm_simd128__
+/* isum: the integer dot of a decoded, scaled block with 256 activations (the plain-C
+ * matvec; the wasm one never decodes to memory). */
 static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
-#ifdef __wasm_simd128__
-    v128_t acc0 = wasm_i32x4_splat(0), acc1 = acc0;
-    for (int k = 0; k < SAC_QK_K; k += 16) {
-        acc0 = wasm_i32x4_add(acc0, wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + k), wasm_v128_load(x + k)));
-        acc1 = wasm_i32x4_add(acc1, wasm_i32x4_dot_i16x8(wasm_v128_load(w->q + k + 8), wasm_v128_load(x + k + 8)));
-    }
-    return hsum_i32(wasm_i32x4_add(acc0, acc1));
-#else
     int32_t acc = 0;
     for (int j = 0; j < SAC_QK_K; j++) acc += (int32_t)w->q[j] * (int32_t)x[j];
     return acc;
+}
+#endif
+
+/* The isums of a decoded block with four activation rows, x and x + n_in, ... (a matmat
+ * step): each weight vector is loaded once for the four. */
+static inline void kblock_dot4(const kblock *w, const int16_t *x, int64_t n_in, int32_t isum[4]) {
+    const int16_t *x0 = x, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
+#ifdef __wasm_simd128__
+    v128_t a0 = wasm_i32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    for (int k = 0; k < SAC_QK_K; k += 8) {
+        v128_t q = wasm_v128_load(w->q + k);
+        a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x0 + k)));
+        a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x1 + k)));
+        a2 = wasm_i32x4_add(a2, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x2 + k)));
+        a3 = wasm_i32x4_add(a3, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x3 + k)));
+    }
+    wasm_v128_store(isum, sum4_i32(a0, a1, a2, a3));
+#else
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int j = 0; j < SAC_QK_K; j++) {
+        int32_t q = w->q[j];
+        s0 += q * x0[j];
+        s1 += q * x1[j];
+        s2 += q * x2[j];
+        s3 += q * x3[j];
+    }
+    isum[0] = s0, isum[1] = s1, isum[2] = s2, isum[3] = s3;
 #endif
 }
 
@@ -835,12 +1051,20 @@ static inline int32_t kblock_mins(const kblock *w, const int16_t *bsums) {
     return s;
 }
 
-KERNEL float kblock_add(kquant_format f, float acc, const kblock *w, const int16_t *x, const int16_t *bsums,
-                        float dx) {
-    acc = acc + (float)kblock_dot(w, x) * (w->d * dx);
+/* acc after one block, given its isum: the float steps every path takes. */
+KERNEL float kblock_add(kquant_format f, float acc, const kblock *w, int32_t isum, const int16_t *bsums, float dx) {
+    acc = acc + (float)isum * (w->d * dx);
     if (f.has_min) acc = acc - (float)kblock_mins(w, bsums) * (w->dmin * dx);
     return acc;
 }
+
+#ifdef __wasm_simd128__
+static inline float kblock_f16(const char *block, size_t at) {
+    uint16_t h;
+    memcpy(&h, block + at, sizeof h);
+    return f16_to_f32_inline(h);
+}
+#endif
 
 /* One output: weight row o against activation row b. */
 KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int64_t b) {
@@ -848,17 +1072,66 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
     int64_t nb = t->n_in / SAC_QK_K;
     const int16_t *x = a->q + b * t->n_in, *bs = a->bsums + b * (t->n_in / 16);
     float acc = 0.0f;
+#ifdef __wasm_simd128__
+    for (int64_t blk = 0; blk < nb; blk++) { /* kblock_add's steps, with the sums of f.dot */
+        const char *block = row + (size_t)blk * f.block_bytes;
+        v128_t m = wasm_i32x4_splat(0);
+        int32_t isum = hsum_i32(f.dot(block, x + blk * SAC_QK_K, bs + blk * 16, &m));
+        float dx = a->d[blk * t->n_batch + b];
+        acc = acc + (float)isum * (kblock_f16(block, f.d_at) * dx);
+        if (f.has_min) acc = acc - (float)hsum_i32(m) * (kblock_f16(block, f.dmin_at) * dx);
+    }
+#else
     kblock w;
     for (int64_t blk = 0; blk < nb; blk++) {
         kdecode(f, row + (size_t)blk * f.block_bytes, &w);
-        acc = kblock_add(f, acc, &w, x + blk * SAC_QK_K, bs + blk * 16, a->d[blk * t->n_batch + b]);
+        acc = kblock_add(f, acc, &w, kblock_dot(&w, x + blk * SAC_QK_K), bs + blk * 16, a->d[blk * t->n_batch + b]);
     }
+#endif
     return acc;
 }
 
+#ifdef __wasm_simd128__
+/* kquant_matvec's step, as quant_rows4 for the 32-value formats: rows o..o+3 as the lanes of
+ * one vector, with the same read-ahead of the next four rows (every cache line of their share
+ * of each block, in order). The scales are converted exactly: a few per 256 values. */
+KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
+                           const char *ahead) {
+    int64_t nb = t->n_in / SAC_QK_K;
+    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
+    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
+    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0);
+    for (int64_t blk = 0; blk < nb; blk++) {
+        const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
+        for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
+        size_t at = (size_t)blk * f.block_bytes;
+        const int16_t *x = a->q + blk * SAC_QK_K, *bs = a->bsums + blk * 16;
+        v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
+        v128_t s0 = f.dot(r0 + at, x, bs, &m0), s1 = f.dot(r1 + at, x, bs, &m1);
+        v128_t s2 = f.dot(r2 + at, x, bs, &m2), s3 = f.dot(r3 + at, x, bs, &m3);
+        v128_t dx = wasm_f32x4_splat(a->d[blk]);
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, 1, &unused);
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
+        if (f.has_min) {
+            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, 1, &unused);
+            acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m0, m1, m2, m3)),
+                                                     wasm_f32x4_mul(dmin, dx)));
+        }
+    }
+    return acc;
+}
+#endif
+
 KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
     q8k_activations a = q8k_view(t);
-    for (int64_t o = o0; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
+    int64_t o = o0;
+#ifdef __wasm_simd128__
+    for (; o + ROW_TILE <= o1; o += ROW_TILE) {
+        const char *ahead = weight_row(t, o + 2 * ROW_TILE <= t->n_out ? o + ROW_TILE : o);
+        wasm_v128_store(t->y + o, kquant_rows4(t, &a, f, o, ahead));
+    }
+#endif
+    for (; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
 }
 
 /* Each decoded weight block serves four activation rows. */
@@ -873,9 +1146,11 @@ KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0,
             kblock w;
             for (int64_t blk = 0; blk < nb; blk++) {
                 kdecode(f, row + (size_t)blk * f.block_bytes, &w);
+                int32_t isum[BATCH_TILE];
+                kblock_dot4(&w, a.q + b * n_in + blk * SAC_QK_K, n_in, isum);
                 for (int r = 0; r < BATCH_TILE; r++)
-                    acc[r] = kblock_add(f, acc[r], &w, a.q + (b + r) * n_in + blk * SAC_QK_K,
-                                        a.bsums + (b + r) * ng + blk * 16, a.d[blk * n_batch + b + r]);
+                    acc[r] = kblock_add(f, acc[r], &w, isum[r], a.bsums + (b + r) * ng + blk * 16,
+                                        a.d[blk * n_batch + b + r]);
             }
             for (int r = 0; r < BATCH_TILE; r++) t->y[(b + r) * n_out + o] = acc[r];
         }
@@ -1247,11 +1522,19 @@ void sac_matmat_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1); }
 void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_1, o0, o1); }
 
-#define FORMAT_Q2_K ((kquant_format){sizeof(block_q2_K), kdecode_q2_K, 1})
-#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), kdecode_q3_K, 0})
-#define FORMAT_Q4_K ((kquant_format){sizeof(block_q4_K), kdecode_q4_K, 1})
-#define FORMAT_Q5_K ((kquant_format){sizeof(block_q5_K), kdecode_q5_K, 1})
-#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), kdecode_q6_K, 0})
+#ifdef __wasm_simd128__
+#define KDOT(name) name,
+#else
+#define KDOT(name)
+#endif
+#define FORMAT_Q2_K \
+    ((kquant_format){sizeof(block_q2_K), offsetof(block_q2_K, d), offsetof(block_q2_K, dmin), kdecode_q2_K, KDOT(kdot_q2_K) 1})
+#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), offsetof(block_q3_K, d), 0, kdecode_q3_K, KDOT(kdot_q3_K) 0})
+#define FORMAT_Q4_K \
+    ((kquant_format){sizeof(block_q4_K), offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), kdecode_q4_K, KDOT(kdot_q4_K) 1})
+#define FORMAT_Q5_K \
+    ((kquant_format){sizeof(block_q5_K), offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), kdecode_q5_K, KDOT(kdot_q5_K) 1})
+#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0})
 
 void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
 void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }

@@ -718,6 +718,47 @@ static void test_k_quant_every_scale(void) {
     free(x);
 }
 
+/* The K-quants at their largest levels and scales (every bit set, d = dmin = 1) against
+ * activations at the extreme of Q8_K (x = 127: q = -127): the wasm matvec narrows dots of
+ * 16 or 32 levels to int16 before scaling them, so these must fit exactly (Q5_K: 8 products
+ * of 31 · 127 per lane, Q6_K: 4 of 63 · 127). The sums are integers below 2^24, so y is
+ * exactly the dequantized row's sum times 127, through the four-row step (rows 0-3), the
+ * one-row path (row 4) and matmat. */
+static void test_k_quant_extreme_levels(void) {
+    const int64_t n_in = 512, n_out = 5, nb = n_in / 256;
+    const uint32_t types[] = {SAC_TYPE_Q2_K, SAC_TYPE_Q3_K, SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
+    float *x = malloc(sizeof(float) * 5 * (size_t)n_in), *row = malloc(sizeof(float) * (size_t)n_in);
+    for (int i = 0; i < 5 * n_in; i++) x[i] = 127.0f;
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        uint32_t type = types[t];
+        size_t bytes = weight_bytes(type, n_in, n_out);
+        char *data = malloc(bytes);
+        memset(data, 0xFF, bytes);
+        for (int64_t k = 0; k < n_out * nb; k++) {
+            if (type == SAC_TYPE_Q2_K) ((block_q2_K *)data)[k].d = ((block_q2_K *)data)[k].dmin = 0x3C00;
+            if (type == SAC_TYPE_Q3_K) ((block_q3_K *)data)[k].d = 0x3C00;
+            if (type == SAC_TYPE_Q4_K) ((block_q4_K *)data)[k].d = ((block_q4_K *)data)[k].dmin = 0x3C00;
+            if (type == SAC_TYPE_Q5_K) ((block_q5_K *)data)[k].d = ((block_q5_K *)data)[k].dmin = 0x3C00;
+            if (type == SAC_TYPE_Q6_K) ((block_q6_K *)data)[k].d = 0x3C00;
+        }
+        sac_matrix w = {type, n_in, n_out, data};
+        sac_type_traits_get(type)->to_float(data, row, n_in); /* every row is the same */
+        double want = 0;
+        for (int64_t i = 0; i < n_in; i++) want += (double)row[i] * 127.0;
+        for (int64_t n_batch = 1; n_batch <= 5; n_batch += n_batch == 1 ? 3 : 1) {
+            float *y = run_matmul(pools[2], &w, x, n_batch);
+            for (int64_t i = 0; i < n_batch * n_out; i++)
+                CHECK_MSG(y[i] == (float)want, "%s n_batch=%lld y[%lld] = %.9g, want %.9g", sac_type_name(type),
+                          (long long)n_batch, (long long)i, y[i], want);
+            hash_results(y, n_batch * n_out);
+            free(y);
+        }
+        free(data);
+    }
+    free(row);
+    free(x);
+}
+
 /* The Q8_K activation quantizer, observed exactly: Q6_K rows that pick one input each (d 1,
  * sc 1, level 1) make y[o] = f32(d_x q_x[o]); ties go to even (ggml's nearest_int), unlike
  * Q8_0's. */
@@ -995,6 +1036,7 @@ int main(void) {
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);
     RUN(test_k_quant_every_scale);
+    RUN(test_k_quant_extreme_levels);
     RUN(test_activation_quantization_exact_k);
     RUN(test_f16_specials_long_rows);
     RUN(test_bf16_every_value);
