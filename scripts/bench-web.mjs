@@ -83,7 +83,7 @@ const PHASES = [
   ['wasm-instantiate', 'wasm instantiate'],
   ['thread-pool', 'pthread pool start'],
   ['model-read', 'model bytes into the heap'],
-  ['model-parse', 'model parse (sac_model_load)'],
+  ['model-parse', 'model parse (sac_model_load_split)'],
   ['context', 'context'],
   ['loaded-message', 'load requested → page has the model'],
   ['tokenize', 'tokenize'],

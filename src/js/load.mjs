@@ -239,7 +239,8 @@ export async function loadModel(source, options) {
     // The model owns the buffers from here on, even when loading fails.
     const parsing = now();
     const flags = SAC_LOAD_TAKE_OWNERSHIP | (vocabOnly ? SAC_LOAD_VOCAB_ONLY : 0);
-    const status = n === 1 ? M._sac_model_load(buffers[0][0], buffers[0][1], flags, scratch) : loadSplit(M, heap, buffers, flags, scratch);
+    // one file or several: sac_model_load_split with one buffer is sac_model_load
+    const status = loadSplit(M, heap, buffers, flags, scratch);
     measure('model-parse', parsing);
     buffers.length = 0;
     model = heap.u32(scratch);
