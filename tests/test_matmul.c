@@ -392,11 +392,16 @@ static float *run_matmul(sac_pool *pool, const sac_matrix *w, const float *x, in
     return y;
 }
 
-/* One shape: all thread counts and both references, plus matvec row by row. */
-static void check_shape(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed) {
+/* One shape: all thread counts and both references, plus matvec row by row. With big != 0,
+ * two activations of each row are ±big and big/2. */
+static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed, float big) {
     uint64_t s = seed;
     sac_matrix w = {type, n_in, n_out, make_weights(type, n_in, n_out, &s)};
     float *x = make_activations(n_in * n_batch, &s);
+    for (int64_t b = 0; big != 0 && n_in > 0 && b < n_batch; b++) {
+        x[b * n_in + (7 * b + 3) % n_in] = b % 2 ? -big : big;
+        x[b * n_in + (5 * b + 11) % n_in] = big / 2;
+    }
     expected *e = malloc(sizeof(expected) * (size_t)(n_batch * n_out));
     reference(&w, x, n_batch, e);
 
@@ -441,6 +446,10 @@ static void check_shape(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_ba
     free((void *)w.data);
 }
 
+static void check_shape(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed) {
+    check_shape_big(type, n_in, n_out, n_batch, seed, 0.0f);
+}
+
 static void check_type(uint32_t type) {
     int64_t k = is_k_quant(type) ? 8 : 1; /* K-quant rows are whole 256-value blocks */
     const int64_t n_ins[] = {32 * k, 64 * k, 96 * k, 4096};
@@ -477,6 +486,17 @@ static void test_float_odd_lengths(void) {
         for (size_t a = 0; a < sizeof n_ins / sizeof n_ins[0]; a++)
             for (int64_t n_batch = 1; n_batch <= 6; n_batch += 5)
                 check_shape(types[t], n_ins[a], 9, n_batch, 77 + a);
+}
+
+/* Large activations: the wasm F16 matvec scales the activations by 2^112 (and the weights'
+ * conversion drops that factor) while every |x| < 2^16, and below it uses the plain
+ * conversion; either way the same bits. 65535.996 is the largest float below 2^16. */
+static void test_float_large_activations(void) {
+    const float bigs[] = {65535.996f, 65536.0f, 1e30f};
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_BF16};
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < 3; k++)
+            for (int64_t n_batch = 1; n_batch <= 5; n_batch += 4) check_shape_big(types[t], 100, 13, n_batch, 91 + k, bigs[k]);
 }
 
 /* For the every-half tests: w has 65536 rows and x makes y[b][o] exactly factor × half o
@@ -1054,6 +1074,7 @@ int main(void) {
     RUN(test_q5_K);
     RUN(test_q6_K);
     RUN(test_float_odd_lengths);
+    RUN(test_float_large_activations);
     RUN(test_dot_and_axpy);
     RUN(test_matvec_reads_stay_inside);
     for (int k = 1; k <= 4; k++) sac_pool_free(pools[k]);
