@@ -84,9 +84,12 @@ int main(int argc, char **argv) {
     uint64_t s = 88172645463325252ull;
     for (size_t ti = 0; ti < sizeof all / sizeof all[0]; ti++) {
         const sac_type_traits *tr = sac_type_traits_get(all[ti]);
-        const char *hit = strstr(only, tr->name);
-        size_t len = strlen(tr->name);
-        if (!hit || (hit != only && hit[-1] != ',') || (hit[len] && hit[len] != ',')) continue;
+        int listed = 0; /* one of the comma-separated names */
+        for (const char *p = only; *p && !listed; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+            size_t len = strcspn(p, ",");
+            listed = len == strlen(tr->name) && !strncmp(p, tr->name, len);
+        }
+        if (!listed) continue;
         sac_matrix w[N_MATS];
         const char *data[N_MATS];
         size_t bytes[N_MATS], total = 0, work_bytes = 0;
