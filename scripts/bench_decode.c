@@ -4,12 +4,8 @@
  * plain streaming read of the same bytes. Prints tokens/s (matvecs only) and GB/s per thread
  * count: the ceiling the kernels put on decode, without attention, norms or sampling.
  *
- * native: gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -march=native -pthread -Isrc \
- *           scripts/bench_decode.c src/{matmul,kernels,types,quants,threadpool,error}.c -lm
- * wasm:   emcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -msimd128 -pthread -Isrc \
- *           -sPTHREAD_POOL_SIZE=2 -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB -sEXIT_RUNTIME=1 \
- *           -sSINGLE_FILE=1 -sENVIRONMENT=node scripts/bench_decode.c \
- *           src/{matmul,kernels,types,quants,threadpool,error}.c -o build/bench_decode.cjs
+ * `make bench-decode` builds it native (build/tools/bench_decode) and wasm
+ * (build/bench-decode/bench_decode.cjs, SIMD128 + pthreads, run with node) and runs both with BENCH_DECODE_ARGS.
  *
  *   bench_decode [type names, comma-separated: F32 when absent] [tokens per window] [threads: 1, 2 or 12]
  *                [windows: the best is kept] */

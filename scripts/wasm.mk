@@ -4,6 +4,7 @@
 #                    dist/saccade-st.{mjs,wasm}            SIMD128, single-threaded
 #   make test-js     node --test tests/js/ (needs the native CLI and the test-model tool)
 #   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
+#   make bench-decode  one decode token's matvecs per weight type beside a streaming read, native and wasm
 #
 # No embind: the wasm exports the C API (every sac_* function declared in src/saccade.h, plus
 # malloc/free) and src/js/ reads and writes the heap itself, with the struct layouts of
@@ -82,3 +83,25 @@ test-js: $(JS_TEST_DEPS)
 
 bench-wasm: $(JS_TEST_DEPS) build/tools/bench_stream
 	node scripts/bench-wasm.mjs
+
+# The matvecs of one GPT-2-small decode token beside a streaming read of the same bytes, native
+# and wasm (scripts/bench_decode.c): the ceiling the kernels put on decode. BENCH_DECODE_ARGS:
+# types (F32,F16,…), tokens per window, threads (1, 2, or 12 for both), windows.
+BENCH_DECODE_ARGS ?= F32,F16,BF16,Q8_0,Q4_0 8 12 5
+BENCH_DECODE_SRC  := $(addprefix src/,matmul.c kernels.c types.c quants.c threadpool.c error.c)
+
+build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS)
+	@mkdir -p build/tools
+	$(CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_decode.c $(BENCH_DECODE_SRC) -o $@ $(LDLIBS)
+
+# Emscripten's pthread worker is a CommonJS .js file: its directory says so (the package is ESM).
+build/bench-decode/bench_decode.cjs: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS)
+	@mkdir -p build/bench-decode
+	echo '{"type": "commonjs"}' > build/bench-decode/package.json
+	$(EMCC_RUN) $(WASM_CFLAGS) -pthread -sPTHREAD_POOL_SIZE=2 -sALLOW_MEMORY_GROWTH -sMAXIMUM_MEMORY=4GB \
+	  -sEXIT_RUNTIME=1 -sSINGLE_FILE=1 -sENVIRONMENT=node scripts/bench_decode.c $(BENCH_DECODE_SRC) -o $@
+
+.PHONY: bench-decode
+bench-decode: build/tools/bench_decode build/bench-decode/bench_decode.cjs
+	build/tools/bench_decode $(BENCH_DECODE_ARGS)
+	node build/bench-decode/bench_decode.cjs $(BENCH_DECODE_ARGS)
