@@ -50,11 +50,6 @@ INLINE const void *value_ptr(const void *row, int64_t i, int bf16) {
     return bf16 ? (const void *)((const uint16_t *)row + i) : (const void *)((const float *)row + i);
 }
 
-static inline float fold(lanes8 acc) {
-    const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
-    return (s0 + s2) + (s1 + s3);
-}
-
 INLINE float leftover(float sum, const float *a, const void *b, int32_t n8, int32_t n, int bf16) {
     if (n8 == n) return sum;
     float tail = 0.0f;
@@ -139,6 +134,11 @@ INLINE void mix_piece(float *restrict out, const float *restrict w, const void *
 }
 
 #else
+
+static inline float fold(lanes8 acc) {
+    const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
+    return (s0 + s2) + (s1 + s3);
+}
 
 typedef uint16_t halves8 __attribute__((vector_size(LANES * sizeof(uint16_t))));
 typedef uint32_t words8 __attribute__((vector_size(LANES * sizeof(uint32_t))));
