@@ -56,10 +56,11 @@ export interface ModelRuntime extends Runtime {
 
 /**
  * A KV cache type. 'f32' (the default) is exact. 'bf16' rounds every key and value to bfloat16
- * (round to nearest even) as it is cached: half the memory, and about 1.3× faster decoding at
- * 2048 tokens of context, where attention reads the cache for every token; logits move by
- * about bf16's precision (~0.4% relative). Results stay identical across thread counts and
- * between Node, browsers and the native build. Encoder–decoder cross-attention keeps f32.
+ * (round to nearest even) as it is cached: half the cache's memory and half of what attention
+ * reads per token, which speeds up decoding at long contexts where memory bandwidth limits it;
+ * logits move by about bf16's precision (a few parts in a thousand). Results stay identical
+ * across thread counts and between Node, browsers and the native build. Encoder–decoder
+ * cross-attention keeps f32.
  */
 export type KvType = 'f32' | 'bf16';
 
