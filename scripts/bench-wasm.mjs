@@ -19,8 +19,9 @@
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
-// and saccade again with attention capture on (what capture costs; --no-depth-capture skips it).
-// saccade's KV cache is f32; llama-bench's is its default, f16.
+// and saccade again with attention capture on (what capture costs; --no-depth-capture skips it),
+// and saccade in Node with a bf16 KV cache (--kv-type bf16; with capture too). saccade's KV cache
+// is otherwise f32; llama-bench's is its default, f16.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -84,12 +85,13 @@ function decodeBytes(file, type) {
 
 /** saccade's bench command (native or the Node CLI): the better of two runs in one process, as
  * the first pays for page faults and V8's tier-up. */
-function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, capture = false) {
+function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, capture = false, kvType = 'f32') {
   const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(prompt),
     '--decode-tokens', String(DECODE), '--repeat', '2', ...(ctx ? ['--ctx', String(ctx)] : []),
-    ...(capture ? ['--attention'] : [])], { encoding: 'utf8' });
+    ...(capture ? ['--attention'] : []), '--kv-type', kvType], { encoding: 'utf8' });
   const j = JSON.parse(out);
   if (j.threads !== threads) throw new Error(`${cmd} ran ${j.threads} threads, not ${threads}`);
+  if (j.kv_type !== kvType) throw new Error(`${cmd} ran a ${j.kv_type} KV cache, not ${kvType}`);
   return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s };
 }
 
@@ -156,9 +158,11 @@ if (depths.length) {
       const r = (long[d] ??= {});
       keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE).decode });
       keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE).decode });
+      keepBest(r, 'node_bf16', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'bf16').decode });
       if (depthCapture) {
         keepBest(r, 'native_capture', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE, true).decode });
         keepBest(r, 'node_capture', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, true).decode });
+        keepBest(r, 'node_bf16_capture', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, true, 'bf16').decode });
       }
       if (usePeers)
         for (const which of ['native', 'wasm']) {
@@ -275,23 +279,31 @@ for (const type of types) {
 
 if (depths.length) {
   console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D;` +
-    ` KV cache: saccade f32, llama.cpp f16)\n`);
-  const lw = [7, 14, 14, 16, 16, 22, 22];
-  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture (cost)', 'Node capture (cost)'], lw));
+    ` KV cache: saccade f32 unless said, llama.cpp f16)\n`);
+  const lw = [7, 14, 14, 16, 16, 22, 22, 14, 24];
+  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture (cost)', 'Node capture (cost)',
+    'Node bf16 KV', 'Node bf16 capture (cost)'], lw));
   /** The share of decode speed that capture costs: 1 − with / without. */
   const cost = (on, off) => (on === undefined || off === undefined ? undefined : 1 - on / off);
   const withCost = (on, off) => (on === undefined ? '-' : `${f1(on)} (${(100 * cost(on, off)).toFixed(1)}%)`);
   for (const d of depths) {
     const r = long[d];
     console.log(row([d, f1(r.native?.decode), f1(r.node?.decode), f1(r.llama_native?.decode), f1(r.llama_wasm?.decode),
-      withCost(r.native_capture?.decode, r.native?.decode), withCost(r.node_capture?.decode, r.node?.decode)], lw));
+      withCost(r.native_capture?.decode, r.native?.decode), withCost(r.node_capture?.decode, r.node?.decode),
+      f1(r.node_bf16?.decode), withCost(r.node_bf16_capture?.decode, r.node_bf16?.decode)], lw));
     // capture "stays free": at most 5% of decode speed (the target's 1 − cost >= 0.95)
     if (r.node_capture) targets.push([`saccade wasm (Node) decode with capture / without, depth ${d}`, r.node_capture.decode / r.node.decode, 0.95]);
+    if (r.node_bf16_capture)
+      targets.push([`saccade wasm (Node, bf16 KV) decode with capture / without, depth ${d}`, r.node_bf16_capture.decode / r.node_bf16.decode, 0.95]);
   }
   const first = long[depths[0]], last = long[depths[depths.length - 1]];
-  const kept = last.node.decode / first.node.decode;
-  console.log(`saccade wasm decode at depth ${depths[depths.length - 1]} / at ${depths[0]}: ${kept.toFixed(2)}x`);
-  if (depths[0] === 128 && depths[depths.length - 1] === 2048) targets.push(['saccade wasm (Node) decode at depth 2048 / 128', kept, 0.7]);
+  const kept = last.node.decode / first.node.decode, kept16 = last.node_bf16.decode / first.node_bf16.decode;
+  console.log(`saccade wasm decode at depth ${depths[depths.length - 1]} / at ${depths[0]}: ${kept.toFixed(2)}x (f32 KV), ` +
+    `${kept16.toFixed(2)}x (bf16 KV)`);
+  if (depths[0] === 128 && depths[depths.length - 1] === 2048) {
+    targets.push(['saccade wasm (Node) decode at depth 2048 / 128', kept, 0.7]);
+    targets.push(['saccade wasm (Node, bf16 KV) decode at depth 2048 / 128', kept16, 0.7]);
+  }
 }
 
 console.log('\ntargets\n');

@@ -60,6 +60,7 @@ int main(void) {
     FIELD(sac_context_params, capture_scores);
     FIELD(sac_context_params, capture_qk);
     FIELD(sac_context_params, ablate_heads);
+    FIELD(sac_context_params, kv_type);
     end();
 
     begin("sac_attend_params", sizeof(sac_attend_params));
@@ -111,6 +112,8 @@ int main(void) {
     CONSTANT(SAC_ATTENTION_CROSS);
     CONSTANT(SAC_ATTENTION_ENCODER);
     CONSTANT(SAC_DEFAULT_N_CTX);
+    CONSTANT(SAC_KV_F32);
+    CONSTANT(SAC_KV_BF16);
     CONSTANT(SAC_SCORE_DOT);
     CONSTANT(SAC_SCORE_SCALED_DOT);
     CONSTANT(SAC_SCORE_GENERAL);

@@ -20,20 +20,22 @@
 static const char *usage =
     "usage:\n"
     "  saccade info MODEL.gguf\n"
-    "  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N]\n"
+    "  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N] [--kv-type T]\n"
     "  saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]\n"
-    "                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]\n"
+    "                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N] [--kv-type T]\n"
     "                   [--ignore-eos] [--bos] [--decoder-start 1] [--ablate L:H,...]\n"
     "  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
     "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
-    "                   [--attention]\n"
+    "                   [--attention] [--kv-type T]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
     "--decode-tokens ids.\n"
     "--attention: bench with attention capture on (every softmax probability kept), to see its cost.\n"
     "--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.\n"
     "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
+    "--kv-type f32|bf16: what the KV cache holds (default f32, exact; bf16 rounds keys and values,\n"
+    "halving the cache and what long-context decoding reads).\n"
     "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
     "(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the\n"
     "Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line\n"
@@ -98,11 +100,11 @@ typedef struct options {
     const char *tokens, *source, *decoder_start, *prompt, *text, *system;
     const char *ablate; /* --ablate L:H,...: decoder self-attention heads zeroed */
     int all, bos, ignore_eos, chat, attention;
-    int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat;
+    int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat, kv_type;
     sac_sampling_params sampling;
 } options;
 
-typedef enum { OPT_FLAG, OPT_TEXT, OPT_IDS, OPT_INT, OPT_FLOAT, OPT_SEED } option_kind;
+typedef enum { OPT_FLAG, OPT_TEXT, OPT_IDS, OPT_INT, OPT_FLOAT, OPT_SEED, OPT_KV_TYPE } option_kind;
 typedef enum { FLOAT_GE_0, FLOAT_GT_0, FLOAT_0_1 } float_range;
 
 typedef struct option_spec {
@@ -134,6 +136,7 @@ static const option_spec option_specs[] = {
     {"--threads", OPT_INT, LOGITS | GENERATE | BENCH, AT(threads), 1, 256, 0,
      "an integer from 1 to 256"},
     {"--ctx", OPT_INT, LOGITS | GENERATE | BENCH, AT(n_ctx), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--kv-type", OPT_KV_TYPE, LOGITS | GENERATE | BENCH, AT(kv_type), 0, 0, 0, "one of f32, bf16"},
     {"--prompt-tokens", OPT_INT, BENCH, AT(prompt_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--decode-tokens", OPT_INT, BENCH, AT(decode_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--repeat", OPT_INT, BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
@@ -209,6 +212,13 @@ static int parse_seed(const char *s, uint64_t *out) {
     return 1;
 }
 
+/* A KV cache type by its name (sac_kv_type_name). */
+static int parse_kv_type(const char *s, int32_t *out) {
+    for (int32_t t = 0; sac_kv_type_name(t); t++)
+        if (!strcmp(s, sac_kv_type_name(t))) return *out = t, 1;
+    return 0;
+}
+
 /* "1,2,3": one or more ids in [0, 2^31). */
 static int is_id_list(const char *s) {
     for (;;) {
@@ -247,7 +257,8 @@ static int parse_options(int argc, char **argv, command cmd, options *o) {
                  : spec->kind == OPT_IDS   ? is_id_list(v) && (*(const char **)field = v, 1)
                  : spec->kind == OPT_INT   ? parse_int(v, spec->min, spec->max, (int32_t *)field)
                  : spec->kind == OPT_FLOAT ? parse_float(v, spec->range, (float *)field)
-                                           : parse_seed(v, (uint64_t *)field);
+                 : spec->kind == OPT_SEED  ? parse_seed(v, (uint64_t *)field)
+                                           : parse_kv_type(v, (int32_t *)field);
         if (!ok) return fail("%s must be %s, got '%s'", spec->name, spec->accepts, v), 0;
     }
     return 1;
@@ -337,6 +348,7 @@ static sac_context *new_context(sac_model *m, const options *o, int32_t batch) {
     cp.n_threads = o->threads;
     cp.n_ctx = o->n_ctx; /* 0: the library's default */
     cp.capture_attention = o->attention;
+    cp.kv_type = o->kv_type;
     if (batch) cp.n_batch = batch;
     sac_context *ctx;
     if (sac_context_new(m, &cp, &ctx) != SAC_OK ||
@@ -795,9 +807,10 @@ static int cmd_bench(sac_model *m, const options *o) {
                 break;
             }
         }
-        printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"prompt_tokens\":%d,"
+        printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"kv_type\":\"%s\",\"prompt_tokens\":%d,"
                "\"decode_tokens\":%d,\"prefill_tokens_per_s\":%.2f,\"decode_tokens_per_s\":%.2f}\n",
-               type, sac_context_n_threads(ctx), np, nd, np / (best_prefill / 1e3), nd / (best_decode / 1e3));
+               type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd,
+               np / (best_prefill / 1e3), nd / (best_decode / 1e3));
     }
     free(ids);
     sac_context_free(ctx);

@@ -10,6 +10,7 @@
 
 #include "forward.h"
 #include "kv_attention.h"
+#include "kv_cache.h"
 
 sac_context_params sac_context_default_params(void) {
     sac_context_params p = {0};
@@ -41,6 +42,15 @@ static int32_t effective_n_ctx(const sac_model *m, const sac_context_params *p) 
 static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const char *what) {
     if (n > SIZE_MAX / sizeof(float) || !(*p = calloc(n ? (size_t)n : 1, sizeof(float))))
         return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " floats)", what, n);
+    return SAC_OK;
+}
+
+/* Allocates a KV cache of n values of the context's kv_type, or records NOMEM. */
+static sac_status alloc_cache(sac_context *ctx, void **p, uint64_t n, const char *what) {
+    const size_t size = sac_kv_type_size(ctx->kv_type);
+    if (n > SIZE_MAX / size || !(*p = calloc(n ? (size_t)n : 1, size)))
+        return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " %s values)", what, n,
+                        sac_kv_type_name(ctx->kv_type));
     return SAC_OK;
 }
 
@@ -106,6 +116,9 @@ static sac_status check_params(const sac_model *m, const sac_context_params *p, 
     if (p->n_ctx > hp->n_ctx && m->arch == SAC_ARCH_GPT2)
         return sac_fail(err, SAC_ERR_ARG, "n_ctx %d exceeds the model's %d learned positions", p->n_ctx, hp->n_ctx);
     if (p->n_threads > 256) return sac_fail(err, SAC_ERR_ARG, "n_threads %d is more than 256", p->n_threads);
+    if (!sac_kv_type_size(p->kv_type))
+        return sac_fail(err, SAC_ERR_ARG, "kv_type %d is not a KV cache type (%d = f32, %d = bf16)", p->kv_type,
+                        SAC_KV_F32, SAC_KV_BF16);
     return SAC_OK;
 }
 
@@ -129,9 +142,9 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
 
     /* Capture first: a context whose full capture cannot fit is refused before anything big is made. */
     if (p->capture_attention && (st = sac_capture_start(&ctx->capture, 0, &ctx->error))) return st;
+    ctx->kv_type = p->kv_type;
     const uint64_t kv = mul3((uint64_t)hp->n_layer * (uint64_t)ctx->n_ctx, (uint64_t)hp->n_head_kv, (uint64_t)hp->head_dim);
-    if ((st = alloc_floats(ctx, &ctx->k_cache, kv, "key cache")) ||
-        (st = alloc_floats(ctx, &ctx->v_cache, kv, "value cache")))
+    if ((st = alloc_cache(ctx, &ctx->k_cache, kv, "key cache")) || (st = alloc_cache(ctx, &ctx->v_cache, kv, "value cache")))
         return st;
     ctx->key_mask = calloc((size_t)ctx->n_ctx, 1);
     ctx->tokens = calloc((size_t)ctx->n_ctx, sizeof *ctx->tokens);
@@ -172,11 +185,11 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
     const uint64_t T = p.n_threads > 0 ? (uint64_t)p.n_threads : 1;
     const uint64_t E = (uint64_t)hp->n_embd, F = (uint64_t)hp->n_ff, V = (uint64_t)hp->n_vocab;
     const uint64_t KV = (uint64_t)hp->n_head_kv * (uint64_t)hp->head_dim, L = (uint64_t)hp->n_layer;
-    uint64_t floats = sat_mul(2 * L * n_ctx, KV);                                     /* KV cache */
-    floats = sat_add(floats, sat_mul(B, 9 * E + 2 * KV + 2 * F + (uint64_t)hp->rope_dim)); /* activations (upper bound) */
+    uint64_t floats = sat_mul(B, 9 * E + 2 * KV + 2 * F + (uint64_t)hp->rope_dim); /* activations (upper bound) */
     floats = sat_add(floats, sat_add(sat_mul(T * (uint64_t)sac_kv_block(hp->n_head), n_ctx), V)); /* scores, logits */
     if (m->arch == SAC_ARCH_ENCDEC) floats = sat_add(floats, sat_mul(2 * L * n_ctx, E)); /* cross keys and values */
     uint64_t bytes = sat_mul(floats, 4);
+    bytes = sat_add(bytes, sat_mul(sat_mul(2 * L * n_ctx, KV), sac_kv_type_size(p.kv_type))); /* KV cache */
     bytes = sat_add(bytes, sat_mul(B, (E > F ? E : F) * 3) + 64); /* matmul workspace (int16 + scales, upper bound) */
     bytes = sat_add(bytes, n_ctx * 6 + V * 16);                  /* key and source masks, token history, sampler */
     if (p.capture_attention) {
@@ -239,6 +252,7 @@ int32_t sac_context_n_source(const sac_context *ctx) { return ctx ? ctx->n_src :
 int32_t sac_context_n_past(const sac_context *ctx) { return ctx ? ctx->n_past : 0; }
 int32_t sac_context_n_ctx(const sac_context *ctx) { return ctx ? ctx->n_ctx : 0; }
 int32_t sac_context_n_threads(const sac_context *ctx) { return ctx ? ctx->n_threads : 0; }
+int32_t sac_context_kv_type(const sac_context *ctx) { return ctx ? ctx->kv_type : SAC_KV_F32; }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Evaluation                                                                                */

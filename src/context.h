@@ -39,8 +39,9 @@ struct sac_context {
     int32_t n_past;              /* tokens in the KV cache */
     int32_t no_positions;        /* sac_context_params.no_positions: no position embeddings, no RoPE */
 
-    /* KV cache, per layer: [n_ctx][kv_dim] */
-    float *k_cache, *v_cache;
+    /* KV cache, per layer: [n_ctx][kv_dim] values of kv_type (kv_cache.h) */
+    void *k_cache, *v_cache;
+    int32_t kv_type;
     uint8_t *key_mask;           /* [n_ctx]: 0 marks padding no query attends to */
     int32_t *tokens;             /* [n_ctx]: the ids in the cache (repetition penalty) */
 

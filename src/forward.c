@@ -10,6 +10,7 @@
 
 #include "forward.h"
 #include "kv_attention.h"
+#include "kv_cache.h"
 #include "softmax.h"
 #include "types.h"
 
@@ -141,7 +142,8 @@ typedef struct attention_job {
     sac_attention_kind kind;
     int32_t layer, n;          /* layer of its stack; queries in the batch */
     const float *q;            /* [n][n_head × head_dim] */
-    const float *k, *v;        /* key/value rows, kv_stride floats apart */
+    const void *k, *v;         /* key/value rows of kv_type, kv_stride values apart */
+    int32_t kv_type;
     int64_t kv_stride;
     const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
     int32_t n_keys;            /* keys of every query (encoder, cross); causal: pos + 1 */
@@ -179,7 +181,8 @@ static void attention_task(void *arg, int ith, int nth) {
             rows[h - h0] = captured ? captured : scratch + (int64_t)(h - h0) * ctx->n_ctx;
         }
         const sac_kv_heads heads = {
-            .q = job->q + (int64_t)t * hp->n_embd, .k = job->k, .v = job->v, .kv_stride = job->kv_stride,
+            .q = job->q + (int64_t)t * hp->n_embd, .k = job->k, .v = job->v, .kv_type = job->kv_type,
+            .kv_stride = job->kv_stride,
             .head_dim = hd, .group = hp->n_head / hp->n_head_kv, .h0 = h0, .h1 = h1, .n_keys = n_keys,
             .own = own, .key_mask = job->key_mask, .scale = 1.0f / sqrtf((float)hd), .rows = rows,
         };
@@ -199,11 +202,13 @@ static void attention_task(void *arg, int ith, int nth) {
     }
 }
 
-static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const float *k,
-                   const float *v, int64_t kv_stride, const uint8_t *key_mask, int32_t n_keys) {
-    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_stride, key_mask, n_keys, ctx->act.att};
+/* k, v: kv_type values. probe_k: the same keys as floats for the probe (self-attention: only
+ * the batch's new keys, row 0 at position n_past). */
+static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const void *k, const void *v,
+                   int32_t kv_type, int64_t kv_stride, const uint8_t *key_mask, int32_t n_keys, const float *probe_k) {
+    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_type, kv_stride, key_mask, n_keys, ctx->act.att};
     sac_pool_run(ctx->pool, attention_task, &job);
-    sac_probe_attended(ctx, kind, layer, n, k, kv_stride, n_keys); /* probe hook: q/k, ablation */
+    sac_probe_attended(ctx, kind, layer, n, probe_k, kv_stride, n_keys); /* probe hook: q/k, ablation */
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -283,8 +288,8 @@ static void cross_attention_block(sac_context *ctx, const sac_layer *L, int32_t 
     norm_rows(ctx->model, a->xn, a->x, n, &L->cross_norm, &L->cross_norm_b);
     matmul(ctx, &L->cross_q, a->xn, n, a->q);
     add_bias(a->q, &L->cross_bq, n);
-    attend(ctx, SAC_ATTENTION_CROSS, l, n, ctx->cross_k + l * span, ctx->cross_v + l * span, E, ctx->src_mask,
-           ctx->n_src);
+    const float *k = ctx->cross_k + l * span; /* f32: see sac_kv_type */
+    attend(ctx, SAC_ATTENTION_CROSS, l, n, k, ctx->cross_v + l * span, SAC_KV_F32, E, ctx->src_mask, ctx->n_src, k);
     matmul(ctx, &L->cross_o, a->att, n, a->proj);
     add_bias(a->proj, &L->cross_bo, n);
     add_into(a->x, a->proj, n * E);
@@ -318,11 +323,12 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
         /* Attention block: x += W_o · attention(norm(x)), keys and values appended to the cache */
         norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         project_qkv(ctx, L, n);
-        float *k_layer = ctx->k_cache + (int64_t)l * ctx->n_ctx * kv_dim;
-        float *v_layer = ctx->v_cache + (int64_t)l * ctx->n_ctx * kv_dim;
-        memcpy(k_layer + pos0 * kv_dim, a->k, (size_t)(n * kv_dim) * sizeof(float));
-        memcpy(v_layer + pos0 * kv_dim, a->v, (size_t)(n * kv_dim) * sizeof(float));
-        attend(ctx, SAC_ATTENTION_SELF, l, n, k_layer, v_layer, kv_dim, ctx->key_mask, 0);
+        const int64_t layer_at = (int64_t)l * ctx->n_ctx * kv_dim; /* values before this layer's */
+        sac_kv_store(ctx->k_cache, ctx->kv_type, layer_at + pos0 * kv_dim, a->k, n * kv_dim);
+        sac_kv_store(ctx->v_cache, ctx->kv_type, layer_at + pos0 * kv_dim, a->v, n * kv_dim);
+        const size_t size = sac_kv_type_size(ctx->kv_type);
+        attend(ctx, SAC_ATTENTION_SELF, l, n, (const char *)ctx->k_cache + layer_at * (int64_t)size,
+               (const char *)ctx->v_cache + layer_at * (int64_t)size, ctx->kv_type, kv_dim, ctx->key_mask, 0, a->k);
         attention_block_output(ctx, L, n);
 
         if (m->arch == SAC_ARCH_ENCDEC) cross_attention_block(ctx, L, l, n);
@@ -350,7 +356,7 @@ void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n) {
         /* bidirectional self-attention over the whole source */
         norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         project_qkv(ctx, L, n);
-        attend(ctx, SAC_ATTENTION_ENCODER, l, n, a->k, a->v, E, ctx->src_mask, n);
+        attend(ctx, SAC_ATTENTION_ENCODER, l, n, a->k, a->v, SAC_KV_F32, E, ctx->src_mask, n, a->k);
         attention_block_output(ctx, L, n);
         feed_forward_block(ctx, L, n);
     }

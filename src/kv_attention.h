@@ -5,7 +5,8 @@
  * of the block's heads, so memory streams instead of one head at a time striding through the
  * cache. Every score and every output value gets the same float operations, in the same
  * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
- * depend on the block, the thread, or the path (wasm SIMD128 or plain C). */
+ * depend on the block, the thread, or the path (wasm SIMD128 or plain C). A bf16 cache is
+ * read as the f32 values it stands for, with the same operations as an f32 cache. */
 #ifndef SAC_KV_ATTENTION_H
 #define SAC_KV_ATTENTION_H
 
@@ -20,7 +21,8 @@ static inline int32_t sac_kv_block(int32_t n_head) { return n_head < SAC_KV_HEAD
 /* One query row's heads [h0, h1) over n_keys keys. */
 typedef struct sac_kv_heads {
     const float *q;           /* the query row: head h at q + h × head_dim */
-    const float *k, *v;       /* key/value rows, kv_stride floats apart; kv head g at g × head_dim */
+    const void *k, *v;        /* key/value rows, kv_stride values apart; kv head g at g × head_dim */
+    int32_t kv_type;          /* what k and v hold: SAC_KV_F32 (0) or SAC_KV_BF16 (kv_cache.h) */
     int64_t kv_stride;
     int32_t head_dim, group;  /* query heads per kv head */
     int32_t h0, h1;

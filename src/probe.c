@@ -152,11 +152,12 @@ void sac_probe_attended(sac_context *ctx, sac_attention_kind kind, int32_t layer
     const int64_t n_ctx = ctx->n_ctx, qd = p->q_dim[kind], kd = p->k_dim[kind];
     float *q_layer = p->q[kind] + layer * n_ctx * qd, *k_layer = p->k[kind] + layer * n_ctx * kd;
     memcpy(q_layer + first * qd, ctx->act.q, (size_t)(n * qd) * sizeof(float));
-    /* self: the batch's new keys (the cache holds the rest); cross, encoder: every key */
+    /* self: the batch's new keys (the cache holds the rest), k's row 0 at n_past; cross,
+     * encoder: every key */
     const int32_t k_from = kind == SAC_ATTENTION_SELF ? ctx->n_past : 0;
     const int32_t k_to = kind == SAC_ATTENTION_SELF ? ctx->n_past + n : n_keys;
     for (int32_t j = k_from; j < k_to; j++)
-        memcpy(k_layer + j * kd, k + j * kv_stride, (size_t)kd * sizeof(float));
+        memcpy(k_layer + j * kd, k + (j - k_from) * kv_stride, (size_t)kd * sizeof(float));
 }
 
 /* ---------------------------------------------------------------------------------------- */

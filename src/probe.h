@@ -29,8 +29,8 @@ sac_status sac_probe_init(struct sac_context *ctx, int qk, const uint8_t *ablate
 void sac_probe_free(sac_probe *p);
 
 /* Called by the forward pass after each attention call wrote its heads into act.att: records
- * q and k (keys `k`, kv_stride floats apart, n_keys of them for cross and encoder) and zeroes
- * ablated heads. */
+ * q and k (keys `k` as f32, kv_stride floats apart: the batch's n new keys for self-attention,
+ * n_keys of them for cross and encoder) and zeroes ablated heads. */
 void sac_probe_attended(struct sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const float *k,
                         int64_t kv_stride, int32_t n_keys);
 

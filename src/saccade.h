@@ -170,7 +170,21 @@ typedef struct sac_context_params {
     const uint8_t *ablate_heads; /* NULL, or n_layer × n_head bytes (layer-major): 1 zeroes that
                                   decoder self-attention head's output before the output
                                   projection (copied; change it with sac_context_set_ablation) */
+    int32_t kv_type;           /* element type of the self-attention KV cache (sac_kv_type); 0 → f32 */
 } sac_context_params;
+
+/* What the KV cache holds. F32 is exact. BF16 rounds each key and value to bfloat16 (nearest,
+ * ties to even) as it is written, halving the cache's bytes and what attention reads per token
+ * at long contexts; attention then computes in f32 on the rounded values, with the same bits on
+ * every build and thread count. Encoder–decoder cross-attention keys and values stay f32 (one
+ * source, written once per sac_encode). */
+typedef enum sac_kv_type {
+    SAC_KV_F32 = 0,
+    SAC_KV_BF16 = 1,
+} sac_kv_type;
+
+/* "f32", "bf16"; NULL for a value that is not a KV cache type (so callers can list them all). */
+const char *sac_kv_type_name(int32_t type);
 
 sac_context_params sac_context_default_params(void);
 
@@ -192,6 +206,8 @@ void sac_context_reset(sac_context *ctx);
 int32_t sac_context_n_past(const sac_context *ctx);
 int32_t sac_context_n_ctx(const sac_context *ctx);
 int32_t sac_context_n_threads(const sac_context *ctx);
+/* The KV cache's element type (sac_kv_type). */
+int32_t sac_context_kv_type(const sac_context *ctx);
 
 enum {
     SAC_EVAL_ALL_LOGITS = 1, /* keep the logits of every evaluated token, not only the last */
@@ -310,8 +326,8 @@ sac_status sac_softmax_row(const float *scores, int32_t n, float tau, float *out
 
 /* The query and key vectors of one layer and head of `kind` (needs capture_qk = 1): q_out gets
  * *n_queries × *head_dim floats (query rows: decoder positions for self and cross, source
- * tokens for encoder), k_out *n_keys × *head_dim (self: the positions so far, after RoPE;
- * cross and encoder: the source; under grouped-query attention the head's shared kv head).
+ * tokens for encoder), k_out *n_keys × *head_dim (self: the positions so far, after RoPE, as
+ * the KV cache holds them: bf16-rounded for a bf16 cache; cross and encoder: the source; under grouped-query attention the head's shared kv head).
  * Either output may be NULL (sizes only). Score = q·k · sac_attention_scale. */
 sac_status sac_context_qk(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head, float *q_out,
                           size_t q_len, float *k_out, size_t k_len, int32_t *n_queries, int32_t *n_keys,

@@ -10,20 +10,22 @@ import { loadModel } from './index.mjs';
 
 const usage = `usage:
   saccade info MODEL.gguf
-  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N]
+  saccade logits MODEL.gguf --tokens 1,2,3 [--source 4,5,6] [--all] [--threads N] [--ctx N] [--kv-type T]
   saccade generate MODEL.gguf (--tokens 1,2,3 | --prompt TEXT) [-n 32] [--temp T] [--top-k K]
-                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N]
+                   [--top-p P] [--repeat-penalty R] [--seed S] [--threads N] [--ctx N] [--kv-type T]
                    [--ignore-eos] [--bos] [--decoder-start 1] [--ablate L:H,...]
   saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
   saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
-                   [--attention]
+                   [--attention] [--kv-type T]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
 --decode-tokens ids.
 --attention: bench with attention capture on (every softmax probability kept), to see its cost.
 --ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
+--kv-type f32|bf16: what the KV cache holds (default f32, exact; bf16 rounds keys and values,
+halving the cache and what long-context decoding reads).
 --chat: the prompt is a user turn of a conversation, formatted with the model's chat template
 (tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the
 Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line
@@ -129,6 +131,7 @@ const ids = {
   parse: (v) => (v.split(',').every((s) => /^\d+$/.test(s) && BigInt(s) <= INT32_MAX) ? v : undefined),
 };
 const text = { parse: (v) => v };
+const kvType = { accepts: 'one of f32, bf16', parse: (v) => (['f32', 'bf16'].includes(v) ? v : undefined) };
 const flag = null;
 
 const [L, G, T, B] = ['logits', 'generate', 'tokenize', 'bench'];
@@ -149,6 +152,7 @@ const OPTIONS = {
   '-n': ['nPredict', [G], integer(0, 2147483647)],
   '--threads': ['threads', [L, G, B], integer(1, 256)],
   '--ctx': ['nCtx', [L, G, B], integer(1, 2147483647)],
+  '--kv-type': ['kvType', [L, G, B], kvType],
   '--prompt-tokens': ['promptTokens', [B], integer(1, 2147483647)],
   '--decode-tokens': ['decodeTokens', [B], integer(1, 2147483647)],
   '--repeat': ['repeat', [B], integer(1, 2147483647)],
@@ -331,6 +335,7 @@ function bench(model, o) {
   }
   const r = model.bench({ promptTokens: np, decodeTokens: nd, repeat: o.repeat });
   return `{"engine":${jsonString(r.engine)},"type":${jsonString(r.type)},"threads":${r.threads},` +
+    `"kv_type":${jsonString(model.runtime.kvType)},` +
     `"prompt_tokens":${r.promptTokens},"decode_tokens":${r.decodeTokens},` +
     `"prefill_tokens_per_s":${r.prefillTokensPerSecond.toFixed(2)},` +
     `"decode_tokens_per_s":${r.decodeTokensPerSecond.toFixed(2)}}`;
@@ -361,6 +366,7 @@ export async function main(argv) {
       threads: o.threads, contextLength: o.nCtx, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
       ...(o.ablate !== undefined && { ablate: o.ablate }),
       ...(o.attention && { attention: true }),
+      ...(o.kvType !== undefined && { kvType: o.kvType }),
     });
     const out = await commands[cmd](model, o); // chat writes its lines as they come
     if (out !== undefined) process.stdout.write(out + '\n');

@@ -50,7 +50,19 @@ export interface ModelRuntime extends Runtime {
    * KV cache fits the device (the message then says how to ask for the full length).
    */
   contextReason: string;
+  /** What the KV cache holds (loadModel's kvType; null for a vocabOnly model). */
+  kvType: KvType | null;
 }
+
+/**
+ * A KV cache type. 'f32' (the default) is exact. 'bf16' rounds every key and value to bfloat16
+ * (round to nearest even) as it is cached: half the cache's memory and half of what attention
+ * reads per token, which speeds up decoding at long contexts where memory bandwidth limits it;
+ * logits move by about bf16's precision (a few parts in a thousand). Results stay identical
+ * across thread counts and between Node, browsers and the native build. Encoder–decoder
+ * cross-attention keeps f32.
+ */
+export type KvType = 'f32' | 'bf16';
 
 export interface RuntimeOptions {
   /** Threads including the caller. Default: one per core, at most 8 (1 → the 'st' build). */
@@ -135,6 +147,8 @@ export interface LoadOptions extends RuntimeOptions {
   contextLength?: number;
   /** Most tokens evaluated in one pass; longer inputs are split. Default (0): 64. */
   batchSize?: number;
+  /** What the KV cache holds: 'f32' (default, exact) or 'bf16' (half the memory; see KvType). */
+  kvType?: KvType;
   /**
    * Capture attention on every forward/generate (memory: 4 × layers × heads × n²/2 bytes for an
    * n-token context, checked against the wasm32 limits at load).

@@ -69,12 +69,15 @@ export function readInfo(heap, ptr) {
   };
 }
 
-/** p: { contextLength, batchSize, threads, attention, noPositions } */
+/** The KV cache types by the name the options use, as sac_kv_type. */
+export const KV_TYPES = { f32: constants.SAC_KV_F32, bf16: constants.SAC_KV_BF16 };
+
+/** p: { contextLength, batchSize, threads, attention, noPositions, scores, qk, kvType } */
 export function writeContextParams(heap, ptr, p) {
   writeStruct(heap, ptr, 'sac_context_params', {
     n_ctx: p.contextLength, n_batch: p.batchSize, n_threads: p.threads, capture_attention: p.attention ? 1 : 0,
     no_positions: p.noPositions ? 1 : 0, capture_scores: p.scores ? 1 : 0, capture_qk: p.qk ? 1 : 0,
-    ablate_heads: 0,
+    ablate_heads: 0, kv_type: KV_TYPES[p.kvType ?? 'f32'],
   });
 }
 

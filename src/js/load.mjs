@@ -6,9 +6,9 @@ import { Engine, SCRATCH_BYTES, statusName } from './engine.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
 import { instantiate, release, terminate } from './instantiate.mjs';
-import { constants, readInfo, writeContextParams } from './layout.mjs';
+import { constants, KV_TYPES, readInfo, writeContextParams } from './layout.mjs';
 import { Model } from './model.mjs';
-import { abortSignal, bool, int, optionsOf } from './options.mjs';
+import { abortSignal, bool, int, oneOf, optionsOf } from './options.mjs';
 import { ablationMask, setAblation } from './probe.mjs';
 import { chooseRuntime } from './runtime.mjs';
 import { modelSources } from './shards.mjs';
@@ -19,7 +19,7 @@ import { measure, now } from './timing.mjs';
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
-  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate'];
+  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate', 'kvType'];
 
 /**
  * Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `ready`: a
@@ -163,6 +163,7 @@ export async function loadModel(source, options) {
   const signal = abortSignal(o.signal);
   const contextLength = int('contextLength', o.contextLength, 0, 0, undefined, ' (0: the default)');
   const batchSize = int('batchSize', o.batchSize, 0, 0, undefined, ' (0: the default)');
+  const kvType = oneOf('kvType', o.kvType, 'f32', Object.keys(KV_TYPES));
   const attention = bool('attention', o.attention);
   const vocabOnly = bool('vocabOnly', o.vocabOnly);
   const noPositions = bool('noPositions', o.noPositions);
@@ -257,9 +258,9 @@ export async function loadModel(source, options) {
       urls: names.includes(null) ? [] : names,
     };
 
-    const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions, scores, qk };
+    const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions, scores, qk, kvType };
     if (vocabOnly) {
-      Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context' });
+      Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context', kvType: null });
       sourceInfo.cache = cacheReport(await cacheNote);
       return new Model(new Engine(M, heap, model, 0, scratch), runtime, params, sourceInfo);
     }
@@ -289,6 +290,8 @@ export async function loadModel(source, options) {
     }
     runtime.contextLength = M._sac_context_n_ctx(ctx);
     runtime.contextReason = contextReason(contextLength, runtime.contextLength, info.contextLength);
+    const kvCode = M._sac_context_kv_type(ctx);
+    runtime.kvType = Object.keys(KV_TYPES).find((name) => KV_TYPES[name] === kvCode);
     measure('context', contextStart);
     sourceInfo.cache = cacheReport(await cacheNote);
     return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo);

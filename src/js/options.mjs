@@ -35,6 +35,14 @@ export function number(name, value, fallback, ok, requirement) {
   return value;
 }
 
+/** One of the strings `known`, or `fallback` when undefined; an unknown one is refused with the list. */
+export function oneOf(name, value, fallback, known) {
+  if (value === undefined) return fallback;
+  if (!known.includes(value))
+    fail(`${name} must be one of ${known.map((k) => `'${k}'`).join(', ')}, got ${describe(value)}`);
+  return value;
+}
+
 export function bool(name, value, fallback = false) {
   if (value === undefined) return fallback;
   if (typeof value != 'boolean') fail(`${name} must be true or false, got ${describe(value)}`);

@@ -74,7 +74,8 @@ describe('runtime', () => {
   test('threads: 1 runs the single-threaded build; threads: N starts N threads', async () => {
     await withModel(fixture('gpt2-f32'), { threads: 1 }, (m) => {
       assert.deepEqual({ ...m.runtime, reason: undefined, contextReason: undefined },
-        { variant: 'st', threads: 1, simd: true, isolated: true, reason: undefined, contextLength: 48, contextReason: undefined });
+        { variant: 'st', threads: 1, simd: true, isolated: true, reason: undefined, contextLength: 48, contextReason: undefined,
+          kvType: 'f32' });
       assert.match(m.runtime.reason, /threads: 1/);
     });
     await withModel(fixture('gpt2-f32'), { threads: 3 }, (m) => {

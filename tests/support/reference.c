@@ -228,6 +228,14 @@ static void attention(const double *q, const double *k, const double *v, int nq,
     free(p);
 }
 
+/* x to the nearest bfloat16 (8 significant bits), ties to even: nearbyint's default mode. */
+static double round_bf16(double x) {
+    if (x == 0 || !isfinite(x)) return x;
+    int e;
+    const double f = frexp(x, &e); /* x = f · 2^e, 0.5 <= |f| < 1 */
+    return ldexp(nearbyint(ldexp(f, 8)), e - 8);
+}
+
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs) {
     const test_model_spec *s = &m->spec;
@@ -269,6 +277,7 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
                 for (int h = 0; h < HKV; h++) rope(m, k + t * KV + h * hd, t);
             }
         }
+        for (int i = 0; ref_probe_opts.kv_bf16 && i < n * KV; i++) k[i] = round_bf16(k[i]), v[i] = round_bf16(v[i]);
         /* causal attention, with padding keys hidden */
         ref_scores_now = ref_probe_opts.scores ? ref_probe_opts.scores + (size_t)l * H * n * n : NULL;
         attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);

@@ -1,0 +1,250 @@
+/* test_kv_cache — the bf16 KV cache (sac_context_params.kv_type): rounding to nearest even
+ * with NaN kept, whole models against the float64 reference that rounds keys and values the
+ * same way, identical bits across thread counts and batch sizes, what the probe records, the
+ * context's memory, the encoder–decoder cross-attention cache staying f32, and refused types.
+ *
+ * Tolerance of a bf16 cache against the reference that rounds K and V to bf16 (relative to the
+ * largest reference logit): 1e-3 — the engine's K and V differ from the reference's by float
+ * rounding (~1e-7), which moves a value across a bf16 rounding boundary only rarely; against
+ * the reference that keeps K and V exact, the error is bf16's (~1e-3), at least 10× more. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kv_cache.h"
+#include "reference.h"
+#include "saccade.h"
+#include "types.h"
+
+static const int32_t prompt[] = {5, 17, 42, 3, 88, 61, 0, 96, 23, 23, 7, 50, 11, 64, 2, 39, 71, 8, 30, 45};
+#define N_PROMPT ((int)(sizeof prompt / sizeof *prompt))
+
+static uint32_t bits_of(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float float_of(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* The rounding, independently: the f32 to 8 significant bits with nearbyint (ties to even). */
+static double bf16_by_frexp(float x) {
+    int e;
+    const double f = frexp(x, &e);
+    return ldexp(nearbyint(ldexp(f, 8)), e - 8);
+}
+
+static void test_rounding(void) {
+    const struct { uint32_t in; uint16_t out; } cases[] = {
+        {0x3f800000, 0x3f80}, /* 1 */
+        {0x3f808000, 0x3f80}, /* 1 + half an ulp: tie, to the even 1 */
+        {0x3f818000, 0x3f82}, /* a tie above an odd value rounds up */
+        {0x3f807fff, 0x3f80}, {0x3f808001, 0x3f81},
+        {0xbfc00000, 0xbfc0}, /* −1.5 */
+        {0x7f800000, 0x7f80}, {0xff800000, 0xff80}, /* ±inf */
+        {0x7f7fffff, 0x7f80}, /* FLT_MAX rounds to inf */
+        {0x7f7f7fff, 0x7f7f}, /* the largest that stays finite */
+        {0x00000000, 0x0000}, {0x80000000, 0x8000}, /* ±0 */
+        {0x00008000, 0x0000}, {0x00018000, 0x0002}, /* subnormal ties */
+        {0x007fffff, 0x0080}, /* the largest subnormal rounds up to the smallest normal */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const uint16_t got = sac_kv_bf16_round(float_of(cases[i].in));
+        CHECK_MSG(got == cases[i].out, "0x%08x → 0x%04x, want 0x%04x", cases[i].in, got, cases[i].out);
+    }
+    /* NaNs stay NaNs, sign kept, even those whose payload is all in the low 16 bits */
+    const uint32_t nans[] = {0x7fc00000, 0x7f800001, 0xff800001, 0x7fbfffff, 0xffc12345};
+    for (size_t i = 0; i < sizeof nans / sizeof *nans; i++) {
+        const float back = sac_kv_bf16_to_f32(sac_kv_bf16_round(float_of(nans[i])));
+        CHECK_MSG(isnan(back) && (bits_of(back) >> 31) == (nans[i] >> 31), "NaN 0x%08x became 0x%08x", nans[i],
+                  bits_of(back));
+    }
+    /* a million normal floats of every exponent against the independent rounding */
+    uint32_t rng = 7;
+    int wrong = 0;
+    for (int i = 0; i < 1000000; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        uint32_t u = rng;
+        const uint32_t exponent = (u >> 23) & 0xff;
+        if (exponent == 0 || exponent >= 0xfe) continue; /* subnormals, inf/NaN, and overflow: above */
+        const float x = float_of(u);
+        wrong += (double)sac_kv_bf16_to_f32(sac_kv_bf16_round(x)) != bf16_by_frexp(x);
+    }
+    CHECK_MSG(wrong == 0, "%d of a million floats rounded differently from nearbyint", wrong);
+}
+
+static void test_store_rounds_the_source(void) {
+    float src[4] = {1.0f, float_of(0x3f818000), -3.14159f, 1e-3f}, copy[4];
+    memcpy(copy, src, sizeof src);
+    uint16_t cache[6] = {0};
+    sac_kv_store(cache, SAC_KV_BF16, 2, src, 4);
+    CHECK(cache[0] == 0 && cache[1] == 0);
+    for (int i = 0; i < 4; i++) {
+        CHECK(cache[2 + i] == sac_kv_bf16_round(copy[i]));
+        CHECK(bits_of(src[i]) == (uint32_t)cache[2 + i] << 16);
+    }
+    float f32[5] = {0};
+    memcpy(src, copy, sizeof src);
+    sac_kv_store(f32, SAC_KV_F32, 1, src, 4);
+    CHECK(!memcmp(f32 + 1, copy, sizeof copy) && !memcmp(src, copy, sizeof copy));
+}
+
+static sac_context *context(sac_model *m, int threads, int batch, int32_t kv_type, int qk) {
+    sac_context_params p = sac_context_default_params();
+    p.n_threads = threads;
+    p.n_batch = batch;
+    p.kv_type = kv_type;
+    p.capture_qk = qk;
+    sac_context *ctx = NULL;
+    const sac_status st = sac_context_new(m, &p, &ctx);
+    CHECK_MSG(st == SAC_OK, "context failed: %s", sac_context_errmsg(ctx));
+    if (st != SAC_OK) sac_context_free(ctx), ctx = NULL;
+    return ctx;
+}
+
+/* Every architecture at F32 and one quantized type with a bf16 cache, against the reference
+ * with and without K and V rounded; identical bits for 1, 2 and 3 threads and batches of 20,
+ * 7 and 1 (token by token through the cache). */
+static void test_models_match_rounding_reference(void) {
+    const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0};
+    for (int a = 0; a < 5; a++)
+        for (int t = 0; t < 2; t++) {
+            test_model_spec s = test_spec(archs[a], types[t]);
+            test_model tm;
+            CHECK(test_model_make(&s, &tm) == 0);
+            sac_model *m = NULL;
+            CHECK(sac_model_load(tm.bytes, tm.size, 0, &m) == SAC_OK);
+            const size_t n = (size_t)N_PROMPT * s.n_vocab;
+            float *first = malloc(n * sizeof *first);
+            double *ref = malloc(n * sizeof *ref);
+            const int threads[] = {1, 2, 3}, batches[] = {20, 7, 1};
+            for (int r = 0; r < 3; r++) {
+                sac_context *ctx = context(m, threads[r], batches[r], SAC_KV_BF16, 0);
+                if (!ctx) continue;
+                CHECK(sac_context_kv_type(ctx) == SAC_KV_BF16);
+                if (batches[r] == 1) /* token by token: each call's logits row is that token's */
+                    for (int i = 0; i < N_PROMPT; i++) {
+                        CHECK(sac_eval(ctx, prompt + i, 1, NULL, 0) == SAC_OK);
+                        memcpy(ref, sac_logits(ctx, NULL, NULL), s.n_vocab * sizeof(float)); /* scratch */
+                        CHECK_MSG(!memcmp(ref, first + (size_t)i * s.n_vocab, s.n_vocab * sizeof(float)),
+                                  "%s %s: token %d alone differs from the batch", archs[a], sac_type_name(types[t]), i);
+                    }
+                else {
+                    CHECK(sac_eval(ctx, prompt, N_PROMPT, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
+                    const float *lg = sac_logits(ctx, NULL, NULL);
+                    if (r == 0) memcpy(first, lg, n * sizeof *first);
+                    else CHECK_MSG(!memcmp(first, lg, n * sizeof *first), "%s %s: %d threads, batch %d differ",
+                                   archs[a], sac_type_name(types[t]), threads[r], batches[r]);
+                }
+                sac_context_free(ctx);
+            }
+            ref_probe_opts.kv_bf16 = 1;
+            ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
+            ref_probe_opts.kv_bf16 = 0;
+            const double rounded = ref_rel_error(first, ref, n);
+            ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
+            const double exact = ref_rel_error(first, ref, n);
+            const double tol = types[t] == SAC_TYPE_F32 ? 1e-3 : 3e-2; /* Q8_0: its activations' */
+            printf("  %s %s, bf16 cache: relative error %.3g against bf16 K/V (tolerance %g), %.3g against exact\n",
+                   archs[a], sac_type_name(types[t]), rounded, tol, exact);
+            CHECK_MSG(rounded <= tol, "%s %s: relative error %.3g", archs[a], sac_type_name(types[t]), rounded);
+            if (types[t] == SAC_TYPE_F32) /* the cache really rounds, and the reference knows how */
+                CHECK_MSG(exact >= 10 * rounded, "%s: error %.3g against exact K/V, %.3g against rounded", archs[a],
+                          exact, rounded);
+            free(first);
+            free(ref);
+            sac_model_free(m);
+            test_model_free(&tm);
+        }
+}
+
+/* The probe records the keys the bf16 cache holds (so q·k reproduces the scores); the
+ * encoder–decoder cross-attention keys stay f32: a bf16 context records the f32 context's. */
+static void test_probe_keys_and_cross_cache(void) {
+    test_model_spec s = test_spec("encdec", SAC_TYPE_F32);
+    test_model tm;
+    CHECK(test_model_make(&s, &tm) == 0);
+    sac_model *m = NULL;
+    CHECK(sac_model_load(tm.bytes, tm.size, 0, &m) == SAC_OK);
+    sac_context *c32 = context(m, 2, 0, SAC_KV_F32, 1), *c16 = context(m, 2, 0, SAC_KV_BF16, 1);
+    const int32_t src[] = {4, 9, 16, 25, 36, 49}, tgt[] = {1, 8, 27, 64};
+    if (c32 && c16) {
+        float k32[64 * 64], k16[64 * 64];
+        int32_t nq, nk, hd;
+        for (int c = 0; c < 2; c++) {
+            sac_context *ctx = c ? c16 : c32;
+            CHECK(sac_encode(ctx, src, 6, NULL) == SAC_OK);
+            CHECK(sac_eval(ctx, tgt, 4, NULL, 0) == SAC_OK);
+        }
+        for (int l = 0; l < s.n_layer; l++) {
+            CHECK(sac_context_qk(c32, SAC_ATTENTION_CROSS, l, 1, NULL, 0, k32, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            CHECK(sac_context_qk(c16, SAC_ATTENTION_CROSS, l, 1, NULL, 0, k16, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            CHECK_MSG(nk == 6 && !memcmp(k32, k16, (size_t)(nk * hd) * sizeof(float)), "layer %d: cross keys differ", l);
+            CHECK(sac_context_qk(c16, SAC_ATTENTION_SELF, l, 1, NULL, 0, k16, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            int unrounded = 0, changed = 0;
+            CHECK(sac_context_qk(c32, SAC_ATTENTION_SELF, l, 1, NULL, 0, k32, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            for (int i = 0; i < nk * hd; i++) unrounded += (bits_of(k16[i]) & 0xffff) != 0, changed += k16[i] != k32[i];
+            CHECK_MSG(nk == 4 && unrounded == 0 && changed > 0, "layer %d: %d self keys not bf16, %d rounded", l,
+                      unrounded, changed);
+        }
+        /* the cross cache is f32 either way: memory differs by half the self cache only */
+        sac_context_params p = sac_context_default_params();
+        const uint64_t f32 = sac_context_memory(m, &p);
+        p.kv_type = SAC_KV_BF16;
+        const uint64_t bf16 = sac_context_memory(m, &p);
+        const uint64_t half_self = 2ull * s.n_layer * sac_context_n_ctx(c16) * s.n_embd * 2;
+        CHECK_MSG(f32 - bf16 == half_self, "memory %llu (f32) vs %llu (bf16), want %llu less", (unsigned long long)f32,
+                  (unsigned long long)bf16, (unsigned long long)half_self);
+    }
+    sac_context_free(c32);
+    sac_context_free(c16);
+    sac_model_free(m);
+    test_model_free(&tm);
+}
+
+static void test_types_and_memory(void) {
+    CHECK(!strcmp(sac_kv_type_name(SAC_KV_F32), "f32") && !strcmp(sac_kv_type_name(SAC_KV_BF16), "bf16"));
+    CHECK(sac_kv_type_name(2) == NULL && sac_kv_type_name(-1) == NULL);
+    test_model_spec s = test_spec("llama", SAC_TYPE_F32);
+    test_model tm;
+    CHECK(test_model_make(&s, &tm) == 0);
+    sac_model *m = NULL;
+    CHECK(sac_model_load(tm.bytes, tm.size, 0, &m) == SAC_OK);
+    sac_context_params p = sac_context_default_params();
+    CHECK(p.kv_type == SAC_KV_F32);
+    p.n_ctx = 40;
+    const uint64_t f32 = sac_context_memory(m, &p);
+    p.kv_type = SAC_KV_BF16;
+    const uint64_t bf16 = sac_context_memory(m, &p);
+    const uint64_t kv_values = 2ull * s.n_layer * 40 * s.n_head_kv * (s.n_embd / s.n_head);
+    CHECK_MSG(f32 - bf16 == kv_values * 2, "memory %llu vs %llu", (unsigned long long)f32, (unsigned long long)bf16);
+    /* refused with a message that names the types, and no budget that would hide it */
+    const int32_t bad[] = {2, -1, 16};
+    for (int i = 0; i < 3; i++) {
+        p.kv_type = bad[i];
+        CHECK(sac_context_memory(m, &p) == 0);
+        sac_context *ctx = NULL;
+        CHECK(sac_context_new(m, &p, &ctx) == SAC_ERR_ARG);
+        CHECK_MSG(ctx && strstr(sac_context_errmsg(ctx), "kv_type") && strstr(sac_context_errmsg(ctx), "bf16"), "%s",
+                  ctx ? sac_context_errmsg(ctx) : "no context");
+        sac_context_free(ctx);
+    }
+    sac_model_free(m);
+    test_model_free(&tm);
+}
+
+int main(void) {
+    RUN(test_rounding);
+    RUN(test_store_rounds_the_source);
+    RUN(test_models_match_rounding_reference);
+    RUN(test_probe_keys_and_cross_cache);
+    RUN(test_types_and_memory);
+    return check_summary("test_kv_cache");
+}
