@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "float_bits.h"
 #include "kv_cache.h"
 #include "reference.h"
 #include "saccade.h"
@@ -20,18 +21,6 @@
 
 static const int32_t prompt[] = {5, 17, 42, 3, 88, 61, 0, 96, 23, 23, 7, 50, 11, 64, 2, 39, 71, 8, 30, 45};
 #define N_PROMPT ((int)(sizeof prompt / sizeof *prompt))
-
-static uint32_t bits_of(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u) {
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
 
 /* The rounding, independently: the f32 to 8 significant bits with nearbyint (ties to even). */
 static double bf16_by_frexp(float x) {

@@ -7,23 +7,12 @@
 #include <string.h>
 
 #include "check.h"
+#include "float_bits.h"
 #include "types.h"
 
 /* ------------------------------------------------------------------------------------------
  * References
  * ---------------------------------------------------------------------------------------- */
-
-static uint32_t bits_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* The value a half encodes, from the IEEE 754 definition. NaN for NaNs. */
 static double ref_half_value(uint16_t h) {
