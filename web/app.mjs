@@ -5,8 +5,8 @@
 // URL parameters: ?model=URL (any GGUF), ?source=a|b or a real model's key (the model switch),
 // ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
 // loaded). Sampling inputs left empty take the library's defaults.
-import { ChatMode } from './chat.mjs';
 import { bootTime, client } from './boot.mjs';
+import { ChatMode } from './chat.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel } from './model-picker.mjs';

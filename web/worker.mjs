@@ -1,36 +1,28 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
-import { INSTANCE_MODULES, LIBRARY_MODULES, OPEN_MODULES } from './worker-modules.mjs';
+import { importInstance, importOpen, importRest } from './worker-modules.mjs';
 
 /** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
 const epoch = (t = performance.now()) => performance.timeOrigin + t;
 const scriptStart = epoch(); // (the worker's timeOrigin is when the page created it)
 
-// Under the service worker shim the library is imported through its mount inside the shim's
-// scope (coi-serviceworker.js explains why); otherwise from where it lies. Its modules are
-// requested at once (worker-modules.mjs): those that start the wasm instance first, the others
-// once the page's 'prepare' has started it. loadModel is what the worker calls.
-// (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
-const libraryBase = new URL(import.meta.url).searchParams.has('shim') ? './__root__/src/js/' : '../src/js/';
-const importAll = (names) => Promise.all(names.map((m) => import(libraryBase + m)));
-const instanceModules = importAll(INSTANCE_MODULES);
-const openModules = importAll(OPEN_MODULES);
-const early = INSTANCE_MODULES.length + OPEN_MODULES.length;
-const modules = instanceModules.then(async (first) => {
-  warmUp(first);
-  return [...first, ...(await openModules), ...(await importAll(LIBRARY_MODULES.slice(early)))];
+// The library's modules are requested at once (worker-modules.mjs): those that start the wasm
+// instance first, the others once the page's 'prepare' has started it. loadModel is what the
+// worker calls. (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
+const instanceModules = importInstance();
+const openModules = importOpen();
+const library = instanceModules.then((instance) => {
+  warmUp(instance);
+  return importRest();
 });
 openModules.catch(() => {}); // reported by the load that awaits the library
-const library = modules.then((namespaces) => namespaces[LIBRARY_MODULES.indexOf('load.mjs')]);
 library.catch(() => {}); // reported by the load that awaits it
 let libraryReady = null;
 library.then(() => (libraryReady = epoch()), () => {});
 // Chat templates are rendered by @huggingface/jinja, imported when a chat first needs it: import
 // maps do not reach workers, so the worker passes the module to model.chat itself.
-const jinjaUrl = new URL(import.meta.url).searchParams.has('shim')
-  ? './__root__/node_modules/@huggingface/jinja/dist/index.js'
-  : '../node_modules/@huggingface/jinja/dist/index.js';
+const jinjaUrl = new URL('../node_modules/@huggingface/jinja/dist/index.js', import.meta.url).href;
 
 let model = null;
 let loading = null; // AbortController of the running load
@@ -54,14 +46,13 @@ function prepare({ threads }) {
   instanceModules.then(warmUp, () => {}); // (at once when they are in already)
 }
 
-/** Starts the prepared warm-up (instantiate.mjs's warmUp) with INSTANCE_MODULES' namespaces. */
-function warmUp(namespaces) {
+/** Starts the prepared warm-up (instantiate.mjs's warmUp) with importInstance's modules. */
+function warmUp({ instantiate, runtime }) {
   if (!prepared) return;
   const { threads } = prepared;
   prepared = null;
   try {
-    const of = (name) => namespaces[INSTANCE_MODULES.indexOf(name)];
-    of('instantiate.mjs').warmUp(of('runtime.mjs').chooseRuntime({ threads }));
+    instantiate.warmUp(runtime.chooseRuntime({ threads }));
   } catch {
     // the load that follows reports it
   }
@@ -104,7 +95,7 @@ async function load({ id, url, file, threads }) {
     const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
     // the download (or cache read) starts now, while the rest of the library may still be loading
-    if (!file) await openModules.then(([{ preopen }]) => preopen(url, { cache: true }), () => {});
+    if (!file) await openModules.then(({ preopen }) => preopen(url, { cache: true }), () => {});
     const { loadModel } = await library;
     const loadStart = performance.now();
     const loaded = await loadModel(file ?? url, options);
