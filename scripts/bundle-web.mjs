@@ -30,22 +30,26 @@ const DEPFILE = path.join(root, 'build/web-bundle.d');
 /** Entry points → bundle names: the page's app (boot.mjs first among its imports) and the model worker. */
 export const ENTRIES = { app: 'web/app.mjs', worker: 'web/worker.mjs' };
 
-/** Gives each bundled module its own import.meta.url, as a URL relative to the bundle's. */
-const ownImportMetaUrl = {
+/**
+ * Gives each bundled module its own import.meta.url, as a URL relative to the bundle's; `patch`
+ * (a test's): (path relative to the repository, text) → the text to bundle instead.
+ */
+const ownImportMetaUrl = (patch) => ({
   name: 'own-import-meta-url',
   setup(build) {
     build.onLoad({ filter: /\.m?js$/ }, (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      if (!text.includes('import.meta.url')) return undefined;
+      const original = readFileSync(args.path, 'utf8');
+      const text = patch ? patch(path.relative(root, args.path).split(path.sep).join('/'), original) : original;
+      if (text === original && !text.includes('import.meta.url')) return undefined;
       const rel = path.relative(OUT_DIR, args.path).split(path.sep).join('/');
       const own = `new URL(${JSON.stringify(rel)}, import.meta.url).href`;
       return { contents: text.replace(/\bimport\.meta\.url\b/g, own), loader: 'js' };
     });
   },
-};
+});
 
 /** esbuild's options for all bundles; `write: false` builds them in memory. */
-export function options({ write = true } = {}) {
+export function options({ write = true, patch } = {}) {
   return {
     absWorkingDir: root,
     entryPoints: Object.entries(ENTRIES).map(([out, entry]) => ({ out, in: entry })),
@@ -63,7 +67,7 @@ export function options({ write = true } = {}) {
     metafile: true,
     logLevel: 'warning',
     write,
-    plugins: [ownImportMetaUrl],
+    plugins: [ownImportMetaUrl(patch)],
   };
 }
 
@@ -75,9 +79,9 @@ function writeDepfile(metafile) {
   writeFileSync(DEPFILE, `${targets}: ${inputs.join(' ')}\n${inputs.map((f) => `${f}:`).join('\n')}\n`);
 }
 
-/** The bundles, built in memory: [{ path, contents (Uint8Array) }]. */
-export async function buildInMemory() {
-  const result = await esbuild.build(options({ write: false }));
+/** The bundles, built in memory: [{ path, contents (Uint8Array) }]; `patch` as ownImportMetaUrl's. */
+export async function buildInMemory({ patch } = {}) {
+  const result = await esbuild.build(options({ write: false, patch }));
   return result.outputFiles;
 }
 

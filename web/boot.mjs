@@ -1,14 +1,18 @@
 // The page's first module: it hands the model worker that index.html started (before any module
 // had loaded, and already warming up) to the page's ModelClient, or starts it and has it warm up
-// the library, the wasm and its thread pool while the page's other modules load. app.mjs takes
-// the client from here. (The threads are app.mjs's: ?threads=N.)
+// the library, the wasm and its thread pool while the page's other modules load; and it has the
+// worker start opening the model the page opens with when no parameter names another (app.mjs's
+// start: Model A), before the page's setup asks for it. app.mjs takes the client from here.
 import { ModelClient, startWorker } from './client.mjs';
+import { MODELS } from './config.mjs';
 
 /** The worker's script: its bundle (scripts/bundle-web.mjs), as index.html starts it. */
 const WORKER_SCRIPT = new URL('./bundle/worker.mjs', import.meta.url);
 
 export const bootTime = performance.now();
+const params = new URLSearchParams(location.search);
 const early = window.saccadeEarlyWorker;
 delete window.saccadeEarlyWorker;
 export const client = new ModelClient({ worker: early ?? startWorker(WORKER_SCRIPT) });
-if (!early) client.prepare({ threads: Number(new URLSearchParams(location.search).get('threads')) || undefined });
+if (!early) client.prepare({ threads: Number(params.get('threads')) || undefined });
+if (!params.get('model') && (params.get('source') ?? 'a') === 'a') client.preopen(MODELS.a.url);

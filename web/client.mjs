@@ -112,6 +112,11 @@ export class ModelClient {
     this.#worker.postMessage(toWorker.prepare({ threads: threads || undefined }));
   }
 
+  /** Starts opening the model at `url` (relative to the page) for a load of it that follows. */
+  preopen(url) {
+    this.#worker.postMessage(toWorker.preopen(new URL(url, document.baseURI).href));
+  }
+
   terminate() {
     this.#worker.terminate();
     this.#pending.clear();

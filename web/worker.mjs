@@ -30,13 +30,18 @@ let generation = null; // AbortController of the running generation
 
 const stopped = () => new DOMException('stopped', 'AbortError');
 
+/** Starts opening `url` for a load of it through the download cache (src/js/preopen.mjs). */
+const preopen = (url) => openModules.then((m) => m.preopen(url, { cache: true }), () => {});
+
 onmessage = ({ data }) => {
   if (data.type === TO_WORKER.LOAD) load(data);
   else if (data.type === TO_WORKER.GENERATE) generate(data);
   else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
   else if (data.type === TO_WORKER.PROBE) probe(data);
   else if (data.type === TO_WORKER.PREPARE) prepare(data);
+  else if (data.type === TO_WORKER.PREOPEN) preopen(data.url);
 };
+
 
 let prepared = null; // the 'prepare' message's { threads }, until its warm-up has started
 
@@ -95,7 +100,7 @@ async function load({ id, url, file, threads }) {
     const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
     // the download (or cache read) starts now, while the rest of the library may still be loading
-    if (!file) await openModules.then(({ preopen }) => preopen(url, { cache: true }), () => {});
+    if (!file) await preopen(url);
     const { loadModel } = await library;
     const loadStart = performance.now();
     const loaded = await loadModel(file ?? url, options);

@@ -45,6 +45,9 @@ describe('start-up', () => {
         assert.ok(s.phases['page-boot'].end <= s.phases['model-open'].start + 1,
           `page-boot ${JSON.stringify(s.phases['page-boot'])}, model-open ${JSON.stringify(s.phases['model-open'])}`);
         assert.ok(s.phases['library-import'].end <= s.phases['model-open'].end);
+        // the page's default model is opened on boot.mjs's word, before the worker takes the load message
+        if (!A.query) assert.ok(s.phases['model-preopen'].start < s.phases['await-library'].start,
+          `model-preopen ${JSON.stringify(s.phases['model-preopen'])}, await-library ${JSON.stringify(s.phases['await-library'])}`);
         assert.ok(s.phases['model-read'].end <= s.phases['model-parse'].start);
         assert.ok(s.phases.context.end <= s.phases['loaded-message'].end);
         assert.ok(s.phases['first-eval'].end <= s.phases['first-token-message'].end);
