@@ -9,7 +9,12 @@ import { MODELS } from './config.mjs';
 /** The worker's script: its bundle (scripts/bundle-web.mjs), as index.html starts it. */
 const WORKER_SCRIPT = new URL('./bundle/worker.mjs', import.meta.url);
 
-export const bootTime = performance.now();
+const bootTime = performance.now();
+/** The page's first phases (ms since navigation): the worker started (by index.html, or here), this module run. */
+export const bootPhases = {
+  'page-worker': { start: 0, end: performance.getEntriesByName('saccade:page-worker')[0]?.startTime ?? bootTime },
+  'page-boot': { start: 0, end: bootTime },
+};
 const params = new URLSearchParams(location.search);
 const early = window.saccadeEarlyWorker;
 delete window.saccadeEarlyWorker;
