@@ -111,6 +111,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     await ctx.watch();
     if (args.includes('--') && command.length) {
       const child = spawn(command[0], command.slice(1), { stdio: 'inherit' });
+      // (a signal for this process, e.g. kill, goes to the command too; Ctrl+C reaches both anyway)
+      for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
       child.on('exit', async (code, signal) => {
         await ctx.dispose();
         process.exit(code ?? (signal ? 1 : 0));
