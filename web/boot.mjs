@@ -19,5 +19,7 @@ const params = new URLSearchParams(location.search);
 const early = window.saccadeEarlyWorker;
 delete window.saccadeEarlyWorker;
 export const client = new ModelClient({ worker: early ?? startWorker(WORKER_SCRIPT) });
-if (!early) client.prepare({ threads: Number(params.get('threads')) || undefined });
-if (!params.get('model') && (params.get('source') ?? 'a') === 'a') client.preopen(MODELS.a.url);
+if (!early) {
+  client.prepare({ threads: Number(params.get('threads')) || undefined });
+  if (!params.get('model') && (params.get('source') ?? 'a') === 'a') client.preopen(MODELS.a.url);
+}

@@ -63,6 +63,14 @@ function warmUp({ instantiate, runtime }) {
   }
 }
 
+// The page may name the warm-up and the model it will load in the worker's URL (?prepare=THREADS,
+// ?open=URL; index.html does): they start as this script runs. Messages that the page posts
+// before the worker runs are forwarded only once the page's own thread is free, which on a cold
+// load is tens of milliseconds later.
+const startup = new URLSearchParams(globalThis.location?.search);
+if (startup.has('prepare')) prepare({ threads: Number(startup.get('prepare')) || undefined });
+if (startup.get('open')) preopen(startup.get('open'));
+
 /** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
 let evaluated = null;
 

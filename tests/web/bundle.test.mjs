@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { buildInMemory } from '../../scripts/bundle-web.mjs';
-import { TO_WORKER } from '../../web/protocol.mjs';
+import { MODELS } from '../../web/config.mjs';
 import { modelA, root, useBrowser, watchErrors } from './helpers.mjs';
 
 const env = useBrowser();
@@ -41,10 +41,15 @@ describe('the bundles', () => {
     assert.equal(rebuilds('src/js/cli.mjs'), false, 'the CLI is in no bundle');
   });
 
-  test("the page's inline script warms the worker up with protocol.mjs's 'prepare' message", () => {
+  test("the page's inline script starts the bundled worker, warming up and opening config.mjs's Model A", () => {
     const html = readFileSync(path.join(root, 'web/index.html'), 'utf8');
-    assert.match(html, new RegExp(`postMessage\\(\\{ type: '${TO_WORKER.PREPARE}', threads: `));
-    assert.match(html, /new Worker\(new URL\(`\$\{mounted\}bundle\/worker\.mjs`/);
+    assert.match(html, /new URL\(`\$\{mounted\}bundle\/worker\.mjs`/);
+    assert.match(html, /url\.searchParams\.set\('prepare', /);
+    // the model app.mjs opens by default (MODELS.a, a path relative to web/ as the page is)
+    assert.ok(html.includes(`url.searchParams.set('open', new URL('${MODELS.a.url}', location.href).href)`), MODELS.a.url);
+    const worker = readFileSync(path.join(root, 'web/worker.mjs'), 'utf8');
+    assert.match(worker, /startup\.has\('prepare'\)/);
+    assert.match(worker, /startup\.get\('open'\)/);
   });
 });
 

@@ -46,7 +46,10 @@ describe('start-up', () => {
           `page-boot ${JSON.stringify(s.phases['page-boot'])}, model-open ${JSON.stringify(s.phases['model-open'])}`);
         assert.ok(s.phases['page-worker'].end <= s.phases['page-boot'].end, 'index.html starts the worker before the bundle runs');
         assert.ok(s.phases['library-import'].end <= s.phases['model-open'].end);
-        // the page's default model is opened on boot.mjs's word, before the worker takes the load message
+        // the wasm is on its way, and the page's default model opened, before the worker takes the load
+        // message: the worker's URL asks for both (index.html)
+        assert.ok(s.phases['wasm-compile'].start < s.phases['await-library'].start,
+          `wasm-compile ${JSON.stringify(s.phases['wasm-compile'])}, await-library ${JSON.stringify(s.phases['await-library'])}`);
         if (!A.query) assert.ok(s.phases['model-preopen'].start < s.phases['await-library'].start,
           `model-preopen ${JSON.stringify(s.phases['model-preopen'])}, await-library ${JSON.stringify(s.phases['await-library'])}`);
         assert.ok(s.phases['model-read'].end <= s.phases['model-parse'].start);
