@@ -1,8 +1,8 @@
 // The page's first module: it hands the model worker that index.html started (before any module
-// had loaded, and already warming up) to the page's ModelClient, or starts it and has it warm up
-// the library, the wasm and its thread pool while the page's other modules load; and it has the
-// worker start opening the model the page opens with when no parameter names another (app.mjs's
-// start: Model A), before the page's setup asks for it. app.mjs takes the client from here.
+// had loaded; its URL has it warm up the library, the wasm and its thread pool, and open the
+// page's default model) to the page's ModelClient. When index.html could not start it, it starts
+// it here and asks for the same by messages: the warm-up, and the model the page opens with when
+// no parameter names another (app.mjs's start: Model A). app.mjs takes the client from here.
 import { ModelClient, startWorker } from './client.mjs';
 import { MODELS } from './config.mjs';
 
