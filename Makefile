@@ -139,4 +139,4 @@ bench: native
 	scripts/bench_native.sh
 
 clean:
-	rm -rf build dist
+	rm -rf build dist web/bundle

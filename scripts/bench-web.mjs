@@ -70,8 +70,9 @@ const results = { model: path.relative(root, A.file), defaultModel: DEFAULT_MODE
 
 // 1. navigation → first token, and its phases
 const PHASES = [
-  ['page-boot', 'navigation → boot.mjs starts the worker'],
-  ['page-modules', 'navigation → app.mjs runs (page and its modules)'],
+  ['page-worker', 'navigation → the page starts the worker (index.html)'],
+  ['page-boot', 'navigation → boot.mjs runs (first in the bundle)'],
+  ['page-modules', 'navigation → app.mjs runs (the page\'s bundle)'],
   ['page-setup', 'app.mjs → load requested'],
   ['worker-script', 'worker created → its script runs'],
   ['library-import', 'worker: library imported'],

@@ -1,10 +1,14 @@
 # scripts/web.mk — the demo page (web/), its browser tests and its benchmark. Included by the
 # Makefile after scripts/wasm.mk, whose `wasm` and `node_modules/.stamp` targets it uses.
 #
-#   make demo        builds everything (native tools, both wasm builds), then serves the
-#                    repository on localhost with COOP/COEP headers and prints the URL; the page
-#                    opens on the shipped Model A (DEMO_PORT=8000; DEMO_FLAGS=--no-isolation
-#                    serves it without the headers)
+#   make demo        builds everything (native tools, both wasm builds, the page's bundles), then
+#                    serves the repository on localhost with COOP/COEP headers and prints the URL;
+#                    the page opens on the shipped Model A (DEMO_PORT=8000; DEMO_FLAGS=--no-isolation
+#                    serves it without the headers). While it serves, an edit of any module the
+#                    page runs rebuilds its bundle: reload to see it
+#   make web-bundle  the page's bundles, web/bundle/ (scripts/bundle-web.mjs): its modules as one
+#                    file and the model worker with the library as another; rebuilt by every
+#                    target here when a module they hold changes
 #   make test-web    node --test tests/web/ — Playwright (playwright-core) driving Debian's
 #                    chromium, headless; installs chromium when it is missing (the one rule for
 #                    the browser, which test-js and bench-wasm use too)
@@ -20,7 +24,16 @@ DEMO_PORT  ?= 8000
 DEMO_FLAGS ?=
 BENCH_WEB_FLAGS ?=
 
-.PHONY: demo test-web bench-web web-models
+.PHONY: demo test-web bench-web web-models web-bundle
+
+# The page's bundles. build/web-bundle.d, written with them, names every module they hold, so
+# that a change to any of them rebuilds both (esbuild takes well under a second).
+WEB_BUNDLES := web/bundle/app.mjs web/bundle/worker.mjs
+web-bundle: $(WEB_BUNDLES)
+all: web-bundle
+$(WEB_BUNDLES) &: scripts/bundle-web.mjs dist/saccade-layout.mjs node_modules/.stamp
+	node scripts/bundle-web.mjs
+-include build/web-bundle.d
 
 web-models: build/tools/make_model
 	node tests/web/dev-models.mjs
@@ -30,12 +43,12 @@ web-models: build/tools/make_model
 /usr/bin/chromium:
 	@bash scripts/install-deps.sh chromium
 
-demo: native wasm
-	node web/serve.mjs --port $(DEMO_PORT) $(DEMO_FLAGS)
+demo: native wasm web-bundle
+	node scripts/bundle-web.mjs --watch -- node web/serve.mjs --port $(DEMO_PORT) $(DEMO_FLAGS)
 
-test-web: wasm build/tools/make_model node_modules/.stamp /usr/bin/chromium
+test-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node --test tests/web/
 
-bench-web: wasm build/tools/make_model node_modules/.stamp /usr/bin/chromium
+bench-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node tests/web/dev-models.mjs --large
 	node scripts/bench-web.mjs $(BENCH_WEB_FLAGS)

@@ -5,8 +5,8 @@
 // URL parameters: ?model=URL (any GGUF), ?source=a|b or a real model's key (the model switch),
 // ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
 // loaded). Sampling inputs left empty take the library's defaults.
+import { bootPhases, client } from './boot.mjs';
 import { ChatMode } from './chat.mjs';
-import { bootTime, client } from './boot.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel } from './model-picker.mjs';
@@ -42,7 +42,7 @@ const state = {
 const stats = {
   navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null,
   // where the time to the first token went: name → { start, end } in ms since navigation (scripts/bench-web.mjs)
-  phases: { 'page-boot': { start: 0, end: bootTime }, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
+  phases: { ...bootPhases, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
 };
 const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
 window.saccadeDemo = { state, stats, chat };

@@ -4,14 +4,18 @@
 import { TO_PAGE, toWorker } from './protocol.mjs';
 
 /**
- * A module worker for worker.mjs; from another origin (an embed on a docs site) via a same-origin
- * blob. Under the service worker shim (coi-serviceworker.js), the worker is told to import the
- * library through the shim's mount.
+ * A module worker on `script` (worker.mjs, or the page's bundle of it); from another origin (an
+ * embed on a docs site) via a same-origin blob. Under the service worker shim
+ * (coi-serviceworker.js) it starts through the shim's mount of the folder above web/, so that
+ * everything it imports by relative URL, down to the library's thread workers in dist/, lies
+ * inside the shim's scope.
  */
-function startWorker() {
-  const url = new URL('./worker.mjs', import.meta.url);
-  const shim = new URL('./coi-serviceworker.js', import.meta.url).href;
-  if (globalThis.navigator?.serviceWorker?.controller?.scriptURL === shim) url.searchParams.set('shim', '');
+export function startWorker(script = new URL('./worker.mjs', import.meta.url)) {
+  let url = new URL(script);
+  const shim = new URL('./coi-serviceworker.js', import.meta.url);
+  const above = new URL('../', shim).href;
+  if (globalThis.navigator?.serviceWorker?.controller?.scriptURL === shim.href && url.href.startsWith(above))
+    url = new URL(`__root__/${url.href.slice(above.length)}`, shim);
   if (typeof location == 'object' && url.origin !== location.origin) {
     const blob = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' }));
     return new Worker(blob, { type: 'module' });
@@ -24,7 +28,7 @@ export class ModelClient {
   #next = 1;
   #pending = new Map(); // request id → { resolve, reject, handlers }
 
-  /** `worker`: one already started on worker.mjs (as startWorker would), for a page that starts it before its modules load. */
+  /** `worker`: one already started (startWorker), for a page that starts it before its modules load. */
   constructor({ worker } = {}) {
     this.#worker = worker ?? startWorker();
     this.#worker.onmessage = ({ data }) => this.#receive(data);
@@ -106,6 +110,11 @@ export class ModelClient {
    */
   prepare({ threads } = {}) {
     this.#worker.postMessage(toWorker.prepare({ threads: threads || undefined }));
+  }
+
+  /** Starts opening the model at `url` (relative to the page) for a load of it that follows. */
+  preopen(url) {
+    this.#worker.postMessage(toWorker.preopen(new URL(url, document.baseURI).href));
   }
 
   terminate() {

@@ -11,8 +11,9 @@
 // registration whose scope covers that URL can add headers to it. The library's thread workers
 // live in dist/, outside web/, and a worker script without COEP cannot start under an isolated
 // page. So the shim also serves the folder above web/ under web/__root__/: the demo's worker
-// imports the library from web/__root__/src/js/ when the shim is active, and the library then
-// starts its thread workers from web/__root__/dist/, inside the scope.
+// starts from web/__root__/web/ when the shim is active (client.mjs's startWorker), so that the
+// library it imports by relative URL starts its thread workers from web/__root__/dist/, inside
+// the scope.
 //
 // Cross-origin files (a model on another host) must be served with CORS or CORP headers, as on
 // any cross-origin isolated page.

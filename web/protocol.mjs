@@ -7,7 +7,8 @@
 // the source length for 'cross' and 'encoder'), as Float32Arrays the worker transfers.
 
 /** Page → worker. */
-export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop', PROBE: 'probe', PREPARE: 'prepare' });
+export const TO_WORKER = Object.freeze({ LOAD: 'load', GENERATE: 'generate', STOP: 'stop', PROBE: 'probe', PREPARE: 'prepare',
+  PREOPEN: 'preopen' });
 
 /** Worker → page. */
 export const TO_PAGE = Object.freeze({
@@ -40,6 +41,11 @@ export const toWorker = {
    * `threads` (undefined: the library's choice). No reply; a load reports any failure.
    */
   prepare: ({ threads }) => ({ type: TO_WORKER.PREPARE, threads }),
+  /**
+   * Start opening the model at `url` (its download, or its read from the browser cache) for the load
+   * of it that will follow; one that none follows within seconds is cancelled. No reply.
+   */
+  preopen: (url) => ({ type: TO_WORKER.PREOPEN, url }),
   /** A model from `url` (through the browser cache) or `file` (a File or Blob); `threads` undefined: the library's choice. */
   load: (id, { url, file, threads }) => ({ type: TO_WORKER.LOAD, id, url, file, threads }),
   /** `prompt`: text or token ids (the source, for encoder–decoder models); `options`: the library's generate options. */

@@ -1,36 +1,28 @@
 // The demo's module worker: it owns the model, so the page stays responsive while weights load
 // and tokens decode. The messages it takes and sends are defined in protocol.mjs.
 import { STOPPED, TO_WORKER, toPage, transfers } from './protocol.mjs';
-import { INSTANCE_MODULES, LIBRARY_MODULES, OPEN_MODULES } from './worker-modules.mjs';
+import { importInstance, importOpen, importRest } from './worker-modules.mjs';
 
 /** A time on every thread's common clock (ms since the epoch), for the 'phases' messages. */
 const epoch = (t = performance.now()) => performance.timeOrigin + t;
 const scriptStart = epoch(); // (the worker's timeOrigin is when the page created it)
 
-// Under the service worker shim the library is imported through its mount inside the shim's
-// scope (coi-serviceworker.js explains why); otherwise from where it lies. Its modules are
-// requested at once (worker-modules.mjs): those that start the wasm instance first, the others
-// once the page's 'prepare' has started it. loadModel is what the worker calls.
-// (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
-const libraryBase = new URL(import.meta.url).searchParams.has('shim') ? './__root__/src/js/' : '../src/js/';
-const importAll = (names) => Promise.all(names.map((m) => import(libraryBase + m)));
-const instanceModules = importAll(INSTANCE_MODULES);
-const openModules = importAll(OPEN_MODULES);
-const early = INSTANCE_MODULES.length + OPEN_MODULES.length;
-const modules = instanceModules.then(async (first) => {
-  warmUp(first);
-  return [...first, ...(await openModules), ...(await importAll(LIBRARY_MODULES.slice(early)))];
+// The library's modules are requested at once (worker-modules.mjs): those that start the wasm
+// instance first, the others once the page's 'prepare' has started it. loadModel is what the
+// worker calls. (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
+const instanceModules = importInstance();
+const openModules = importOpen();
+const library = instanceModules.then((instance) => {
+  warmUp(instance);
+  return importRest();
 });
 openModules.catch(() => {}); // reported by the load that awaits the library
-const library = modules.then((namespaces) => namespaces[LIBRARY_MODULES.indexOf('load.mjs')]);
 library.catch(() => {}); // reported by the load that awaits it
 let libraryReady = null;
 library.then(() => (libraryReady = epoch()), () => {});
 // Chat templates are rendered by @huggingface/jinja, imported when a chat first needs it: import
 // maps do not reach workers, so the worker passes the module to model.chat itself.
-const jinjaUrl = new URL(import.meta.url).searchParams.has('shim')
-  ? './__root__/node_modules/@huggingface/jinja/dist/index.js'
-  : '../node_modules/@huggingface/jinja/dist/index.js';
+const jinjaUrl = new URL('../node_modules/@huggingface/jinja/dist/index.js', import.meta.url).href;
 
 let model = null;
 let loading = null; // AbortController of the running load
@@ -38,13 +30,18 @@ let generation = null; // AbortController of the running generation
 
 const stopped = () => new DOMException('stopped', 'AbortError');
 
+/** Starts opening `url` for a load of it through the download cache (src/js/preopen.mjs). */
+const preopen = (url) => openModules.then((m) => m.preopen(url, { cache: true }), () => {});
+
 onmessage = ({ data }) => {
   if (data.type === TO_WORKER.LOAD) load(data);
   else if (data.type === TO_WORKER.GENERATE) generate(data);
   else if (data.type === TO_WORKER.STOP) generation?.abort(stopped());
   else if (data.type === TO_WORKER.PROBE) probe(data);
   else if (data.type === TO_WORKER.PREPARE) prepare(data);
+  else if (data.type === TO_WORKER.PREOPEN) preopen(data.url);
 };
+
 
 let prepared = null; // the 'prepare' message's { threads }, until its warm-up has started
 
@@ -54,18 +51,25 @@ function prepare({ threads }) {
   instanceModules.then(warmUp, () => {}); // (at once when they are in already)
 }
 
-/** Starts the prepared warm-up (instantiate.mjs's warmUp) with INSTANCE_MODULES' namespaces. */
-function warmUp(namespaces) {
+/** Starts the prepared warm-up (instantiate.mjs's warmUp) with importInstance's modules. */
+function warmUp({ instantiate, runtime }) {
   if (!prepared) return;
   const { threads } = prepared;
   prepared = null;
   try {
-    const of = (name) => namespaces[INSTANCE_MODULES.indexOf(name)];
-    of('instantiate.mjs').warmUp(of('runtime.mjs').chooseRuntime({ threads }));
+    instantiate.warmUp(runtime.chooseRuntime({ threads }));
   } catch {
     // the load that follows reports it
   }
 }
+
+// The page may name the warm-up and the model it will load in the worker's URL (?prepare=THREADS,
+// ?open=URL; index.html does): they start as this script runs. Messages that the page posts
+// before the worker runs are forwarded only once the page's own thread is free, which on a cold
+// load is tens of milliseconds later.
+const startup = new URLSearchParams(globalThis.location?.search);
+if (startup.has('prepare')) prepare({ threads: Number(startup.get('prepare')) || undefined });
+if (startup.get('open')) preopen(startup.get('open'));
 
 /** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
 let evaluated = null;
@@ -104,7 +108,7 @@ async function load({ id, url, file, threads }) {
     const options = { onProgress, signal, cache: !file };
     if (threads) options.threads = threads;
     // the download (or cache read) starts now, while the rest of the library may still be loading
-    if (!file) await openModules.then(([{ preopen }]) => preopen(url, { cache: true }), () => {});
+    if (!file) await preopen(url);
     const { loadModel } = await library;
     const loadStart = performance.now();
     const loaded = await loadModel(file ?? url, options);

@@ -247,7 +247,8 @@ describe('model cache', () => {
     assert.equal(await page.getAttribute('#cache-note', 'data-note'), 'saved in the browser cache');
     const downloads = [];
     context.on('request', (r) => {
-      if (r.url().endsWith('.gguf') && r.method() === 'GET') downloads.push(r.url());
+      // (the path: the worker's own URL names the model it opens in its query)
+      if (new URL(r.url()).pathname.endsWith('.gguf') && r.method() === 'GET') downloads.push(r.url());
     });
     await page.reload();
     await waitLoaded(page);

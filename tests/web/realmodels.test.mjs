@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { buildInMemory } from '../../scripts/bundle-web.mjs';
 import { checkFileSize } from '../../src/js/budget.mjs';
 import { REAL_MODELS } from '../../web/config.mjs';
 import {
@@ -145,10 +146,11 @@ async function openPage(query, files, { init, config } = {}) {
     return route.fulfill({ status: 200, headers: { ...cors, 'content-type': 'application/octet-stream' }, body: file });
   });
   if (config) {
-    // the page's list with stand-in entries added (the module the page imports, as served plus a line)
-    const text = readFileSync(path.join(root, 'web/config.mjs'), 'utf8') + config;
-    await context.route('**/web/config.mjs', (route) =>
-      route.fulfill({ status: 200, contentType: 'text/javascript', body: text }));
+    // the page's list with stand-in entries added: the page's bundle, built with a line added to web/config.mjs
+    const built = await buildInMemory({ patch: (file, text) => (file === 'web/config.mjs' ? text + config : text) });
+    const app = built.find((f) => f.path.endsWith('/app.mjs'));
+    await context.route('**/web/bundle/app.mjs', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/javascript', body: Buffer.from(app.contents) }));
   }
   const page = await context.newPage();
   const errors = watchErrors(page);

@@ -11,7 +11,7 @@ const env = useBrowser();
 const A = modelA();
 
 /** The phases every first token goes through; the library's own are named 'saccade:…' measures. */
-const PAGE = ['page-boot', 'page-modules', 'page-setup', 'worker-script', 'library-import', 'await-library',
+const PAGE = ['page-worker', 'page-boot', 'page-modules', 'page-setup', 'worker-script', 'library-import', 'await-library',
   'loaded-message', 'tokenize', 'first-eval', 'first-token-message', 'first-token-render'];
 const LIBRARY = ['wasm-compile', 'glue-import', 'wasm-instantiate', 'model-open', 'model-read', 'model-parse', 'context'];
 
@@ -44,7 +44,14 @@ describe('start-up', () => {
         // allows for the two clocks' rounding.)
         assert.ok(s.phases['page-boot'].end <= s.phases['model-open'].start + 1,
           `page-boot ${JSON.stringify(s.phases['page-boot'])}, model-open ${JSON.stringify(s.phases['model-open'])}`);
+        assert.ok(s.phases['page-worker'].end <= s.phases['page-boot'].end, 'index.html starts the worker before the bundle runs');
         assert.ok(s.phases['library-import'].end <= s.phases['model-open'].end);
+        // the wasm is on its way, and the page's default model opened, before the worker takes the load
+        // message: the worker's URL asks for both (index.html)
+        assert.ok(s.phases['wasm-compile'].start < s.phases['await-library'].start,
+          `wasm-compile ${JSON.stringify(s.phases['wasm-compile'])}, await-library ${JSON.stringify(s.phases['await-library'])}`);
+        if (!A.query) assert.ok(s.phases['model-preopen'].start < s.phases['await-library'].start,
+          `model-preopen ${JSON.stringify(s.phases['model-preopen'])}, await-library ${JSON.stringify(s.phases['await-library'])}`);
         assert.ok(s.phases['model-read'].end <= s.phases['model-parse'].start);
         assert.ok(s.phases.context.end <= s.phases['loaded-message'].end);
         assert.ok(s.phases['first-eval'].end <= s.phases['first-token-message'].end);
