@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,20 +39,20 @@ static int32_t effective_n_ctx(const sac_model *m, const sac_context_params *p) 
     return m->info.n_ctx < SAC_DEFAULT_N_CTX ? m->info.n_ctx : SAC_DEFAULT_N_CTX;
 }
 
-/* Allocates n floats (n computed with overflow checks by the caller) or records NOMEM. */
-static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const char *what) {
-    if (n > SIZE_MAX / sizeof(float) || !(*p = calloc(n ? (size_t)n : 1, sizeof(float))))
-        return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " floats)", what, n);
+/* Allocates n zeroed values of `size` bytes (n computed with overflow checks by the caller), or
+ * records NOMEM naming them in `unit`s. */
+static sac_status alloc_values(sac_context *ctx, void **p, uint64_t n, size_t size, const char *unit,
+                               const char *what) {
+    if (n > SIZE_MAX / size || !(*p = calloc(n ? (size_t)n : 1, size)))
+        return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " %s)", what, n, unit);
     return SAC_OK;
 }
 
-/* Allocates a KV cache of n values of the context's kv_type, or records NOMEM. */
-static sac_status alloc_cache(sac_context *ctx, void **p, uint64_t n, const char *what) {
-    const size_t size = sac_kv_type_size(ctx->kv_type);
-    if (n > SIZE_MAX / size || !(*p = calloc(n ? (size_t)n : 1, size)))
-        return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " %s values)", what, n,
-                        sac_kv_type_name(ctx->kv_type));
-    return SAC_OK;
+static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const char *what) {
+    void *values = NULL;
+    const sac_status st = alloc_values(ctx, &values, n, sizeof(float), "floats", what);
+    *p = values;
+    return st;
 }
 
 static sac_status alloc_activations(sac_context *ctx) {
@@ -144,7 +145,11 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     if (p->capture_attention && (st = sac_capture_start(&ctx->capture, 0, &ctx->error))) return st;
     ctx->kv_type = p->kv_type;
     const uint64_t kv = mul3((uint64_t)hp->n_layer * (uint64_t)ctx->n_ctx, (uint64_t)hp->n_head_kv, (uint64_t)hp->head_dim);
-    if ((st = alloc_cache(ctx, &ctx->k_cache, kv, "key cache")) || (st = alloc_cache(ctx, &ctx->v_cache, kv, "value cache")))
+    const size_t kv_size = sac_kv_type_size(ctx->kv_type);
+    char kv_unit[16];
+    snprintf(kv_unit, sizeof kv_unit, "%s values", sac_kv_type_name(ctx->kv_type));
+    if ((st = alloc_values(ctx, &ctx->k_cache, kv, kv_size, kv_unit, "key cache")) ||
+        (st = alloc_values(ctx, &ctx->v_cache, kv, kv_size, kv_unit, "value cache")))
         return st;
     ctx->key_mask = calloc((size_t)ctx->n_ctx, 1);
     ctx->tokens = calloc((size_t)ctx->n_ctx, sizeof *ctx->tokens);

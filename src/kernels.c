@@ -62,6 +62,14 @@ static const char *weight_row(const sac_kernel_task *t, int64_t o) {
     return t->w + (size_t)o * t->row_bytes;
 }
 
+#ifdef __wasm_simd128__
+/* Where a matvec step on `count` rows from o reads ahead: the rows `skip` further on, or, when
+ * those would run past the matrix, the step's own rows again (never past the end). */
+static inline const char *ahead_rows(const sac_kernel_task *t, int64_t o, int64_t skip, int64_t count) {
+    return weight_row(t, o + skip + count <= t->n_out ? o + skip : o);
+}
+#endif
+
 /* Inline binary16 → binary32 (exact): shift exponent+mantissa into place and rescale by
  * 2^112 (which also normalizes subnormals), rebuild inf/NaN, put the sign back. */
 static inline float f16_to_f32_inline(uint16_t h) {
@@ -479,7 +487,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
 #ifdef __wasm_simd128__
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
         /* the next four rows, or these again at the end of the matrix: nothing past it */
-        const char *ahead = weight_row(t, o + 2 * ROW_TILE <= t->n_out ? o + ROW_TILE : o);
+        const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
         v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, &a, f, 0, o, ahead, &seen);
         if (seen_special(seen)) acc = quant_rows4(t, &a, f, 1, o, ahead, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
@@ -1129,7 +1137,7 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0,
     int64_t o = o0;
 #ifdef __wasm_simd128__
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
-        const char *ahead = weight_row(t, o + 2 * ROW_TILE <= t->n_out ? o + ROW_TILE : o);
+        const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
         wasm_v128_store(t->y + o, kquant_rows4(t, &a, f, o, ahead));
     }
 #endif
@@ -1480,7 +1488,7 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
         const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
         float sum[2];
         v128_t seen = wasm_i32x4_splat(0);
-        const char *ahead = weight_row(t, o + AHEAD_ROWS + 2 <= t->n_out ? o + AHEAD_ROWS : o);
+        const char *ahead = ahead_rows(t, o, AHEAD_ROWS, 2);
         f16_dot2_scaled(r0, r1, xs, n8, sum, ahead, &seen);
         if (seen_special(seen)) { /* an inf or NaN weight: the exact conversion */
             t->y[o] = float_dot(FORMAT_F16, r0, t->x, n);
@@ -1504,7 +1512,7 @@ KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, i
     for (; o + 2 <= o1; o += 2) {
         const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
         float sum[2];
-        float_dot2(f, r0, r1, t->x, n8, sum, weight_row(t, o + AHEAD_ROWS + 2 <= t->n_out ? o + AHEAD_ROWS : o));
+        float_dot2(f, r0, r1, t->x, n8, sum, ahead_rows(t, o, AHEAD_ROWS, 2));
         t->y[o] = add_leftover(sum[0], f, r0, t->x, t->n_in);
         t->y[o + 1] = add_leftover(sum[1], f, r1, t->x, t->n_in);
     }

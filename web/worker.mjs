@@ -42,7 +42,6 @@ onmessage = ({ data }) => {
   else if (data.type === TO_WORKER.PREOPEN) preopen(data.url);
 };
 
-
 let prepared = null; // the 'prepare' message's { threads }, until its warm-up has started
 
 /** The wasm instance and its thread pool of the runtime a load with `threads` gets, started as soon as its modules are in, and parked for it. */

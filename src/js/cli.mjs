@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 import { NO_TEMPLATE_NOTE } from './chat.mjs';
 import { loadModel } from './index.mjs';
+import { KV_TYPES } from './layout.mjs';
 
 const usage = `usage:
   saccade info MODEL.gguf
@@ -131,7 +132,8 @@ const ids = {
   parse: (v) => (v.split(',').every((s) => /^\d+$/.test(s) && BigInt(s) <= INT32_MAX) ? v : undefined),
 };
 const text = { parse: (v) => v };
-const kvType = { accepts: 'one of f32, bf16', parse: (v) => (['f32', 'bf16'].includes(v) ? v : undefined) };
+const KV_NAMES = Object.keys(KV_TYPES);
+const kvType = { accepts: `one of ${KV_NAMES.join(', ')}`, parse: (v) => (KV_NAMES.includes(v) ? v : undefined) };
 const flag = null;
 
 const [L, G, T, B] = ['logits', 'generate', 'tokenize', 'bench'];
