@@ -124,10 +124,11 @@ async function load({ id, url, file, threads }) {
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
     info.chatTemplate = metadata['tokenizer.chat_template'] !== undefined; // the page offers chat
-    const { from, bytes, cache } = model.sourceInfo;
-    if (!file) postMessage(toPage.cache(id, cache.message));
+    const { from, bytes } = model.sourceInfo;
     postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime },
       defaults: { ...model.samplingDefaults }, from: file ? 'file' : from, bytes, ms: performance.now() - t0 }));
+    // the final note, once the download's cache copy is written (the page listens after 'loaded')
+    if (!file) loaded.cached.then((cache) => postMessage(toPage.cache(id, cache.message)));
   } catch (e) {
     if (loading === controller) fail(id, e);
   } finally {

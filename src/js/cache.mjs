@@ -94,8 +94,9 @@ const HIT = { status: 'hit', message: 'read from the browser cache' };
 /**
  * Opens a model URL through the cache `name`: from the cache when a complete, current copy is
  * there, else from the network while a copy goes to the cache. Resolves to
- *   { body: Blob | Response, from: 'cache' | 'network', settle(verdict) },
- * or null when there is no Cache API here. `settle` takes the load's verdict — 'loaded' (the
+ *   { body: Blob | Response, from: 'cache' | 'network', settle(verdict), storing },
+ * or null when there is no Cache API here; `storing` is true when a copy is being written (its
+ * settle then waits for the write). `settle` takes the load's verdict — 'loaded' (the
  * engine parsed the bytes), 'refused' (it did not: a cached copy is deleted) or 'abandoned'
  * (aborted or failed before parsing) — and resolves to { status, message }: what became of the
  * cache copy once it is written.
@@ -145,6 +146,7 @@ export async function openCachedUrl(url, name, signal) {
   return {
     body: new Response(forModel, { headers: { 'content-length': String(size) } }),
     from: 'network',
+    storing: true,
     async settle(result) {
       decide(result === 'loaded');
       // stop the copy (and with it the rest of the download) of a load that went no further

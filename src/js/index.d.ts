@@ -102,9 +102,11 @@ export interface CacheReport {
   /**
    * 'hit': read from the cache; 'stored': downloaded and saved; 'failed': downloaded, not saved
    * (message says why: no Content-Length, quota…); 'off': cache: false, or not a URL;
-   * 'unavailable': no Cache API here (Node, an insecure origin, storage disabled).
+   * 'unavailable': no Cache API here (Node, an insecure origin, storage disabled);
+   * 'pending': the download's copy is still being written (model.sourceInfo.cache as loadModel
+   * resolves, until model.cached settles; never a final report).
    */
-  status: 'hit' | 'stored' | 'failed' | 'off' | 'unavailable';
+  status: 'hit' | 'stored' | 'failed' | 'off' | 'unavailable' | 'pending';
   /** A sentence for people, e.g. 'saved in the browser cache'. */
   message: string;
 }
@@ -485,8 +487,19 @@ export class Model {
   private constructor();
   readonly info: Readonly<ModelInfo>;
   readonly runtime: Readonly<ModelRuntime>;
-  /** Where the bytes came from (network, cache, file, memory), their size, and the cache report. */
+  /**
+   * Where the bytes came from (network, cache, file, memory), their size, and the cache report.
+   * A downloaded model's cache copy is written after loadModel resolves: cache is then
+   * { status: 'pending' } until the write ends, when sourceInfo is replaced by a new frozen
+   * object with the final report (see cached).
+   */
   readonly sourceInfo: Readonly<SourceInfo>;
+  /**
+   * The final cache report: resolves once the download's cache copy is written ('stored', or
+   * 'failed' with the reason, e.g. a full quota) and model.sourceInfo has it; at once when nothing
+   * is written ('hit', 'off', 'unavailable'). Never rejects; dispose() does not stop the write.
+   */
+  readonly cached: Promise<Readonly<CacheReport>>;
   /** What generate uses for each option left out (C's sac_sampling_default_params, and maxTokens). */
   readonly samplingDefaults: Readonly<SamplingDefaults>;
   readonly disposed: boolean;

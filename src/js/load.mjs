@@ -150,6 +150,15 @@ function cacheReport(notes) {
   return notes.find((n) => n.status === 'failed') ?? notes.find((n) => n.status === 'stored') ?? notes[0];
 }
 
+/** model.sourceInfo.cache while a download's cache copy is still being written (see model.cached). */
+const PENDING = Object.freeze({ status: 'pending', message: 'being saved in the browser cache' });
+
+/** The final report of a loaded model's cache copies; never rejects (a failed write is a 'failed' report). */
+function cacheOutcome(notes) {
+  return notes.then(cacheReport).then((r) => r ?? { status: 'failed', message: 'not cached: no report' },
+    (e) => ({ status: 'failed', message: `not cached: ${e?.message ?? e}` }));
+}
+
 /**
  * Loads a GGUF model. `source`: Uint8Array, ArrayBuffer, Blob, Response, ReadableStream, URL, or
  * a string (a URL; in Node also a file path); a split model's first shard (…-00001-of-0000N.gguf,
@@ -216,6 +225,7 @@ export async function loadModel(source, options) {
     const sizes = new Array(n).fill(null);
     const froms = [];
     const names = [];
+    let storing = false; // a download's cache copy will be written after the verdict
     for (let i = 0; i < n; i++) opened.inputs[i].then((input) => (sizes[i] = input.size), () => {});
     let before = 0; // bytes of the shards already read
     const reading = now();
@@ -225,6 +235,7 @@ export async function loadModel(source, options) {
         if (input.size !== null) checkFileSize(input.size);
         sizes[i] = input.size;
         froms.push(input.from);
+        storing ||= input.storing === true;
         names.push(input.name);
         const report = (loaded) => onProgress?.({
           loaded: before + loaded, total: sizes.includes(null) ? null : sizes.reduce((a, b) => a + b, 0),
@@ -251,7 +262,8 @@ export async function loadModel(source, options) {
       fail(nameShard(heap.cstring(M._sac_model_errmsg(model)), sources), statusName(M, heap, status));
     }
     verdict = 'loaded';
-    const cacheNote = opened.settle(verdict); // writes the cache copies, while the context is made
+    // The cache copies are written from here on; the model is usable before they are (model.cached).
+    const cacheDone = cacheOutcome(opened.settle(verdict));
     const size = before;
     const sourceInfo = {
       from: froms.includes('network') ? 'network' : froms[0], bytes: size, shards: n,
@@ -261,8 +273,8 @@ export async function loadModel(source, options) {
     const params = { contextLength, batchSize, threads: runtime.threads, attention, noPositions, scores, qk, kvType };
     if (vocabOnly) {
       Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context', kvType: null });
-      sourceInfo.cache = cacheReport(await cacheNote);
-      return new Model(new Engine(M, heap, model, 0, scratch), runtime, params, sourceInfo);
+      sourceInfo.cache = storing ? PENDING : await cacheDone;
+      return new Model(new Engine(M, heap, model, 0, scratch), runtime, params, sourceInfo, cacheDone);
     }
     const contextStart = now();
     M._sac_model_get_info(model, scratch);
@@ -293,8 +305,9 @@ export async function loadModel(source, options) {
     const kvCode = M._sac_context_kv_type(ctx);
     runtime.kvType = Object.keys(KV_TYPES).find((name) => KV_TYPES[name] === kvCode);
     measure('context', contextStart);
-    sourceInfo.cache = cacheReport(await cacheNote);
-    return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo);
+    // nothing to write (a cache hit, no cache): the report is there within a few microtasks
+    sourceInfo.cache = storing ? PENDING : await cacheDone;
+    return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo, cacheDone);
   } catch (e) {
     if (verdict !== 'loaded') await opened.settle(verdict);
     if (M) {

@@ -19,8 +19,11 @@ export class Model {
   #disposed = false;
   #source = null; // encoder–decoder models: the ids of the last encoded source
 
-  /** @internal — use loadModel(). */
-  constructor(engine, runtime, params, sourceInfo) {
+  /**
+   * @internal — use loadModel(). `cacheDone`: a promise (never rejected) of the final cache report,
+   * which replaces a pending sourceInfo.cache.
+   */
+  constructor(engine, runtime, params, sourceInfo, cacheDone = Promise.resolve(sourceInfo.cache)) {
     this.#engine = engine;
     this.#params = params;
     this.info = Object.freeze(this.#readInfo());
@@ -28,6 +31,11 @@ export class Model {
     /** Where the model's bytes came from and what became of their cache copy (see index.d.ts). */
     this.sourceInfo = Object.freeze({ ...sourceInfo, urls: Object.freeze(sourceInfo.urls),
       cache: Object.freeze(sourceInfo.cache) });
+    /** The final cache report, once the copy is written; sourceInfo is replaced by one that has it first. */
+    this.cached = cacheDone.then((report) => {
+      if (this.sourceInfo.cache !== report) this.sourceInfo = Object.freeze({ ...this.sourceInfo, cache: Object.freeze(report) });
+      return this.sourceInfo.cache;
+    });
     this.samplingDefaults = Object.freeze(samplingDefaults(engine));
   }
 

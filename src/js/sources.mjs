@@ -2,7 +2,7 @@
 // settle(verdict) }; size is null when unknown (a response without Content-Length); cancel()
 // releases a source whose chunks were never read; from says where the bytes come from ('cache',
 // 'network', 'file', 'memory'); settle tells a cached URL how the load went (cache.mjs) and
-// resolves to what became of its cache copy.
+// resolves to what became of its cache copy; storing is true when that means waiting for a write.
 import { knownLength, openCachedUrl } from './cache.mjs';
 import { fail } from './errors.mjs';
 import { isNode, nodeBuiltin } from './runtime.mjs';
@@ -122,7 +122,7 @@ export async function openSource(source, { signal, cache = null } = {}) {
     if (opened) {
       const input = opened.body instanceof Blob ? streamSource(opened.body.stream(), opened.body.size)
         : responseSource(opened.body, url.href);
-      return Object.assign(input, { from: opened.from, name: url.href, settle: opened.settle });
+      return Object.assign(input, { from: opened.from, name: url.href, settle: opened.settle, storing: opened.storing === true });
     }
   }
   let response;

@@ -50,12 +50,18 @@ async function openPage() {
   return { context, page, downloads };
 }
 
-/** Loads `url` in the page with `options`; returns { sourceInfo, info } or { error }. */
+/**
+ * Loads `url` in the page with `options`; returns { sourceInfo (once model.cached has settled),
+ * atLoad (sourceInfo.cache.status as loadModel resolved), architecture } or { error }.
+ */
 const load = (page, url, options = {}) => page.evaluate(async ({ url, options }) => {
   const { loadModel } = await import('/src/js/index.mjs');
   try {
     const model = await loadModel(url, { threads: 1, ...options });
-    const out = { sourceInfo: JSON.parse(JSON.stringify(model.sourceInfo)), architecture: model.info.architecture };
+    const atLoad = model.sourceInfo.cache.status;
+    const final = await model.cached;
+    if (final !== model.sourceInfo.cache) throw new Error('model.cached is not the final sourceInfo.cache');
+    const out = { sourceInfo: JSON.parse(JSON.stringify(model.sourceInfo)), atLoad, architecture: model.info.architecture };
     model.dispose();
     return out;
   } catch (e) {
@@ -83,11 +89,12 @@ describe('download cache (Cache API)', () => {
     assert.equal(first.error, undefined, first.error);
     assert.deepEqual(first.sourceInfo, { from: 'network', bytes: size('model.gguf'), shards: 1,
       urls: [`${server.url}${rel('model.gguf')}`], cache: { status: 'stored', message: 'saved in the browser cache' } });
+    assert.equal(first.atLoad, 'pending', 'loadModel does not wait for the cache write');
     assert.deepEqual(await list(page), [{ path: rel('model.gguf'), bytes: size('model.gguf'), stored: true }]);
     assert.deepEqual(downloads, [rel('model.gguf')]);
     const again = await load(page, rel('model.gguf'));
-    assert.deepEqual({ from: again.sourceInfo.from, cache: again.sourceInfo.cache },
-      { from: 'cache', cache: { status: 'hit', message: 'read from the browser cache' } });
+    assert.deepEqual({ from: again.sourceInfo.from, cache: again.sourceInfo.cache, atLoad: again.atLoad },
+      { from: 'cache', cache: { status: 'hit', message: 'read from the browser cache' }, atLoad: 'hit' });
     assert.deepEqual(downloads, [rel('model.gguf')], 'no second download');
     await context.close();
   });
@@ -96,6 +103,7 @@ describe('download cache (Cache API)', () => {
     const { context, page } = await openPage();
     const off = await load(page, rel('model.gguf'), { cache: false });
     assert.deepEqual(off.sourceInfo.cache, { status: 'off', message: 'not cached (cache: false)' });
+    assert.equal(off.atLoad, 'off', 'nothing to write: final at once');
     assert.deepEqual(await list(page), []);
     const named = await load(page, rel('model.gguf'), { cache: 'my-models' });
     assert.equal(named.sourceInfo.cache.status, 'stored');
@@ -166,6 +174,66 @@ describe('download cache (Cache API)', () => {
     writeFileSync(path.join(dir, 'changing.gguf'), readFileSync(fixture('llama-q8_0-char')));
     const changed = await load(page, rel('changing.gguf'));
     assert.deepEqual([changed.architecture, changed.sourceInfo.from], ['llama', 'network']);
+    await context.close();
+  });
+
+  test('the cache write is off the load\'s path: a slow put, a failing put, dispose while it is written', async () => {
+    const { context, page } = await openPage();
+    const out = await page.evaluate(async (url) => {
+      const { loadModel } = await import('/src/js/index.mjs');
+      const unhandled = [];
+      addEventListener('unhandledrejection', (e) => unhandled.push(String(e.reason)));
+      const put = Cache.prototype.put;
+      const timeout = (ms) => new Promise((resolve) => setTimeout(() => resolve('timed out'), ms));
+      // 1. a put that waits for the test: loadModel resolves meanwhile, with a usable model
+      let open;
+      const gate = new Promise((resolve) => (open = resolve));
+      Cache.prototype.put = function (...args) {
+        return gate.then(() => put.apply(this, args));
+      };
+      const slow = await Promise.race([loadModel(url, { threads: 1 }), timeout(10_000)]);
+      if (slow === 'timed out') return { slow };
+      const pending = { ...slow.sourceInfo.cache };
+      const ids = slow.tokenize('ab');
+      const before = await Promise.race([slow.cached.then(() => 'settled'), timeout(100)]);
+      open();
+      const stored = await slow.cached;
+      const result = { pending, ids: ids.length, before, stored: { ...stored }, after: slow.sourceInfo.cache.status,
+        listed: (await (await caches.open('saccade-models-v1')).keys()).length };
+      slow.dispose();
+      await caches.delete('saccade-models-v1');
+      // 2. dispose() while the copy is being written: the write still completes
+      let open2;
+      const gate2 = new Promise((resolve) => (open2 = resolve));
+      Cache.prototype.put = function (...args) {
+        return gate2.then(() => put.apply(this, args));
+      };
+      const early = await loadModel(url, { threads: 1 });
+      early.dispose();
+      open2();
+      result.afterDispose = (await early.cached).status;
+      await caches.delete('saccade-models-v1');
+      // 3. a put that fails: a 'failed' report with the reason, loadModel unaffected
+      Cache.prototype.put = () => Promise.reject(new DOMException('the quota is used up (test)', 'QuotaExceededError'));
+      const failing = await loadModel(url, { threads: 1 });
+      result.failing = { atLoad: failing.sourceInfo.cache.status, final: { ...(await failing.cached) } };
+      failing.dispose();
+      Cache.prototype.put = put;
+      await new Promise((resolve) => setTimeout(resolve, 100)); // (unhandled rejections are reported after a task)
+      result.unhandled = unhandled;
+      return result;
+    }, rel('model.gguf'));
+    assert.notEqual(out.slow, 'timed out', 'loadModel waited for the cache write');
+    assert.deepEqual(out.pending, { status: 'pending', message: 'being saved in the browser cache' });
+    assert.ok(out.ids > 0);
+    assert.equal(out.before, 'timed out', 'model.cached settles only once the copy is written');
+    assert.deepEqual(out.stored, { status: 'stored', message: 'saved in the browser cache' });
+    assert.equal(out.after, 'stored', 'sourceInfo is replaced by the final one');
+    assert.equal(out.listed, 1);
+    assert.equal(out.afterDispose, 'stored');
+    assert.deepEqual(out.failing, { atLoad: 'pending',
+      final: { status: 'failed', message: 'not cached: the quota is used up (test)' } });
+    assert.deepEqual(out.unhandled, []);
     await context.close();
   });
 });
