@@ -8,6 +8,7 @@
 // as it is.
 import { fail } from './errors.mjs';
 import { shardNames } from './shards.mjs';
+import { measure, now } from './timing.mjs';
 
 /** The cache `cache: true` uses. */
 export const DEFAULT_CACHE = 'saccade-models-v1';
@@ -102,13 +103,20 @@ const HIT = { status: 'hit', message: 'read from the browser cache' };
  * cache copy once it is written.
  */
 export async function openCachedUrl(url, name, signal) {
+  let t = now();
   const cache = await openCache(name);
   if (!cache) return null;
   const cached = await cache.match(url);
+  measure('cache-match', t);
   if (cached) {
     const recorded = cached.headers.get(BYTES);
-    if (recorded !== null && (await isFresh(url, cached, signal))) {
+    t = now();
+    const fresh = recorded !== null && (await isFresh(url, cached, signal));
+    measure('cache-fresh', t);
+    if (fresh) {
+      t = now();
       const blob = await cached.blob();
+      measure('cache-blob', t);
       if (String(blob.size) === recorded)
         return {
           body: blob, from: 'cache',
