@@ -173,7 +173,8 @@ export interface LoadOptions extends RuntimeOptions {
    * ETag, Last-Modified, length) has not changed it, or cannot be asked. On by default because
    * a model is the bulk of what a page downloads and the Cache API is the browser's evictable,
    * per-origin storage (as transformers.js and wllama do); where there is no Cache API (Node) it
-   * does nothing. model.sourceInfo.cache says what happened.
+   * does nothing. model.sourceInfo.cache says what happened (model.cached: the final report, once
+   * the copy is written — loadModel does not wait for it).
    */
   cache?: boolean | string;
   /** Keep the pre-softmax scores q·k/√d beside captured probabilities (model.attentionScores); doubles capture memory. */
