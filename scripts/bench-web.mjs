@@ -17,7 +17,8 @@
 //
 // --first-token: part 1 only. --against DIR: part 1 for this tree and for another checkout of the
 // repository (its web/, src/js/, dist/ and models/, e.g. an older commit's), in interleaved runs
-// (the order alternates each run), for before/after figures taken under the same load.
+// (the order alternates each run), for before/after figures taken under the same load, and their
+// difference paired by round.
 import path from 'node:path';
 
 import { DEFAULT_MODEL } from '../web/config.mjs';
@@ -160,6 +161,23 @@ for (const tree of trees) {
   log(`|---|${columns.map(() => '---').join('|')}|`);
   for (const [name, what] of PHASES) log(`| ${what} | ${columns.map(([, l]) => span(l, name)).join(' | ')} |`);
   log(`runtimes: ${columns.map(([c, l]) => `${c}: ${l[0].runtime.replace(/ — .*/, '').replace(/^Runtime: /, '')}`).join('; ')}`);
+}
+if (against) {
+  // Paired by round (both trees loaded back to back): the load of the moment cancels out of each
+  // difference, where it moves the medians of a busy machine by tens of ms.
+  const [mine, other] = trees.map((t) => t.name);
+  results.paired = {};
+  log(`
+first token drawn, ${mine} − ${other}, paired by round (median difference; rounds where ${mine} was faster):`);
+  for (const c of ['isolated/cold', 'isolated/warm', 'plain/cold', 'plain/warm']) {
+    const a = runs.get(`${mine}/${c}`);
+    const b = runs.get(`${other}/${c}`);
+    // (a page without the paint mark: its first token's time)
+    const d = a.map((x, i) => (x.painted ?? x.firstToken) - (b[i].painted ?? b[i].firstToken));
+    const m = median(d);
+    results.paired[c] = { medianMs: m, faster: d.filter((x) => x < 0).length, rounds: d.length };
+    log(`| ${c} | ${m > 0 ? '+' : ''}${m.toFixed(0)} ms | ${d.filter((x) => x < 0).length} of ${d.length} |`);
+  }
 }
 if (args.includes('--first-token')) {
   await browser.close();
