@@ -214,7 +214,7 @@ if (!opts['no-browser']) {
             const out = await page.evaluate(({ engine, args }) => globalThis.bench[engine](args), { engine, args });
             if (out.threads !== threads) throw new Error(`${engine} ran ${out.threads} threads, not ${threads}`);
             keepBest(results[type], `${key}${threads}`, { prefill: out.prefillTokensPerSecond, decode: out.decodeTokensPerSecond });
-            if (engine === 'saccade') {
+            if (key === 'saccade') {
               results[type].relaxed = out.runtime.relaxed;
               results[type].relaxedReason = out.runtime.relaxedReason;
             }

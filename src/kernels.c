@@ -749,7 +749,7 @@ static int q8k_layout_of(int64_t n_in, int64_t n_batch, q8k_layout *l) {
         return 0;
     l->scales = ((size_t)s + 15) & ~(size_t)15;
     l->values = ((size_t)v + 15) & ~(size_t)15;
-    l->bsums = (size_t)b;
+    l->bsums = ((size_t)b + 15) & ~(size_t)15;
     return 1;
 }
 
@@ -758,6 +758,11 @@ int sac_activations_size_q8_K(int64_t n_in, int64_t n_batch, size_t *bytes) {
     if (!q8k_layout_of(n_in, n_batch, &l) || l.values > SIZE_MAX - l.scales || l.bsums > SIZE_MAX - l.scales - l.values)
         return 0;
     *bytes = l.scales + l.values + l.bsums;
+#ifdef RELAXED
+    /* the int8 copy of the values (half their int16 bytes) */
+    if (l.values / 2 > SIZE_MAX - *bytes) return 0;
+    *bytes += l.values / 2;
+#endif
     return 1;
 }
 
@@ -765,14 +770,20 @@ typedef struct q8k_activations {
     const int16_t *q;     /* [batch][n_in] */
     const int16_t *bsums; /* [batch][n_in / 16] */
     const float *d;       /* [block][batch] */
+#ifdef RELAXED
+    const int8_t *q8;     /* [batch][n_in]: q as int8, for the relaxed kernels */
+#endif
 } q8k_activations;
 
 static q8k_activations q8k_view(const sac_kernel_task *t) {
     q8k_layout l = {0, 0, 0};
     q8k_layout_of(t->n_in, t->n_batch, &l); /* sac_matmul sized the workspace with it */
     const char *base = t->act;
-    q8k_activations a = {(const int16_t *)(base + l.scales), (const int16_t *)(base + l.scales + l.values),
-                         (const float *)base};
+    q8k_activations a = {.q = (const int16_t *)(base + l.scales), .bsums = (const int16_t *)(base + l.scales + l.values),
+                         .d = (const float *)base};
+#ifdef RELAXED
+    a.q8 = (const int8_t *)(base + l.scales + l.values + l.bsums);
+#endif
     return a;
 }
 
@@ -792,6 +803,9 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
             xd[blk * n_batch + b] = q.d;
             for (int j = 0; j < SAC_QK_K; j++) xq[b * n_in + blk * SAC_QK_K + j] = q.qs[j];
             for (int j = 0; j < SAC_QK_K / 16; j++) xs[b * (n_in / 16) + blk * (SAC_QK_K / 16) + j] = q.bsums[j];
+#ifdef RELAXED
+            memcpy((char *)act + l.scales + l.values + l.bsums + b * n_in + blk * SAC_QK_K, q.qs, SAC_QK_K);
+#endif
         }
 }
 
@@ -818,15 +832,29 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
  * innermost: unrolling the outer loops too made the step 1.5x slower in V8. */
 #define UNROLLED _Pragma("clang loop unroll(full)")
 
-typedef v128_t (*kdot_fn)(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum);
+/* The activations the matvec's dots read: Q8_K's int16 values, or with relaxed SIMD its int8
+ * copy (the levels, unsigned and below 128, are the dot product's 7-bit operand). */
+#ifdef RELAXED
+typedef int8_t kx_t;
+#define KX(a) ((a)->q8)
+#else
+typedef int16_t kx_t;
+#define KX(a) ((a)->q)
+#endif
+
+typedef v128_t (*kdot_fn)(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum);
 
 /* 16 unsigned levels (bytes, < 128) times their activations: four int32 lanes of four
- * products each. Every format's lanes stay within int16 (|x| <= 128, levels <= 63: 32256),
+ * products each (which four differs between the paths; the lanes' sum does not). Every format's lanes stay within int16 (|x| <= 128, levels <= 63: 32256),
  * which scale8 relies on, as it does on a 32-level group's two of them summed (Q4_K, Q5_K:
  * levels <= 31, 31744). */
-static inline v128_t dot16_u8(v128_t q, const int16_t *x) {
+static inline v128_t dot16_u8(v128_t q, const kx_t *x) {
+#ifdef RELAXED
+    return SAC_RELAXED_DOT_ADD(wasm_v128_load(x), q, wasm_i32x4_splat(0));
+#else
     return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(q), wasm_v128_load(x)),
                           wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(q), wasm_v128_load(x + 8)));
+#endif
 }
 
 /* Eight groups' dots p[g] times their scales (the int16 lanes of sc), as int32 lanes: the
@@ -856,7 +884,7 @@ static inline v128_t minus_offset(v128_t isum, v128_t sc_lo, v128_t sc_hi, const
     return wasm_i32x4_sub(isum, wasm_i32x4_shl(t, (uint32_t)shift));
 }
 
-static inline v128_t kdot_q2_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q2_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     const block_q2_K *b = (const block_q2_K *)block;
     const v128_t three = wasm_i8x16_splat(3), low4 = wasm_i16x8_splat(0x0F);
     v128_t isum = wasm_i32x4_splat(0), m[2];
@@ -886,7 +914,7 @@ static inline v128_t q3_K_scales(const uint8_t scales[12]) {
     return wasm_i8x16_sub(v, wasm_i8x16_splat(32));
 }
 
-static inline v128_t kdot_q3_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q3_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     (void)msum;
     const block_q3_K *b = (const block_q3_K *)block;
     const v128_t three = wasm_i8x16_splat(3), s8 = q3_K_scales(b->scales);
@@ -928,7 +956,7 @@ static inline v128_t mins_of_pairs(v128_t m, const int16_t *bsums) {
 /* Q4_K (qh NULL) and Q5_K: sub-blocks 2c and 2c + 1 are the low and high nibbles of 32 bytes
  * of qs; Q5_K's fifth bits are bits 2c and 2c + 1 of qh[l]. Each sub-block's two dot16_u8
  * are summed before scale8. */
-static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, const int16_t *x,
+static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, const kx_t *x,
                                   const int16_t *bsums, v128_t *msum) {
     const v128_t low4 = wasm_i8x16_splat(0x0F), sm = q4_K_scales_mins(scales);
     v128_t p[8];
@@ -950,12 +978,12 @@ static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, cons
     return scale8(p, wasm_u16x8_extend_low_u8x16(sm));
 }
 
-static inline v128_t kdot_q4_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q4_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     const block_q4_K *b = (const block_q4_K *)block;
     return kdot_nibbles(b->scales, b->qs, NULL, x, bsums, msum);
 }
 
-static inline v128_t kdot_q5_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q5_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     const block_q5_K *b = (const block_q5_K *)block;
     return kdot_nibbles(b->scales, b->qs, b->qh, x, bsums, msum);
 }
@@ -972,7 +1000,7 @@ static inline void q6_K_levels(const uint8_t *ql, const uint8_t *qh, int kk, v12
     q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), low4), wasm_v128_and(wasm_u16x8_shr(hb, 2), two));
 }
 
-static inline v128_t kdot_q6_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q6_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     (void)msum;
     const block_q6_K *b = (const block_q6_K *)block;
     const v128_t sc[2] = {wasm_i16x8_load8x8(b->scales), wasm_i16x8_load8x8(b->scales + 8)};
@@ -1251,9 +1279,10 @@ static inline float kblock_f16(const char *block, size_t at) {
 KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int64_t b) {
     const char *row = weight_row(t, o);
     int64_t nb = t->n_in / SAC_QK_K;
-    const int16_t *x = a->q + b * t->n_in, *bs = a->bsums + b * (t->n_in / 16);
+    const int16_t *bs = a->bsums + b * (t->n_in / 16);
     float acc = 0.0f;
 #ifdef __wasm_simd128__
+    const kx_t *x = KX(a) + b * t->n_in;
     for (int64_t blk = 0; blk < nb; blk++) { /* kblock_add's steps, with the sums of f.dot */
         const char *block = row + (size_t)blk * f.block_bytes;
         v128_t m = wasm_i32x4_splat(0);
@@ -1263,6 +1292,7 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
         if (f.has_min) acc = acc - (float)hsum_i32(m) * (kblock_f16(block, f.dmin_at) * dx);
     }
 #else
+    const int16_t *x = a->q + b * t->n_in;
     kblock w;
     for (int64_t blk = 0; blk < nb; blk++) {
         kdecode(f, row + (size_t)blk * f.block_bytes, &w);
@@ -1286,7 +1316,8 @@ KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, k
         const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
         for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
         size_t at = (size_t)blk * f.block_bytes;
-        const int16_t *x = a->q + blk * SAC_QK_K, *bs = a->bsums + blk * 16;
+        const kx_t *x = KX(a) + blk * SAC_QK_K;
+        const int16_t *bs = a->bsums + blk * 16;
         v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
         v128_t s0 = f.dot(r0 + at, x, bs, &m0), s1 = f.dot(r1 + at, x, bs, &m1);
         v128_t s2 = f.dot(r2 + at, x, bs, &m2), s3 = f.dot(r3 + at, x, bs, &m3);

@@ -1,8 +1,8 @@
 // The relaxed-SIMD build in Chromium: the loader picks it (Chromium runs i32x4.relaxed_dot_i8x16_
 // i7x16_add_s right), on an isolated page (threaded, 2 threads) and a plain one (single-threaded);
 // simd: 'simd128' falls back to the SIMD128 build; and the logits of every position are the same
-// bytes in both builds, for both shipped models (Q8_0) and a generated Q4_0 model — the kernels
-// differ, the integer dot products they compute do not.
+// bytes in both builds, for both shipped models (Q8_0) and generated Q4_0 and K-quant models —
+// the kernels differ, the integer dot products they compute do not.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
@@ -14,12 +14,12 @@ import { modelA, modelB, root, useBrowser } from './helpers.mjs';
 
 const env = useBrowser();
 
-/** A random-weight Q4_0 gpt2 (no tokenizer needed: forward takes ids), beside the page's development models. */
-function q4Model() {
-  const file = path.join(devDir, 'relaxed-gpt2-q4_0.gguf');
+/** A random-weight gpt2 of `type` (no tokenizer needed: forward takes ids), beside the page's development models. */
+function generated(type) {
+  const file = path.join(devDir, `relaxed-gpt2-${type}.gguf`);
   if (!existsSync(file)) {
     mkdirSync(devDir, { recursive: true });
-    execFileSync(path.join(root, 'build/tools/make_model'), [`${file}.${process.pid}.tmp`, '--type', 'q4_0', '--seed', '17']);
+    execFileSync(path.join(root, 'build/tools/make_model'), [`${file}.${process.pid}.tmp`, '--type', type, '--seed', '17']);
     renameSync(`${file}.${process.pid}.tmp`, file);
   }
   return file;
@@ -59,7 +59,7 @@ for (const isolated of [true, false]) {
   test(`${where}: the relaxed build by default, SIMD128 on request, the same logits bytes`, async () => {
     await env.ready;
     const server = isolated ? env.srv.isolated : env.srv.plain;
-    for (const file of [modelA().file, modelB().file, q4Model()]) {
+    for (const file of [modelA().file, modelB().file, ...['q4_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'].map(generated)]) {
       const options = isolated ? { threads: 2 } : {};
       const relaxed = await run(server, file, options);
       const simd128 = await run(server, file, { ...options, simd: 'simd128' });
