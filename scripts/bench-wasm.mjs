@@ -16,7 +16,7 @@
 //   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--threads 2] [--repeat 3]
 //                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
 //                               [--no-depth-capture] [--json OUT]
-//                               [--simd both] [--browser-rounds N] [--browser-only]
+//                               [--simd both] [--browser-rounds N] [--browser-only] [--no-wllama]
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
@@ -29,7 +29,7 @@
 // the relaxed and the SIMD128 builds side by side instead (loadModel's simd option), alternating,
 // as 'saccade Chromium relaxed' and 'saccade Chromium SIMD128'; --browser-rounds N repeats the
 // Chromium runs N times, interleaved, keeping each configuration's best; --browser-only skips the
-// native and Node runs (and the peers).
+// native and Node runs (and the peers); --no-wllama skips wllama.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -52,6 +52,7 @@ const { values: opts } = parseArgs({
     simd: { type: 'string', default: 'auto' },
     'browser-rounds': { type: 'string', default: '1' },
     'browser-only': { type: 'boolean', default: false },
+    'no-wllama': { type: 'boolean', default: false },
     json: { type: 'string', default: path.join(root, 'build/bench-wasm.json') },
   },
 });
@@ -204,7 +205,8 @@ if (!opts['no-browser']) {
       for (const type of types) {
         const url = `/${results[type].file}`;
         for (const threads of threadCounts) {
-          const runs = [...chromiumSaccade.map(([key, simd]) => ({ key, engine: 'saccade', simd })), { key: 'wllama', engine: 'wllama' }];
+          const runs = [...chromiumSaccade.map(([key, simd]) => ({ key, engine: 'saccade', simd })),
+            ...(opts['no-wllama'] ? [] : [{ key: 'wllama', engine: 'wllama' }])];
           for (const { key, engine, simd } of runs) {
             log(`round ${round} of ${browserRounds}: ${type}: ${key} in Chromium, ${threads} thread(s)`);
             const page = await browser.newPage(); // a fresh page per run: nothing left over
