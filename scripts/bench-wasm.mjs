@@ -250,7 +250,8 @@ const names = [['native', 'saccade native'], ['node', 'saccade wasm Node'], ['sa
   ['llamaNative', 'llama.cpp native'], ['llamaWasm', 'llama.cpp wasm'], ['wllama', 'wllama Chromium']];
 for (const type of types)
   if (results[type].relaxedReason) log(`${type}: saccade in Chromium: relaxed SIMD ${results[type].relaxed ? 'on' : 'off'}: ${results[type].relaxedReason}`);
-console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds; ${load.cores} cores; ` +
+console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds` +
+  `${browserRounds > 1 ? ` (Chromium: best of ${browserRounds} interleaved rounds of the best of ${repeat} runs)` : ''}; ${load.cores} cores; ` +
   `load average (1 min) seen ${load.seen.map((x) => x.toFixed(1)).join(' → ')}`);
 const busiest = Math.max(...load.seen);
 if (busiest > load.cores)

@@ -28,11 +28,13 @@
  * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
  * step is redone with the full conversion (malformed or extreme files only).
  *
- * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the Q8_0 and Q4_0 kernels compute the
- * same int32 block dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane
- * of its second operand is in [0, 127] (no engine may saturate then): Q4_0 takes its unsigned
- * nibbles as that operand and subtracts 8 * sum(x) per block; Q8_0, whose weights are full int8,
- * takes the activations split as x = x+ - x-, both in [0, 127]. See RELAXED below. */
+ * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the Q8_0, Q4_0 and K-quant kernels
+ * compute the same int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every
+ * lane of its second operand is in [0, 127] (no engine may saturate then): Q4_0 takes its
+ * unsigned nibbles as that operand and subtracts 8 * sum(x) per block; Q8_0, whose weights are
+ * full int8, takes the activations split as x = x+ - x-, both in [0, 127]; the K-quants' matvec
+ * takes their unsigned levels (their offsets already come from the activation sums). The float
+ * steps are untouched, so the results keep their bits. See RELAXED below. */
 #include "kernels.h"
 
 #include <math.h>
@@ -50,8 +52,8 @@
  * i32x4 -> acc + the sums of four adjacent products), so the kernels write f32x4.relaxed_fma,
  * which has the same operands and result (v128 v128 v128 -> v128) and an opcode of the same
  * length, and scripts/relaxed-patch.mjs rewrites every one in the linked module to the dot.
- * Nothing else in the module may use the fma (the script refuses a module without one, and
- * this file is the only one compiled with -mrelaxed-simd). */
+ * Nothing else may use the fma: the script refuses a module without one, and one in a function
+ * that is not a kernel listed there. */
 #define RELAXED 1
 #define SAC_RELAXED_DOT_ADD(a, b7, acc) \
     ((v128_t)__builtin_wasm_fma_f32x4((__f32x4)(a), (__f32x4)(b7), (__f32x4)(acc)))
