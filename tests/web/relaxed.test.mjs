@@ -25,10 +25,20 @@ function generated(type) {
   return file;
 }
 
-/** In a page of `server`: loads `file` with `options`, returns its runtime and the bytes of every position's logits. */
-async function run(server, file, options) {
+/**
+ * In a page of `server`: loads `file` with `options`, returns its runtime and the bytes of every
+ * position's logits. `noRelaxed`: the page's WebAssembly.validate refuses relaxed SIMD (an engine
+ * without it).
+ */
+async function run(server, file, options, noRelaxed = false) {
   const page = await env.browser.newPage();
   try {
+    if (noRelaxed)
+      await page.addInitScript(() => {
+        const validate = WebAssembly.validate;
+        const hasRelaxedDot = (b) => new Uint8Array(b).some((x, i, a) => x === 0xfd && a[i + 1] === 0x93 && a[i + 2] === 0x02);
+        WebAssembly.validate = (bytes) => !hasRelaxedDot(bytes) && validate(bytes);
+      });
     const isolation = server === env.srv.isolated
       ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
     await page.route(`${server.url}/web/relaxed-test.html`, (route) => route.fulfill({
@@ -82,4 +92,12 @@ test("simd: 'relaxed' loads the relaxed build; an unknown simd value is refused"
   assert.equal(r.relaxedReason, "simd 'relaxed' requested; this engine has relaxed SIMD's int8 dot product");
   await assert.rejects(() => run(env.srv.plain, modelA().file, { simd: 'avx512' }),
     /simd must be 'relaxed' \(the relaxed-SIMD build\) or 'simd128', got avx512/);
+});
+
+test('an engine without relaxed SIMD gets the SIMD128 build, and simd: relaxed is refused with why', async () => {
+  await env.ready;
+  const r = await run(env.srv.plain, modelA().file, {}, true);
+  assert.deepEqual([r.relaxed, r.relaxedReason], [false, 'this engine lacks relaxed SIMD']);
+  await assert.rejects(() => run(env.srv.plain, modelA().file, { simd: 'relaxed' }, true),
+    /the relaxed-SIMD build cannot run here: this engine lacks relaxed SIMD/);
 });
