@@ -13,8 +13,9 @@
 // It refuses (exit 1, with the offset) an opcode it does not know, a module without any
 // placeholder, and a placeholder in a function whose name (from the name section, which the
 // relaxed link keeps for this check with --profiling-funcs) is not one of the kernels that use
-// it; the name section is then dropped. The output is checked with WebAssembly.validate where
-// the engine accepts relaxed SIMD (node --experimental-wasm-relaxed-simd).
+// it; the name section is then dropped. The output must pass WebAssembly.validate, for which
+// Node 20 needs --experimental-wasm-relaxed-simd (it validates the instruction; it runs it
+// wrong, see src/js/runtime.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const PLACEHOLDER = 0xaf; // f32x4.relaxed_fma, relaxed-simd prototype opcode
@@ -265,6 +266,19 @@ export function patchRelaxed(bytes, { allow = KERNEL_FUNCTIONS } = {}) {
   return { bytes: patched, count: sites.length, functions };
 }
 
+/**
+ * Whether the engine validates `bytes`; throws when it cannot tell (no relaxed SIMD: Node 20
+ * needs --experimental-wasm-relaxed-simd, which the make rules pass).
+ */
+function validates(bytes) {
+  // (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 i32x4.relaxed_dot_i8x16_i7x16_add_s)
+  const probe = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 8, 1, 0x60, 3, 0x7b, 0x7b, 0x7b, 1, 0x7b, 3, 2, 1, 0,
+    10, 13, 1, 11, 0, 0x20, 0, 0x20, 1, 0x20, 2, 0xfd, 0x93, 0x02, 0x0b]);
+  if (!WebAssembly.validate(probe))
+    throw new Error('this node cannot validate relaxed SIMD (run it with --experimental-wasm-relaxed-simd)');
+  return WebAssembly.validate(bytes);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [input, output] = process.argv.slice(2);
   if (!input || !output) {
@@ -286,8 +300,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       writeFileSync(output, result.bytes);
     }
     const { count, functions } = result;
+    if (!validates(result.bytes)) throw new Error('the patched module does not validate');
     console.log(`${output}: ${count} × i32x4.relaxed_dot_i8x16_i7x16_add_s in ` +
-      Object.entries(functions).map(([n, c]) => `${n} (${c})`).join(', '));
+      Object.entries(functions).map(([n, c]) => `${n} (${c})`).join(', ') + '; it validates');
   } catch (e) {
     console.error(`relaxed-patch: ${input}: ${e.message}`);
     process.exit(1);

@@ -101,7 +101,7 @@ $(WT)/relaxed-web/%.js: tests/%.c $(WT)/relaxed-st/libsaccade.a $(HEADERS) $(WT_
 	@mkdir -p $(@D)
 	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd $< $(WT)/relaxed-st/libsaccade.a -sEXIT_RUNTIME=1 \
 	  -sENVIRONMENT=web -sSINGLE_FILE=1 -sINITIAL_MEMORY=256MB --profiling-funcs -o $(@D)/unpatched-$(@F)
-	node scripts/relaxed-patch.mjs $(@D)/unpatched-$(@F) $@
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@D)/unpatched-$(@F) $@
 
 # The repository's package.json declares ES modules; these programs are CommonJS.
 $(WT)/package.json:

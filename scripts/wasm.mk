@@ -78,10 +78,10 @@ WASM_RST_OBJ   := $(filter-out build/wasm/st/kernels.o,$(WASM_ST_OBJ)) build/was
 dist/saccade-relaxed-mt.mjs: $(WASM_RMT_OBJ) build/wasm/exports.json src/js/node-esm-shim.js scripts/patch-glue.mjs scripts/relaxed-patch.mjs | dist
 	$(EMCC_RUN) $(WASM_MT_FLAGS) $(WASM_RMT_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_RELAXED) --profiling-funcs $(WASM_MT_LINK)
 	node scripts/patch-glue.mjs $@ dist/saccade-relaxed-mt.worker.js dist/saccade-relaxed-mt.worker.mjs
-	node scripts/relaxed-patch.mjs $(@:.mjs=.wasm) $(@:.mjs=.wasm) || { rm -f $@; exit 1; }
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@:.mjs=.wasm) $(@:.mjs=.wasm) || { rm -f $@; exit 1; }
 dist/saccade-relaxed-st.mjs: $(WASM_RST_OBJ) build/wasm/exports.json src/js/node-esm-shim.js scripts/relaxed-patch.mjs | dist
 	$(EMCC_RUN) $(WASM_RST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_RELAXED) --profiling-funcs $(WASM_ST_LINK)
-	node scripts/relaxed-patch.mjs $(@:.mjs=.wasm) $(@:.mjs=.wasm) || { rm -f $@; exit 1; }
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@:.mjs=.wasm) $(@:.mjs=.wasm) || { rm -f $@; exit 1; }
 
 # The struct offsets and constants src/js uses, printed by the wasm32 compiler itself.
 dist/saccade-layout.mjs: scripts/wasm-layout.c src/saccade.h | emcc-installed build/wasm dist
