@@ -16,12 +16,20 @@
 //   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--threads 2] [--repeat 3]
 //                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
 //                               [--no-depth-capture] [--json OUT]
+//                               [--simd both] [--browser-rounds N] [--browser-only] [--no-wllama]
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
 // and saccade again with attention capture on (what capture costs; --no-depth-capture skips it),
 // and saccade in Node with a bf16 KV cache (--kv-type bf16; with capture too). saccade's KV cache
 // is otherwise f32; llama-bench's is its default, f16.
+//
+// In Chromium saccade runs the build its loader picks: the relaxed-SIMD one where the engine
+// computes relaxed SIMD's int8 dot product right (the column says which ran). --simd both runs
+// the relaxed and the SIMD128 builds side by side instead (loadModel's simd option), alternating,
+// as 'saccade Chromium relaxed' and 'saccade Chromium SIMD128'; --browser-rounds N repeats the
+// Chromium runs N times, interleaved, keeping each configuration's best; --browser-only skips the
+// native and Node runs (and the peers); --no-wllama skips wllama.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -41,6 +49,10 @@ const { values: opts } = parseArgs({
     'no-browser': { type: 'boolean', default: false },
     'no-peers': { type: 'boolean', default: false },
     'no-depth-capture': { type: 'boolean', default: false },
+    simd: { type: 'string', default: 'auto' },
+    'browser-rounds': { type: 'string', default: '1' },
+    'browser-only': { type: 'boolean', default: false },
+    'no-wllama': { type: 'boolean', default: false },
     json: { type: 'string', default: path.join(root, 'build/bench-wasm.json') },
   },
 });
@@ -51,7 +63,12 @@ const repeat = Number(opts.repeat);
 const PROMPT = 128;
 const DECODE = 32;
 const peers = path.resolve(root, '../shared/peers/llama.cpp');
-const usePeers = !opts['no-peers'];
+const browserOnly = opts['browser-only'];
+const usePeers = !opts['no-peers'] && !browserOnly;
+if (opts.simd !== 'auto' && opts.simd !== 'both') throw new Error(`--simd must be auto or both, got ${opts.simd}`);
+const browserRounds = Number(opts['browser-rounds']);
+// Chromium's saccade runs: [result key, loadModel's simd option]
+const chromiumSaccade = opts.simd === 'both' ? [['saccade', 'relaxed'], ['saccade128', 'simd128']] : [['saccade', undefined]];
 const depthCapture = !opts['no-depth-capture'];
 
 for (const f of ['build/saccade', 'build/tools/make_model', 'build/tools/bench_stream', 'dist/saccade-mt.wasm', 'dist/saccade-st.wasm'])
@@ -129,7 +146,7 @@ const results = {};
 const files = Object.fromEntries(types.map((type) => [type, model(`gpt2-small-${type}-tok`, ['--gpt2-small', '--type', type])]));
 for (const type of types) results[type] = { file: path.relative(root, files[type]), bytes: statSync(files[type]).size, decodeBytes: decodeBytes(files[type], type) };
 
-const engines = [
+const engines = browserOnly ? [] : [
   ['native', (file, t) => benchSaccade(path.join(root, 'build/saccade'), [], file, t)],
   ['node', (file, t) => benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t)],
   ...(usePeers ? [['llamaNative', (file, t) => llamaPrefillDecode('native', file, t)], ['llamaWasm', (file, t) => llamaPrefillDecode('wasm', file, t)]] : []),
@@ -184,22 +201,29 @@ if (!opts['no-browser']) {
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless'],
   });
   try {
-    for (const type of types) {
-      const url = `/${results[type].file}`;
-      for (const threads of threadCounts) {
-        const args = { url, threads, promptTokens: PROMPT, decodeTokens: DECODE, repeat };
-        for (const engine of ['saccade', 'wllama']) {
-          log(`${type}: ${engine} in Chromium, ${threads} thread(s)`);
-          const page = await browser.newPage(); // a fresh page per run: nothing left over
-          await page.goto(`${server.url}/scripts/bench-page/index.html`);
-          await page.waitForFunction(() => globalThis.bench);
-          const out = await page.evaluate(({ engine, args }) => globalThis.bench[engine](args), { engine, args });
-          if (out.threads !== threads) throw new Error(`${engine} ran ${out.threads} threads, not ${threads}`);
-          results[type][`${engine}${threads}`] = { prefill: out.prefillTokensPerSecond, decode: out.decodeTokensPerSecond };
-          await page.close();
+    for (let round = 1; round <= browserRounds; round++)
+      for (const type of types) {
+        const url = `/${results[type].file}`;
+        for (const threads of threadCounts) {
+          const runs = [...chromiumSaccade.map(([key, simd]) => ({ key, engine: 'saccade', simd })),
+            ...(opts['no-wllama'] ? [] : [{ key: 'wllama', engine: 'wllama' }])];
+          for (const { key, engine, simd } of runs) {
+            log(`round ${round} of ${browserRounds}: ${type}: ${key} in Chromium, ${threads} thread(s)`);
+            const page = await browser.newPage(); // a fresh page per run: nothing left over
+            await page.goto(`${server.url}/scripts/bench-page/index.html`);
+            await page.waitForFunction(() => globalThis.bench);
+            const args = { url, threads, promptTokens: PROMPT, decodeTokens: DECODE, repeat, simd };
+            const out = await page.evaluate(({ engine, args }) => globalThis.bench[engine](args), { engine, args });
+            if (out.threads !== threads) throw new Error(`${engine} ran ${out.threads} threads, not ${threads}`);
+            keepBest(results[type], `${key}${threads}`, { prefill: out.prefillTokensPerSecond, decode: out.decodeTokensPerSecond });
+            if (key === 'saccade') {
+              results[type].relaxed = out.runtime.relaxed;
+              results[type].relaxedReason = out.runtime.relaxedReason;
+            }
+            await page.close();
+          }
         }
       }
-    }
   } finally {
     await browser.close();
     await server.close();
@@ -219,9 +243,15 @@ const ratioOf = (a, b) => (a === undefined || b === undefined ? undefined : a / 
 const fx = (x) => (x === undefined ? '-' : `${x.toFixed(2)}x`);
 const row = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join(' ');
 
-const names = [['native', 'saccade native'], ['node', 'saccade wasm Node'], ['saccade', 'saccade Chromium'],
+const saccadeChromium = opts.simd === 'both' ? 'saccade Chromium relaxed'
+  : `saccade Chromium${Object.values(results).some((r) => r.relaxed) ? ' (relaxed)' : ''}`;
+const names = [['native', 'saccade native'], ['node', 'saccade wasm Node'], ['saccade', saccadeChromium],
+  ['saccade128', 'saccade Chromium SIMD128'],
   ['llamaNative', 'llama.cpp native'], ['llamaWasm', 'llama.cpp wasm'], ['wllama', 'wllama Chromium']];
-console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds; ${load.cores} cores; ` +
+for (const type of types)
+  if (results[type].relaxedReason) log(`${type}: saccade in Chromium: relaxed SIMD ${results[type].relaxed ? 'on' : 'off'}: ${results[type].relaxedReason}`);
+console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds` +
+  `${browserRounds > 1 ? ` (Chromium: best of ${browserRounds} interleaved rounds of the best of ${repeat} runs)` : ''}; ${load.cores} cores; ` +
   `load average (1 min) seen ${load.seen.map((x) => x.toFixed(1)).join(' → ')}`);
 const busiest = Math.max(...load.seen);
 if (busiest > load.cores)
@@ -231,7 +261,7 @@ if (busiest > load.cores)
     'ratios below are not valid for the targets. Rerun on a quiet machine.');
 console.log(`plain streaming read (build/tools/bench_stream, best of the rounds): ${f1(streamBest.gbs[1])} GB/s on 1 thread, ` +
   `${f1(streamBest.gbs[2])} GB/s on 2\n`);
-const widths = [6, 18, 7, 13, 12, 9, 13];
+const widths = [6, 25, 7, 13, 12, 9, 13];
 console.log(row(['type', 'engine', 'threads', 'prefill tok/s', 'decode tok/s', 'ms/token', 'decode GB/s'], widths));
 for (const type of types) {
   const r = results[type];

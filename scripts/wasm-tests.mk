@@ -6,6 +6,9 @@
 #                           wasm32 (plain). They run the __wasm_simd128__ paths of src/matmul.c and
 #                           the futex paths of src/threadpool.c, which native builds never compile,
 #                           and every build's matmul results must be bitwise the native build's.
+#                           test_matmul also runs in the relaxed build (st, src/kernels.c compiled
+#                           with -mrelaxed-simd and patched by scripts/relaxed-patch.mjs) in
+#                           headless Chromium, and its results hash must be the native one too.
 #   make test-wasm-safe     every C test that can run in Node, built for wasm32 with threads
 #                           (the tests run 1-4) twice: with SAFE_HEAP (every load and store
 #                           checked against null, its alignment and the top of the heap) and with
@@ -86,26 +89,46 @@ $(eval $(call wasm_programs,plain,plain,,$(WT_KERNEL_LINK)))
 $(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK),$(call wt_test_objects,mt)))
 $(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_objects,asan)))
 
+# Node 20's V8 validates the relaxed dot product (--experimental-wasm-relaxed-simd) but computes
+# it wrong, so the relaxed test_matmul is a web program (single-threaded: Chromium gives
+# pthreads only to cross-origin isolated pages) that scripts/run-chromium.mjs runs in Chromium.
+$(WT)/relaxed-st/obj/kernels.o: src/kernels.c $(HEADERS) $(WT_CONFIG) | emcc-installed
+	@mkdir -p $(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd -c $< -o $@
+$(WT)/relaxed-st/libsaccade.a: $(patsubst src/%.c,$(WT)/st/obj/%.o,$(filter-out src/kernels.c,$(LIB_SRC))) $(WT)/relaxed-st/obj/kernels.o
+	rm -f $@ && $(EMAR) rcs $@ $^
+$(WT)/relaxed-web/%.js: tests/%.c $(WT)/relaxed-st/libsaccade.a $(HEADERS) $(WT_CONFIG) scripts/relaxed-patch.mjs
+	@mkdir -p $(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd $< $(WT)/relaxed-st/libsaccade.a -sEXIT_RUNTIME=1 \
+	  -sENVIRONMENT=web -sSINGLE_FILE=1 -sINITIAL_MEMORY=256MB --profiling-funcs -o $(@D)/unpatched-$(@F)
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@D)/unpatched-$(@F) $@
+
 # The repository's package.json declares ES modules; these programs are CommonJS.
 $(WT)/package.json:
 	@mkdir -p $(@D)
 	echo '{"type":"commonjs"}' > $@
 
 WT_KERNEL_PROGRAMS := $(foreach b,mt st plain,$(patsubst %,$(WT)/$(b)/%.js,$(WT_KERNEL_TESTS)))
+WT_RELAXED_PROGRAM := $(WT)/relaxed-web/test_matmul.js
 
 .PHONY: test-wasm-kernels test-wasm-safe
 # The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
 # mode keeps gcc from contracting or reordering float operations.
-test-wasm-kernels: $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
-	@tests/run_c.sh wasm-kernels $^
+test-wasm-kernels: $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul $(WT_RELAXED_PROGRAM) node_modules/.stamp
+	@tests/run_c.sh wasm-kernels $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
+	@node scripts/run-chromium.mjs $(WT_RELAXED_PROGRAM) >/dev/null; rc=$$?; \
+	grep -E '^(FAIL|test_matmul: [0-9]+ passed)|CHECK|uncaught|timed out' $(WT_RELAXED_PROGRAM).log | head -20; \
+	if [ $$rc != 0 ]; then echo "[wasm-relaxed-web] test_matmul failed in Chromium (exit $$rc)"; exit 1; fi
 	@ref=$$(grep -o 'results hash [0-9a-f]*' build/native/tests/test_matmul.log); status=0; \
-	for b in mt st plain; do \
+	for b in mt st plain relaxed-web; do \
 	  log=$(WT)/$$b/test_matmul.js.log; hash=$$(grep -o 'results hash [0-9a-f]*' $$log); \
 	  if [ -z "$$ref" ] || [ "$$hash" != "$$ref" ]; then \
 	    echo "[wasm-$$b] test_matmul: '$$hash' differs from native plain C: '$$ref'"; status=1; \
 	  else echo "[wasm-$$b] test_matmul: results are bitwise equal to native plain C ($$ref)"; fi; \
 	  if [ $$b != plain ] && ! grep -q 'kernels compiled with wasm SIMD128' $$log; then \
 	    echo "[wasm-$$b] test_matmul did not run the SIMD128 kernels"; status=1; fi; \
+	  if [ $$b = relaxed-web ] && ! grep -q 'kernels compiled with wasm relaxed SIMD' $$log; then \
+	    echo "[wasm-$$b] test_matmul did not run the relaxed-SIMD kernels"; status=1; fi; \
 	done; exit $$status
 
 # Each build's canary (tests/wasm/*_canary.c) must crash with its checker's message: the checks

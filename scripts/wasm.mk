@@ -2,6 +2,8 @@
 #
 #   make wasm        dist/saccade-mt.{mjs,wasm,worker.js,worker.mjs}  SIMD128 + pthreads (shared memory)
 #                    dist/saccade-st.{mjs,wasm}            SIMD128, single-threaded
+#                    dist/saccade-relaxed-{mt,st}.*        the same with relaxed SIMD's int8 dot product
+#                                                          (browsers that validate it; see below)
 #   make test-js     node --test tests/js/ (needs the native CLI and the test-model tool)
 #   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
 #   make bench-decode  one decode token's matvecs per weight type beside a streaming read, native and wasm
@@ -36,7 +38,8 @@ WASM_MT_OBJ    := $(patsubst src/%.c,build/wasm/mt/%.o,$(WASM_SRC))
 WASM_ST_OBJ    := $(patsubst src/%.c,build/wasm/st/%.o,$(WASM_SRC))
 
 .PHONY: wasm test-js bench-wasm emcc-installed
-wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/package.json dist/saccade-layout.mjs
+wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/saccade-relaxed-mt.mjs dist/saccade-relaxed-st.mjs \
+      dist/package.json dist/saccade-layout.mjs
 
 # Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node).
 emcc-installed:
@@ -58,6 +61,28 @@ dist/saccade-mt.mjs: $(WASM_MT_OBJ) build/wasm/exports.json src/js/node-esm-shim
 dist/saccade-st.mjs: $(WASM_ST_OBJ) build/wasm/exports.json src/js/node-esm-shim.js | dist
 	$(EMCC_RUN) $(WASM_ST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_ST_LINK)
 
+# The relaxed builds: the mt and st objects, but src/kernels.c compiled with -mrelaxed-simd,
+# which gives its Q8_0 and Q4_0 kernels i32x4.relaxed_dot_i8x16_i7x16_add_s. clang 14 cannot
+# emit that instruction, so they emit a placeholder of the same shape, which
+# scripts/relaxed-patch.mjs rewrites in the linked module; the link keeps the function names
+# (--profiling-funcs) so that the script can check where each placeholder is, and drops them.
+# The results are bitwise those of the SIMD128 builds (exact integer dot products).
+WASM_RELAXED   := -mrelaxed-simd
+build/wasm/relaxed-mt/kernels.o: src/kernels.c $(WASM_HEADERS) | emcc-installed build/wasm/relaxed-mt
+	$(EMCC_RUN) $(WASM_CFLAGS) $(WASM_RELAXED) $(WASM_MT_FLAGS) -c $< -o $@
+build/wasm/relaxed-st/kernels.o: src/kernels.c $(WASM_HEADERS) | emcc-installed build/wasm/relaxed-st
+	$(EMCC_RUN) $(WASM_CFLAGS) $(WASM_RELAXED) -c $< -o $@
+WASM_RMT_OBJ   := $(filter-out build/wasm/mt/kernels.o,$(WASM_MT_OBJ)) build/wasm/relaxed-mt/kernels.o
+WASM_RST_OBJ   := $(filter-out build/wasm/st/kernels.o,$(WASM_ST_OBJ)) build/wasm/relaxed-st/kernels.o
+
+dist/saccade-relaxed-mt.mjs: $(WASM_RMT_OBJ) build/wasm/exports.json src/js/node-esm-shim.js scripts/patch-glue.mjs scripts/relaxed-patch.mjs | dist
+	$(EMCC_RUN) $(WASM_MT_FLAGS) $(WASM_RMT_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_RELAXED) --profiling-funcs $(WASM_MT_LINK)
+	node scripts/patch-glue.mjs $@ dist/saccade-relaxed-mt.worker.js dist/saccade-relaxed-mt.worker.mjs
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@:.mjs=.wasm) $(@:.mjs=.wasm) || { rm -f $@; exit 1; }
+dist/saccade-relaxed-st.mjs: $(WASM_RST_OBJ) build/wasm/exports.json src/js/node-esm-shim.js scripts/relaxed-patch.mjs | dist
+	$(EMCC_RUN) $(WASM_RST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_RELAXED) --profiling-funcs $(WASM_ST_LINK)
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@:.mjs=.wasm) $(@:.mjs=.wasm) || { rm -f $@; exit 1; }
+
 # The struct offsets and constants src/js uses, printed by the wasm32 compiler itself.
 dist/saccade-layout.mjs: scripts/wasm-layout.c src/saccade.h | emcc-installed build/wasm dist
 	$(EMCC_RUN) -Isrc -Wall -Wextra -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 $< -o build/wasm/layout.cjs
@@ -67,7 +92,7 @@ dist/saccade-layout.mjs: scripts/wasm-layout.c src/saccade.h | emcc-installed bu
 dist/package.json: | dist
 	echo '{"type":"commonjs"}' > $@
 
-build/wasm build/wasm/mt build/wasm/st dist:
+build/wasm build/wasm/mt build/wasm/st build/wasm/relaxed-mt build/wasm/relaxed-st dist:
 	mkdir -p $@
 
 # npm packages for the tests and the benchmark (playwright-core, @wllama/wllama).

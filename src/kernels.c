@@ -26,7 +26,15 @@
  *
  * f16 values (F16 weights, block scales) are converted on the SIMD path by a short sequence
  * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
- * step is redone with the full conversion (malformed or extreme files only). */
+ * step is redone with the full conversion (malformed or extreme files only).
+ *
+ * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the Q8_0, Q4_0 and K-quant kernels
+ * compute the same int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every
+ * lane of its second operand is in [0, 127] (no engine may saturate then): Q4_0 takes its
+ * unsigned nibbles as that operand and subtracts 8 * sum(x) per block; Q8_0, whose weights are
+ * full int8, takes the activations split as x = x+ - x-, both in [0, 127]; the K-quants' matvec
+ * takes their unsigned levels (their offsets already come from the activation sums). The float
+ * steps are untouched, so the results keep their bits. See RELAXED below. */
 #include "kernels.h"
 
 #include <math.h>
@@ -37,6 +45,18 @@
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
+#endif
+
+#ifdef __wasm_relaxed_simd__
+/* clang 14 has no builtin for i32x4.relaxed_dot_i8x16_i7x16_add_s (a: i8x16, b7: i7x16, acc:
+ * i32x4 -> acc + the sums of four adjacent products), so the kernels write f32x4.relaxed_fma,
+ * which has the same operands and result (v128 v128 v128 -> v128) and an opcode of the same
+ * length, and scripts/relaxed-patch.mjs rewrites every one in the linked module to the dot.
+ * Nothing else may use the fma: the script refuses a module without one, and one in a function
+ * that is not a kernel listed there. */
+#define RELAXED 1
+#define SAC_RELAXED_DOT_ADD(a, b7, acc) \
+    ((v128_t)__builtin_wasm_fma_f32x4((__f32x4)(a), (__f32x4)(b7), (__f32x4)(acc)))
 #endif
 
 /* Fused multiply-add would change rounding between paths; keep mul and add separate.
@@ -108,13 +128,47 @@ static int q8_head_bytes(int64_t n_in, int64_t n_batch, int with_sums, size_t *b
     return 1;
 }
 
-static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
+/* The bytes up to the end of the int16 values (rounded up to 16). */
+static int q8_values_end(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
     size_t head;
     uint64_t values;
     if (!q8_head_bytes(n_in, n_batch, with_sums, &head) || !sac_mul_u64((uint64_t)n_batch, (uint64_t)n_in, &values) ||
-        !sac_mul_u64(values, sizeof(int16_t), &values) || values > SIZE_MAX - head)
+        !sac_mul_u64(values, sizeof(int16_t), &values) || values > SIZE_MAX - head - 15)
         return 0;
-    *bytes = head + (size_t)values;
+    *bytes = (head + (size_t)values + 15) & ~(size_t)15;
+    return 1;
+}
+
+#ifdef RELAXED
+/* The relaxed kernels' copy of the values follows the int16 ones: per row and block, x,
+ * x+ = max(x, 0) and x- = max(-x, 0) as int8 (RELAXED_BLOCK bytes, [batch][block]), then
+ * sum(x) per block as int32 ([block][batch]).
+ *
+ * x lies in [-127, 127] (|x| * (127 / amax) rounds to at most 127) except when 127 / amax
+ * overflows to inf (amax below 127 / FLT_MAX): then the int8 copies saturate, but the block's
+ * scale d, rounded to f16, is 0, so the block adds isum * (d_w * 0) = ±0 to a sum that is never
+ * -0 whatever isum is, and the result keeps the int16 kernels' bits. */
+#define RELAXED_BLOCK (3 * SAC_QK)
+static int relaxed_bytes(int64_t n_in, int64_t n_batch, size_t *blocks, size_t *sums) {
+    uint64_t n, b, s;
+    if (!sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) || !sac_mul_u64(n, RELAXED_BLOCK, &b) ||
+        !sac_mul_u64(n, sizeof(int32_t), &s) || b > SIZE_MAX / 2 || s > SIZE_MAX / 2)
+        return 0;
+    *blocks = (size_t)b;
+    *sums = (size_t)s;
+    return 1;
+}
+#endif
+
+static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
+    size_t end;
+    if (!q8_values_end(n_in, n_batch, with_sums, &end)) return 0;
+#ifdef RELAXED
+    size_t blocks, sums;
+    if (!relaxed_bytes(n_in, n_batch, &blocks, &sums) || blocks + sums > SIZE_MAX - end) return 0;
+    end += blocks + sums;
+#endif
+    *bytes = end;
     return 1;
 }
 
@@ -125,6 +179,10 @@ typedef struct q8_activations {
     const int16_t *q; /* [batch][n_in] */
     const float *d;   /* [block][batch] */
     const float *s;   /* [block][batch], Q8_1 only */
+#ifdef RELAXED
+    const int8_t *r;      /* [batch][block] x, x+, x- (RELAXED_BLOCK bytes) */
+    const int32_t *xsum;  /* [block][batch] */
+#endif
 } q8_activations;
 
 static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
@@ -132,8 +190,15 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
     q8_scales_bytes(t->n_in, t->n_batch, &scales); /* sac_matmul sized the workspace with these */
     q8_head_bytes(t->n_in, t->n_batch, with_sums, &head);
     const char *base = t->act;
-    q8_activations a = {(const int16_t *)(base + head), (const float *)base,
-                        with_sums ? (const float *)(base + scales) : NULL};
+    q8_activations a = {.q = (const int16_t *)(base + head), .d = (const float *)base,
+                        .s = with_sums ? (const float *)(base + scales) : NULL};
+#ifdef RELAXED
+    size_t end = 0, blocks = 0, sums = 0;
+    q8_values_end(t->n_in, t->n_batch, with_sums, &end);
+    relaxed_bytes(t->n_in, t->n_batch, &blocks, &sums);
+    a.r = (const int8_t *)(base + end);
+    a.xsum = (const int32_t *)(base + end + blocks);
+#endif
     return a;
 }
 
@@ -175,6 +240,26 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     }
 }
 
+#ifdef RELAXED
+/* A block's x (int16) as int8 x, x+ and x-, and sum(x) (see relaxed_bytes). */
+static void relaxed_block(const int16_t *q, int8_t *r, int32_t *sum) {
+    const v128_t zero = wasm_i8x16_splat(0);
+    v128_t total = wasm_i32x4_splat(0);
+    for (int k = 0; k < 2; k++) {
+        v128_t lo = wasm_v128_load(q + 16 * k), hi = wasm_v128_load(q + 16 * k + 8);
+        v128_t x = wasm_i8x16_narrow_i16x8(lo, hi);
+        wasm_v128_store(r + 16 * k, x);
+        wasm_v128_store(r + SAC_QK + 16 * k, wasm_i8x16_max(x, zero));
+        wasm_v128_store(r + 2 * SAC_QK + 16 * k, wasm_i8x16_max(wasm_i8x16_neg(x), zero));
+        total = wasm_i32x4_add(total, wasm_i32x4_add(wasm_i32x4_extadd_pairwise_i16x8(lo),
+                                                     wasm_i32x4_extadd_pairwise_i16x8(hi)));
+    }
+    total = wasm_i32x4_add(total, wasm_i32x4_shuffle(total, total, 2, 3, 0, 1));
+    total = wasm_i32x4_add(total, wasm_i32x4_shuffle(total, total, 1, 0, 3, 2));
+    *sum = wasm_i32x4_extract_lane(total, 0);
+}
+#endif
+
 static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1, void *act,
                           int with_sums) {
     size_t scales = 0, head = 0;
@@ -187,6 +272,16 @@ static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t
         for (int64_t blk = 0; blk < nb; blk++)
             quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b,
                            with_sums ? xs + blk * n_batch + b : NULL);
+#ifdef RELAXED
+    size_t end = 0, blocks = 0, sums = 0;
+    q8_values_end(n_in, n_batch, with_sums, &end);
+    relaxed_bytes(n_in, n_batch, &blocks, &sums);
+    int8_t *r = (int8_t *)((char *)act + end);
+    int32_t *xsum = (int32_t *)((char *)act + end + blocks);
+    for (int64_t b = b0; b < b1; b++)
+        for (int64_t blk = 0; blk < nb; blk++)
+            relaxed_block(xq + b * n_in + blk * SAC_QK, r + (b * nb + blk) * RELAXED_BLOCK, xsum + blk * n_batch + b);
+#endif
 }
 
 void sac_quantize_activations_q8_0(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1,
@@ -367,11 +462,47 @@ static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restri
 /* A quantized format, as the generic bodies take it: bytes per block, the block decoder, and
  * whether an f16 minimum m follows d (Q4_1, Q5_1: value = d q + m, with Q8_1 activations,
  * whose block sums s make the m term m * s). */
+#ifdef RELAXED
+/* A block's integer dot with the activations' relaxed block x[6] (x, x+, x-: two vectors each)
+ * as four partial sums, before the format's offset correction (minus offset * sum(x)). */
+typedef v128_t (*relaxed_dot_fn)(const char *block, const v128_t x[6]);
+
+static inline void relaxed_x(const int8_t *xr, v128_t x[6]) {
+    for (int k = 0; k < 6; k++) x[k] = wasm_v128_load(xr + 16 * k);
+}
+
+/* Q8_0: w . x = w . x+ - w . x- (the weights as the signed operand, w = -128 included). */
+static inline v128_t relaxed_dot_q8_0(const char *block, const v128_t x[6]) {
+    const int8_t *qs = ((const block_q8_0 *)block)->qs;
+    v128_t w0 = wasm_v128_load(qs), w1 = wasm_v128_load(qs + 16), zero = wasm_i32x4_splat(0);
+    v128_t pos = SAC_RELAXED_DOT_ADD(w1, x[3], SAC_RELAXED_DOT_ADD(w0, x[2], zero));
+    v128_t neg = SAC_RELAXED_DOT_ADD(w1, x[5], SAC_RELAXED_DOT_ADD(w0, x[4], zero));
+    return wasm_i32x4_sub(pos, neg);
+}
+
+/* Q4_0: the nibbles q (0-15) as the unsigned operand; q - 8 is the offset's work. */
+static inline v128_t relaxed_dot_q4_0(const char *block, const v128_t x[6]) {
+    v128_t packed = wasm_v128_load(((const block_q4_0 *)block)->qs);
+    v128_t lo = wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(packed, 4);
+    return SAC_RELAXED_DOT_ADD(x[1], hi, SAC_RELAXED_DOT_ADD(x[0], lo, wasm_i32x4_splat(0)));
+}
+#endif
+
 typedef struct quant_format {
     size_t block_bytes;
     decode_fn decode;
     int has_min;
+#ifdef RELAXED
+    relaxed_dot_fn relaxed_dot; /* or NULL: the int16 path */
+    int offset;                 /* subtracted from each q by the format */
+#endif
 } quant_format;
+
+#ifdef RELAXED
+#define USES_RELAXED(f) ((f).relaxed_dot != NULL)
+#else
+#define USES_RELAXED(f) 0
+#endif
 
 static inline float block_scale(quant_format f, const char *row, int64_t blk) {
     uint16_t d;
@@ -392,10 +523,22 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
     int64_t nb = t->n_in / SAC_QK;
     float acc = 0.0f;
 #ifdef __wasm_simd128__
+
     for (int64_t blk = 0; blk < nb; blk++) {
-        v128_t w[4];
-        f.decode(row + (size_t)blk * f.block_bytes, w);
-        int32_t isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
+        int32_t isum;
+#ifdef RELAXED
+        if (USES_RELAXED(f)) {
+            v128_t xr[6];
+            relaxed_x(a->r + (b * nb + blk) * RELAXED_BLOCK, xr);
+            isum = hsum_i32(f.relaxed_dot(row + (size_t)blk * f.block_bytes, xr)) -
+                   f.offset * a->xsum[blk * t->n_batch + b];
+        } else
+#endif
+        {
+            v128_t w[4];
+            f.decode(row + (size_t)blk * f.block_bytes, w);
+            isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
+        }
         float scale = block_scale(f, row, blk) * a->d[blk * t->n_batch + b];
         acc = acc + (float)isum * scale;
         if (f.has_min) acc = acc + block_min(f, row, blk) * a->s[blk * t->n_batch + b];
@@ -446,8 +589,8 @@ static inline v128_t f16_of_rows4(const char *r0, const char *r1, const char *r2
     return f16_high_finite_to_f32(h);
 }
 
-KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int exact,
-                          int64_t o, const char *ahead, v128_t *seen) {
+KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int relaxed,
+                          int exact, int64_t o, const char *ahead, v128_t *seen) {
     int64_t nb = t->n_in / SAC_QK;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
     const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
@@ -458,19 +601,32 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         (void)next[0];
         (void)next[CACHE_LINE];
         size_t at = (size_t)blk * f.block_bytes;
-        v128_t w[4], s0, s1, s2, s3;
-        f.decode(r0 + at, w);
-        s0 = block_dot(w, x);
-        f.decode(r1 + at, w);
-        s1 = block_dot(w, x);
-        f.decode(r2 + at, w);
-        s2 = block_dot(w, x);
-        f.decode(r3 + at, w);
-        s3 = block_dot(w, x);
+        v128_t isum;
+#ifdef RELAXED
+        if (relaxed) {
+            v128_t xr[6];
+            relaxed_x(a->r + blk * RELAXED_BLOCK, xr);
+            isum = sum4_i32(f.relaxed_dot(r0 + at, xr), f.relaxed_dot(r1 + at, xr), f.relaxed_dot(r2 + at, xr),
+                            f.relaxed_dot(r3 + at, xr));
+            isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
+        } else
+#endif
+        {
+            v128_t w[4], s0, s1, s2, s3;
+            f.decode(r0 + at, w);
+            s0 = block_dot(w, x);
+            f.decode(r1 + at, w);
+            s1 = block_dot(w, x);
+            f.decode(r2 + at, w);
+            s2 = block_dot(w, x);
+            f.decode(r3 + at, w);
+            s3 = block_dot(w, x);
+            isum = sum4_i32(s0, s1, s2, s3);
+        }
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
         v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, exact, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
-        v128_t isum = wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3));
+        isum = wasm_f32x4_convert_i32x4(isum);
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
         if (f.has_min) {
             v128_t mw = f16_of_rows4(r0, r1, r2, r3, at + sizeof(sac_f16), exact, seen);
@@ -488,8 +644,8 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
         /* the next four rows, or these again at the end of the matrix: nothing past it */
         const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, &a, f, 0, o, ahead, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, &a, f, 1, o, ahead, &seen); /* an inf or NaN scale */
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, &a, f, USES_RELAXED(f), 0, o, ahead, &seen);
+        if (seen_special(seen)) acc = quant_rows4(t, &a, f, USES_RELAXED(f), 1, o, ahead, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
@@ -510,11 +666,28 @@ KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, i
 #ifdef __wasm_simd128__
             v128_t acc = wasm_f32x4_splat(0.0f);
             for (int64_t blk = 0; blk < nb; blk++) {
-                v128_t w[4];
-                f.decode(row + (size_t)blk * f.block_bytes, w);
-                int64_t at = blk * SAC_QK;
-                v128_t isum = sum4_i32(block_dot(w, x0 + at), block_dot(w, x1 + at),
-                                       block_dot(w, x2 + at), block_dot(w, x3 + at));
+                v128_t isum;
+#ifdef RELAXED
+                if (USES_RELAXED(f)) {
+                    const char *block = row + (size_t)blk * f.block_bytes;
+                    const int8_t *xr = a.r + (b * nb + blk) * RELAXED_BLOCK;
+                    v128_t x[6], s[4];
+                    for (int i = 0; i < BATCH_TILE; i++) {
+                        relaxed_x(xr + i * nb * RELAXED_BLOCK, x);
+                        s[i] = f.relaxed_dot(block, x);
+                    }
+                    isum = sum4_i32(s[0], s[1], s[2], s[3]);
+                    isum = wasm_i32x4_sub(isum, wasm_i32x4_mul(wasm_i32x4_splat(f.offset),
+                                                               wasm_v128_load(a.xsum + blk * n_batch + b)));
+                } else
+#endif
+                {
+                    v128_t w[4];
+                    f.decode(row + (size_t)blk * f.block_bytes, w);
+                    int64_t at = blk * SAC_QK;
+                    isum = sum4_i32(block_dot(w, x0 + at), block_dot(w, x1 + at), block_dot(w, x2 + at),
+                                    block_dot(w, x3 + at));
+                }
                 v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(f, row, blk)),
                                               wasm_v128_load(a.d + blk * n_batch + b));
                 acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
@@ -578,7 +751,7 @@ static int q8k_layout_of(int64_t n_in, int64_t n_batch, q8k_layout *l) {
         return 0;
     l->scales = ((size_t)s + 15) & ~(size_t)15;
     l->values = ((size_t)v + 15) & ~(size_t)15;
-    l->bsums = (size_t)b;
+    l->bsums = ((size_t)b + 15) & ~(size_t)15;
     return 1;
 }
 
@@ -587,6 +760,11 @@ int sac_activations_size_q8_K(int64_t n_in, int64_t n_batch, size_t *bytes) {
     if (!q8k_layout_of(n_in, n_batch, &l) || l.values > SIZE_MAX - l.scales || l.bsums > SIZE_MAX - l.scales - l.values)
         return 0;
     *bytes = l.scales + l.values + l.bsums;
+#ifdef RELAXED
+    /* the int8 copy of the values (half their int16 bytes) */
+    if (l.values / 2 > SIZE_MAX - *bytes) return 0;
+    *bytes += l.values / 2;
+#endif
     return 1;
 }
 
@@ -594,14 +772,20 @@ typedef struct q8k_activations {
     const int16_t *q;     /* [batch][n_in] */
     const int16_t *bsums; /* [batch][n_in / 16] */
     const float *d;       /* [block][batch] */
+#ifdef RELAXED
+    const int8_t *q8;     /* [batch][n_in]: q as int8, for the relaxed kernels */
+#endif
 } q8k_activations;
 
 static q8k_activations q8k_view(const sac_kernel_task *t) {
     q8k_layout l = {0, 0, 0};
     q8k_layout_of(t->n_in, t->n_batch, &l); /* sac_matmul sized the workspace with it */
     const char *base = t->act;
-    q8k_activations a = {(const int16_t *)(base + l.scales), (const int16_t *)(base + l.scales + l.values),
-                         (const float *)base};
+    q8k_activations a = {.q = (const int16_t *)(base + l.scales), .bsums = (const int16_t *)(base + l.scales + l.values),
+                         .d = (const float *)base};
+#ifdef RELAXED
+    a.q8 = (const int8_t *)(base + l.scales + l.values + l.bsums);
+#endif
     return a;
 }
 
@@ -621,6 +805,9 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
             xd[blk * n_batch + b] = q.d;
             for (int j = 0; j < SAC_QK_K; j++) xq[b * n_in + blk * SAC_QK_K + j] = q.qs[j];
             for (int j = 0; j < SAC_QK_K / 16; j++) xs[b * (n_in / 16) + blk * (SAC_QK_K / 16) + j] = q.bsums[j];
+#ifdef RELAXED
+            memcpy((char *)act + l.scales + l.values + l.bsums + b * n_in + blk * SAC_QK_K, q.qs, SAC_QK_K);
+#endif
         }
 }
 
@@ -647,15 +834,29 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
  * innermost: unrolling the outer loops too made the step 1.5x slower in V8. */
 #define UNROLLED _Pragma("clang loop unroll(full)")
 
-typedef v128_t (*kdot_fn)(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum);
+/* The activations the matvec's dots read: Q8_K's int16 values, or with relaxed SIMD its int8
+ * copy (the levels, unsigned and below 128, are the dot product's 7-bit operand). */
+#ifdef RELAXED
+typedef int8_t kx_t;
+#define KX(a) ((a)->q8)
+#else
+typedef int16_t kx_t;
+#define KX(a) ((a)->q)
+#endif
+
+typedef v128_t (*kdot_fn)(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum);
 
 /* 16 unsigned levels (bytes, < 128) times their activations: four int32 lanes of four
- * products each. Every format's lanes stay within int16 (|x| <= 128, levels <= 63: 32256),
+ * products each (which four differs between the paths; the lanes' sum does not). Every format's lanes stay within int16 (|x| <= 128, levels <= 63: 32256),
  * which scale8 relies on, as it does on a 32-level group's two of them summed (Q4_K, Q5_K:
  * levels <= 31, 31744). */
-static inline v128_t dot16_u8(v128_t q, const int16_t *x) {
+static inline v128_t dot16_u8(v128_t q, const kx_t *x) {
+#ifdef RELAXED
+    return SAC_RELAXED_DOT_ADD(wasm_v128_load(x), q, wasm_i32x4_splat(0));
+#else
     return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(q), wasm_v128_load(x)),
                           wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(q), wasm_v128_load(x + 8)));
+#endif
 }
 
 /* Eight groups' dots p[g] times their scales (the int16 lanes of sc), as int32 lanes: the
@@ -685,7 +886,7 @@ static inline v128_t minus_offset(v128_t isum, v128_t sc_lo, v128_t sc_hi, const
     return wasm_i32x4_sub(isum, wasm_i32x4_shl(t, (uint32_t)shift));
 }
 
-static inline v128_t kdot_q2_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q2_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     const block_q2_K *b = (const block_q2_K *)block;
     const v128_t three = wasm_i8x16_splat(3), low4 = wasm_i16x8_splat(0x0F);
     v128_t isum = wasm_i32x4_splat(0), m[2];
@@ -715,7 +916,7 @@ static inline v128_t q3_K_scales(const uint8_t scales[12]) {
     return wasm_i8x16_sub(v, wasm_i8x16_splat(32));
 }
 
-static inline v128_t kdot_q3_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q3_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     (void)msum;
     const block_q3_K *b = (const block_q3_K *)block;
     const v128_t three = wasm_i8x16_splat(3), s8 = q3_K_scales(b->scales);
@@ -757,7 +958,7 @@ static inline v128_t mins_of_pairs(v128_t m, const int16_t *bsums) {
 /* Q4_K (qh NULL) and Q5_K: sub-blocks 2c and 2c + 1 are the low and high nibbles of 32 bytes
  * of qs; Q5_K's fifth bits are bits 2c and 2c + 1 of qh[l]. Each sub-block's two dot16_u8
  * are summed before scale8. */
-static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, const int16_t *x,
+static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, const kx_t *x,
                                   const int16_t *bsums, v128_t *msum) {
     const v128_t low4 = wasm_i8x16_splat(0x0F), sm = q4_K_scales_mins(scales);
     v128_t p[8];
@@ -779,12 +980,12 @@ static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, cons
     return scale8(p, wasm_u16x8_extend_low_u8x16(sm));
 }
 
-static inline v128_t kdot_q4_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q4_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     const block_q4_K *b = (const block_q4_K *)block;
     return kdot_nibbles(b->scales, b->qs, NULL, x, bsums, msum);
 }
 
-static inline v128_t kdot_q5_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q5_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     const block_q5_K *b = (const block_q5_K *)block;
     return kdot_nibbles(b->scales, b->qs, b->qh, x, bsums, msum);
 }
@@ -801,7 +1002,7 @@ static inline void q6_K_levels(const uint8_t *ql, const uint8_t *qh, int kk, v12
     q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), low4), wasm_v128_and(wasm_u16x8_shr(hb, 2), two));
 }
 
-static inline v128_t kdot_q6_K(const char *block, const int16_t *x, const int16_t *bsums, v128_t *msum) {
+static inline v128_t kdot_q6_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     (void)msum;
     const block_q6_K *b = (const block_q6_K *)block;
     const v128_t sc[2] = {wasm_i16x8_load8x8(b->scales), wasm_i16x8_load8x8(b->scales + 8)};
@@ -1080,9 +1281,10 @@ static inline float kblock_f16(const char *block, size_t at) {
 KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int64_t b) {
     const char *row = weight_row(t, o);
     int64_t nb = t->n_in / SAC_QK_K;
-    const int16_t *x = a->q + b * t->n_in, *bs = a->bsums + b * (t->n_in / 16);
+    const int16_t *bs = a->bsums + b * (t->n_in / 16);
     float acc = 0.0f;
 #ifdef __wasm_simd128__
+    const kx_t *x = KX(a) + b * t->n_in;
     for (int64_t blk = 0; blk < nb; blk++) { /* kblock_add's steps, with the sums of f.dot */
         const char *block = row + (size_t)blk * f.block_bytes;
         v128_t m = wasm_i32x4_splat(0);
@@ -1092,6 +1294,7 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
         if (f.has_min) acc = acc - (float)hsum_i32(m) * (kblock_f16(block, f.dmin_at) * dx);
     }
 #else
+    const int16_t *x = a->q + b * t->n_in;
     kblock w;
     for (int64_t blk = 0; blk < nb; blk++) {
         kdecode(f, row + (size_t)blk * f.block_bytes, &w);
@@ -1115,7 +1318,8 @@ KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, k
         const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
         for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
         size_t at = (size_t)blk * f.block_bytes;
-        const int16_t *x = a->q + blk * SAC_QK_K, *bs = a->bsums + blk * 16;
+        const kx_t *x = KX(a) + blk * SAC_QK_K;
+        const int16_t *bs = a->bsums + blk * 16;
         v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
         v128_t s0 = f.dot(r0 + at, x, bs, &m0), s1 = f.dot(r1 + at, x, bs, &m1);
         v128_t s2 = f.dot(r2 + at, x, bs, &m2), s3 = f.dot(r3 + at, x, bs, &m3);
@@ -1643,11 +1847,16 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
     }
 }
 
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0})
-#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1})
-#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1})
+#ifdef RELAXED
+#define RELAXED_DOT(fn, offset) , fn, offset
+#else
+#define RELAXED_DOT(fn, offset)
+#endif
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0 RELAXED_DOT(relaxed_dot_q8_0, 0)})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0 RELAXED_DOT(relaxed_dot_q4_0, 8)})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0 RELAXED_DOT(NULL, 0)})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1 RELAXED_DOT(NULL, 0)})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1 RELAXED_DOT(NULL, 0)})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }

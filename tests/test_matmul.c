@@ -863,6 +863,85 @@ static void test_activation_quantization_exact(void) {
     free(blocks);
 }
 
+/* The int8 extremes, with results known exactly: Q8_0 weights of -128 (no quantizer writes it,
+ * a hostile file can) and 127, Q4_0 levels 0 and 15 (q - 8 = -8, 7), against activations of
+ * exactly ±127 (amax 127: d = 1, q = x) and of ±1e-38 (127 / amax overflows: d = 0). Every
+ * block has d_w = 1, so y is the integer dot itself. The relaxed-SIMD kernels split Q8_0's
+ * activations into x+ and x- and take Q4_0's levels unsigned (minus 8 sum(x)): every sign
+ * pattern, each thread count, matvec and matmat tiles with leftovers. */
+static void test_int8_extremes(void) {
+    const int64_t n_in = 96, nb = n_in / 32, n_batch_max = 6;
+    const int64_t n_outs[] = {4, 5};
+    for (int type_k = 0; type_k < 2; type_k++)
+        for (size_t c = 0; c < 2; c++) {
+            int64_t n_out = n_outs[c];
+            uint32_t type = type_k ? SAC_TYPE_Q4_0 : SAC_TYPE_Q8_0;
+            int8_t wq[5][96]; /* the weights' integer values */
+            void *data;
+            if (type == SAC_TYPE_Q8_0) {
+                block_q8_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
+                for (int64_t o = 0; o < n_out; o++)
+                    for (int64_t i = 0; i < n_in; i++) {
+                        int v = o == 0 ? -128 : o == 1 ? 127 : o == 2 ? (i % 2 ? -128 : 127) : (int)((i * 37 + o) % 256) - 128;
+                        wq[o][i] = (int8_t)v;
+                        b[o * nb + i / 32].d = 0x3C00;
+                        b[o * nb + i / 32].qs[i % 32] = (int8_t)v;
+                    }
+                data = b;
+            } else {
+                block_q4_0 *b = calloc((size_t)(n_out * nb), sizeof *b);
+                for (int64_t o = 0; o < n_out; o++)
+                    for (int64_t i = 0; i < n_in; i++) {
+                        int level = o == 0 ? 0 : o == 1 ? 15 : o == 2 ? (i % 2 ? 0 : 15) : (int)((i * 7 + o) % 16);
+                        wq[o][i] = (int8_t)(level - 8);
+                        int j = (int)(i % 32);
+                        b[o * nb + i / 32].d = 0x3C00;
+                        b[o * nb + i / 32].qs[j % 16] |= (uint8_t)(j < 16 ? level : level << 4);
+                    }
+                data = b;
+            }
+            sac_matrix w = {type, n_in, n_out, data};
+            float x[6 * 96];
+            for (int64_t b = 0; b < n_batch_max; b++)
+                for (int64_t i = 0; i < n_in; i++) {
+                    float v = b == 0 ? 127.0f : b == 1 ? -127.0f : (i + b) % 3 ? 127.0f : -127.0f;
+                    /* row 2: its last block is ±1e-38, which adds nothing */
+                    x[b * n_in + i] = b == 2 && i >= 64 ? (i % 2 ? 1e-38f : -1e-38f) : v;
+                }
+            for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch++) {
+                float *y1 = run_matmul(pools[1], &w, x, n_batch);
+                int bad = 0;
+                for (int64_t b = 0; b < n_batch; b++)
+                    for (int64_t o = 0; o < n_out; o++) {
+                        int32_t want = 0;
+                        for (int64_t i = 0; i < (b == 2 ? 64 : n_in); i++)
+                            want += wq[o][i] * (int32_t)x[b * n_in + i];
+                        if (y1[b * n_out + o] != (float)want && bad++ < 3)
+                            CHECK_MSG(0, "%s n_out=%lld n_batch=%lld y[%lld][%lld] = %.9g, want %d", sac_type_name(type),
+                                      (long long)n_out, (long long)n_batch, (long long)b, (long long)o,
+                                      y1[b * n_out + o], want);
+                    }
+                CHECK(bad == 0);
+                for (int nt = 2; nt <= 4; nt++) {
+                    float *yt = run_matmul(pools[nt], &w, x, n_batch);
+                    CHECK_MSG(!memcmp(yt, y1, sizeof(float) * (size_t)(n_batch * n_out)), "%s n_batch=%lld: %d threads differ",
+                              sac_type_name(type), (long long)n_batch, nt);
+                    free(yt);
+                }
+                hash_results(y1, n_batch * n_out);
+                /* each row alone (matvec) as within the batch */
+                for (int64_t b = 0; b < n_batch; b++) {
+                    float *yb = run_matmul(pools[2], &w, x + b * n_in, 1);
+                    CHECK_MSG(!memcmp(yb, y1 + b * n_out, sizeof(float) * (size_t)n_out),
+                              "%s n_batch=%lld: row %lld alone differs", sac_type_name(type), (long long)n_batch, (long long)b);
+                    free(yb);
+                }
+                free(y1);
+            }
+            free(data);
+        }
+}
+
 static void test_work_size(void) {
     sac_matrix q8 = {SAC_TYPE_Q8_0, 4096, 10, NULL}, f32 = {SAC_TYPE_F32, 4096, 10, NULL};
     sac_matrix f16 = {SAC_TYPE_F16, 4096, 10, NULL};
@@ -870,7 +949,12 @@ static void test_work_size(void) {
     CHECK(sac_matmul_work_size(&f16, 7) == 0);
     /* at least the int8 copy of x; the kernels use int16 values plus a float scale per block */
     CHECK(sac_matmul_work_size(&q8, 7) >= 7 * 4096 * 34 / 32);
+#ifdef __wasm_relaxed_simd__
+    /* the relaxed kernels' int8 x, x+ and x- besides */
+    CHECK(sac_matmul_work_size(&q8, 7) <= 7 * 4096 * 6);
+#else
     CHECK(sac_matmul_work_size(&q8, 7) <= 7 * 4096 * 3);
+#endif
 }
 
 /* A workspace too large for a size_t (wasm32's 4 GB, or 2^64) is SIZE_MAX, which no
@@ -1036,6 +1120,9 @@ static void test_matvec_reads_stay_inside(void) {
 }
 
 int main(void) {
+#ifdef __wasm_relaxed_simd__
+    printf("test_matmul: kernels compiled with wasm relaxed SIMD\n");
+#endif
 #ifdef __wasm_simd128__
     printf("test_matmul: kernels compiled with wasm SIMD128\n");
 #else
@@ -1053,6 +1140,7 @@ int main(void) {
     RUN(test_work_size_overflow);
     RUN(test_work_size_overflow_all_layouts);
     RUN(test_activation_quantization_exact);
+    RUN(test_int8_extremes);
     RUN(test_f16_every_half);
     RUN(test_quant_every_scale);
     RUN(test_k_quant_every_scale);

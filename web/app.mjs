@@ -239,7 +239,7 @@ function showRuntime(runtime) {
     ? `cross-origin isolated${shimActive() ? ' (by the service worker shim)' : ''}`
     : 'not cross-origin isolated';
   $('status-text').textContent = `Runtime: ${threads} thread${threads === 1 ? '' : 's'} ` +
-    `(${variant === 'mt' ? 'threaded' : 'single-threaded'} build) · SIMD128 · ${how} — ${reason}.`;
+    `(${variant === 'mt' ? 'threaded' : 'single-threaded'} build) · ${runtime.relaxed ? 'relaxed SIMD' : 'SIMD128'} · ${how} — ${reason}.`;
   $('status').classList.toggle('single', !isolated);
   const canShim = 'serviceWorker' in navigator && window.isSecureContext;
   $('coi-on').hidden = isolated || !canShim;

@@ -176,7 +176,7 @@ export class SaccadeAttention extends HTMLElement {
   #runtimeText() {
     const { runtime, info } = this.#model;
     return `${info.architecture} · ${info.layers} layers × ${info.heads} heads · ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}` +
-      `${runtime.isolated ? '' : ' (page not cross-origin isolated)'} · SIMD128`;
+      `${runtime.isolated ? '' : ' (page not cross-origin isolated)'} · ${runtime.relaxed ? 'relaxed SIMD' : 'SIMD128'}`;
   }
 
   #kind() {

@@ -5,7 +5,7 @@ import { Wllama } from '/node_modules/@wllama/wllama/esm/index.js';
 /** The synthetic prompt saccade's bench uses (src/js/model.mjs, Model.bench). */
 export const promptIds = (n, vocab) => Array.from({ length: n }, (_, i) => (i * 7919 + 13) % vocab);
 
-export function saccade({ url, threads, promptTokens, decodeTokens, repeat }) {
+export function saccade({ url, threads, promptTokens, decodeTokens, repeat, simd }) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./saccade-worker.mjs', import.meta.url), { type: 'module' });
     worker.onmessage = ({ data }) => {
@@ -14,7 +14,7 @@ export function saccade({ url, threads, promptTokens, decodeTokens, repeat }) {
       else resolve(data);
     };
     worker.onerror = (e) => reject(new Error(e.message));
-    worker.postMessage({ url, threads, promptTokens, decodeTokens, repeat });
+    worker.postMessage({ url, threads, promptTokens, decodeTokens, repeat, simd });
   });
 }
 

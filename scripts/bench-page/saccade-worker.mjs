@@ -4,8 +4,8 @@ import { loadModel } from '../../src/js/index.mjs';
 
 onmessage = async ({ data }) => {
   try {
-    const { url, threads, promptTokens, decodeTokens, repeat } = data;
-    const model = await loadModel(url, { threads, batchSize: promptTokens });
+    const { url, threads, promptTokens, decodeTokens, repeat, simd } = data;
+    const model = await loadModel(url, { threads, batchSize: promptTokens, ...(simd ? { simd } : {}) });
     const result = model.bench({ promptTokens, decodeTokens, repeat });
     postMessage({ ...result, runtime: { ...model.runtime } });
     model.dispose();

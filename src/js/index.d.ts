@@ -39,6 +39,15 @@ export interface Runtime {
   isolated: boolean;
   /** A sentence saying why this variant and thread count were chosen. */
   reason: string;
+  /**
+   * The relaxed-SIMD build runs (dist/saccade-relaxed-*): its Q8_0 and Q4_0 kernels use
+   * i32x4.relaxed_dot_i8x16_i7x16_add_s, with results bitwise those of the SIMD128 build. Chosen
+   * where the engine runs that instruction right (checked on a test vector, not just validated);
+   * training always runs the SIMD128 trainer.
+   */
+  relaxed: boolean;
+  /** A sentence saying why the relaxed-SIMD build runs or not. */
+  relaxedReason: string;
 }
 
 /** A loaded model's runtime: the build, and the context it runs with. */
@@ -69,6 +78,12 @@ export interface RuntimeOptions {
   threads?: number;
   /** Force a build; 'mt' throws where SharedArrayBuffer is unavailable. */
   variant?: 'mt' | 'st';
+  /**
+   * 'relaxed': the relaxed-SIMD build, which throws where the engine lacks relaxed SIMD or gets
+   * its int8 dot product wrong; 'simd128': never the relaxed build. Default: relaxed where it
+   * runs right.
+   */
+  simd?: 'relaxed' | 'simd128';
 }
 
 /** Where a model's bytes come from. */

@@ -33,6 +33,16 @@ const BUILDS = {
     glue: new URL('../../dist/saccade-st.mjs', import.meta.url),
     wasm: new URL('../../dist/saccade-st.wasm', import.meta.url),
   }),
+  // the same with relaxed SIMD's int8 dot product (runtime.mjs's relaxedSimd() decides)
+  'saccade-relaxed-mt': () => ({
+    glue: new URL('../../dist/saccade-relaxed-mt.mjs', import.meta.url),
+    wasm: new URL('../../dist/saccade-relaxed-mt.wasm', import.meta.url),
+    worker: new URL('../../dist/saccade-relaxed-mt.worker.mjs', import.meta.url),
+  }),
+  'saccade-relaxed-st': () => ({
+    glue: new URL('../../dist/saccade-relaxed-st.mjs', import.meta.url),
+    wasm: new URL('../../dist/saccade-relaxed-st.wasm', import.meta.url),
+  }),
   'saccade-train-mt': () => ({
     glue: new URL('../../dist/saccade-train-mt.mjs', import.meta.url),
     wasm: new URL('../../dist/saccade-train-mt.wasm', import.meta.url),
@@ -48,7 +58,8 @@ let assetBase = null; // a URL ending in '/', or null: the files beside the libr
 
 /**
  * Library-wide settings. `assetBase`: the URL of a folder holding the package's dist/ files
- * (saccade-mt.mjs, .wasm, .worker.mjs, .worker.js; saccade-st.mjs, .wasm; the trainer's
+ * (saccade-mt.mjs, .wasm, .worker.mjs, .worker.js; saccade-st.mjs, .wasm; the relaxed-SIMD
+ * saccade-relaxed-mt.* and saccade-relaxed-st.* likewise; the trainer's
  * saccade-train-mt.* and saccade-train-st.* likewise), for bundlers that do not copy the
  * files new URL(…, import.meta.url) names (esbuild, Rollup without a plugin), or a CDN; relative
  * URLs resolve against the page. null restores the default. Returns the settings in force.
@@ -246,9 +257,12 @@ export async function instantiate(runtime, build = 'saccade') {
   return start(runtime, name, key);
 }
 
-/** The build's name and the key its instances are parked under (build/pool size). */
+/**
+ * The build's name and the key its instances are parked under (build/pool size). The trainer
+ * has no relaxed-SIMD build.
+ */
 function buildOf(runtime, build) {
-  const name = `${build}-${runtime.variant}`;
+  const name = `${build}${runtime.relaxed && build === 'saccade' ? '-relaxed' : ''}-${runtime.variant}`;
   if (!Object.hasOwn(BUILDS, name)) fail(`no build named '${name}'`, 'SAC_ERR_STATE');
   return { name, key: `${name}/${Math.max(1, runtime.threads - 1)}` };
 }

@@ -19,7 +19,7 @@ import { measure, now } from './timing.mjs';
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
-  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate', 'kvType'];
+  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate', 'kvType', 'simd'];
 
 /**
  * Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `ready`: a
@@ -183,7 +183,7 @@ export async function loadModel(source, options) {
   if (o.ablate != null && !Array.isArray(o.ablate) && typeof o.ablate != 'string')
     fail("ablate must be an array of [layer, head] pairs or a string such as '0:1,1:3'");
   // a vocabulary-only model never computes: no threads
-  const runtime = chooseRuntime(vocabOnly ? { threads: 1, variant: 'st' } : { threads: o.threads, variant: o.variant });
+  const runtime = chooseRuntime(vocabOnly ? { threads: 1, variant: 'st' } : { threads: o.threads, variant: o.variant, simd: o.simd });
   if (vocabOnly) runtime.reason = 'vocabOnly: tokenizer only';
   signal?.throwIfAborted();
   const n = sources.length;

@@ -368,7 +368,8 @@ export class TrainingRun {
 export async function train(options = {}) {
   const o = trainOptions(options);
   o.signal?.throwIfAborted();
-  const runtime = chooseRuntime({ threads: o.threads, variant: o.variant });
+  const runtime = { ...chooseRuntime({ threads: o.threads, variant: o.variant }), relaxed: false,
+    relaxedReason: 'the trainer has no relaxed-SIMD build' };
   const M = await instantiate(runtime, 'saccade-train'); // a new wasm memory per run
   const heap = new Heap(M);
   const scratch = heap.malloc(8);

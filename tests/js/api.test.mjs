@@ -75,7 +75,7 @@ describe('runtime', () => {
     await withModel(fixture('gpt2-f32'), { threads: 1 }, (m) => {
       assert.deepEqual({ ...m.runtime, reason: undefined, contextReason: undefined },
         { variant: 'st', threads: 1, simd: true, isolated: true, reason: undefined, contextLength: 48, contextReason: undefined,
-          kvType: 'f32' });
+          kvType: 'f32', relaxed: false, relaxedReason: 'this engine lacks relaxed SIMD' });
       assert.match(m.runtime.reason, /threads: 1/);
     });
     await withModel(fixture('gpt2-f32'), { threads: 3 }, (m) => {

@@ -27,11 +27,13 @@ before(async () => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the tarball holds the library, the declarations, the CLI, both wasm builds, the embed and the shipped models, and no tests', () => {
+test('the tarball holds the library, the declarations, the CLI, the wasm builds (SIMD128 and relaxed SIMD), the embed and the shipped models, and no tests', () => {
   const files = pack.files.map((f) => f.path).sort();
   for (const f of ['package.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'src/js/index.mjs', 'src/js/index.d.ts',
     'src/js/cli.mjs', 'dist/package.json', 'dist/saccade-mt.mjs', 'dist/saccade-mt.wasm', 'dist/saccade-mt.worker.js', 'dist/saccade-mt.worker.mjs',
     'dist/saccade-st.mjs', 'dist/saccade-st.wasm', 'dist/saccade-layout.mjs', 'src/js/model.mjs', 'src/js/load.mjs',
+    'dist/saccade-relaxed-mt.mjs', 'dist/saccade-relaxed-mt.wasm', 'dist/saccade-relaxed-mt.worker.js',
+    'dist/saccade-relaxed-mt.worker.mjs', 'dist/saccade-relaxed-st.mjs', 'dist/saccade-relaxed-st.wasm',
     'web/embed.mjs', 'web/worker.mjs', 'web/client.mjs', 'web/views/heatmap.mjs', 'models/shakespeare-char-q8_0.gguf',
     'models/dates-q8_0.gguf', 'models/README.md'])
     assert.ok(files.includes(f), `${f} is missing from ${files.join(', ')}`);

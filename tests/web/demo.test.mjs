@@ -87,11 +87,11 @@ for (const mode of ['isolated', 'plain']) {
         assert.equal(await page.evaluate(() => crossOriginIsolated), true);
         const threads = Math.min(8, cores);
         assert.ok(threads > 1, 'this machine has one core: the threaded build cannot be checked');
-        assert.match(status, new RegExp(`^Runtime: ${threads} threads \\(threaded build\\) · SIMD128 · cross-origin isolated — `));
+        assert.match(status, new RegExp(`^Runtime: ${threads} threads \\(threaded build\\) · relaxed SIMD · cross-origin isolated — `));
         assert.equal(await page.isVisible('#coi-on'), false);
       } else {
         assert.equal(await page.evaluate(() => crossOriginIsolated), false);
-        assert.match(status, /^Runtime: 1 thread \(single-threaded build\) · SIMD128 · not cross-origin isolated — the page is not cross-origin isolated \(serve it with Cross-Origin-Opener-Policy/);
+        assert.match(status, /^Runtime: 1 thread \(single-threaded build\) · relaxed SIMD · not cross-origin isolated — the page is not cross-origin isolated \(serve it with Cross-Origin-Opener-Policy/);
         assert.equal(await page.isVisible('#coi-on'), true, 'offers the service worker shim');
       }
       assert.match(await page.textContent('#model-info'), new RegExp(`${info.layers} layers × ${info.heads} heads`));
@@ -311,7 +311,7 @@ describe('service worker shim (static hosts without headers)', () => {
     await waitLoaded(page);
     assert.equal(await page.evaluate(() => crossOriginIsolated), true);
     assert.match(await page.textContent('#status-text'),
-      /^Runtime: \d+ threads \(threaded build\) · SIMD128 · cross-origin isolated \(by the service worker shim\)/);
+      /^Runtime: \d+ threads \(threaded build\) · relaxed SIMD · cross-origin isolated \(by the service worker shim\)/);
     await generate(page, { maxTokens: 6 });
     assert.equal(await page.$$eval('#output .tok.gen', (s) => s.length), 6);
     await screenshot(page, 'service-worker-shim');

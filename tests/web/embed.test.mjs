@@ -34,7 +34,7 @@ for (const mode of ['isolated', 'plain']) {
       && document.querySelector('#first').shadowRoot.querySelectorAll('.tok.gen').length > 0, null, { timeout: 30_000 });
     await frames(page);
     const first = await status(page, '#first');
-    assert.match(first, new RegExp(`· ${mode === 'isolated' ? '\\d+ threads' : '1 thread \\(page not cross-origin isolated\\)'} · SIMD128 · 24 tokens · \\d+ tokens/s · max tokens$`));
+    assert.match(first, new RegExp(`· ${mode === 'isolated' ? '\\d+ threads' : '1 thread \\(page not cross-origin isolated\\)'} · relaxed SIMD · 24 tokens · \\d+ tokens/s · max tokens$`));
     assert.equal(await inShadow(page, '#first', '.tok.gen', (els) => els.length), 24);
     const map = await canvasStats(page, 'canvas', '#first');
     assert.ok(map.colored > 0.05, `the widget's heatmap is mostly blank: ${map.colored}`);

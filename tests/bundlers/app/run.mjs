@@ -14,10 +14,10 @@ export async function run() {
   }
   const matrix = model.attention(0, 0);
   const last = matrix.data.subarray((matrix.queries - 1) * matrix.keys, matrix.queries * matrix.keys);
-  const { variant, threads, isolated, reason } = model.runtime;
+  const { variant, threads, isolated, reason, relaxed, relaxedReason } = model.runtime;
   model.dispose();
   const trained = await trainFew();
-  return { variant, threads, isolated, reason, text, rows, queries: matrix.queries, lastRowSum: last.reduce((a, b) => a + b, 0),
+  return { variant, threads, isolated, reason, relaxed, relaxedReason, text, rows, queries: matrix.queries, lastRowSum: last.reduce((a, b) => a + b, 0),
     trained };
 }
 
