@@ -36,8 +36,8 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 
 #define KEYS_PER_STEP 4
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
-#ifndef VALUE_RUN
-#define VALUE_RUN 64   /* keys per value run: their rows (for a 12-head block, 192 KB) stay cached */
+#ifndef KEY_RUN
+#define KEY_RUN 64     /* keys per run: each head of the block in turn over the run's rows, which stay cached */
 #endif
 
 #define INLINE static inline __attribute__((always_inline))
@@ -247,35 +247,35 @@ INLINE void mix_piece(float *restrict out, const float *restrict w, const void *
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
 
-/* hd: a->head_dim, a constant where the common sizes are inlined (the dot products unrolled). */
-INLINE void scores(const sac_kv_heads *a, float *max, int bf16, int32_t hd) {
-    const int32_t nh = a->h1 - a->h0;
+INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
+    const int32_t hd = a->head_dim, nh = a->h1 - a->h0;
     for (int32_t h = 0; h < nh; h++) max[h] = -INFINITY;
-    int32_t j = 0;
-    for (; j + KEYS_PER_STEP <= a->n_keys; j += KEYS_PER_STEP) {
-        int seen[KEYS_PER_STEP];
-        for (int r = 0; r < KEYS_PER_STEP; r++) seen[r] = visible(a, j + r);
+    for (int32_t j0 = 0; j0 < a->n_keys; j0 += KEY_RUN) {
+        const int32_t j1 = a->n_keys - j0 < KEY_RUN ? a->n_keys : j0 + KEY_RUN;
         for (int32_t h = 0; h < nh; h++) {
             const int32_t head = a->h0 + h;
-            const int64_t kv_off = (int64_t)(head / a->group) * hd;
-            const void *k[KEYS_PER_STEP];
-            for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(a->k, (int64_t)(j + r) * a->kv_stride + kv_off, bf16);
-            float s[KEYS_PER_STEP];
-            dot4(a->q + (int64_t)head * hd, k, hd, s, bf16);
-            for (int r = 0; r < KEYS_PER_STEP; r++) {
-                const float x = seen[r] ? s[r] * a->scale : -INFINITY;
-                a->rows[h][j + r] = x;
-                if (x > max[h]) max[h] = x;
+            const float *q = a->q + (int64_t)head * hd;
+            const void *kh = value_ptr(a->k, (int64_t)(head / a->group) * hd, bf16);
+            float *row = a->rows[h], m = max[h];
+            int32_t j = j0;
+            for (; j + KEYS_PER_STEP <= j1; j += KEYS_PER_STEP) {
+                const void *k[KEYS_PER_STEP];
+                for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(kh, (int64_t)(j + r) * a->kv_stride, bf16);
+                float s[KEYS_PER_STEP];
+                dot4(q, k, hd, s, bf16);
+                for (int r = 0; r < KEYS_PER_STEP; r++) {
+                    const float x = visible(a, j + r) ? s[r] * a->scale : -INFINITY;
+                    row[j + r] = x;
+                    if (x > m) m = x;
+                }
             }
-        }
-    }
-    for (; j < a->n_keys; j++) {
-        for (int32_t h = 0; h < nh; h++) {
-            const int32_t head = a->h0 + h;
-            const void *k = value_ptr(a->k, (int64_t)j * a->kv_stride + (int64_t)(head / a->group) * hd, bf16);
-            const float x = visible(a, j) ? dot(a->q + (int64_t)head * hd, k, hd, bf16) * a->scale : -INFINITY;
-            a->rows[h][j] = x;
-            if (x > max[h]) max[h] = x;
+            for (; j < j1; j++) {
+                const float x = visible(a, j) ? dot(q, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, bf16) * a->scale
+                                              : -INFINITY;
+                row[j] = x;
+                if (x > m) m = x;
+            }
+            max[h] = m;
         }
     }
 }
@@ -284,8 +284,8 @@ INLINE void mix(const sac_kv_heads *a, float *out, int bf16) {
     const int32_t hd = a->head_dim, nh = a->h1 - a->h0, whole = hd - hd % PIECE;
     for (int32_t h = 0; h < nh; h++)
         for (int32_t i = 0; i < hd; i++) out[(int64_t)(a->h0 + h) * hd + i] = 0.0f;
-    for (int32_t j0 = 0; j0 < a->n_keys; j0 += VALUE_RUN) {
-        const int32_t j1 = a->n_keys - j0 < VALUE_RUN ? a->n_keys : j0 + VALUE_RUN;
+    for (int32_t j0 = 0; j0 < a->n_keys; j0 += KEY_RUN) {
+        const int32_t j1 = a->n_keys - j0 < KEY_RUN ? a->n_keys : j0 + KEY_RUN;
         for (int32_t h = 0; h < nh; h++) {
             const int32_t head = a->h0 + h;
             const float *w = a->rows[h];
@@ -299,14 +299,9 @@ INLINE void mix(const sac_kv_heads *a, float *out, int bf16) {
     }
 }
 
-/* One type's scores, with the common head sizes as constants. */
-INLINE void scores_sized(const sac_kv_heads *a, float *max, int bf16) {
-    scores(a, max, bf16, a->head_dim);
-}
-
 void sac_kv_scores(const sac_kv_heads *a, float *max) {
-    if (a->kv_type == SAC_KV_BF16) scores_sized(a, max, 1);
-    else scores_sized(a, max, 0);
+    if (a->kv_type == SAC_KV_BF16) scores(a, max, 1);
+    else scores(a, max, 0);
 }
 
 void sac_kv_mix(const sac_kv_heads *a, float *out) {
