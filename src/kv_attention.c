@@ -5,15 +5,18 @@
  * ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the head_dim % 8 leftover products summed in
  * order and added. The weighted sum adds w_j·v_j to each output value in key order, as
  * sac_axpy_f32 key after key does. What changes is only which values are worked on together:
+ * both passes go through the keys in runs of 64, each head of the block in turn over the run's
+ * rows (which stay in cache for the next head), and
  *   - scores: four keys per step for one head, so the head's query is loaded once for four;
- *   - values: a run of keys per piece of 32 output values, which stay in registers over the
- *     run instead of being loaded and stored for every key.
+ *   - values: a piece of 32 output values at a time, which stay in registers over the run
+ *     instead of being loaded and stored for every key.
  * The eight lanes are a GCC vector type: one AVX register natively, two SIMD128 registers in
  * wasm, plain scalar code where there are no vectors. Loads and stores go through memcpy, so
  * no function passes a vector (which would tie the ABI to the vector extension a build has).
  *
  * A bf16 cache differs only in its loads: each value widened to the f32 it stands for (a
- * 16-bit shift, exact), then the same arithmetic. Each pass is written once with a `bf16`
+ * 16-bit shift, exact; in wasm a step's eight values come out split by parity, see load8),
+ * then the same arithmetic. Each pass is written once with a `bf16`
  * flag that is a constant where it is inlined, so each type gets its own loop. */
 #include "kv_attention.h"
 
@@ -36,9 +39,7 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 
 #define KEYS_PER_STEP 4
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
-#ifndef KEY_RUN
 #define KEY_RUN 64     /* keys per run: each head of the block in turn over the run's rows, which stay cached */
-#endif
 
 #define INLINE static inline __attribute__((always_inline))
 
