@@ -5,15 +5,18 @@
  * ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the head_dim % 8 leftover products summed in
  * order and added. The weighted sum adds w_j·v_j to each output value in key order, as
  * sac_axpy_f32 key after key does. What changes is only which values are worked on together:
+ * both passes go through the keys in runs of 64, each head of the block in turn over the run's
+ * rows (which stay in cache for the next head), and
  *   - scores: four keys per step for one head, so the head's query is loaded once for four;
- *   - values: a run of keys per piece of 32 output values, which stay in registers over the
- *     run instead of being loaded and stored for every key.
+ *   - values: a piece of 32 output values at a time, which stay in registers over the run
+ *     instead of being loaded and stored for every key.
  * The eight lanes are a GCC vector type: one AVX register natively, two SIMD128 registers in
  * wasm, plain scalar code where there are no vectors. Loads and stores go through memcpy, so
  * no function passes a vector (which would tie the ABI to the vector extension a build has).
  *
  * A bf16 cache differs only in its loads: each value widened to the f32 it stands for (a
- * 16-bit shift, exact), then the same arithmetic. Each pass is written once with a `bf16`
+ * 16-bit shift, exact; in wasm a step's eight values come out split by parity, see load8),
+ * then the same arithmetic. Each pass is written once with a `bf16`
  * flag that is a constant where it is inlined, so each type gets its own loop. */
 #include "kv_attention.h"
 
@@ -36,7 +39,7 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 
 #define KEYS_PER_STEP 4
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
-#define VALUE_RUN 64   /* keys per value run: their rows (for a 12-head block, 192 KB) stay cached */
+#define KEY_RUN 64     /* keys per run: each head of the block in turn over the run's rows, which stay cached */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -59,16 +62,33 @@ INLINE float leftover(float sum, const float *a, const void *b, int32_t n8, int3
 
 #ifdef __wasm_simd128__
 
-/* Values [i, i + 8) of a row as two f32 registers. */
-INLINE void load8(const void *row, int64_t i, int bf16, v128_t *lo, v128_t *hi) {
+/* Values [i, i + 8) of a row as two f32 registers: an f32 row's in order (values 0–3 and 4–7),
+ * a bf16 row's split by parity (the even values: each 32-bit lane's low half shifted up; the
+ * odd ones: its high half with the low bits cleared). One operation per register, where
+ * widening bf16 in order takes a shuffle per register, which V8 makes several instructions.
+ * Which lane holds which value changes no sum: every value keeps its own running sum, and the
+ * lanes are put back in order (in_order) before sums of different values are combined. */
+INLINE void load8(const void *row, int64_t i, int bf16, v128_t *a, v128_t *b) {
     if (bf16) {
-        const v128_t h = wasm_v128_load((const uint16_t *)row + i), zero = wasm_i32x4_splat(0);
-        *lo = wasm_i16x8_shuffle(zero, h, 0, 8, 1, 9, 2, 10, 3, 11); /* h << 16 per lane: the f32 */
-        *hi = wasm_i16x8_shuffle(zero, h, 4, 12, 5, 13, 6, 14, 7, 15);
+        const v128_t h = wasm_v128_load((const uint16_t *)row + i);
+        *a = wasm_i32x4_shl(h, 16);
+        *b = wasm_v128_and(h, wasm_i32x4_splat((int32_t)0xffff0000u));
     } else {
-        *lo = wasm_v128_load((const float *)row + i);
-        *hi = wasm_v128_load((const float *)row + i + 4);
+        *a = wasm_v128_load((const float *)row + i);
+        *b = wasm_v128_load((const float *)row + i + 4);
     }
+}
+
+/* Eight f32 values in order (lo, hi) in the lanes load8 gives a row of this type. */
+INLINE void as_loaded(v128_t lo, v128_t hi, int bf16, v128_t *a, v128_t *b) {
+    *a = bf16 ? wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6) : lo;
+    *b = bf16 ? wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7) : hi;
+}
+
+/* Back: lanes as load8 gives them, in order. */
+INLINE void in_order(v128_t a, v128_t b, int bf16, v128_t *lo, v128_t *hi) {
+    *lo = bf16 ? wasm_i32x4_shuffle(a, b, 0, 4, 1, 5) : a;
+    *hi = bf16 ? wasm_i32x4_shuffle(a, b, 2, 6, 3, 7) : b;
 }
 
 /* The eight lanes as two SIMD128 registers written out (clang lowers the 8-lane vector type
@@ -79,58 +99,68 @@ static inline float fold_v(v128_t lo, v128_t hi) {
     return wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1);
 }
 
-INLINE float dot(const float *restrict a, const void *b, int32_t n, int bf16) {
+INLINE float dot(const float *restrict q, const void *k, int32_t n, int bf16) {
     const int32_t n8 = n - n % LANES;
-    v128_t al = wasm_f32x4_splat(0.0f), ah = al, bl, bh;
+    v128_t acc_a = wasm_f32x4_splat(0.0f), acc_b = acc_a, qa, qb, ka, kb;
     for (int32_t i = 0; i < n8; i += LANES) {
-        load8(b, i, bf16, &bl, &bh);
-        al = wasm_f32x4_add(al, wasm_f32x4_mul(wasm_v128_load(a + i), bl));
-        ah = wasm_f32x4_add(ah, wasm_f32x4_mul(wasm_v128_load(a + i + 4), bh));
+        as_loaded(wasm_v128_load(q + i), wasm_v128_load(q + i + 4), bf16, &qa, &qb);
+        load8(k, i, bf16, &ka, &kb);
+        acc_a = wasm_f32x4_add(acc_a, wasm_f32x4_mul(qa, ka));
+        acc_b = wasm_f32x4_add(acc_b, wasm_f32x4_mul(qb, kb));
     }
-    return leftover(fold_v(al, ah), a, b, n8, n, bf16);
+    v128_t lo, hi;
+    in_order(acc_a, acc_b, bf16, &lo, &hi);
+    return leftover(fold_v(lo, hi), q, k, n8, n, bf16);
 }
 
+/* dot(q, k[r]) for four keys r, the query loaded once per step; the four sums are folded
+ * together, fold_v's additions lane by lane (lane r: key r). */
 INLINE void dot4(const float *restrict q, const void *const k[KEYS_PER_STEP], int32_t n, float out[KEYS_PER_STEP],
                  int bf16) {
     const int32_t n8 = n - n % LANES;
-    v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l, a2l = a0l, a2h = a0l, a3l = a0l, a3h = a0l;
-    v128_t kl, kh;
+    v128_t acc[2 * KEYS_PER_STEP], qa, qb, ka, kb;
+    for (int r = 0; r < 2 * KEYS_PER_STEP; r++) acc[r] = wasm_f32x4_splat(0.0f);
     for (int32_t i = 0; i < n8; i += LANES) {
-        const v128_t ql = wasm_v128_load(q + i), qh = wasm_v128_load(q + i + 4);
-        load8(k[0], i, bf16, &kl, &kh);
-        a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(ql, kl));
-        a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(qh, kh));
-        load8(k[1], i, bf16, &kl, &kh);
-        a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(ql, kl));
-        a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(qh, kh));
-        load8(k[2], i, bf16, &kl, &kh);
-        a2l = wasm_f32x4_add(a2l, wasm_f32x4_mul(ql, kl));
-        a2h = wasm_f32x4_add(a2h, wasm_f32x4_mul(qh, kh));
-        load8(k[3], i, bf16, &kl, &kh);
-        a3l = wasm_f32x4_add(a3l, wasm_f32x4_mul(ql, kl));
-        a3h = wasm_f32x4_add(a3h, wasm_f32x4_mul(qh, kh));
+        as_loaded(wasm_v128_load(q + i), wasm_v128_load(q + i + 4), bf16, &qa, &qb);
+        for (int r = 0; r < KEYS_PER_STEP; r++) {
+            load8(k[r], i, bf16, &ka, &kb);
+            acc[2 * r] = wasm_f32x4_add(acc[2 * r], wasm_f32x4_mul(qa, ka));
+            acc[2 * r + 1] = wasm_f32x4_add(acc[2 * r + 1], wasm_f32x4_mul(qb, kb));
+        }
     }
-    out[0] = leftover(fold_v(a0l, a0h), q, k[0], n8, n, bf16);
-    out[1] = leftover(fold_v(a1l, a1h), q, k[1], n8, n, bf16);
-    out[2] = leftover(fold_v(a2l, a2h), q, k[2], n8, n, bf16);
-    out[3] = leftover(fold_v(a3l, a3h), q, k[3], n8, n, bf16);
+    v128_t s[KEYS_PER_STEP], lo, hi; /* s[r] = [a0+a4, a1+a5, a2+a6, a3+a7] of key r */
+    for (int r = 0; r < KEYS_PER_STEP; r++) {
+        in_order(acc[2 * r], acc[2 * r + 1], bf16, &lo, &hi);
+        s[r] = wasm_f32x4_add(lo, hi);
+    }
+    const v128_t t01 = wasm_f32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 1, 4, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 3, 6, 7));
+    const v128_t t23 = wasm_f32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 1, 4, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 3, 6, 7));
+    wasm_v128_store(out, wasm_f32x4_add(wasm_i32x4_shuffle(t01, t23, 0, 2, 4, 6), wasm_i32x4_shuffle(t01, t23, 1, 3, 5, 7)));
+    if (n8 != n)
+        for (int r = 0; r < KEYS_PER_STEP; r++) out[r] = leftover(out[r], q, k[r], n8, n, bf16);
 }
 
+/* out[0, PIECE) += Σ_{j in [j0, j1)} w[j] · v_j[0, PIECE), key by key, the sums in registers
+ * in load8's lanes. */
 INLINE void mix_piece(float *restrict out, const float *restrict w, const void *v, int64_t stride, int32_t j0,
                       int32_t j1, int bf16) {
-    v128_t o[PIECE / 4], lo, hi;
-    for (int r = 0; r < PIECE / 4; r++) o[r] = wasm_v128_load(out + 4 * r);
+    v128_t o[PIECE / 4], a, b;
+    for (int r = 0; r < PIECE / 8; r++)
+        as_loaded(wasm_v128_load(out + 8 * r), wasm_v128_load(out + 8 * r + 4), bf16, &o[2 * r], &o[2 * r + 1]);
     for (int32_t j = j0; j < j1; j++) {
         if (w[j] == 0.0f) continue;
         const void *vj = value_ptr(v, (int64_t)j * stride, bf16);
         const v128_t wv = wasm_f32x4_splat(w[j]);
         for (int r = 0; r < PIECE / 8; r++) {
-            load8(vj, 8 * r, bf16, &lo, &hi);
-            o[2 * r] = wasm_f32x4_add(o[2 * r], wasm_f32x4_mul(wv, lo));
-            o[2 * r + 1] = wasm_f32x4_add(o[2 * r + 1], wasm_f32x4_mul(wv, hi));
+            load8(vj, 8 * r, bf16, &a, &b);
+            o[2 * r] = wasm_f32x4_add(o[2 * r], wasm_f32x4_mul(wv, a));
+            o[2 * r + 1] = wasm_f32x4_add(o[2 * r + 1], wasm_f32x4_mul(wv, b));
         }
     }
-    for (int r = 0; r < PIECE / 4; r++) wasm_v128_store(out + 4 * r, o[r]);
+    for (int r = 0; r < PIECE / 8; r++) {
+        in_order(o[2 * r], o[2 * r + 1], bf16, &a, &b);
+        wasm_v128_store(out + 8 * r, a), wasm_v128_store(out + 8 * r + 4, b);
+    }
 }
 
 #else
@@ -221,31 +251,32 @@ static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask
 INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
     const int32_t hd = a->head_dim, nh = a->h1 - a->h0;
     for (int32_t h = 0; h < nh; h++) max[h] = -INFINITY;
-    int32_t j = 0;
-    for (; j + KEYS_PER_STEP <= a->n_keys; j += KEYS_PER_STEP) {
-        int seen[KEYS_PER_STEP];
-        for (int r = 0; r < KEYS_PER_STEP; r++) seen[r] = visible(a, j + r);
+    for (int32_t j0 = 0; j0 < a->n_keys; j0 += KEY_RUN) {
+        const int32_t j1 = a->n_keys - j0 < KEY_RUN ? a->n_keys : j0 + KEY_RUN;
         for (int32_t h = 0; h < nh; h++) {
             const int32_t head = a->h0 + h;
-            const int64_t kv_off = (int64_t)(head / a->group) * hd;
-            const void *k[KEYS_PER_STEP];
-            for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(a->k, (int64_t)(j + r) * a->kv_stride + kv_off, bf16);
-            float s[KEYS_PER_STEP];
-            dot4(a->q + (int64_t)head * hd, k, hd, s, bf16);
-            for (int r = 0; r < KEYS_PER_STEP; r++) {
-                const float x = seen[r] ? s[r] * a->scale : -INFINITY;
-                a->rows[h][j + r] = x;
-                if (x > max[h]) max[h] = x;
+            const float *q = a->q + (int64_t)head * hd;
+            const void *kh = value_ptr(a->k, (int64_t)(head / a->group) * hd, bf16);
+            float *row = a->rows[h], m = max[h];
+            int32_t j = j0;
+            for (; j + KEYS_PER_STEP <= j1; j += KEYS_PER_STEP) {
+                const void *k[KEYS_PER_STEP];
+                for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(kh, (int64_t)(j + r) * a->kv_stride, bf16);
+                float s[KEYS_PER_STEP];
+                dot4(q, k, hd, s, bf16);
+                for (int r = 0; r < KEYS_PER_STEP; r++) {
+                    const float x = visible(a, j + r) ? s[r] * a->scale : -INFINITY;
+                    row[j + r] = x;
+                    if (x > m) m = x;
+                }
             }
-        }
-    }
-    for (; j < a->n_keys; j++) {
-        for (int32_t h = 0; h < nh; h++) {
-            const int32_t head = a->h0 + h;
-            const void *k = value_ptr(a->k, (int64_t)j * a->kv_stride + (int64_t)(head / a->group) * hd, bf16);
-            const float x = visible(a, j) ? dot(a->q + (int64_t)head * hd, k, hd, bf16) * a->scale : -INFINITY;
-            a->rows[h][j] = x;
-            if (x > max[h]) max[h] = x;
+            for (; j < j1; j++) {
+                const float x = visible(a, j) ? dot(q, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, bf16) * a->scale
+                                              : -INFINITY;
+                row[j] = x;
+                if (x > m) m = x;
+            }
+            max[h] = m;
         }
     }
 }
@@ -254,8 +285,8 @@ INLINE void mix(const sac_kv_heads *a, float *out, int bf16) {
     const int32_t hd = a->head_dim, nh = a->h1 - a->h0, whole = hd - hd % PIECE;
     for (int32_t h = 0; h < nh; h++)
         for (int32_t i = 0; i < hd; i++) out[(int64_t)(a->h0 + h) * hd + i] = 0.0f;
-    for (int32_t j0 = 0; j0 < a->n_keys; j0 += VALUE_RUN) {
-        const int32_t j1 = a->n_keys - j0 < VALUE_RUN ? a->n_keys : j0 + VALUE_RUN;
+    for (int32_t j0 = 0; j0 < a->n_keys; j0 += KEY_RUN) {
+        const int32_t j1 = a->n_keys - j0 < KEY_RUN ? a->n_keys : j0 + KEY_RUN;
         for (int32_t h = 0; h < nh; h++) {
             const int32_t head = a->h0 + h;
             const float *w = a->rows[h];

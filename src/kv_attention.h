@@ -1,9 +1,9 @@
 /* kv_attention.h — the two passes of attention over the keys and values of one query row,
  * for a block of heads at once: scores (q·k) and the weighted sum of values.
  *
- * Each pass walks the key (or value) rows in order and reads, from each, the contiguous slice
- * of the block's heads, so memory streams instead of one head at a time striding through the
- * cache. Every score and every output value gets the same float operations, in the same
+ * Each pass walks the key (or value) rows in runs and reads, from each row of a run, the
+ * contiguous slice of the block's heads, so memory streams instead of one head at a time
+ * striding through the whole cache. Every score and every output value gets the same float operations, in the same
  * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
  * depend on the block, the thread, or the path (wasm SIMD128 or plain C). A bf16 cache is
  * read as the f32 values it stands for, with the same operations as an f32 cache. */

@@ -89,6 +89,7 @@ static void test_blocks_match_head_by_head(void) {
                 check_shape(8, 1, dims[d], 1, block, type);   /* one key, one kv head */
             }
         check_shape(20, 10, 64, 300, SAC_KV_HEAD_BLOCK, type);
+        check_shape(6, 3, 20, 131, 4, type); /* several runs of keys, the last not a multiple of 4 */
     }
 }
 
