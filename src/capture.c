@@ -131,7 +131,9 @@ static sac_status reserve_kind(sac_capture *c, sac_attention_kind kind, int32_t 
                         "%s capture of %d rows needs %" PRIu64 " bytes, more than this build can address (%" PRIu64
                         "): use a shorter context (n_ctx)", names[kind], n_rows, float_bytes(need), c->limit);
     uint64_t cap = b->cap <= UINT64_MAX / 2 && b->cap * 2 > need ? b->cap * 2 : need;
-    if (cap > full) cap = full;
+    /* Past half the full capture, take it all now: doubling would reach it at the next growth,
+     * and that realloc would copy (and briefly hold twice) what may be most of a 32-bit heap. */
+    if (cap > full || need > full / 2) cap = full;
     if (!fits(float_bytes(cap), c->limit)) cap = need;
     const uint64_t bytes = float_bytes(cap);
     if (grow(b, cap, bytes) || (c->scores && grow(score_buffer(c, kind), cap, bytes)))

@@ -289,6 +289,31 @@ static void test_enable_eval_and_encode_respect_the_limit(void) {
     teardown(&f);
 }
 
+/* A prefill that needs over half the full capture reserves all of it at once: the decode steps
+ * after it never copy it again (at depth 2048 the first generation with capture ran 4x slower). */
+static void test_growth_past_half_takes_the_full_context(void) {
+    fixture f;
+    test_model_spec s = test_spec("gpt2", SAC_TYPE_F32);
+    if (!setup(&f, &s, 1)) return teardown(&f);
+    sac_capture *c = &f.ctx->capture;
+    const int32_t n_ctx = sac_context_n_ctx(f.ctx);
+    const uint64_t full = sac_capture_offset(c, SAC_ATTENTION_SELF, n_ctx);
+    CHECK(sac_eval(f.ctx, tgt, 4, NULL, 0) == SAC_OK);
+    CHECK(c->self.cap < full); /* a short prompt stays small */
+    int32_t ids[48];
+    for (int i = 0; i < 48; i++) ids[i] = tgt[i % 4];
+    int32_t rows = 4; /* the first row count whose capture is over half the full one */
+    while (2 * sac_capture_offset(c, SAC_ATTENTION_SELF, rows) <= full) rows++;
+    const int32_t more = rows - 4;
+    CHECK(more > 0 && rows < n_ctx && more <= 48);
+    CHECK(sac_eval(f.ctx, ids, more, NULL, 0) == SAC_OK);
+    CHECK_MSG(c->self.cap == full, "cap %llu of %llu", (unsigned long long)c->self.cap, (unsigned long long)full);
+    const float *data = c->self.data;
+    CHECK(sac_eval(f.ctx, ids, 1, NULL, 0) == SAC_OK);
+    CHECK(c->self.data == data);
+    teardown(&f);
+}
+
 /* sac_context_memory counts the capture exactly as the capture does. */
 static void test_memory_counts_the_capture(void) {
     const char *archs[] = {"gpt2", "encdec"};
@@ -317,6 +342,7 @@ int main(void) {
     RUN(test_wasm32_sized_capture_is_refused_not_wrapped);
     RUN(test_context_new_refuses_capture_that_cannot_fit);
     RUN(test_enable_eval_and_encode_respect_the_limit);
+    RUN(test_growth_past_half_takes_the_full_context);
     RUN(test_memory_counts_the_capture);
     return check_summary("test_capture");
 }
