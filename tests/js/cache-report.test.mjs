@@ -64,7 +64,8 @@ test('nothing to write (Node, no Cache API; bytes): the report is final as loadM
   }
 });
 
-test('a held put: loadModel resolves with a usable model and a pending report; model.cached resolves to stored', async () => {
+/** Fake caches whose puts wait for release(). */
+function holdPuts() {
   let release;
   const held = new Promise((resolve) => (release = resolve));
   const fake = fakeCaches(async (...args) => {
@@ -72,6 +73,11 @@ test('a held put: loadModel resolves with a usable model and a pending report; m
     return keep(...args);
   });
   globalThis.caches = fake.caches;
+  return { fake, release };
+}
+
+test('a held put: loadModel resolves with a usable model and a pending report; model.cached resolves to stored', async () => {
+  const { fake, release } = holdPuts();
   let timer;
   const timeout = new Promise((resolve) => (timer = setTimeout(resolve, 10_000, 'timed out')));
   const model = await Promise.race([loadModel(url, { threads: 1 }), timeout]);
@@ -97,13 +103,7 @@ test('a held put: loadModel resolves with a usable model and a pending report; m
 });
 
 test('dispose() while the copy is written: the write completes, model.cached still resolves', async () => {
-  let release;
-  const held = new Promise((resolve) => (release = resolve));
-  const fake = fakeCaches(async (...args) => {
-    await held;
-    return keep(...args);
-  });
-  globalThis.caches = fake.caches;
+  const { fake, release } = holdPuts();
   const model = await loadModel(url, { threads: 1 });
   model.dispose();
   release();
