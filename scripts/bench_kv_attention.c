@@ -7,11 +7,7 @@
  * from memory, not from L2. Prints nanoseconds per key per head of each pass, the best of
  * several tokens, and `read`: the same key and value bytes read in address order (the floor).
  *
- * native: gcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -march=native -mprefer-vector-width=256 -Isrc \
- *           scripts/bench_kv_attention.c src/kv_attention.c src/kv_cache.c -lm
- * wasm:   emcc -std=c11 -D_POSIX_C_SOURCE=200809L -O3 -msimd128 -DNDEBUG -Isrc -sINITIAL_MEMORY=512MB \
- *           -sEXIT_RUNTIME=1 -sSINGLE_FILE=1 -sENVIRONMENT=node scripts/bench_kv_attention.c \
- *           src/kv_attention.c src/kv_cache.c -o bench_kv_attention.cjs && node bench_kv_attention.cjs
+ * make bench-kv-attention (BENCH_KV_ARGS) builds and runs it natively and in wasm (Node).
  * arguments: [heads per block (default 12; 6 is what each of 2 threads takes)] [tokens (default 24)] */
 #include <math.h>
 #include <stdint.h>

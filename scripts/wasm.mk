@@ -7,6 +7,7 @@
 #   make test-js     node --test tests/js/ (needs the native CLI and the test-model tool)
 #   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
 #   make bench-decode  one decode token's matvecs per weight type beside a streaming read, native and wasm
+#   make bench-kv-attention  attention's passes over the KV cache per key and head, native and wasm
 #
 # No embind: the wasm exports the C API (every sac_* function declared in src/saccade.h, plus
 # malloc/free) and src/js/ reads and writes the heap itself, with the struct layouts of
@@ -130,3 +131,24 @@ build/bench-decode/bench_decode.cjs: scripts/bench_decode.c $(BENCH_DECODE_SRC) 
 bench-decode: build/tools/bench_decode build/bench-decode/bench_decode.cjs
 	build/tools/bench_decode $(BENCH_DECODE_ARGS)
 	node build/bench-decode/bench_decode.cjs $(BENCH_DECODE_ARGS)
+
+# Attention's passes over a KV cache left as a decode token leaves it, ns per key per head, f32 and
+# bf16, beside a plain read of the same bytes (scripts/bench_kv_attention.c), native and wasm.
+# BENCH_KV_ARGS: heads per block (12; 6 is each of 2 threads' share), tokens.
+BENCH_KV_ARGS ?= 12 24
+BENCH_KV_SRC  := $(addprefix src/,kv_attention.c kv_cache.c)
+
+build/tools/bench_kv_attention: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS)
+	@mkdir -p build/tools
+	$(CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_kv_attention.c $(BENCH_KV_SRC) -o $@ $(LDLIBS)
+
+build/bench-kv/bench_kv_attention.cjs: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS)
+	@mkdir -p build/bench-kv
+	echo '{"type": "commonjs"}' > build/bench-kv/package.json
+	$(EMCC_RUN) $(WASM_CFLAGS) -sINITIAL_MEMORY=512MB -sEXIT_RUNTIME=1 -sSINGLE_FILE=1 -sENVIRONMENT=node \
+	  scripts/bench_kv_attention.c $(BENCH_KV_SRC) -o $@
+
+.PHONY: bench-kv-attention
+bench-kv-attention: build/tools/bench_kv_attention build/bench-kv/bench_kv_attention.cjs
+	build/tools/bench_kv_attention $(BENCH_KV_ARGS)
+	node build/bench-kv/bench_kv_attention.cjs $(BENCH_KV_ARGS)
