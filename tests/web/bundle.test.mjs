@@ -65,7 +65,7 @@ describe('the page runs its bundles only', () => {
     return {
       modules: seen.filter((p) => /^\/(web\/(?!bundle\/)|src\/js\/).*\.m?js$/.test(real(p)) && !p.endsWith('/coi-serviceworker.js')),
       bundles: seen.filter((p) => /\/web\/bundle\/(app|worker)\.mjs$/.test(p)).sort(),
-      wasm: seen.some((p) => /\/dist\/saccade-(mt|st)\.wasm$/.test(p)),
+      wasm: seen.some((p) => /\/dist\/saccade-(relaxed-)?(mt|st)\.wasm$/.test(p)),
     };
   }
 

@@ -45,14 +45,14 @@ test('the page loads the threaded build with 2 threads when nothing is in the wa
 });
 
 test('a worker script that is missing (404) rejects loadModel with the worker error', async () => {
-  const r = await run({ '/dist/saccade-mt.worker.mjs': (route) => route.fulfill({ status: 404, body: 'not found', headers: js }) });
+  const r = await run({ '/dist/saccade-*mt.worker.mjs': (route) => route.fulfill({ status: 404, body: 'not found', headers: js }) });
   assert.equal(r.code, 'SAC_ERR_STATE', JSON.stringify(r));
-  assert.match(r.message, /thread worker \(http:\/\/[^)]+\/dist\/saccade-mt\.worker\.mjs\) failed to start: HTTP 404/);
+  assert.match(r.message, /thread worker \(http:\/\/[^)]+\/dist\/saccade-(relaxed-)?mt\.worker\.mjs\) failed to start: HTTP 404/);
 });
 
 // (Chromium reports a module worker's SyntaxError as a bare event: the reason names the likely causes)
 test('a worker script that is not JavaScript rejects loadModel, naming a SyntaxError', async () => {
-  const r = await run({ '/dist/saccade-mt.worker.mjs': (route) => route.fulfill({ status: 200, body: 'this is not ( javascript', headers: js }) });
+  const r = await run({ '/dist/saccade-*mt.worker.mjs': (route) => route.fulfill({ status: 200, body: 'this is not ( javascript', headers: js }) });
   assert.equal(r.code, 'SAC_ERR_STATE', JSON.stringify(r));
   assert.match(r.message, /failed to start: the browser gives no reason: the script may not be JavaScript \(a SyntaxError/);
 });
@@ -65,7 +65,7 @@ test("a Content-Security-Policy that forbids workers rejects loadModel with the 
 
 test('a worker that cannot import the glue rejects loadModel with the import error', async () => {
   let glue = 0;
-  const r = await run({ '/dist/saccade-mt.mjs': (route) => (++glue === 1 ? route.continue()
+  const r = await run({ '/dist/saccade-*mt.mjs': (route) => (++glue === 1 ? route.continue()
     : route.fulfill({ status: 404, body: 'not found', headers: js })) });
   assert.ok(glue >= 2, 'the worker did not request the glue');
   assert.equal(r.code, 'SAC_ERR_STATE', JSON.stringify(r));
