@@ -830,8 +830,9 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
  * off * sum(sc * bsum), the same integer. Each returns four int32 lanes whose sum is isum, and
  * for formats with a min, in *msum, four whose sum is msum. */
 /* Loops whose counter sets shift distances: unrolled, every distance is a constant (left
- * rolled, clang computes them, and both directions of move_bit, at run time). Only the
- * innermost: unrolling the outer loops too made the step 1.5x slower in V8. */
+ * rolled, clang computes them, and both directions of move_bit, at run time). Mostly the
+ * innermost: V8 spills a long straight run of vector code, and unrolling the outer loops too
+ * made the step 1.5-2.3x slower (Q3_K's middle loop is the exception, measured faster). */
 #define UNROLLED _Pragma("clang loop unroll(full)")
 
 /* The activations the matvec's dots read: Q8_K's int16 values, or with relaxed SIMD its int8
@@ -862,13 +863,14 @@ static inline v128_t dot16_u8(v128_t q, const kx_t *x) {
 /* Eight groups' dots p[g] times their scales (the int16 lanes of sc), as int32 lanes: the
  * dots are narrowed to int16 in pairs, and one i32x4.dot multiplies a pair by its scales. */
 static inline v128_t scale8(const v128_t p[8], v128_t sc) {
-    v128_t s = wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[0], p[1]), wasm_i16x8_shuffle(sc, sc, 0, 0, 0, 0, 1, 1, 1, 1));
-    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[2], p[3]),
-                                               wasm_i16x8_shuffle(sc, sc, 2, 2, 2, 2, 3, 3, 3, 3)));
-    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[4], p[5]),
-                                               wasm_i16x8_shuffle(sc, sc, 4, 4, 4, 4, 5, 5, 5, 5)));
-    return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[6], p[7]),
-                                                  wasm_i16x8_shuffle(sc, sc, 6, 6, 6, 6, 7, 7, 7, 7)));
+    /* [s0 s0 s1 s1 s2 s2 s3 s3] and [s4 s4 ... s7 s7] (one unpack each in V8), then each pair
+     * of scales four times by a 32-bit lane shuffle (one instruction, where a 16-bit lane
+     * shuffle is a pshufb with a mask built in place every time) */
+    const v128_t lo = wasm_i16x8_shuffle(sc, sc, 0, 0, 1, 1, 2, 2, 3, 3), hi = wasm_i16x8_shuffle(sc, sc, 4, 4, 5, 5, 6, 6, 7, 7);
+    v128_t s = wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[0], p[1]), wasm_i32x4_shuffle(lo, lo, 0, 0, 1, 1));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[2], p[3]), wasm_i32x4_shuffle(lo, lo, 2, 2, 3, 3)));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[4], p[5]), wasm_i32x4_shuffle(hi, hi, 0, 0, 1, 1)));
+    return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[6], p[7]), wasm_i32x4_shuffle(hi, hi, 2, 2, 3, 3)));
 }
 
 /* Bit b of each byte moved to bit `to` (b, to < 8), the other bits cleared. 16-bit shifts
@@ -924,7 +926,7 @@ static inline v128_t kdot_q3_K(const char *block, const kx_t *x, const int16_t *
     v128_t isum = wasm_i32x4_splat(0);
     for (int h = 0; h < 2; h++) { /* as Q2_K, plus 4 where bit 4h + k of hmask[l] is set */
         v128_t p[8];
-        for (int kk = 0; kk < 2; kk++) {
+        UNROLLED for (int kk = 0; kk < 2; kk++) { /* (unrolled here too: 39 → 48-54 tokens/s in bench-decode) */
             v128_t packed = wasm_v128_load(b->qs + 32 * h + 16 * kk);
             v128_t hm = wasm_u16x8_shr(wasm_v128_load(b->hmask + 16 * kk), (uint32_t)(4 * h)); /* bit k: value's */
             UNROLLED for (int k = 0; k < 4; k++) {
