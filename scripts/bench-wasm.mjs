@@ -91,11 +91,18 @@ function model(name, args) {
   return file;
 }
 
+// Bytes per weight of each type make_model writes (block bytes / values per block, ggml's layouts).
+const BYTES_PER_VALUE = {
+  f32: 4, f16: 2, bf16: 2, q8_0: 34 / 32, q4_0: 18 / 32, q5_0: 22 / 32, q4_1: 20 / 32, q5_1: 24 / 32,
+  q2_k: 84 / 256, q3_k: 110 / 256, q4_k: 144 / 256, q5_k: 176 / 256, q6_k: 210 / 256,
+};
+
 /** Bytes of weights one decode token reads: all of them but the embedding tables, of which it
  * reads a row (build/saccade info gives the sizes; the tables have the weights' type). */
 function decodeBytes(file, type) {
   const info = JSON.parse(execFileSync(path.join(root, 'build/saccade'), ['info', file], { encoding: 'utf8' }));
-  const perValue = { q8_0: 34 / 32, q4_0: 18 / 32, f16: 2, f32: 4 }[type];
+  const perValue = BYTES_PER_VALUE[type];
+  if (perValue === undefined) throw new Error(`--types: no block size known for ${type}`);
   const tables = info.n_vocab + (info.architecture === 'gpt2' ? info.n_ctx : 0);
   return info.n_bytes - tables * info.n_embd * perValue;
 }

@@ -73,7 +73,9 @@ int main(int argc, char **argv) {
     int windows = argc > 4 ? atoi(argv[4]) : 5;
     const int64_t shapes[4][2] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}}; /* n_in, n_out */
     const int64_t out_shape[2] = {768, 50257};
-    const uint32_t all[] = {SAC_TYPE_F32, SAC_TYPE_F16, SAC_TYPE_BF16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
+    const uint32_t all[] = {SAC_TYPE_F32,  SAC_TYPE_F16,  SAC_TYPE_BF16, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0,
+                            SAC_TYPE_Q5_0, SAC_TYPE_Q4_1, SAC_TYPE_Q5_1, SAC_TYPE_Q2_K, SAC_TYPE_Q3_K,
+                            SAC_TYPE_Q4_K, SAC_TYPE_Q5_K, SAC_TYPE_Q6_K};
     sac_pool *pools[3] = {NULL, NULL, NULL};
     for (int nt = 1; nt <= 2; nt++)
         if (thr_arg == 12 || thr_arg == nt) sac_pool_new(nt, &pools[nt], NULL);
