@@ -1231,30 +1231,24 @@ static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
 }
 #endif
 
-/* The isums of a decoded block with four activation rows, x and x + n_in, ... (a matmat
- * step): each weight vector is loaded once for the four. */
-static inline void kblock_dot4(const kblock *w, const int16_t *x, int64_t n_in, int32_t isum[4]) {
-    const int16_t *x0 = x, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
+/* The isums of a decoded block with `rows` (4 or 8) activation rows, x and x + n_in, ... (a
+ * matmat step): each weight vector is loaded once for all of them. */
+KERNEL void kblock_dots(const kblock *w, const int16_t *x, int64_t n_in, int rows, int32_t *isum) {
 #ifdef __wasm_simd128__
-    v128_t a0 = wasm_i32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    v128_t acc[8];
+    for (int r = 0; r < rows; r++) acc[r] = wasm_i32x4_splat(0);
     for (int k = 0; k < SAC_QK_K; k += 8) {
         v128_t q = wasm_v128_load(w->q + k);
-        a0 = wasm_i32x4_add(a0, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x0 + k)));
-        a1 = wasm_i32x4_add(a1, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x1 + k)));
-        a2 = wasm_i32x4_add(a2, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x2 + k)));
-        a3 = wasm_i32x4_add(a3, wasm_i32x4_dot_i16x8(q, wasm_v128_load(x3 + k)));
+        for (int r = 0; r < rows; r++) acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(q, wasm_v128_load(x + r * n_in + k)));
     }
-    wasm_v128_store(isum, sum4_i32(a0, a1, a2, a3));
+    for (int r = 0; r < rows; r += 4) wasm_v128_store(isum + r, sum4_i32(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]));
 #else
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int32_t s[8] = {0};
     for (int j = 0; j < SAC_QK_K; j++) {
         int32_t q = w->q[j];
-        s0 += q * x0[j];
-        s1 += q * x1[j];
-        s2 += q * x2[j];
-        s3 += q * x3[j];
+        for (int r = 0; r < rows; r++) s[r] += q * x[r * n_in + j];
     }
-    isum[0] = s0, isum[1] = s1, isum[2] = s2, isum[3] = s3;
+    for (int r = 0; r < rows; r++) isum[r] = s[r];
 #endif
 }
 
@@ -1350,29 +1344,33 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0,
     for (; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
 }
 
-/* Each decoded weight block serves four activation rows. */
+/* Activation rows [b, b + rows) of rows [o0, o1): each decoded weight block serves them all. */
+KERNEL void kquant_matmat_rows(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o0,
+                               int64_t o1, int64_t b, int rows) {
+    int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK_K, n_batch = t->n_batch, ng = n_in / 16;
+    for (int64_t o = o0; o < o1; o++) {
+        const char *row = weight_row(t, o);
+        float acc[8] = {0};
+        kblock w;
+        for (int64_t blk = 0; blk < nb; blk++) {
+            kdecode(f, row + (size_t)blk * f.block_bytes, &w);
+            _Alignas(16) int32_t isum[8];
+            kblock_dots(&w, a->q + b * n_in + blk * SAC_QK_K, n_in, rows, isum);
+            for (int r = 0; r < rows; r++)
+                acc[r] = kblock_add(f, acc[r], &w, isum[r], a->bsums + (b + r) * ng + blk * 16, a->d[blk * n_batch + b + r]);
+        }
+        for (int r = 0; r < rows; r++) t->y[(b + r) * n_out + o] = acc[r];
+    }
+}
+
+/* Each decoded weight block serves eight activation rows, or four. */
 KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
     q8k_activations a = q8k_view(t);
-    int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK_K, n_batch = t->n_batch, ng = n_in / 16;
     int64_t b = 0;
-    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
-        for (int64_t o = o0; o < o1; o++) {
-            const char *row = weight_row(t, o);
-            float acc[BATCH_TILE] = {0};
-            kblock w;
-            for (int64_t blk = 0; blk < nb; blk++) {
-                kdecode(f, row + (size_t)blk * f.block_bytes, &w);
-                int32_t isum[BATCH_TILE];
-                kblock_dot4(&w, a.q + b * n_in + blk * SAC_QK_K, n_in, isum);
-                for (int r = 0; r < BATCH_TILE; r++)
-                    acc[r] = kblock_add(f, acc[r], &w, isum[r], a.bsums + (b + r) * ng + blk * 16,
-                                        a.d[blk * n_batch + b + r]);
-            }
-            for (int r = 0; r < BATCH_TILE; r++) t->y[(b + r) * n_out + o] = acc[r];
-        }
-    }
-    for (; b < n_batch; b++)
-        for (int64_t o = o0; o < o1; o++) t->y[b * n_out + o] = kquant_dot(t, &a, f, o, b);
+    for (; b + 2 * BATCH_TILE <= t->n_batch; b += 2 * BATCH_TILE) kquant_matmat_rows(t, &a, f, o0, o1, b, 2 * BATCH_TILE);
+    for (; b + BATCH_TILE <= t->n_batch; b += BATCH_TILE) kquant_matmat_rows(t, &a, f, o0, o1, b, BATCH_TILE);
+    for (; b < t->n_batch; b++)
+        for (int64_t o = o0; o < o1; o++) t->y[b * t->n_out + o] = kquant_dot(t, &a, f, o, b);
 }
 
 /* ------------------------------------------------------------------------------------------
