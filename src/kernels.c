@@ -14,8 +14,9 @@
  *     n % 8 leftover products summed in order and added.
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
- * computed together (4 weight rows per step for the quantized matvec, 2 for the float one, 4
- * activation rows per weight row for matmat), never the arithmetic of one output. (The wasm
+ * computed together (4 weight rows per step for the quantized matvec, 2 for the float one;
+ * 8, then 4 activation rows per weight row for the quantized matmat, 4 for the float one), never
+ * the arithmetic of one output. (The wasm
  * F16 matvec moves a power-of-two scale from the weights to the activations, which leaves
  * every product exactly as it was: see f16_matvec_scaled.)
  *
@@ -652,83 +653,97 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
     for (; o < o1; o++) t->y[o] = quant_dot(t, &a, f, o, 0);
 }
 
-/* Rows [o0, o1) are one L1 block (sac_matmul's unit of rows): they stay in cache while every
- * group of activation rows passes over them. */
-KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
-    q8_activations a = q8_view(t, f.has_min);
+/* Activation rows [b, b + rows) (rows 4 or 8) against weight rows [o0, o1): one decoded weight
+ * block serves them all, four rows to a vector of sums. */
+KERNEL void quant_matmat_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
+                              int64_t o1, int64_t b, int rows) {
     int64_t n_in = t->n_in, n_out = t->n_out, nb = n_in / SAC_QK, n_batch = t->n_batch;
-    int64_t b = 0;
-    for (; b + BATCH_TILE <= n_batch; b += BATCH_TILE) {
-        const int16_t *x0 = a.q + b * n_in, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
-        for (int64_t o = o0; o < o1; o++) {
-            /* one decoded weight block serves four activation rows */
-            const char *row = weight_row(t, o);
+    for (int64_t o = o0; o < o1; o++) {
+        const char *row = weight_row(t, o);
 #ifdef __wasm_simd128__
-            v128_t acc = wasm_f32x4_splat(0.0f);
-            for (int64_t blk = 0; blk < nb; blk++) {
-                v128_t isum;
+        v128_t acc[2] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f)};
+        for (int64_t blk = 0; blk < nb; blk++) {
+            v128_t isum[2];
 #ifdef RELAXED
-                if (USES_RELAXED(f)) {
-                    const char *block = row + (size_t)blk * f.block_bytes;
-                    const int8_t *xr = a.r + (b * nb + blk) * RELAXED_BLOCK;
+            if (USES_RELAXED(f)) {
+                const char *block = row + (size_t)blk * f.block_bytes;
+                for (int g = 0; g < rows / 4; g++) {
+                    const int8_t *xr = a->r + ((b + 4 * g) * nb + blk) * RELAXED_BLOCK;
                     v128_t x[6], s[4];
-                    for (int i = 0; i < BATCH_TILE; i++) {
+                    for (int i = 0; i < 4; i++) {
                         relaxed_x(xr + i * nb * RELAXED_BLOCK, x);
                         s[i] = f.relaxed_dot(block, x);
                     }
-                    isum = sum4_i32(s[0], s[1], s[2], s[3]);
-                    isum = wasm_i32x4_sub(isum, wasm_i32x4_mul(wasm_i32x4_splat(f.offset),
-                                                               wasm_v128_load(a.xsum + blk * n_batch + b)));
-                } else
-#endif
-                {
-                    v128_t w[4];
-                    f.decode(row + (size_t)blk * f.block_bytes, w);
-                    int64_t at = blk * SAC_QK;
-                    isum = sum4_i32(block_dot(w, x0 + at), block_dot(w, x1 + at), block_dot(w, x2 + at),
-                                    block_dot(w, x3 + at));
+                    isum[g] = wasm_i32x4_sub(sum4_i32(s[0], s[1], s[2], s[3]),
+                                             wasm_i32x4_mul(wasm_i32x4_splat(f.offset),
+                                                            wasm_v128_load(a->xsum + blk * n_batch + b + 4 * g)));
                 }
-                v128_t scale = wasm_f32x4_mul(wasm_f32x4_splat(block_scale(f, row, blk)),
-                                              wasm_v128_load(a.d + blk * n_batch + b));
-                acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), scale));
-                if (f.has_min)
-                    acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(block_min(f, row, blk)),
-                                                             wasm_v128_load(a.s + blk * n_batch + b)));
+            } else
+#endif
+            {
+                v128_t w[4];
+                f.decode(row + (size_t)blk * f.block_bytes, w);
+                const int16_t *x = a->q + b * n_in + blk * SAC_QK;
+                for (int g = 0; g < rows / 4; g++, x += 4 * n_in)
+                    isum[g] = sum4_i32(block_dot(w, x), block_dot(w, x + n_in), block_dot(w, x + 2 * n_in),
+                                       block_dot(w, x + 3 * n_in));
             }
-            t->y[(b + 0) * n_out + o] = wasm_f32x4_extract_lane(acc, 0);
-            t->y[(b + 1) * n_out + o] = wasm_f32x4_extract_lane(acc, 1);
-            t->y[(b + 2) * n_out + o] = wasm_f32x4_extract_lane(acc, 2);
-            t->y[(b + 3) * n_out + o] = wasm_f32x4_extract_lane(acc, 3);
+            const v128_t dw = wasm_f32x4_splat(block_scale(f, row, blk));
+            for (int g = 0; g < rows / 4; g++) {
+                v128_t scale = wasm_f32x4_mul(dw, wasm_v128_load(a->d + blk * n_batch + b + 4 * g));
+                acc[g] = wasm_f32x4_add(acc[g], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum[g]), scale));
+                if (f.has_min)
+                    acc[g] = wasm_f32x4_add(acc[g], wasm_f32x4_mul(wasm_f32x4_splat(block_min(f, row, blk)),
+                                                                   wasm_v128_load(a->s + blk * n_batch + b + 4 * g)));
+            }
+        }
+        for (int g = 0; g < rows / 4; g++) {
+            t->y[(b + 4 * g + 0) * n_out + o] = wasm_f32x4_extract_lane(acc[g], 0);
+            t->y[(b + 4 * g + 1) * n_out + o] = wasm_f32x4_extract_lane(acc[g], 1);
+            t->y[(b + 4 * g + 2) * n_out + o] = wasm_f32x4_extract_lane(acc[g], 2);
+            t->y[(b + 4 * g + 3) * n_out + o] = wasm_f32x4_extract_lane(acc[g], 3);
+        }
 #else
+        for (int64_t g = b; g < b + rows; g += 4) { /* plain C: four rows at a time */
+            const int16_t *x0 = a->q + g * n_in, *x1 = x0 + n_in, *x2 = x1 + n_in, *x3 = x2 + n_in;
             float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
             for (int64_t blk = 0; blk < nb; blk++) {
                 int16_t w[SAC_QK];
                 f.decode(row + (size_t)blk * f.block_bytes, w);
                 int64_t at = blk * SAC_QK;
                 float dw = block_scale(f, row, blk);
-                const float *xd = a.d + blk * n_batch + b;
+                const float *xd = a->d + blk * n_batch + g;
                 acc0 = acc0 + (float)block_dot(w, x0 + at) * (dw * xd[0]);
                 acc1 = acc1 + (float)block_dot(w, x1 + at) * (dw * xd[1]);
                 acc2 = acc2 + (float)block_dot(w, x2 + at) * (dw * xd[2]);
                 acc3 = acc3 + (float)block_dot(w, x3 + at) * (dw * xd[3]);
                 if (f.has_min) {
                     float mw = block_min(f, row, blk);
-                    const float *xs = a.s + blk * n_batch + b;
+                    const float *xs = a->s + blk * n_batch + g;
                     acc0 = acc0 + mw * xs[0];
                     acc1 = acc1 + mw * xs[1];
                     acc2 = acc2 + mw * xs[2];
                     acc3 = acc3 + mw * xs[3];
                 }
             }
-            t->y[(b + 0) * n_out + o] = acc0;
-            t->y[(b + 1) * n_out + o] = acc1;
-            t->y[(b + 2) * n_out + o] = acc2;
-            t->y[(b + 3) * n_out + o] = acc3;
-#endif
+            t->y[(g + 0) * n_out + o] = acc0;
+            t->y[(g + 1) * n_out + o] = acc1;
+            t->y[(g + 2) * n_out + o] = acc2;
+            t->y[(g + 3) * n_out + o] = acc3;
         }
+#endif
     }
-    for (; b < n_batch; b++)
-        for (int64_t o = o0; o < o1; o++) t->y[b * n_out + o] = quant_dot(t, &a, f, o, b);
+}
+
+/* Rows [o0, o1) are one L1 block (sac_matmul's unit of rows): they stay in cache while every
+ * group of activation rows passes over them, eight rows to a group (then four, then one). */
+KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
+    q8_activations a = q8_view(t, f.has_min);
+    int64_t b = 0;
+    for (; b + 2 * BATCH_TILE <= t->n_batch; b += 2 * BATCH_TILE) quant_matmat_rows(t, &a, f, o0, o1, b, 2 * BATCH_TILE);
+    for (; b + BATCH_TILE <= t->n_batch; b += BATCH_TILE) quant_matmat_rows(t, &a, f, o0, o1, b, BATCH_TILE);
+    for (; b < t->n_batch; b++)
+        for (int64_t o = o0; o < o1; o++) t->y[b * t->n_out + o] = quant_dot(t, &a, f, o, b);
 }
 
 /* ------------------------------------------------------------------------------------------
