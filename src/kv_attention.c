@@ -251,8 +251,8 @@ INLINE void mix_piece(float *restrict out, const float *restrict w, const void *
  * a row apart) leaves too few loads in flight to keep memory busy, and wasm has no prefetch
  * instruction. Measured (make bench-kv-attention): it pays for bf16 rows only — f32 rows, twice
  * the bytes, went slower — so only a bf16 cache takes it. */
-static volatile uint8_t warm_sink;
 INLINE void warm_rows(const sac_kv_heads *a, const void *base, int32_t j0, int32_t j1) {
+    if (a->h1 <= a->h0) return;
     const int64_t g0 = a->h0 / a->group, g1 = (a->h1 - 1) / a->group + 1, size = sizeof(uint16_t);
     const int64_t len = (g1 - g0) * a->head_dim * size, stride = a->kv_stride * size;
     const uint8_t *p = (const uint8_t *)base + (g0 * a->head_dim + (int64_t)j0 * a->kv_stride) * size;
@@ -261,7 +261,8 @@ INLINE void warm_rows(const sac_kv_heads *a, const void *base, int32_t j0, int32
         for (int64_t b = 0; b < len; b += 64) acc |= p[b];
         acc |= p[len - 1];
     }
-    warm_sink = acc;
+    volatile uint8_t sink = acc; /* (each thread its own: the loads stay, and no two threads write one byte) */
+    (void)sink;
 }
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
