@@ -689,12 +689,12 @@ KERNEL void quant_matmat_rows(const sac_kernel_task *t, const q8_activations *a,
                                        block_dot(w, x + 3 * n_in));
             }
             const v128_t dw = wasm_f32x4_splat(block_scale(f, row, blk));
+            const v128_t mw = wasm_f32x4_splat(f.has_min ? block_min(f, row, blk) : 0.0f);
             for (int g = 0; g < rows / 4; g++) {
                 v128_t scale = wasm_f32x4_mul(dw, wasm_v128_load(a->d + blk * n_batch + b + 4 * g));
                 acc[g] = wasm_f32x4_add(acc[g], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum[g]), scale));
                 if (f.has_min)
-                    acc[g] = wasm_f32x4_add(acc[g], wasm_f32x4_mul(wasm_f32x4_splat(block_min(f, row, blk)),
-                                                                   wasm_v128_load(a->s + blk * n_batch + b + 4 * g)));
+                    acc[g] = wasm_f32x4_add(acc[g], wasm_f32x4_mul(mw, wasm_v128_load(a->s + blk * n_batch + b + 4 * g)));
             }
         }
         for (int g = 0; g < rows / 4; g++) {

@@ -40,6 +40,7 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 #define KEYS_PER_STEP 4
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
 #define KEY_RUN 64     /* keys per run: each head of the block in turn over the run's rows, which stay cached */
+#define CACHE_LINE 64  /* bytes; warm_rows reads one byte this far apart */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -255,14 +256,12 @@ INLINE void warm_rows(const sac_kv_heads *a, const void *base, int32_t j0, int32
     if (a->h1 <= a->h0) return;
     const int64_t g0 = a->h0 / a->group, g1 = (a->h1 - 1) / a->group + 1, size = sizeof(uint16_t);
     const int64_t len = (g1 - g0) * a->head_dim * size, stride = a->kv_stride * size;
-    const uint8_t *p = (const uint8_t *)base + (g0 * a->head_dim + (int64_t)j0 * a->kv_stride) * size;
-    uint8_t acc = 0;
+    /* volatile: the values are not used, the loads must stay (as kernels.c's read-ahead) */
+    const volatile uint8_t *p = (const uint8_t *)base + (g0 * a->head_dim + (int64_t)j0 * a->kv_stride) * size;
     for (int32_t j = j0; j < j1; j++, p += stride) {
-        for (int64_t b = 0; b < len; b += 64) acc |= p[b];
-        acc |= p[len - 1];
+        for (int64_t b = 0; b < len; b += CACHE_LINE) (void)p[b];
+        (void)p[len - 1];
     }
-    volatile uint8_t sink = acc; /* (each thread its own: the loads stay, and no two threads write one byte) */
-    (void)sink;
 }
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
