@@ -22,7 +22,12 @@
 //    {cmd: "saccade-preload", url} at once: the worker script now imports the glue on that
 //    message, so that the import is done (or under way: the module is fetched and run once)
 //    when the glue's "load" message comes with the compiled module.
-// 5. Browsers get the worker script as an ES module too, saccade-mt.worker.mjs, started as a
+// 5. The glue's factory waits for every pool worker to load the module before it resolves. It
+//    now resolves once the main instance is made, and Module.saccadeWorkersLoaded (a promise)
+//    tells when the workers have loaded: a page can parse its model meanwhile, and run on one
+//    thread until then (instantiate.mjs waits for it unless asked not to; a thread started
+//    before its worker has loaded is queued by the glue until it has).
+// 6. Browsers get the worker script as an ES module too, saccade-mt.worker.mjs, started as a
 //    module worker: a dev server that rewrites the JavaScript it serves (Vite adds imports for
 //    the dynamic import) breaks a classic worker. The .js (CommonJS) stays for Node.
 //
@@ -50,6 +55,11 @@ glue = replaceOnce(glue, /allocateUnusedWorker:function\(\)\{.*?\},getNewWorker:
   'allocateUnusedWorker');
 glue = replaceOnce(glue, /worker\.onerror=\(e=>\{/,
   'worker.onerror=(e=>{if(Module["onPthreadError"]&&Module["onPthreadError"](worker,e))return;', 'worker.onerror');
+glue = replaceOnce(glue,
+  /PThread\.unusedWorkers\.forEach\(function\(w\)\{PThread\.loadWasmModuleToWorker\(w,function\(\)\{if\(!--numWorkersToLoad\)removeRunDependency\("wasm-instantiate"\)\}\)\}\)/,
+  'Module["saccadeWorkersLoaded"]=new Promise(function(loaded){PThread.unusedWorkers.forEach(function(w){' +
+  'PThread.loadWasmModuleToWorker(w,function(){if(!--numWorkersToLoad)loaded()})})});removeRunDependency("wasm-instantiate")',
+  'pool load');
 if (/new Worker\(/.test(glue)) {
   console.error('patch-glue: the glue still starts a worker itself');
   process.exit(1);

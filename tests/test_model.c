@@ -219,6 +219,47 @@ static void test_threads_give_identical_results(void) {
         }
 }
 
+/* Threads replaced between calls (1 → 3 → 2 → 1 → 3) change no bit: the logits and the captured
+ * attention of a decode whose thread count changes every few tokens equal a 1-thread run's. */
+static void test_set_threads_between_calls(void) {
+    const char *archs[] = {"gpt2", "llama"};
+    for (int a = 0; a < 2; a++) {
+        test_model tm;
+        test_model_spec s = test_spec(archs[a], SAC_TYPE_Q8_0);
+        CHECK(test_model_make(&s, &tm) == 0);
+        sac_model *m = load(&tm);
+        if (!m) continue;
+        sac_context *ref = context(m, 1, 8, 1), *ctx = context(m, 1, 8, 1);
+        const int32_t steps[] = {3, 2, 1, 3};
+        int32_t at = 0;
+        for (int k = 0; k < 4; k++) {
+            CHECK(sac_context_set_threads(ctx, steps[k]) == SAC_OK);
+            CHECK(sac_context_n_threads(ctx) == steps[k]);
+            const int32_t n = k == 0 ? 5 : 3;
+            CHECK(sac_eval(ref, prompt + at, n, NULL, 0) == SAC_OK);
+            CHECK(sac_eval(ctx, prompt + at, n, NULL, 0) == SAC_OK);
+            at += n;
+            CHECK_MSG(!memcmp(sac_logits(ref, NULL, NULL), sac_logits(ctx, NULL, NULL), (size_t)s.n_vocab * sizeof(float)),
+                      "%s: logits differ after switching to %d threads", archs[a], steps[k]);
+        }
+        const float *r_row, *c_row;
+        int32_t r_keys, c_keys;
+        CHECK(sac_attention_row(ref, at - 1, &r_row, &r_keys) == SAC_OK);
+        CHECK(sac_attention_row(ctx, at - 1, &c_row, &c_keys) == SAC_OK);
+        CHECK(r_keys == c_keys && !memcmp(r_row, c_row, (size_t)s.n_layer * s.n_head * c_keys * sizeof(float)));
+        CHECK(sac_context_set_threads(ctx, 0) == SAC_OK && sac_context_n_threads(ctx) == 1);
+        CHECK(sac_context_set_threads(ctx, -1) == SAC_ERR_ARG);
+        CHECK(sac_context_set_threads(ctx, 257) == SAC_ERR_ARG);
+        CHECK(strstr(sac_context_errmsg(ctx), "257") != NULL);
+        CHECK(sac_context_n_threads(ctx) == 1);
+        CHECK(sac_context_set_threads(NULL, 2) == SAC_ERR_ARG);
+        sac_context_free(ref);
+        sac_context_free(ctx);
+        sac_model_free(m);
+        test_model_free(&tm);
+    }
+}
+
 /* Captured probabilities equal the reference's, rows sum to one, and padding keys get none. */
 static void check_attention(const char *arch, const uint8_t *mask) {
     test_model tm;
@@ -744,6 +785,7 @@ int main(void) {
     RUN(test_kv_cache_decode_matches_full_sequence);
     RUN(test_batch_size_does_not_change_logits);
     RUN(test_threads_give_identical_results);
+    RUN(test_set_threads_between_calls);
     RUN(test_attention_capture_matches_reference);
     RUN(test_rope_variants_match_reference);
     RUN(test_padding_mask_hides_keys);

@@ -131,6 +131,12 @@ async function load(source, what, { bytes, askSize = false } = {}) {
         $('cache-note').textContent = note;
         $('cache-note').dataset.note = note;
       },
+      // (after 'loaded': the thread pool could not start all its threads)
+      onThreads: (runtime) => {
+        if (count !== loadCount) return;
+        state.model.runtime = runtime;
+        showRuntime(runtime);
+      },
     });
     state.model = loaded;
     notePhases([{ name: 'loaded-message', start: requested, end: performance.now() }]);

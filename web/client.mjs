@@ -59,13 +59,15 @@ export class ModelClient {
     switch (msg.type) {
       case TO_PAGE.PROGRESS: return p.handlers.onProgress?.(msg);
       case TO_PAGE.CACHE: return p.handlers.onCache?.(msg.note);
+      case TO_PAGE.THREADS: return p.handlers.onThreads?.(msg.runtime);
       case TO_PAGE.PHASES: return p.handlers.onPhases?.(msg.phases);
       case TO_PAGE.START: return p.handlers.onStart?.(msg);
       case TO_PAGE.TOKEN: return p.handlers.onToken?.(msg);
       case TO_PAGE.LOADED:
-        // the cache note may come after 'loaded': keep listening for it
+        // the cache note and the threads may come after 'loaded': keep listening for them
         this.#pending.delete(msg.id);
-        this.#pending.set(msg.id, { resolve() {}, reject() {}, handlers: { onCache: p.handlers.onCache } });
+        this.#pending.set(msg.id, { resolve() {}, reject() {},
+          handlers: { onCache: p.handlers.onCache, onThreads: p.handlers.onThreads } });
         return p.resolve(msg);
       case TO_PAGE.DONE: return settle(p.resolve, msg);
       case TO_PAGE.RESULT: return settle(p.resolve, msg.value);
@@ -81,14 +83,16 @@ export class ModelClient {
   /**
    * Loads a model: `source` is a URL string or a File/Blob. Resolves to the worker's 'loaded'
    * message (protocol.mjs: { info, name, runtime, from, bytes, ms }). `onPhases` gets where the
-   * load's time went (the 'phases' message) before it resolves.
+   * load's time went (the 'phases' message) before it resolves; `onThreads` a runtime with fewer
+   * threads, should the thread pool, which the worker does not wait for, fail to start them.
    * A newer load supersedes this one (its promise then never settles).
    */
-  load(source, { threads, onProgress, onCache, onPhases } = {}) {
+  load(source, { threads, onProgress, onCache, onThreads, onPhases } = {}) {
     for (const [id, p] of this.#pending) if (!p.handlers.onToken) this.#pending.delete(id);
     const url = typeof source == 'string' ? new URL(source, document.baseURI).href : undefined;
     const file = typeof source == 'string' ? undefined : source;
-    return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }), { onProgress, onCache, onPhases });
+    return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }),
+      { onProgress, onCache, onThreads, onPhases });
   }
 
   /**

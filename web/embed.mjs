@@ -156,6 +156,10 @@ export class SaccadeAttention extends HTMLElement {
           if (total) this.#ui.progress.value = loaded / total;
           this.#status(`loading: ${(loaded / 1048576).toFixed(2)} MB${total ? ` (${Math.floor((100 * loaded) / total)}%)` : ''}`);
         },
+        // (after 'loaded': the thread pool could not start all its threads; the status says so from the next generation)
+        onThreads: (runtime) => {
+          if (this.#loaded === src && this.#model) this.#model = { ...this.#model, runtime };
+        },
       });
       this.#model = m;
       this.#ui.progress.value = 1;

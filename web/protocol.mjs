@@ -21,6 +21,7 @@ export const TO_PAGE = Object.freeze({
   ERROR: 'error',
   RESULT: 'result',
   PHASES: 'phases',
+  THREADS: 'threads',
 });
 
 /** Why a generation ended, beside the library's own reasons (generate's finishReason): the page stopped it. */
@@ -59,6 +60,11 @@ export const toWorker = {
 export const toPage = {
   /** Bytes of the model read so far: `phase` is 'network' | 'cache' | 'file'; `total` null when unknown. */
   progress: (id, { phase, loaded, total }) => ({ type: TO_PAGE.PROGRESS, id, phase, loaded, total }),
+  /**
+   * The runtime once the thread pool has started, when it differs from the one 'loaded' gave (the
+   * worker loads without waiting for the pool; it comes after 'loaded'): fewer threads, and why.
+   */
+  threads: (id, runtime) => ({ type: TO_PAGE.THREADS, id, runtime }),
   /** What happened to the downloaded weights in the browser cache (may come after 'loaded'). */
   cache: (id, note) => ({ type: TO_PAGE.CACHE, id, note }),
   /**

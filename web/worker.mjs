@@ -104,7 +104,8 @@ async function load({ id, url, file, threads }) {
     const onProgress = ({ loaded, total, from }) =>
       postMessage(toPage.progress(id, { phase: file ? 'file' : from, loaded, total }));
     // (scores, q and k for the row panel are captured from the first time a row is opened: worker-probe.mjs)
-    const options = { onProgress, signal, cache: !file };
+    // The first tokens need not wait for the thread pool: the model runs on one thread until it has.
+    const options = { onProgress, signal, cache: !file, waitForThreads: false };
     if (threads) options.threads = threads;
     // the download (or cache read) starts now, while the rest of the library may still be loading
     if (!file) await preopen(url);
@@ -129,6 +130,10 @@ async function load({ id, url, file, threads }) {
       defaults: { ...model.samplingDefaults }, from: file ? 'file' : from, bytes, ms: performance.now() - t0 }));
     // the final note, once the download's cache copy is written (the page listens after 'loaded')
     if (!file) loaded.cached.then((cache) => postMessage(toPage.cache(id, cache.message)));
+    const planned = model.runtime;
+    loaded.threadsReady.then(() => {
+      if (loaded.runtime.threads !== planned.threads) postMessage(toPage.threads(id, { ...loaded.runtime }));
+    });
   } catch (e) {
     if (loading === controller) fail(id, e);
   } finally {

@@ -31,7 +31,10 @@ export class SaccadeError extends Error {
 export interface Runtime {
   /** 'mt': SIMD128 + threads on SharedArrayBuffer; 'st': SIMD128, single-threaded. */
   variant: 'mt' | 'st';
-  /** Threads that really run (including the calling thread). */
+  /**
+   * Threads that really run (including the calling thread). A model loaded with waitForThreads:
+   * false runs on one until model.threadsReady resolves; this is then the threads it is starting.
+   */
   threads: number;
   /** Both builds use WebAssembly SIMD128. */
   simd: true;
@@ -198,6 +201,13 @@ export interface LoadOptions extends RuntimeOptions {
   qk?: boolean;
   /** Decoder self-attention heads to ablate: [layer, head] pairs, or text "L:H,L:H" as the CLIs' --ablate (see model.setAblation). */
   ablate?: Array<[number, number]> | string;
+  /**
+   * true (default): resolve once the threaded build's workers have started, and reject when one
+   * cannot (its script missing or blocked). false: resolve as soon as the model is parsed; it runs
+   * on one thread until the workers have started, and they join between calls, with the same
+   * results (see Model.threadsReady).
+   */
+  waitForThreads?: boolean;
 }
 
 export interface QueryKeys {
@@ -516,6 +526,12 @@ export class Model {
    * is written ('hit', 'off', 'unavailable'). Never rejects; dispose() does not stop the write.
    */
   readonly cached: Promise<Readonly<CacheReport>>;
+  /**
+   * The threads the model runs on once its thread pool has started: at once unless it was loaded
+   * with waitForThreads: false. A pool that failed to start resolves it to 1, with the reason in
+   * runtime.reason (runtime is then replaced by a new frozen object). Never rejects.
+   */
+  readonly threadsReady: Promise<number>;
   /** What generate uses for each option left out (C's sac_sampling_default_params, and maxTokens). */
   readonly samplingDefaults: Readonly<SamplingDefaults>;
   readonly disposed: boolean;

@@ -211,7 +211,9 @@ const PARK_MS = 5000;
 const PARK_MAX_BYTES = 512 * 2 ** 20; // a larger memory is returned at once rather than kept
 const parked = new Map(); // build/pool size → { M, timer }
 const keys = new WeakMap(); // M → its build/pool size
-const trapped = new WeakSet(); // instances a C call threw in (a trap): never reused
+const trapped = new WeakSet(); // instances a C call threw in (a trap), or whose pool failed: never reused
+const pools = new WeakMap(); // M → Promise that its pool's workers have loaded the module (threaded builds)
+const poolsLoaded = new WeakSet(); // M whose pool has
 
 /**
  * The module as the library calls it: its exported functions wrapped so that a throw — a wasm
@@ -235,9 +237,24 @@ function guarded(M) {
 
 /**
  * A running Emscripten module of the runtime's variant, its pthread pool sized for its threads:
- * the inference build, or with `build` 'saccade-train' the trainer's.
+ * the inference build, or with `build` 'saccade-train' the trainer's. With `waitForThreads`
+ * false it may come before its pool's workers have loaded (see poolStarted): C calls then run,
+ * but a thread they start waits for its worker, so a caller must not wait on one meanwhile.
  */
-export async function instantiate(runtime, build = 'saccade') {
+export async function instantiate(runtime, build = 'saccade', { waitForThreads = true } = {}) {
+  const M = await take(runtime, build);
+  if (!waitForThreads) return M;
+  try {
+    await poolStarted(M);
+  } catch (e) {
+    terminate(M);
+    throw e;
+  }
+  return M;
+}
+
+/** A parked, warming or new instance of the build (see instantiate). */
+async function take(runtime, build) {
   const { name, key } = buildOf(runtime, build);
   const idle = parked.get(key);
   if (idle) {
@@ -255,6 +272,19 @@ export async function instantiate(runtime, build = 'saccade') {
     }
   }
   return start(runtime, name, key);
+}
+
+/**
+ * Resolves when the instance's thread pool has started (at once for a single-threaded build);
+ * rejects with the pool's failure (a worker that cannot start, or the deadline).
+ */
+export function poolStarted(M) {
+  return pools.get(M) ?? Promise.resolve();
+}
+
+/** Whether the instance's pool has started (always, single-threaded). */
+export function poolReady(M) {
+  return !pools.has(M) || poolsLoaded.has(M);
 }
 
 /**
@@ -368,23 +398,41 @@ async function start(runtime, name, key) {
     timer = setTimeout(() => reject(new SaccadeError(`the ${options.pthreadPoolSize} thread worker(s) ` +
       `(${files.worker.href}) did not start within ${WORKER_START_MS / 1000} s`, 'SAC_ERR_STATE')), WORKER_START_MS);
   });
-  let M;
-  try {
-    M = await Promise.race([factory(options), startFailed, ...(deadline ? [deadline] : [])]);
-    if (runtime.variant === 'mt') measure('thread-pool', instantiated);
-  } catch (e) {
-    for (const w of workers) w.terminate();
-    throw e;
-  } finally {
+  const done = () => {
     starting = false;
     clearTimeout(timer);
     globalThis.removeEventListener?.('securitypolicyviolation', onViolation);
+  };
+  const failures = [startFailed, ...(deadline ? [deadline] : [])];
+  let M;
+  try {
+    // (the factory resolves once the main instance is made: scripts/patch-glue.mjs)
+    M = await Promise.race([factory(options), ...failures]);
+  } catch (e) {
+    for (const w of workers) w.terminate();
+    done();
+    throw e;
   }
   // Pool workers only compute while the main thread is inside a C call, so they need not keep
   // a Node process alive: unref them (terminate() stops them).
   if (M.PThread && isNode) for (const w of M.PThread.unusedWorkers) w.unref?.();
   const C = guarded(M);
   keys.set(C, key);
+  if (runtime.variant !== 'mt') {
+    done();
+    return C;
+  }
+  // The pool's workers load the module from here on; a failure now is the pool's (poolStarted).
+  const pool = Promise.race([M.saccadeWorkersLoaded, ...failures]).then(() => {
+    measure('thread-pool', instantiated);
+    poolsLoaded.add(C);
+  }, (e) => {
+    trapped.add(C); // never parked for another load
+    for (const w of workers) w.terminate();
+    throw e;
+  }).finally(done);
+  pool.catch(() => {}); // reported by whoever waits for it
+  pools.set(C, pool);
   return C;
 }
 

@@ -5,7 +5,7 @@ import { cacheName } from './cache.mjs';
 import { Engine, SCRATCH_BYTES, statusName } from './engine.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
-import { instantiate, release, terminate } from './instantiate.mjs';
+import { instantiate, poolReady, poolStarted, release, terminate } from './instantiate.mjs';
 import { constants, KV_TYPES, readInfo, writeContextParams } from './layout.mjs';
 import { Model } from './model.mjs';
 import { abortSignal, bool, int, oneOf, optionsOf } from './options.mjs';
@@ -19,7 +19,7 @@ import { measure, now } from './timing.mjs';
 const { SAC_OK, SAC_LOAD_TAKE_OWNERSHIP, SAC_LOAD_VOCAB_ONLY, SAC_DEFAULT_N_CTX } = constants;
 
 export const LOAD_OPTIONS = ['threads', 'variant', 'onProgress', 'signal', 'contextLength', 'batchSize', 'attention',
-  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate', 'kvType', 'simd'];
+  'vocabOnly', 'noPositions', 'cache', 'scores', 'qk', 'ablate', 'kvType', 'simd', 'waitForThreads'];
 
 /**
  * Copies every chunk of the source into one malloc'd buffer; returns [ptr, size]. `ready`: a
@@ -180,6 +180,7 @@ export async function loadModel(source, options) {
   const sources = modelSources(source);
   const scores = bool('scores', o.scores);
   const qk = bool('qk', o.qk);
+  const waitForThreads = bool('waitForThreads', o.waitForThreads, true);
   if (o.ablate != null && !Array.isArray(o.ablate) && typeof o.ablate != 'string')
     fail("ablate must be an array of [layer, head] pairs or a string such as '0:1,1:3'");
   // a vocabulary-only model never computes: no threads
@@ -193,7 +194,7 @@ export async function loadModel(source, options) {
   let M = null;
   let heap = null;
   let scratch = 0;
-  const ready = instantiate(runtime).then((instance) => {
+  const ready = instantiate(runtime, 'saccade', { waitForThreads }).then((instance) => {
     M = instance;
     heap = new Heap(M);
     scratch = heap.malloc(SCRATCH_BYTES);
@@ -286,16 +287,20 @@ export async function loadModel(source, options) {
       threads: runtime.threads, info, n: nCtx, attention, scores,
     });
 
-    writeContextParams(heap, scratch, params);
+    // A pool still starting (waitForThreads: false): one thread until it has (model.threadsReady).
+    const later = !poolReady(M);
+    writeContextParams(heap, scratch, later ? { ...params, threads: 1 } : params);
     const st = M._sac_context_new(model, scratch, scratch + 64);
     ctx = heap.u32(scratch + 64);
     if (!ctx) fail('out of wasm memory creating the context', 'SAC_ERR_NOMEM');
     if (st !== SAC_OK) fail(heap.cstring(M._sac_context_errmsg(ctx)), statusName(M, heap, st));
 
-    const threads = M._sac_context_n_threads(ctx);
-    if (threads < runtime.threads)
-      runtime.reason += `; only ${threads} of ${runtime.threads} threads could be started`;
-    runtime.threads = threads;
+    if (!later) {
+      const threads = M._sac_context_n_threads(ctx);
+      if (threads < runtime.threads)
+        runtime.reason += `; only ${threads} of ${runtime.threads} threads could be started`;
+      runtime.threads = threads;
+    }
     if (o.ablate) {
       const engine = { M, heap, ctx, check: (s) => s && fail(heap.cstring(M._sac_context_errmsg(ctx)), statusName(M, heap, s)) };
       setAblation(engine, 'self', typeof o.ablate == 'string' ? o.ablate : ablationMask(info, 'self', o.ablate));
@@ -307,7 +312,8 @@ export async function loadModel(source, options) {
     measure('context', contextStart);
     // nothing to write (a cache hit, no cache): the report is there within a few microtasks
     sourceInfo.cache = storing ? PENDING : await cacheDone;
-    return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo, cacheDone);
+    return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo, cacheDone,
+      later ? poolStarted(M) : null);
   } catch (e) {
     if (verdict !== 'loaded') await opened.settle(verdict);
     if (M) {

@@ -21,9 +21,10 @@ export class Model {
 
   /**
    * @internal — use loadModel(). `cacheDone`: a promise (never rejected) of the final cache report,
-   * which replaces a pending sourceInfo.cache.
+   * which replaces a pending sourceInfo.cache. `pool`: null, or the promise of a thread pool still
+   * starting (loadModel's waitForThreads: false); the context runs on one thread until it has.
    */
-  constructor(engine, runtime, params, sourceInfo, cacheDone = Promise.resolve(sourceInfo.cache)) {
+  constructor(engine, runtime, params, sourceInfo, cacheDone = Promise.resolve(sourceInfo.cache), pool = null) {
     this.#engine = engine;
     this.#params = params;
     this.info = Object.freeze(this.#readInfo());
@@ -37,6 +38,29 @@ export class Model {
       return this.sourceInfo.cache;
     });
     this.samplingDefaults = Object.freeze(samplingDefaults(engine));
+    /** The threads the model runs on once its pool has started (or failed to); never rejects. */
+    this.threadsReady = pool ? pool.then(() => this.#addThreads(), (e) => this.#noThreads(e)) : Promise.resolve(runtime.threads);
+  }
+
+  /** The started pool's threads join the context (between C calls: this runs from a promise job). */
+  #addThreads() {
+    const wanted = this.runtime.threads;
+    if (this.#disposed) return wanted;
+    const e = this.#engine;
+    const st = e.M._sac_context_set_threads(e.ctx, wanted);
+    const threads = e.M._sac_context_n_threads(e.ctx);
+    let { reason } = this.runtime;
+    if (st !== constants.SAC_OK) reason += `; the threads could not join: ${e.heap.cstring(e.M._sac_context_errmsg(e.ctx))}`;
+    else if (threads < wanted) reason += `; only ${threads} of ${wanted} threads could be started`;
+    this.runtime = Object.freeze({ ...this.runtime, threads, reason });
+    return threads;
+  }
+
+  /** The pool failed to start: the model stays on one thread, and runtime.reason says why. */
+  #noThreads(error) {
+    this.runtime = Object.freeze({ ...this.runtime, threads: 1,
+      reason: `${this.runtime.reason}; running on 1 thread: ${error?.message ?? error}` });
+    return 1;
   }
 
   #readInfo() {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { instantiate, release, warmUp } from '../../src/js/instantiate.mjs';
+import { instantiate, poolReady, poolStarted, release, warmUp } from '../../src/js/instantiate.mjs';
 import { chooseRuntime } from '../../src/js/runtime.mjs';
 import { collect, fixture } from './helpers.mjs';
 
@@ -45,6 +45,40 @@ for (const variant of ['st', 'mt']) {
     for (const M of [taken, starting.value, parked.value]) release(M);
   });
 }
+
+test('waitForThreads: false hands over the instance before its pool has started; the threads join later with the same tokens', async () => {
+  // 3 threads: an instance of its own (none parked for this pool size by the other tests)
+  const runtime = chooseRuntime({ variant: 'mt', threads: 3 });
+  const early = await instantiate(runtime, 'saccade', { waitForThreads: false });
+  // (the workers' 'loaded' messages need a turn of the event loop, which has not come yet)
+  assert.equal(poolReady(early), false, 'handed over before the pool started');
+  await poolStarted(early);
+  assert.equal(poolReady(early), true);
+  release(early); // parked: a started pool, taken by the load below
+  const bytes = readFileSync(fixture('gpt2-q8_0-char'));
+  const options = { maxTokens: 24, temperature: 0 };
+  const reference = await loadModel(bytes, { threads: 1 });
+  const want = (await collect(reference.generate('ab', options))).map((s) => s.id);
+  reference.dispose();
+  for (const threads of [3, 4]) { // parked (started) and new (starting) pools
+    const model = await loadModel(bytes, { threads, waitForThreads: false });
+    assert.equal(model.runtime.threads, threads, 'the threads it is starting');
+    const ids = [];
+    for await (const step of model.generate('ab', options)) {
+      ids.push(step.id);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // turns in which the pool may start and join
+    }
+    assert.deepEqual(ids, want, `${threads} threads`);
+    assert.equal(await model.threadsReady, threads);
+    assert.equal(model.runtime.threads, threads);
+    assert.deepEqual((await collect(model.generate('ab', options))).map((s) => s.id), want);
+    model.dispose();
+  }
+  const waited = await loadModel(bytes, { threads: 2 });
+  assert.equal(await waited.threadsReady, 2, 'resolved at once when loadModel waited');
+  waited.dispose();
+  await assert.rejects(loadModel(bytes, { waitForThreads: 1 }), /waitForThreads must be true or false/);
+});
 
 test('chunks that arrive before the instance is ready load the same model', async () => {
   const bytes = readFileSync(fixture('gpt2-q8_0-char'));
