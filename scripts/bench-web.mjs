@@ -86,7 +86,7 @@ const PHASES = [
   ['wasm-compile', 'wasm fetch + compile'],
   ['glue-import', 'Emscripten glue import'],
   ['wasm-instantiate', 'wasm instantiate'],
-  ['thread-pool', 'pthread pool start'],
+  ['thread-pool', 'pthread pool start (the load does not wait for it)'],
   ['model-read', 'model bytes into the heap'],
   ['model-parse', 'model parse (sac_model_load_split)'],
   ['context', 'context'],

@@ -259,41 +259,48 @@ int32_t sac_context_n_ctx(const sac_context *ctx) { return ctx ? ctx->n_ctx : 0;
 int32_t sac_context_n_threads(const sac_context *ctx) { return ctx ? ctx->n_threads : 0; }
 int32_t sac_context_kv_type(const sac_context *ctx) { return ctx ? ctx->kv_type : SAC_KV_F32; }
 
-sac_status sac_context_set_threads(sac_context *ctx, int32_t n_threads) {
-    if (!ctx) return SAC_ERR_ARG;
-    if (!ctx->model || !ctx->pool)
-        return sac_fail(&ctx->error, SAC_ERR_STATE, "sac_context_set_threads: the context failed to be created");
-    if (n_threads < 0 || n_threads > 256)
-        return sac_fail(&ctx->error, SAC_ERR_ARG, "n_threads %d is not between 0 and 256", n_threads);
-    if (n_threads == 0) n_threads = 1;
-    if (n_threads == ctx->n_threads) return SAC_OK;
-    /* The new pool and its scores rows first: on a failure the context keeps its old ones. */
-    sac_pool *pool = NULL;
-    sac_status st = sac_pool_new(n_threads, &pool, &ctx->error);
-    if (st) return st;
-    const int32_t got = sac_pool_size(pool);
-    float *scores = NULL;
-    if (got > ctx->n_threads &&
-        (st = alloc_floats(ctx, &scores, mul3((uint64_t)got, (uint64_t)sac_kv_block(ctx->model->info.n_head),
-                                              (uint64_t)ctx->n_ctx), "attention scores"))) {
-        sac_pool_free(pool);
-        return st;
-    }
-    sac_pool_free(ctx->pool);
-    ctx->pool = pool;
-    ctx->n_threads = got;
-    if (scores) {
-        free(ctx->act.scores);
-        ctx->act.scores = scores;
-    }
-    return SAC_OK;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Evaluation                                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
 static int context_usable(const sac_context *ctx) { return ctx && ctx->model && ctx->k_cache && ctx->act.work; }
+
+sac_status sac_context_set_threads(sac_context *ctx, int32_t n_threads) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!context_usable(ctx))
+        return sac_fail(&ctx->error, SAC_ERR_STATE, "sac_context_set_threads: the context failed to be created");
+    if (n_threads < 0 || n_threads > 256)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "n_threads %d is not between 0 and 256", n_threads);
+    if (n_threads == 0) n_threads = 1;
+    if (n_threads == ctx->n_threads) return SAC_OK;
+    /* Scores rows for the new count first (more rows serve any smaller pool too): on a failure
+     * here the context keeps everything it had. */
+    if (n_threads > ctx->n_threads) {
+        float *scores = NULL;
+        sac_status st = alloc_floats(ctx, &scores, mul3((uint64_t)n_threads, (uint64_t)sac_kv_block(ctx->model->info.n_head),
+                                                        (uint64_t)ctx->n_ctx), "attention scores");
+        if (st) return st;
+        free(ctx->act.scores);
+        ctx->act.scores = scores;
+    }
+    sac_pool *pool = NULL;
+    sac_status st = sac_pool_new(n_threads, &pool, &ctx->error);
+    if (st) return st;
+    if (sac_pool_size(pool) < n_threads && ctx->n_threads > 1) {
+        /* A platform with a fixed set of workers (a wasm build's pool) may have lent them all to
+         * the old pool: give them back, then start again. */
+        sac_pool_free(pool);
+        sac_pool_free(ctx->pool);
+        ctx->pool = NULL; /* (sac_pool_run runs a NULL pool on the caller) */
+        ctx->n_threads = 1;
+        if ((st = sac_pool_new(n_threads, &pool, &ctx->error))) return st;
+    }
+    sac_pool_free(ctx->pool);
+    ctx->pool = pool;
+    ctx->n_threads = sac_pool_size(pool);
+    return SAC_OK;
+}
 
 static sac_status check_ids(sac_context *ctx, const int32_t *tokens, int32_t n_tokens) {
     const int32_t V = ctx->model->info.n_vocab;

@@ -209,9 +209,9 @@ int32_t sac_context_n_threads(const sac_context *ctx);
 /* Replaces the context's worker threads with n_threads (counting the caller; 0 or 1 → none),
  * between calls on it, never during one. Results are the same bits on every thread count, so a
  * host may start on fewer threads while its platform's workers start (in wasm, a page's first
- * token need not wait for the thread pool) and add them later. On failure the context keeps
- * its threads; like sac_context_new, it keeps the ones it could start
- * (sac_context_n_threads tells). */
+ * token need not wait for the thread pool) and add them later. Like sac_context_new it keeps
+ * the threads it could start (sac_context_n_threads tells); out of memory, it runs on the
+ * threads it had, or on one. */
 sac_status sac_context_set_threads(sac_context *ctx, int32_t n_threads);
 /* The KV cache's element type (sac_kv_type). */
 int32_t sac_context_kv_type(const sac_context *ctx);

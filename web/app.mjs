@@ -68,12 +68,16 @@ function startDeferred() {
 }
 setTimeout(startDeferred, DEFER_MAX_MS);
 
-/** Records phases of the way to the first token (until it is painted); the worker's times are epoch ms. */
+/**
+ * Records phases of the way to the first token; the worker's times are epoch ms. Once it is
+ * painted, only phases not yet recorded are added: the thread pool's, which the load does not wait for.
+ */
 function notePhases(list, { epoch = false } = {}) {
-  if (stats.firstTokenPainted !== null) return;
+  const painted = stats.firstTokenPainted !== null;
   const shift = epoch ? performance.timeOrigin : 0;
   for (const { name, start, end } of list)
-    if (start != null && end != null) stats.phases[name] = { start: start - shift, end: end - shift };
+    if (start != null && end != null && !(painted && name in stats.phases))
+      stats.phases[name] = { start: start - shift, end: end - shift };
 }
 let ranOnce = false; // ?run generates once, after the first load
 

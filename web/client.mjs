@@ -64,10 +64,10 @@ export class ModelClient {
       case TO_PAGE.START: return p.handlers.onStart?.(msg);
       case TO_PAGE.TOKEN: return p.handlers.onToken?.(msg);
       case TO_PAGE.LOADED:
-        // the cache note and the threads may come after 'loaded': keep listening for them
+        // the cache note, the threads and the pool's phase may come after 'loaded': keep listening for them
         this.#pending.delete(msg.id);
         this.#pending.set(msg.id, { resolve() {}, reject() {},
-          handlers: { onCache: p.handlers.onCache, onThreads: p.handlers.onThreads } });
+          handlers: { onCache: p.handlers.onCache, onThreads: p.handlers.onThreads, onPhases: p.handlers.onPhases } });
         return p.resolve(msg);
       case TO_PAGE.DONE: return settle(p.resolve, msg);
       case TO_PAGE.RESULT: return settle(p.resolve, msg.value);

@@ -130,8 +130,11 @@ async function load({ id, url, file, threads }) {
       defaults: { ...model.samplingDefaults }, from: file ? 'file' : from, bytes, ms: performance.now() - t0 }));
     // the final note, once the download's cache copy is written (the page listens after 'loaded')
     if (!file) loaded.cached.then((cache) => postMessage(toPage.cache(id, cache.message)));
+    // the thread pool, which the load did not wait for: its phase, and fewer threads should it fail
     const planned = model.runtime;
     loaded.threadsReady.then(() => {
+      const measures = libraryMeasures();
+      if (measures.length) postMessage(toPage.phases(id, measures));
       if (loaded.runtime.threads !== planned.threads) postMessage(toPage.threads(id, { ...loaded.runtime }));
     });
   } catch (e) {
@@ -147,7 +150,9 @@ let measuredUpTo = 0; // the library's measures before this were sent with an ea
 function libraryMeasures() {
   const since = measuredUpTo;
   measuredUpTo = performance.now();
-  return performance.getEntriesByType('measure').filter((m) => m.name.startsWith('saccade:') && m.startTime >= since)
+  // (a measure is recorded as it ends: those ending after the last call are the new ones, such as
+  // the thread pool's, which started before it)
+  return performance.getEntriesByType('measure').filter((m) => m.name.startsWith('saccade:') && m.startTime + m.duration > since)
     .map((m) => ({ name: m.name.slice('saccade:'.length), start: epoch(m.startTime), end: epoch(m.startTime + m.duration) }));
 }
 

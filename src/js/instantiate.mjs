@@ -214,6 +214,7 @@ const keys = new WeakMap(); // M → its build/pool size
 const trapped = new WeakSet(); // instances a C call threw in (a trap), or whose pool failed: never reused
 const pools = new WeakMap(); // M → Promise that its pool's workers have loaded the module (threaded builds)
 const poolsLoaded = new WeakSet(); // M whose pool has
+const abandons = new WeakMap(); // M → ends its pool's start (a rejection) when M is terminated first
 
 /**
  * The module as the library calls it: its exported functions wrapped so that a throw — a wasm
@@ -260,7 +261,8 @@ async function take(runtime, build) {
   if (idle) {
     parked.delete(key);
     clearTimeout(idle.timer);
-    return idle.M;
+    if (!trapped.has(idle.M)) return idle.M;
+    terminate(idle.M); // its pool failed after it was parked: start afresh below
   }
   const early = warming.get(key);
   if (early) {
@@ -324,11 +326,15 @@ async function start(runtime, name, key) {
   const files = filesOf(name);
   const compiling = compileWasm(files.wasm);
   compiling.catch(() => {}); // reported through instantiateWasm
-  // The factory never settles when instantiateWasm fails or a pool worker cannot start (its
-  // promise waits for every worker to load): race it against both and a deadline.
+  // The factory never settles when instantiateWasm fails: race it against that and a deadline.
+  // The main instance's failures end the factory's wait; a worker's end the pool's (poolStarted),
+  // which a load with waitForThreads: false outlives on one thread.
   let failed;
   const startFailed = new Promise((_, reject) => (failed = reject));
   startFailed.catch(() => {}); // raced below
+  let poolFailed;
+  const workerFailed = new Promise((_, reject) => (poolFailed = reject));
+  workerFailed.catch(() => {}); // raced below
   let starting = true;
   let instantiated; // when the main instance was made: the pool's workers load the module from then on
   const workers = [];
@@ -351,7 +357,7 @@ async function start(runtime, name, key) {
   const violation = {}; // a Content-Security-Policy violation while the workers start
   const onViolation = (e) => (violation.directive ??= e.violatedDirective);
   const failedWorker = (e) => {
-    if (starting) workerFailure(files.worker, e, violation).then((why) => failed(workerError(files.worker, why)));
+    if (starting) workerFailure(files.worker, e, violation).then((why) => poolFailed(workerError(files.worker, why)));
   };
   /** A pool worker, listened to from the start (the glue's own handler comes once the wasm is instantiated). */
   const poolWorker = () => {
@@ -403,11 +409,11 @@ async function start(runtime, name, key) {
     clearTimeout(timer);
     globalThis.removeEventListener?.('securitypolicyviolation', onViolation);
   };
-  const failures = [startFailed, ...(deadline ? [deadline] : [])];
+  const failures = deadline ? [deadline] : [];
   let M;
   try {
     // (the factory resolves once the main instance is made: scripts/patch-glue.mjs)
-    M = await Promise.race([factory(options), ...failures]);
+    M = await Promise.race([factory(options), startFailed, ...failures]);
   } catch (e) {
     for (const w of workers) w.terminate();
     done();
@@ -423,14 +429,23 @@ async function start(runtime, name, key) {
     return C;
   }
   // The pool's workers load the module from here on; a failure now is the pool's (poolStarted).
-  const pool = Promise.race([M.saccadeWorkersLoaded, ...failures]).then(() => {
+  // (The deadline keeps a Node process alive meanwhile — the workers do not — and terminate ends it.)
+  abandons.set(C, () => poolFailed(new SaccadeError('the instance was terminated before its threads started', 'SAC_ERR_STATE')));
+  const pool = Promise.race([M.saccadeWorkersLoaded, workerFailed, ...failures]).then(() => {
     measure('thread-pool', instantiated);
     poolsLoaded.add(C);
   }, (e) => {
-    trapped.add(C); // never parked for another load
+    trapped.add(C); // never handed to another load
+    if (parked.get(key)?.M === C) {
+      clearTimeout(parked.get(key).timer);
+      parked.delete(key);
+    }
     for (const w of workers) w.terminate();
     throw e;
-  }).finally(done);
+  }).finally(() => {
+    abandons.delete(C);
+    done();
+  });
   pool.catch(() => {}); // reported by whoever waits for it
   pools.set(C, pool);
   return C;
@@ -456,5 +471,6 @@ export function release(M) {
 
 /** Stops the pool workers (a Node process can then exit); the module is unusable afterwards. */
 export function terminate(M) {
+  abandons.get(M)?.(); // a pool still starting: its promise rejects now rather than at the deadline
   M.PThread?.terminateAllThreads();
 }

@@ -47,7 +47,12 @@ export class Model {
     const wanted = this.runtime.threads;
     if (this.#disposed) return wanted;
     const e = this.#engine;
-    const st = e.M._sac_context_set_threads(e.ctx, wanted);
+    let st;
+    try {
+      st = e.M._sac_context_set_threads(e.ctx, wanted);
+    } catch (error) {
+      return this.#noThreads(error); // a trap: the instance is not reused (instantiate.mjs's guarded)
+    }
     const threads = e.M._sac_context_n_threads(e.ctx);
     let { reason } = this.runtime;
     if (st !== constants.SAC_OK) reason += `; the threads could not join: ${e.heap.cstring(e.M._sac_context_errmsg(e.ctx))}`;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { instantiate, poolReady, poolStarted, release, warmUp } from '../../src/js/instantiate.mjs';
+import { instantiate, poolReady, poolStarted, release, terminate, warmUp } from '../../src/js/instantiate.mjs';
 import { chooseRuntime } from '../../src/js/runtime.mjs';
 import { collect, fixture } from './helpers.mjs';
 
@@ -78,6 +78,42 @@ test('waitForThreads: false hands over the instance before its pool has started;
   assert.equal(await waited.threadsReady, 2, 'resolved at once when loadModel waited');
   waited.dispose();
   await assert.rejects(loadModel(bytes, { waitForThreads: 1 }), /waitForThreads must be true or false/);
+});
+
+test('an instance terminated before its pool started settles the pool at once', async () => {
+  const M = await instantiate(chooseRuntime({ variant: 'mt', threads: 5 }), 'saccade', { waitForThreads: false });
+  assert.equal(poolReady(M), false);
+  const t0 = performance.now();
+  terminate(M);
+  await assert.rejects(poolStarted(M), /terminated before its threads started/);
+  assert.ok(performance.now() - t0 < 5000, 'not at the 30 s deadline');
+});
+
+test('sac_context_set_threads with a fixed set of workers: the old pool lends them back (3 → 2 → 3 → 1 → 3)', async () => {
+  const M = await instantiate(chooseRuntime({ variant: 'mt', threads: 3 })); // 2 workers, no more
+  const bytes = readFileSync(fixture('gpt2-q8_0-char'));
+  const data = M._malloc(bytes.length);
+  M.HEAPU8.set(bytes, data);
+  const out = M._malloc(256);
+  try {
+    assert.equal(M._sac_model_load(data, bytes.length, 1, out), 0); // SAC_LOAD_TAKE_OWNERSHIP
+    const model = M.HEAPU32[out >> 2];
+    M._sac_context_default_params(out + 8);
+    M.HEAP32[(out + 8 + 8) >> 2] = 3; // n_threads (after n_ctx, n_batch)
+    assert.equal(M._sac_context_new(model, out + 8, out + 4), 0);
+    const ctx = M.HEAPU32[(out + 4) >> 2];
+    const seen = [M._sac_context_n_threads(ctx)];
+    for (const n of [2, 3, 1, 3]) {
+      assert.equal(M._sac_context_set_threads(ctx, n), 0);
+      seen.push(M._sac_context_n_threads(ctx));
+    }
+    assert.deepEqual(seen, [3, 2, 3, 1, 3]);
+    M._sac_context_free(ctx);
+    M._sac_model_free(model);
+  } finally {
+    M._free(out);
+    release(M);
+  }
 });
 
 test('chunks that arrive before the instance is ready load the same model', async () => {
