@@ -8,7 +8,6 @@
 import { bootPhases, client } from './boot.mjs';
 import { ChatMode } from './chat.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
-import { noteCached } from './known-cached.mjs';
 import { REASONS } from './protocol.mjs';
 import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
@@ -132,11 +131,9 @@ async function load(source, what, { bytes, askSize = false } = {}) {
       threads,
       onPhases: (list) => notePhases(list, { epoch: true }),
       onProgress: showProgress,
-      onCache: (note, status) => {
+      onCache: (note) => {
         $('cache-note').textContent = note;
         $('cache-note').dataset.note = note;
-        // (index.html starts the next visit's download of Model A without a look into the cache when it is not there)
-        if (typeof source == 'string') noteCached(new URL(source, document.baseURI).href, status === 'stored' || status === 'hit');
       },
       // (after 'loaded': the thread pool could not start all its threads)
       onThreads: (runtime) => {

@@ -58,7 +58,7 @@ export class ModelClient {
     };
     switch (msg.type) {
       case TO_PAGE.PROGRESS: return p.handlers.onProgress?.(msg);
-      case TO_PAGE.CACHE: return p.handlers.onCache?.(msg.note, msg.status);
+      case TO_PAGE.CACHE: return p.handlers.onCache?.(msg.note);
       case TO_PAGE.THREADS: return p.handlers.onThreads?.(msg.runtime);
       case TO_PAGE.PHASES: return p.handlers.onPhases?.(msg.phases);
       case TO_PAGE.START: return p.handlers.onStart?.(msg);

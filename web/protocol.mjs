@@ -65,11 +65,8 @@ export const toPage = {
    * worker loads without waiting for the pool; it comes after 'loaded'): fewer threads, and why.
    */
   threads: (id, runtime) => ({ type: TO_PAGE.THREADS, id, runtime }),
-  /**
-   * What happened to the downloaded weights in the browser cache (may come after 'loaded'): `note`
-   * the library's message, `status` its status ('hit', 'stored', 'failed', …).
-   */
-  cache: (id, { message, status }) => ({ type: TO_PAGE.CACHE, id, note: message, status }),
+  /** What happened to the downloaded weights in the browser cache (may come after 'loaded'). */
+  cache: (id, note) => ({ type: TO_PAGE.CACHE, id, note }),
   /**
    * The model is ready: `info` (the library's model.info without tensors and metadata), `name`,
    * `runtime`, `defaults` (the library's samplingDefaults), `from` ('network' | 'cache' | 'file'), `bytes`, `ms`.

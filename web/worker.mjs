@@ -30,11 +30,8 @@ let generation = null; // AbortController of the running generation
 
 const stopped = () => new DOMException('stopped', 'AbortError');
 
-/**
- * Starts opening `url` for a load of it through the download cache (src/js/preopen.mjs);
- * `lookup` false when the page knows it is not cached there.
- */
-const preopen = (url, lookup = true) => openModules.then((m) => m.preopen(url, { cache: true, lookup }), () => {});
+/** Starts opening `url` for a load of it through the download cache (src/js/preopen.mjs). */
+const preopen = (url) => openModules.then((m) => m.preopen(url, { cache: true }), () => {});
 
 onmessage = ({ data }) => {
   if (data.type === TO_WORKER.LOAD) load(data);
@@ -71,7 +68,7 @@ function warmUp({ instantiate, runtime }) {
 // load is tens of milliseconds later.
 const startup = new URLSearchParams(globalThis.location?.search);
 if (startup.has('prepare')) prepare({ threads: Number(startup.get('prepare')) || undefined });
-if (startup.get('open')) preopen(startup.get('open'), !startup.has('uncached'));
+if (startup.get('open')) preopen(startup.get('open'));
 
 /** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
 let evaluated = null;
@@ -132,7 +129,7 @@ async function load({ id, url, file, threads }) {
     postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime },
       defaults: { ...model.samplingDefaults }, from: file ? 'file' : from, bytes, ms: performance.now() - t0 }));
     // the final note, once the download's cache copy is written (the page listens after 'loaded')
-    if (!file) loaded.cached.then((cache) => postMessage(toPage.cache(id, cache)));
+    if (!file) loaded.cached.then((cache) => postMessage(toPage.cache(id, cache.message)));
     // the thread pool, which the load did not wait for: its phase, and fewer threads should it fail
     const planned = model.runtime;
     loaded.threadsReady.then(() => {

@@ -91,8 +91,6 @@ function checkedCopy(expected, verdict) {
 }
 
 const HIT = { status: 'hit', message: 'read from the browser cache' };
-/** The report of a URL where there is no Cache API (or its storage is disabled). */
-export const NO_CACHE_API = Object.freeze({ status: 'unavailable', message: 'not cached (no Cache API here)' });
 
 /**
  * Opens a model URL through the cache `name`: from the cache when a complete, current copy is
@@ -103,13 +101,8 @@ export const NO_CACHE_API = Object.freeze({ status: 'unavailable', message: 'not
  * engine parsed the bytes), 'refused' (it did not: a cached copy is deleted) or 'abandoned'
  * (aborted or failed before parsing) — and resolves to { status, message }: what became of the
  * cache copy once it is written.
- *
- * `lookup: false` — the caller knows the URL is not cached (a page's first visit): the download
- * starts at once, beside the cache's opening, which a browser's first use of the Cache API makes
- * slow (tens of ms), and its copy replaces any there is. Offline, the cache is looked up after all.
  */
-export async function openCachedUrl(url, name, signal, { lookup = true } = {}) {
-  if (!lookup) return downloadFirst(url, name, signal);
+export async function openCachedUrl(url, name, signal) {
   let t = now();
   const cache = await openCache(name);
   if (!cache) return null;
@@ -144,27 +137,6 @@ export async function openCachedUrl(url, name, signal, { lookup = true } = {}) {
     signal?.throwIfAborted();
     fail(`cannot fetch ${url}: ${e.message}`, 'SAC_ERR_STATE');
   }
-  return download(url, response, Promise.resolve(cache));
-}
-
-/** openCachedUrl without the lookup: the download and the cache's opening at once. */
-async function downloadFirst(url, name, signal) {
-  const opening = openCache(name);
-  let response;
-  try {
-    response = await fetch(url, { signal });
-  } catch {
-    signal?.throwIfAborted();
-    return openCachedUrl(url, name, signal); // offline: a copy may be there after all
-  }
-  return download(url, response, opening);
-}
-
-/**
- * The source of a download `response` whose copy goes into the cache `opening` resolves to (null:
- * none, no Cache API) once the load's verdict allows it. The model's bytes do not wait for it.
- */
-function download(url, response, opening) {
   const size = knownLength(response);
   const notCached = (message) => ({ body: response, from: 'network', settle: async () => ({ status: 'failed', message }) });
   if (!response.ok || !response.body) return notCached(`not cached: HTTP ${response.status}`);
@@ -177,11 +149,7 @@ function download(url, response, opening) {
   const headers = new Headers({ 'content-type': 'application/octet-stream', [BYTES]: String(size),
     [STORED]: new Date().toISOString() });
   for (const h of ['etag', 'last-modified']) if (response.headers.has(h)) headers.set(h, response.headers.get(h));
-  const stored = opening.then((cache) => {
-    if (cache) return cache.put(url, new Response(forCache.pipeThrough(copy.stream), { headers }));
-    forCache.cancel();
-    return NO_CACHE_API;
-  });
+  const stored = cache.put(url, new Response(forCache.pipeThrough(copy.stream), { headers }));
   stored.catch(() => {}); // read by settle
   return {
     body: new Response(forModel, { headers: { 'content-length': String(size) } }),
@@ -192,7 +160,7 @@ function download(url, response, opening) {
       // stop the copy (and with it the rest of the download) of a load that went no further
       if (result !== 'loaded') copy.stop(new Error('the model did not load'));
       try {
-        if ((await stored) === NO_CACHE_API) return NO_CACHE_API;
+        await stored;
         return { status: 'stored', message: 'saved in the browser cache' };
       } catch (e) {
         return { status: 'failed', message: `not cached: ${e.message}` };

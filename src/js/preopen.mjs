@@ -11,16 +11,13 @@ const early = new Map(); // cache name + URL → { input: Promise of an opened s
 
 const keyOf = (url, name) => `${name}\n${url}`;
 
-/**
- * Starts opening `url` (a string, as loadModel will be given it) for a load with the `cache`
- * option; `lookup` false when the caller knows it is not in that cache (sources.mjs).
- */
-export function preopen(url, { cache, lookup = true } = {}) {
+/** Starts opening `url` (a string, as loadModel will be given it) for a load with the `cache` option. */
+export function preopen(url, { cache } = {}) {
   const name = cacheName(cache);
   const key = keyOf(url, name);
   if (typeof url != 'string' || early.has(key)) return;
   const start = now();
-  const input = openSource(url, { cache: name, lookup });
+  const input = openSource(url, { cache: name });
   input.then(() => measure('model-preopen', start), () => {}); // (the load that takes it reports a failure)
   const timer = setTimeout(() => {
     if (early.get(key)?.input !== input) return;

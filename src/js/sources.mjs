@@ -3,7 +3,7 @@
 // releases a source whose chunks were never read; from says where the bytes come from ('cache',
 // 'network', 'file', 'memory'); settle tells a cached URL how the load went (cache.mjs) and
 // resolves to what became of its cache copy; storing is true when that means waiting for a write.
-import { knownLength, NO_CACHE_API, openCachedUrl } from './cache.mjs';
+import { knownLength, openCachedUrl } from './cache.mjs';
 import { fail } from './errors.mjs';
 import { isNode, nodeBuiltin } from './runtime.mjs';
 
@@ -77,6 +77,7 @@ async function fileSource(path) {
 
 const CACHE_OFF = { status: 'off', message: 'not cached (cache: false)' };
 const NOT_A_URL = { status: 'off', message: 'not cached (not a URL)' };
+const NO_CACHE_API = { status: 'unavailable', message: 'not cached (no Cache API here)' };
 
 /**
  * Where the bytes come from, what settle() reports (`note`) for a source outside the cache, and
@@ -86,10 +87,9 @@ const tagged = (source, from, note, name = null) => Object.assign(source, { from
 
 /**
  * The source of a model: bytes, a Blob, a Response, a stream, a URL or (Node) a file path.
- * `cache`: the cache name for http(s) URLs, or null; `lookup` false: the URL is known not to be
- * in it (cache.mjs's openCachedUrl).
+ * `cache`: the cache name for http(s) URLs, or null.
  */
-export async function openSource(source, { signal, cache = null, lookup = true } = {}) {
+export async function openSource(source, { signal, cache = null } = {}) {
   if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer == 'function' && source instanceof SharedArrayBuffer))
     return tagged(bytesSource(new Uint8Array(source)), 'memory', NOT_A_URL);
   if (ArrayBuffer.isView(source))
@@ -118,7 +118,7 @@ export async function openSource(source, { signal, cache = null, lookup = true }
   }
   const http = /^https?:$/.test(url.protocol);
   if (http && cache !== null) {
-    const opened = await openCachedUrl(url.href, cache, signal, { lookup });
+    const opened = await openCachedUrl(url.href, cache, signal);
     if (opened) {
       const input = opened.body instanceof Blob ? streamSource(opened.body.stream(), opened.body.size)
         : responseSource(opened.body, url.href);

@@ -99,30 +99,6 @@ describe('download cache (Cache API)', () => {
     await context.close();
   });
 
-  test('lookup: false (a page that knows the URL is not cached) downloads at once, and still stores the copy', async () => {
-    const { context, page, downloads } = await openPage();
-    const loadUnlooked = () => page.evaluate(async (url) => {
-      const { preopen } = await import('/src/js/preopen.mjs');
-      const { loadModel } = await import('/src/js/index.mjs');
-      const before = performance.getEntriesByName('saccade:cache-match').length;
-      preopen(url, { cache: true, lookup: false });
-      const model = await loadModel(url, { threads: 1 });
-      const cache = await model.cached;
-      const out = { from: model.sourceInfo.from, cache: cache.status, looked: performance.getEntriesByName('saccade:cache-match').length > before };
-      model.dispose();
-      return out;
-    }, rel('model.gguf'));
-    assert.deepEqual(await loadUnlooked(), { from: 'network', cache: 'stored', looked: false });
-    assert.deepEqual(await list(page), [{ path: rel('model.gguf'), bytes: size('model.gguf'), stored: true }]);
-    // a wrong note (it is cached): downloaded again, and the copy replaced
-    assert.deepEqual(await loadUnlooked(), { from: 'network', cache: 'stored', looked: false });
-    assert.equal((await list(page)).length, 1);
-    assert.deepEqual(downloads, [rel('model.gguf'), rel('model.gguf')]);
-    // the plain load finds it
-    assert.equal((await load(page, rel('model.gguf'))).sourceInfo.cache.status, 'hit');
-    await context.close();
-  });
-
   test('cache: false leaves the cache alone; a named cache is a cache of its own', async () => {
     const { context, page } = await openPage();
     const off = await load(page, rel('model.gguf'), { cache: false });
