@@ -97,6 +97,8 @@ const PHASES = [
   ['first-token-render', 'first token → drawn'],
 ];
 
+const UNDISTURBED_MS = 1500; // the page loads alone this long before the first wait (below)
+
 /** One page load and its reload in a fresh browser context: [cold, warm], each { firstToken, painted, phases }. */
 async function loadTwice(server) {
   const context = await browser.newContext();
@@ -104,8 +106,11 @@ async function loadTwice(server) {
   const url = `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
   const out = [];
   for (const warm of [false, true]) {
-    if (warm) await page.reload();
-    else await page.goto(url);
+    // The page records its own times. Playwright's waits inject a script into the page (~20 ms of
+    // its main thread, cold), so none is made until the first token has long been drawn.
+    if (warm) await page.reload({ waitUntil: 'commit' });
+    else await page.goto(url, { waitUntil: 'commit' });
+    await new Promise((resolve) => setTimeout(resolve, UNDISTURBED_MS));
     await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
     // (older pages have no phases: only the first token's time)
     await page.waitForFunction(() => !window.saccadeDemo.stats.phases || window.saccadeDemo.stats.firstTokenPainted,
