@@ -140,24 +140,50 @@ static int q8_values_end(int64_t n_in, int64_t n_batch, int with_sums, size_t *b
     return 1;
 }
 
+#ifdef __wasm_simd128__
+/* sum(x) per block as int32 ([block][batch]) follows the int16 values (in the relaxed builds,
+ * after their int8 copies): a format whose decode leaves its offset in q subtracts
+ * offset · sum(x) from each integer dot (quant_format). */
+static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
+    uint64_t n;
+    if (!sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) || !sac_mul_u64(n, sizeof(int32_t), &n) ||
+        n > SIZE_MAX / 2)
+        return 0;
+    *bytes = (size_t)n;
+    return 1;
+}
+#endif
+
 #ifdef RELAXED
 /* The relaxed kernels' copy of the values follows the int16 ones: per row and block, x,
- * x+ = max(x, 0) and x- = max(-x, 0) as int8 (RELAXED_BLOCK bytes, [batch][block]), then
- * sum(x) per block as int32 ([block][batch]).
+ * x+ = max(x, 0) and x- = max(-x, 0) as int8 (RELAXED_BLOCK bytes, [batch][block]).
  *
  * x lies in [-127, 127] (|x| * (127 / amax) rounds to at most 127) except when 127 / amax
  * overflows to inf (amax below 127 / FLT_MAX): then the int8 copies saturate, but the block's
  * scale d, rounded to f16, is 0, so the block adds isum * (d_w * 0) = ±0 to a sum that is never
  * -0 whatever isum is, and the result keeps the int16 kernels' bits. */
 #define RELAXED_BLOCK (3 * SAC_QK)
-static int relaxed_bytes(int64_t n_in, int64_t n_batch, size_t *blocks, size_t *sums) {
-    uint64_t n, b, s;
+static int relaxed_bytes(int64_t n_in, int64_t n_batch, size_t *blocks) {
+    uint64_t n, b;
     if (!sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) || !sac_mul_u64(n, RELAXED_BLOCK, &b) ||
-        !sac_mul_u64(n, sizeof(int32_t), &s) || b > SIZE_MAX / 2 || s > SIZE_MAX / 2)
+        b > SIZE_MAX / 2)
         return 0;
     *blocks = (size_t)b;
-    *sums = (size_t)s;
     return 1;
+}
+#endif
+
+#ifdef __wasm_simd128__
+/* The bytes from the end of the int16 values to the block sums: the relaxed builds' int8 copies. */
+static size_t xsum_at(int64_t n_in, int64_t n_batch) {
+    size_t blocks = 0;
+#ifdef RELAXED
+    relaxed_bytes(n_in, n_batch, &blocks); /* q8_size checked it */
+#else
+    (void)n_in;
+    (void)n_batch;
+#endif
+    return blocks;
 }
 #endif
 
@@ -165,9 +191,14 @@ static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) 
     size_t end;
     if (!q8_values_end(n_in, n_batch, with_sums, &end)) return 0;
 #ifdef RELAXED
-    size_t blocks, sums;
-    if (!relaxed_bytes(n_in, n_batch, &blocks, &sums) || blocks + sums > SIZE_MAX - end) return 0;
-    end += blocks + sums;
+    size_t blocks;
+    if (!relaxed_bytes(n_in, n_batch, &blocks) || blocks > SIZE_MAX - end) return 0;
+    end += blocks;
+#endif
+#ifdef __wasm_simd128__
+    size_t sums;
+    if (!xsum_bytes(n_in, n_batch, &sums) || sums > SIZE_MAX - end) return 0;
+    end += sums;
 #endif
     *bytes = end;
     return 1;
@@ -182,6 +213,8 @@ typedef struct q8_activations {
     const float *s;   /* [block][batch], Q8_1 only */
 #ifdef RELAXED
     const int8_t *r;      /* [batch][block] x, x+, x- (RELAXED_BLOCK bytes) */
+#endif
+#ifdef __wasm_simd128__
     const int32_t *xsum;  /* [block][batch] */
 #endif
 } q8_activations;
@@ -193,12 +226,13 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
     const char *base = t->act;
     q8_activations a = {.q = (const int16_t *)(base + head), .d = (const float *)base,
                         .s = with_sums ? (const float *)(base + scales) : NULL};
-#ifdef RELAXED
-    size_t end = 0, blocks = 0, sums = 0;
+#ifdef __wasm_simd128__
+    size_t end = 0;
     q8_values_end(t->n_in, t->n_batch, with_sums, &end);
-    relaxed_bytes(t->n_in, t->n_batch, &blocks, &sums);
+#ifdef RELAXED
     a.r = (const int8_t *)(base + end);
-    a.xsum = (const int32_t *)(base + end + blocks);
+#endif
+    a.xsum = (const int32_t *)(base + end + xsum_at(t->n_in, t->n_batch));
 #endif
     return a;
 }
@@ -241,23 +275,27 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     }
 }
 
-#ifdef RELAXED
-/* A block's x (int16) as int8 x, x+ and x-, and sum(x) (see relaxed_bytes). */
-static void relaxed_block(const int16_t *q, int8_t *r, int32_t *sum) {
-    const v128_t zero = wasm_i8x16_splat(0);
+#ifdef __wasm_simd128__
+/* sum(x) of a block's 32 values (see xsum_bytes). */
+static int32_t block_sum(const int16_t *q) {
     v128_t total = wasm_i32x4_splat(0);
+    for (int k = 0; k < 4; k++) total = wasm_i32x4_add(total, wasm_i32x4_extadd_pairwise_i16x8(wasm_v128_load(q + 8 * k)));
+    total = wasm_i32x4_add(total, wasm_i32x4_shuffle(total, total, 2, 3, 0, 1));
+    total = wasm_i32x4_add(total, wasm_i32x4_shuffle(total, total, 1, 0, 3, 2));
+    return wasm_i32x4_extract_lane(total, 0);
+}
+#endif
+
+#ifdef RELAXED
+/* A block's x (int16) as int8 x, x+ and x- (see relaxed_bytes). */
+static void relaxed_block(const int16_t *q, int8_t *r) {
+    const v128_t zero = wasm_i8x16_splat(0);
     for (int k = 0; k < 2; k++) {
-        v128_t lo = wasm_v128_load(q + 16 * k), hi = wasm_v128_load(q + 16 * k + 8);
-        v128_t x = wasm_i8x16_narrow_i16x8(lo, hi);
+        v128_t x = wasm_i8x16_narrow_i16x8(wasm_v128_load(q + 16 * k), wasm_v128_load(q + 16 * k + 8));
         wasm_v128_store(r + 16 * k, x);
         wasm_v128_store(r + SAC_QK + 16 * k, wasm_i8x16_max(x, zero));
         wasm_v128_store(r + 2 * SAC_QK + 16 * k, wasm_i8x16_max(wasm_i8x16_neg(x), zero));
-        total = wasm_i32x4_add(total, wasm_i32x4_add(wasm_i32x4_extadd_pairwise_i16x8(lo),
-                                                     wasm_i32x4_extadd_pairwise_i16x8(hi)));
     }
-    total = wasm_i32x4_add(total, wasm_i32x4_shuffle(total, total, 2, 3, 0, 1));
-    total = wasm_i32x4_add(total, wasm_i32x4_shuffle(total, total, 1, 0, 3, 2));
-    *sum = wasm_i32x4_extract_lane(total, 0);
 }
 #endif
 
@@ -273,15 +311,20 @@ static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t
         for (int64_t blk = 0; blk < nb; blk++)
             quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b,
                            with_sums ? xs + blk * n_batch + b : NULL);
-#ifdef RELAXED
-    size_t end = 0, blocks = 0, sums = 0;
+#ifdef __wasm_simd128__
+    size_t end = 0;
     q8_values_end(n_in, n_batch, with_sums, &end);
-    relaxed_bytes(n_in, n_batch, &blocks, &sums);
+    int32_t *xsum = (int32_t *)((char *)act + end + xsum_at(n_in, n_batch));
+#ifdef RELAXED
     int8_t *r = (int8_t *)((char *)act + end);
-    int32_t *xsum = (int32_t *)((char *)act + end + blocks);
+#endif
     for (int64_t b = b0; b < b1; b++)
-        for (int64_t blk = 0; blk < nb; blk++)
-            relaxed_block(xq + b * n_in + blk * SAC_QK, r + (b * nb + blk) * RELAXED_BLOCK, xsum + blk * n_batch + b);
+        for (int64_t blk = 0; blk < nb; blk++) {
+            xsum[blk * n_batch + b] = block_sum(xq + b * n_in + blk * SAC_QK);
+#ifdef RELAXED
+            relaxed_block(xq + b * n_in + blk * SAC_QK, r + (b * nb + blk) * RELAXED_BLOCK);
+#endif
+        }
 #endif
 }
 
@@ -310,25 +353,21 @@ static inline void decode_q8_0(const char *block, v128_t q[4]) {
     for (int k = 0; k < 4; k++) q[k] = wasm_i16x8_load8x8(qs + 8 * k);
 }
 
-/* 16 bytes of nibbles (low ones values 0-15, high ones 16-31), minus `offset`. */
-static inline void decode_nibbles(const uint8_t *qs, int offset, v128_t q[4]) {
-    v128_t packed = wasm_v128_load(qs);
-    v128_t off = wasm_i8x16_splat((int8_t)offset);
-    v128_t lo = wasm_i8x16_sub(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), off);
-    v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(packed, 4), off);
-    q[0] = wasm_i16x8_extend_low_i8x16(lo);
-    q[1] = wasm_i16x8_extend_high_i8x16(lo);
-    q[2] = wasm_i16x8_extend_low_i8x16(hi);
-    q[3] = wasm_i16x8_extend_high_i8x16(hi);
+/* 16 bytes of nibbles (low ones values 0-15, high ones 16-31) as they are, 0 to 15, taken apart
+ * in 16-bit lanes: there a shift is one instruction (an 8-bit lane shift is several on x86), and
+ * the format's offset is left to the dot (quant_format). */
+static inline void decode_nibbles(const uint8_t *qs, v128_t q[4]) {
+    v128_t packed = wasm_v128_load(qs), low4 = wasm_i16x8_splat(0x0F);
+    v128_t first = wasm_u16x8_extend_low_u8x16(packed), second = wasm_u16x8_extend_high_u8x16(packed);
+    q[0] = wasm_v128_and(first, low4);
+    q[1] = wasm_v128_and(second, low4);
+    q[2] = wasm_u16x8_shr(first, 4);
+    q[3] = wasm_u16x8_shr(second, 4);
 }
 
-static inline void decode_q4_0(const char *block, v128_t q[4]) {
-    decode_nibbles(((const block_q4_0 *)block)->qs, 8, q);
-}
+static inline void decode_q4_0(const char *block, v128_t q[4]) { decode_nibbles(((const block_q4_0 *)block)->qs, q); }
 
-static inline void decode_q4_1(const char *block, v128_t q[4]) {
-    decode_nibbles(((const block_q4_1 *)block)->qs, 0, q);
-}
+static inline void decode_q4_1(const char *block, v128_t q[4]) { decode_nibbles(((const block_q4_1 *)block)->qs, q); }
 
 /* Q5_0, Q5_1: the fifth bits come from qh, bit j for value j: each qh byte is spread over
  * eight lanes and tested against that lane's bit. */
@@ -493,9 +532,12 @@ typedef struct quant_format {
     size_t block_bytes;
     decode_fn decode;
     int has_min;
+    /* The SIMD kernels' decode and relaxed_dot give each q plus this (Q4_0's nibbles as they are,
+     * 8 more than its values): their integer dots subtract offset · sum(x), an exact integer.
+     * The plain C decode subtracts it itself. */
+    int offset;
 #ifdef RELAXED
     relaxed_dot_fn relaxed_dot; /* or NULL: the int16 path */
-    int offset;                 /* subtracted from each q by the format */
 #endif
 } quant_format;
 
@@ -538,7 +580,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
         {
             v128_t w[4];
             f.decode(row + (size_t)blk * f.block_bytes, w);
-            isum = hsum_i32(block_dot(w, x + blk * SAC_QK));
+            isum = hsum_i32(block_dot(w, x + blk * SAC_QK)) - f.offset * a->xsum[blk * t->n_batch + b];
         }
         float scale = block_scale(f, row, blk) * a->d[blk * t->n_batch + b];
         acc = acc + (float)isum * scale;
@@ -623,6 +665,7 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
             f.decode(r3 + at, w);
             s3 = block_dot(w, x);
             isum = sum4_i32(s0, s1, s2, s3);
+            if (f.offset) isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
         }
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
         v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, exact, seen);
@@ -683,6 +726,9 @@ KERNEL void quant_matmat_rows(const sac_kernel_task *t, const q8_activations *a,
             {
                 v128_t w[4];
                 f.decode(row + (size_t)blk * f.block_bytes, w);
+                /* one decoded block serves every row here: its offset goes once, from the levels */
+                if (f.offset)
+                    for (int k = 0; k < 4; k++) w[k] = wasm_i16x8_sub(w[k], wasm_i16x8_splat((int16_t)f.offset));
                 const int16_t *x = a->q + b * n_in + blk * SAC_QK;
                 for (int g = 0; g < rows / 4; g++, x += 4 * n_in)
                     isum[g] = sum4_i32(block_dot(w, x), block_dot(w, x + n_in), block_dot(w, x + 2 * n_in),
@@ -1863,15 +1909,15 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
 }
 
 #ifdef RELAXED
-#define RELAXED_DOT(fn, offset) , fn, offset
+#define RELAXED_DOT(fn) , fn
 #else
-#define RELAXED_DOT(fn, offset)
+#define RELAXED_DOT(fn)
 #endif
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0 RELAXED_DOT(relaxed_dot_q8_0, 0)})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0 RELAXED_DOT(relaxed_dot_q4_0, 8)})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0 RELAXED_DOT(NULL, 0)})
-#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1 RELAXED_DOT(NULL, 0)})
-#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1 RELAXED_DOT(NULL, 0)})
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0 RELAXED_DOT(relaxed_dot_q8_0)})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8 RELAXED_DOT(relaxed_dot_q4_0)})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0 RELAXED_DOT(NULL)})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0 RELAXED_DOT(NULL)})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 RELAXED_DOT(NULL)})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
