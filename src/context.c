@@ -259,7 +259,6 @@ int32_t sac_context_n_ctx(const sac_context *ctx) { return ctx ? ctx->n_ctx : 0;
 int32_t sac_context_n_threads(const sac_context *ctx) { return ctx ? ctx->n_threads : 0; }
 int32_t sac_context_kv_type(const sac_context *ctx) { return ctx ? ctx->kv_type : SAC_KV_F32; }
 
-
 /* ---------------------------------------------------------------------------------------- */
 /* Evaluation                                                                                */
 /* ---------------------------------------------------------------------------------------- */

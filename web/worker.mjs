@@ -131,11 +131,11 @@ async function load({ id, url, file, threads }) {
     // the final note, once the download's cache copy is written (the page listens after 'loaded')
     if (!file) loaded.cached.then((cache) => postMessage(toPage.cache(id, cache.message)));
     // the thread pool, which the load did not wait for: its phase, and fewer threads should it fail
-    const planned = model.runtime;
-    loaded.threadsReady.then(() => {
+    const planned = loaded.runtime.threads;
+    loaded.threadsReady.then((threads) => {
       const measures = libraryMeasures();
       if (measures.length) postMessage(toPage.phases(id, measures));
-      if (loaded.runtime.threads !== planned.threads) postMessage(toPage.threads(id, { ...loaded.runtime }));
+      if (threads !== planned) postMessage(toPage.threads(id, { ...loaded.runtime }));
     });
   } catch (e) {
     if (loading === controller) fail(id, e);

@@ -261,8 +261,7 @@ async function take(runtime, build) {
   if (idle) {
     parked.delete(key);
     clearTimeout(idle.timer);
-    if (!trapped.has(idle.M)) return idle.M;
-    terminate(idle.M); // its pool failed after it was parked: start afresh below
+    return idle.M;
   }
   const early = warming.get(key);
   if (early) {

@@ -7,7 +7,7 @@ import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
 import { instantiate, poolReady, poolStarted, release, terminate } from './instantiate.mjs';
 import { constants, KV_TYPES, readInfo, writeContextParams } from './layout.mjs';
-import { Model } from './model.mjs';
+import { Model, withShortfall } from './model.mjs';
 import { abortSignal, bool, int, oneOf, optionsOf } from './options.mjs';
 import { ablationMask, setAblation } from './probe.mjs';
 import { chooseRuntime } from './runtime.mjs';
@@ -297,8 +297,7 @@ export async function loadModel(source, options) {
 
     if (!later) {
       const threads = M._sac_context_n_threads(ctx);
-      if (threads < runtime.threads)
-        runtime.reason += `; only ${threads} of ${runtime.threads} threads could be started`;
+      runtime.reason = withShortfall(runtime.reason, threads, runtime.threads);
       runtime.threads = threads;
     }
     if (o.ablate) {

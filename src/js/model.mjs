@@ -12,6 +12,10 @@ import { ablatedHeads, ablationMask, attentionScores, queryKeys, setAblation, so
 
 const { SAC_EVAL_ALL_LOGITS, SAC_TOKENIZE_BOS, SAC_TOKENIZE_EOS, SAC_TOKENIZE_SPECIAL } = constants;
 
+/** A runtime's reason, saying so when fewer than `wanted` threads could be started (loadModel's, and later threadsReady's). */
+export const withShortfall = (reason, threads, wanted) =>
+  threads < wanted ? `${reason}; only ${threads} of ${wanted} threads could be started` : reason;
+
 export class Model {
   #engine;
   #params;
@@ -54,9 +58,9 @@ export class Model {
       return this.#noThreads(error); // a trap: the instance is not reused (instantiate.mjs's guarded)
     }
     const threads = e.M._sac_context_n_threads(e.ctx);
-    let { reason } = this.runtime;
-    if (st !== constants.SAC_OK) reason += `; the threads could not join: ${e.heap.cstring(e.M._sac_context_errmsg(e.ctx))}`;
-    else if (threads < wanted) reason += `; only ${threads} of ${wanted} threads could be started`;
+    const reason = st !== constants.SAC_OK
+      ? `${this.runtime.reason}; the threads could not join: ${e.heap.cstring(e.M._sac_context_errmsg(e.ctx))}`
+      : withShortfall(this.runtime.reason, threads, wanted);
     this.runtime = Object.freeze({ ...this.runtime, threads, reason });
     return threads;
   }
