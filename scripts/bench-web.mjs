@@ -6,7 +6,8 @@
 //     and without cross-origin isolation — the best and median of RUNS page loads each, and where
 //     the time goes: each phase's start and end (ms since navigation, medians), from the page's
 //     stats.phases (web/app.mjs: the page's and the worker's marks, and the library's
-//     'saccade:' User Timing measures, src/js/timing.mjs);
+//     'saccade:' User Timing measures, src/js/timing.mjs); each cold load in a new tab that has
+//     sat idle for TAB_IDLE_MS first;
 //  2. render time of the views per frame (text, heatmap, model view; the alignment for Model B)
 //     while tokens stream at a 256-token context, on a GPT-2-small-shaped model (12 layers × 12
 //     heads = 144 thumbnails) with a 200-token prompt and 64 generated tokens; also the cost of
@@ -98,11 +99,16 @@ const PHASES = [
 ];
 
 const UNDISTURBED_MS = 1500; // the page loads alone this long before the first wait (below)
+// A new tab is still being set up for ~0.5 s after Playwright hands it over (the browser process
+// and a spare renderer process starting: ~100 ms more to the first token when navigated at once).
+// A visitor navigates a tab that is already there, so the tab first sits idle this long.
+const TAB_IDLE_MS = 1000;
 
 /** One page load and its reload in a fresh browser context: [cold, warm], each { firstToken, painted, phases }. */
 async function loadTwice(server) {
   const context = await browser.newContext();
   const page = await context.newPage();
+  await new Promise((resolve) => setTimeout(resolve, TAB_IDLE_MS));
   const url = `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
   const out = [];
   for (const warm of [false, true]) {

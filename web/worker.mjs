@@ -10,8 +10,10 @@ const scriptStart = epoch(); // (the worker's timeOrigin is when the page create
 // The library's modules are requested at once (worker-modules.mjs): those that start the wasm
 // instance first, the others once the page's 'prepare' has started it. loadModel is what the
 // worker calls. (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
-const instanceModules = importInstance();
+// (the opening's modules first: the Cache API's first open, cold, is the slowest step before
+// the download starts, and it proceeds while the warm-up below runs)
 const openModules = importOpen();
+const instanceModules = importInstance();
 const library = instanceModules.then((instance) => {
   warmUp(instance);
   return importRest();
@@ -67,8 +69,8 @@ function warmUp({ instantiate, runtime }) {
 // before the worker runs are forwarded only once the page's own thread is free, which on a cold
 // load is tens of milliseconds later.
 const startup = new URLSearchParams(globalThis.location?.search);
-if (startup.has('prepare')) prepare({ threads: Number(startup.get('prepare')) || undefined });
 if (startup.get('open')) preopen(startup.get('open'));
+if (startup.has('prepare')) prepare({ threads: Number(startup.get('prepare')) || undefined });
 
 /** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
 let evaluated = null;
