@@ -1658,41 +1658,16 @@ static inline float fold_eo(v128_t e, v128_t o) {
     return fold_v(wasm_i32x4_shuffle(e, o, 0, 4, 1, 5), wasm_i32x4_shuffle(e, o, 2, 6, 3, 7));
 }
 
-/* Matvec rows in pairs: two independent chains of adds per row would leave the adder
- * waiting on its own latency; four (two rows) keep it busy, and the activations are loaded
- * once for both rows. Each row keeps float_dot's lanes and order.
- *
- * Each step also loads one byte of the two rows AHEAD_ROWS further on, at the same share of
- * their bytes (a cache line every one or two steps), and discards it: a sequential stream the
- * hardware prefetcher follows, so those rows are on their way to the cache when their turn
- * comes (wasm has no prefetch instruction; quant_rows4 does the same). The matrix's last rows
- * read themselves again, never past the end. Measured with scripts/bench_decode.c (the
- * matvecs of a GPT-2-small token, 1 thread, Node): F32 20.1 → 21.7 tokens/s (86% → 90% of a
- * plain streaming read of the same bytes), BF16 27 → 31, F16 22.5 → 25-28 with the prepared
- * activations below. (F16 stays compute-bound: ~0.1% of random or trained weights are
- * subnormal halves, whose conversion multiplies a subnormal f32, which x86 cores finish in
- * microcode; without them the same kernel runs ~10% faster.) */
-#define AHEAD_ROWS 4
-KERNEL void float_dot2(float_format f, const char *r0, const char *r1, const float *x, int64_t n8, float sum[2],
-                       const char *ahead) {
-    v128_t seen = wasm_i32x4_splat(0);
-    for (int exact = 0; exact <= 1; exact++) { /* the exact pass only after an inf or NaN */
-        v128_t a0l = wasm_f32x4_splat(0.0f), a0h = a0l, a1l = a0l, a1h = a0l;
-        for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-            (void)((const volatile char *)ahead)[(size_t)i * 2 * f.elem_bytes];
-            v128_t xl = wasm_v128_load(x + i), xh = wasm_v128_load(x + i + 4), lo, hi;
-            f.load8(r0, i, exact, &lo, &hi, &seen);
-            a0l = wasm_f32x4_add(a0l, wasm_f32x4_mul(lo, xl));
-            a0h = wasm_f32x4_add(a0h, wasm_f32x4_mul(hi, xh));
-            f.load8(r1, i, exact, &lo, &hi, &seen);
-            a1l = wasm_f32x4_add(a1l, wasm_f32x4_mul(lo, xl));
-            a1h = wasm_f32x4_add(a1h, wasm_f32x4_mul(hi, xh));
-        }
-        sum[0] = fold_v(a0l, a0h);
-        sum[1] = fold_v(a1l, a1h);
-        if (!f.inexact_specials || !seen_special(seen)) break;
-    }
-}
+/* Matvecs take one row at a time, each with float_dot's two running sums: the weights are then
+ * read as one sequential stream, which the hardware prefetcher follows best. Measured with
+ * scripts/bench_decode.c (the matvecs of a GPT-2-small token, Node, AMD EPYC): F32 at 1 thread
+ * 17.4 → 27.3 GB/s (56% → 88% of a plain streaming read of the same bytes), 2 threads 25 → 31.5
+ * GB/s; BF16 +7-14%. Rows taken in pairs, with a load from the rows further on to draw the
+ * prefetcher (as quant_rows4 does), reached 17-20 GB/s there (86-90% of the stream on an
+ * Intel Xeon, where it was first measured). Two chains of adds per row are enough for these
+ * rates: 32 bytes per add latency. (F16 stays compute-bound: ~0.1% of random or trained
+ * weights are subnormal halves, whose conversion multiplies a subnormal f32, which x86 cores
+ * finish in microcode.) */
 
 /* F16 matvec with activations prepared once per range of rows: each run of eight values as
  * its even elements then its odd ones, times 2^112. Then a 32-bit lane of the weights holds
@@ -1725,22 +1700,16 @@ static inline void f16_bits_eo(v128_t h, v128_t *even, v128_t *odd, v128_t *seen
     *odd = wasm_v128_and(wasm_i32x4_shr(h, 3), mask);
 }
 
-/* Two rows against the prepared activations; *seen as load8_f16 collects it. */
-static inline void f16_dot2_scaled(const char *r0, const char *r1, const float *xs, int64_t n8, float sum[2],
-                                   const char *ahead, v128_t *seen) {
-    v128_t e0 = wasm_f32x4_splat(0.0f), o0 = e0, e1 = e0, o1 = e0;
+/* One row against the prepared activations; *seen as load8_f16 collects it. */
+static inline float f16_dot_scaled(const char *row, const float *xs, int64_t n8, v128_t *seen) {
+    v128_t even = wasm_f32x4_splat(0.0f), odd = even;
     for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
-        (void)((const volatile char *)ahead)[i * 4]; /* the next rows' share: see float_dot2 */
-        v128_t xe = wasm_v128_load(xs + i), xo = wasm_v128_load(xs + i + 4), we, wo;
-        f16_bits_eo(wasm_v128_load(r0 + (size_t)i * 2), &we, &wo, seen);
-        e0 = wasm_f32x4_add(e0, wasm_f32x4_mul(we, xe));
-        o0 = wasm_f32x4_add(o0, wasm_f32x4_mul(wo, xo));
-        f16_bits_eo(wasm_v128_load(r1 + (size_t)i * 2), &we, &wo, seen);
-        e1 = wasm_f32x4_add(e1, wasm_f32x4_mul(we, xe));
-        o1 = wasm_f32x4_add(o1, wasm_f32x4_mul(wo, xo));
+        v128_t we, wo;
+        f16_bits_eo(wasm_v128_load(row + (size_t)i * 2), &we, &wo, seen);
+        even = wasm_f32x4_add(even, wasm_f32x4_mul(we, wasm_v128_load(xs + i)));
+        odd = wasm_f32x4_add(odd, wasm_f32x4_mul(wo, wasm_v128_load(xs + i + 4)));
     }
-    sum[0] = fold_eo(e0, o0);
-    sum[1] = fold_eo(e1, o1);
+    return fold_eo(even, odd);
 }
 
 /* Returns 0 (nothing done) when the activations do not allow the prepared form. */
@@ -1748,41 +1717,23 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
     int64_t n = t->n_in, n8 = n - n % FLOAT_LANES;
     float xs[F16_SCALED_MAX];
     if (n8 > F16_SCALED_MAX || !f16_scale_activations(t->x, n8, xs)) return 0;
-    int64_t o = o0;
-    for (; o + 2 <= o1; o += 2) {
-        const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
-        float sum[2];
+    for (int64_t o = o0; o < o1; o++) {
+        const char *row = weight_row(t, o);
         v128_t seen = wasm_i32x4_splat(0);
-        const char *ahead = ahead_rows(t, o, AHEAD_ROWS, 2);
-        f16_dot2_scaled(r0, r1, xs, n8, sum, ahead, &seen);
-        if (seen_special(seen)) { /* an inf or NaN weight: the exact conversion */
-            t->y[o] = float_dot(FORMAT_F16, r0, t->x, n);
-            t->y[o + 1] = float_dot(FORMAT_F16, r1, t->x, n);
-            continue;
-        }
-        t->y[o] = add_leftover(sum[0], FORMAT_F16, r0, t->x, n);
-        t->y[o + 1] = add_leftover(sum[1], FORMAT_F16, r1, t->x, n);
+        float sum = f16_dot_scaled(row, xs, n8, &seen);
+        /* an inf or NaN weight: the exact conversion */
+        t->y[o] = seen_special(seen) ? float_dot(FORMAT_F16, row, t->x, n) : add_leftover(sum, FORMAT_F16, row, t->x, n);
     }
-    for (; o < o1; o++) t->y[o] = float_dot(FORMAT_F16, weight_row(t, o), t->x, n);
     return 1;
 }
 
 #endif
 
 KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, int64_t o1) {
-    int64_t o = o0;
 #ifdef __wasm_simd128__
     if (f.inexact_specials && f16_matvec_scaled(t, o0, o1)) return;
-    int64_t n8 = t->n_in - t->n_in % FLOAT_LANES;
-    for (; o + 2 <= o1; o += 2) {
-        const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
-        float sum[2];
-        float_dot2(f, r0, r1, t->x, n8, sum, ahead_rows(t, o, AHEAD_ROWS, 2));
-        t->y[o] = add_leftover(sum[0], f, r0, t->x, t->n_in);
-        t->y[o + 1] = add_leftover(sum[1], f, r1, t->x, t->n_in);
-    }
 #endif
-    for (; o < o1; o++) t->y[o] = float_dot(f, weight_row(t, o), t->x, t->n_in);
+    for (int64_t o = o0; o < o1; o++) t->y[o] = float_dot(f, weight_row(t, o), t->x, t->n_in);
 }
 
 /* y[b][o] for every b and the weight rows o in [c0, c1), whose data starts at `rows` with
