@@ -55,6 +55,29 @@ static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const ch
     return st;
 }
 
+
+/* The matmul workspace: the most any matrix needs for a batch of n_batch rows (its activations
+ * converted to the weights' vec_dot type; sac_matmul_work_size). Every 2-D tensor of the file
+ * counts, bound or not, so no matrix can be missed. SIZE_MAX, with *culprit, when one cannot be
+ * addressed: a batch must be addressable in f32 (the activations themselves), and each
+ * converted copy's size is overflow-checked by its type (the relaxed builds' is larger than
+ * the f32 batch). */
+static size_t workspace_bytes(const sac_model *m, int64_t n_batch, const gguf_tensor **culprit) {
+    size_t work = 0;
+    for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
+        const gguf_tensor *t = &m->gguf.tensors[i];
+        if (t->n_dims < 2) continue;
+        const sac_matrix w = {t->type, (int64_t)t->ne[0], (int64_t)t->ne[1], t->data};
+        const size_t s = mul3((uint64_t)n_batch, t->ne[0], sizeof(float)) <= SIZE_MAX - 64
+                             ? sac_matmul_work_size(&w, n_batch) : SIZE_MAX;
+        if (s == SIZE_MAX) {
+            *culprit = t;
+            return SIZE_MAX;
+        }
+        if (s > work) work = s;
+    }
+    return work;
+}
 static sac_status alloc_activations(sac_context *ctx) {
     const sac_model *m = ctx->model;
     const sac_model_info *hp = &m->info;
@@ -77,24 +100,13 @@ static sac_status alloc_activations(sac_context *ctx) {
                                                           (uint64_t)ctx->n_ctx), "attention scores")))
         return st;
 
-    /* Workspace: the most any matrix needs for a full batch. Every 2-D tensor of the file
-     * counts, bound or not, so no matrix can be missed. The quantized copy of a batch is
-     * smaller than the batch in f32, so a batch that is addressable in f32 cannot wrap the
-     * workspace's size_t arithmetic. */
-    size_t work = 0;
-    for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
-        const gguf_tensor *t = &m->gguf.tensors[i];
-        if (t->n_dims < 2) continue;
-        const sac_matrix w = {t->type, (int64_t)t->ne[0], (int64_t)t->ne[1], t->data};
-        const size_t s = mul3(B, t->ne[0], sizeof(float)) <= SIZE_MAX - 64 ? sac_matmul_work_size(&w, ctx->n_batch)
-                                                                           : SIZE_MAX;
-        if (s == SIZE_MAX)
-            return sac_fail(&ctx->error, SAC_ERR_NOMEM,
-                            "the matmul workspace for tensor '%.*s' (%" PRIu64 " inputs) and a batch of %d tokens "
-                            "does not fit in memory: use a smaller batch (n_batch)",
-                            (int)t->name.len, t->name.data, t->ne[0], ctx->n_batch);
-        if (s > work) work = s;
-    }
+    const gguf_tensor *culprit = NULL;
+    const size_t work = workspace_bytes(m, ctx->n_batch, &culprit);
+    if (work == SIZE_MAX)
+        return sac_fail(&ctx->error, SAC_ERR_NOMEM,
+                        "the matmul workspace for tensor '%.*s' (%" PRIu64 " inputs) and a batch of %d tokens "
+                        "does not fit in memory: use a smaller batch (n_batch)",
+                        (int)culprit->name.len, culprit->name.data, culprit->ne[0], ctx->n_batch);
     if (!(a->work = malloc(work ? work : 1)))
         return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the matmul workspace (%zu bytes)", work);
     return SAC_OK;
@@ -195,7 +207,9 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
     if (m->arch == SAC_ARCH_ENCDEC) floats = sat_add(floats, sat_mul(2 * L * n_ctx, E)); /* cross keys and values */
     uint64_t bytes = sat_mul(floats, 4);
     bytes = sat_add(bytes, sat_mul(sat_mul(2 * L * n_ctx, KV), sac_kv_type_size(p.kv_type))); /* KV cache */
-    bytes = sat_add(bytes, sat_mul(B, (E > F ? E : F) * 3) + 64); /* matmul workspace (int16 + scales, upper bound) */
+    const gguf_tensor *culprit = NULL;
+    const size_t work = workspace_bytes(m, (int64_t)B, &culprit); /* matmul workspace, as setup() allocates it */
+    bytes = sat_add(bytes, work == SIZE_MAX ? UINT64_MAX : (uint64_t)work);
     bytes = sat_add(bytes, n_ctx * 6 + V * 16);                  /* key and source masks, token history, sampler */
     if (p.capture_attention) {
         sac_capture c;

@@ -9,6 +9,7 @@
  *   Q8_0 3e-2, Q4_0 3e-2  (the reference runs on the dequantized weights but keeps activations
  *        in float64; the engine quantizes activations to int8 per 32-block as ggml does)
  */
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -734,6 +735,54 @@ static void test_bad_calls(void) {
     test_model_free(&tm);
 }
 
+/* sac_context_memory bounds what sac_context_new allocates, with the matmul workspace counted
+ * as it is allocated: BF16 weights convert a batch to f32 (4 bytes a value, more than the 3 an
+ * int8-and-scales copy takes), here for a feed-forward wider than the slack of the rest. The
+ * heap's growth is what the C library's allocator reports (under ASan, whose allocator is
+ * another, the check holds trivially). */
+#if defined(__GLIBC__)
+static uint64_t heap_in_use(void) {
+    const struct mallinfo2 mi = mallinfo2();
+    return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd; /* (large blocks are mapped: hblkhd) */
+}
+#elif defined(__EMSCRIPTEN__)
+static uint64_t heap_in_use(void) { return (uint64_t)(uint32_t)mallinfo().uordblks; }
+#else
+static uint64_t heap_in_use(void) { return 0; }
+#endif
+
+static void test_memory_estimate_bounds_allocation(void) {
+    const uint32_t types[] = {SAC_TYPE_BF16, SAC_TYPE_Q8_0, SAC_TYPE_F32};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+        test_model tm;
+        test_model_spec s = test_spec("llama", types[i]);
+        s.n_embd = 32;
+        s.rope_dim = 8; /* the head's width */
+        s.n_ff = 2048;
+        s.n_ctx = 512;
+        s.no_reference = 1;
+        CHECK(test_model_make(&s, &tm) == 0);
+        sac_model *m = load(&tm);
+        if (!m) {
+            test_model_free(&tm);
+            continue;
+        }
+        sac_context_params p = sac_context_default_params();
+        p.n_ctx = 512;
+        p.n_batch = 512;
+        const uint64_t estimate = sac_context_memory(m, &p);
+        const uint64_t before = heap_in_use();
+        sac_context *ctx = NULL;
+        CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+        const uint64_t grown = heap_in_use() - before;
+        CHECK_MSG(estimate >= grown, "%s: estimate %llu < %llu allocated", sac_type_name(types[i]),
+                  (unsigned long long)estimate, (unsigned long long)grown);
+        sac_context_free(ctx);
+        sac_model_free(m);
+        test_model_free(&tm);
+    }
+}
+
 /* n_ctx = 0 is the model's training length capped at SAC_DEFAULT_N_CTX: a model declaring
  * 32 768 tokens gets 4096 unless the caller asks for more; sac_context_memory resolves
  * n_ctx = 0 the same way. */
@@ -796,5 +845,6 @@ int main(void) {
     RUN(test_vocab_file_is_not_a_model);
     RUN(test_bad_calls);
     RUN(test_default_context_length);
+    RUN(test_memory_estimate_bounds_allocation);
     return check_summary("test_model");
 }
