@@ -97,8 +97,11 @@ build/wasm build/wasm/mt build/wasm/st build/wasm/relaxed-mt build/wasm/relaxed-
 	mkdir -p $@
 
 # npm packages for the tests and the benchmark (playwright-core, @wllama/wllama).
+# npm ci caches the packages, not the registry's record of the package's own dependencies,
+# which installing the packed package offline (tests/js/pack, tests/bundlers) needs.
 node_modules/.stamp: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	npm cache add --loglevel=error $$(node -p "Object.entries(require('./package.json').dependencies ?? {}).map(([n, v]) => n + '@' + v).join(' ')")
 	touch $@
 
 # /usr/bin/chromium: the browser-install rule is in scripts/web.mk.
