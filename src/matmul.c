@@ -33,18 +33,31 @@ static void convert_rows(void *arg, int ith, int nth) {
     c->act->quantize_activations(c->x, c->n_in, c->n_batch, b0, b1, c->work);
 }
 
+/* The rows are cut into one contiguous range per thread (up to MAX_RANGES); each range hands
+ * out units of rows from its own counter, on a cache line of its own. */
+#define MAX_RANGES 16
+typedef struct row_range {
+    _Alignas(64) _Atomic int64_t next; /* the first row of the range's next unit nobody has taken */
+    int64_t end;
+} row_range;
+
 typedef struct matmul_call {
-    sac_rows_fn kernel;       /* the type's matvec or matmat */
+    sac_rows_fn kernel; /* the type's matvec or matmat */
     sac_kernel_task task;
-    int64_t unit;             /* rows per unit of work: whole SAC_ROW_TILE groups */
-    _Atomic int64_t next_row; /* the first row of the next unit nobody has taken */
+    int64_t unit; /* rows per unit of work: whole SAC_ROW_TILE groups */
+    int n_ranges;
+    row_range ranges[MAX_RANGES];
 } matmul_call;
 
-/* Threads take units of rows from a shared counter rather than a fixed slice each, so a
- * thread that gets less of its core (a VM's stolen time, a busy or a small core) just takes
- * fewer units while the others take more. Which thread computes a row never changes its bits.
- * A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one L1 block of rows that stays
- * in cache while every group of activation rows passes over it. */
+/* Threads take units of rows rather than a fixed slice each, so a thread that gets less of its
+ * core (a VM's stolen time, a busy or a small core) just takes fewer units while the others
+ * take more. Which thread computes a row never changes its bits. Each thread first takes the
+ * units of its own range, in order, then helps with the others': the weights it reads are one
+ * long sequential stream, which the hardware prefetcher follows, and only the ends of the
+ * ranges are shared out. (From one shared counter the threads' units interleaved, and each
+ * unit a thread took started a new stream: bench_decode, Node, 2 threads, AMD EPYC, F32 29-32
+ * → 33-38 GB/s, Q8_0 +10-20%.) A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one
+ * L1 block of rows that stays in cache while every group of activation rows passes over it. */
 static int64_t rows_per_unit(const sac_kernel_task *t) {
     size_t bytes = t->n_batch == 1 ? 64u * 1024u : 16u * 1024u;
     int64_t rows = (int64_t)(bytes / (t->row_bytes ? t->row_bytes : 1));
@@ -52,16 +65,29 @@ static int64_t rows_per_unit(const sac_kernel_task *t) {
     return rows < SAC_ROW_TILE ? SAC_ROW_TILE : rows;
 }
 
+/* Range r of n over the rows: boundaries on whole SAC_ROW_TILE groups, the last one at n_out. */
+static void cut_ranges(matmul_call *c, int n) {
+    const int64_t groups = (c->task.n_out + SAC_ROW_TILE - 1) / SAC_ROW_TILE;
+    c->n_ranges = n;
+    for (int r = 0; r < n; r++) {
+        int64_t g0, g1;
+        sac_split(groups, r, n, &g0, &g1);
+        atomic_init(&c->ranges[r].next, g0 * SAC_ROW_TILE);
+        c->ranges[r].end = g1 * SAC_ROW_TILE < c->task.n_out ? g1 * SAC_ROW_TILE : c->task.n_out;
+    }
+}
+
 static void matmul_rows(void *arg, int ith, int nth) {
-    (void)ith;
     (void)nth;
     matmul_call *c = arg;
-    const int64_t n_out = c->task.n_out;
-    for (;;) {
-        int64_t o0 = atomic_fetch_add_explicit(&c->next_row, c->unit, memory_order_relaxed);
-        if (o0 >= n_out) return;
-        int64_t o1 = o0 + c->unit < n_out ? o0 + c->unit : n_out;
-        c->kernel(&c->task, o0, o1);
+    for (int k = 0; k < c->n_ranges; k++) {
+        row_range *r = &c->ranges[(ith + k) % c->n_ranges];
+        for (;;) {
+            int64_t o0 = atomic_fetch_add_explicit(&r->next, c->unit, memory_order_relaxed);
+            if (o0 >= r->end) break;
+            int64_t o1 = o0 + c->unit < r->end ? o0 + c->unit : r->end;
+            c->kernel(&c->task, o0, o1);
+        }
     }
 }
 
@@ -87,6 +113,7 @@ void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_b
         else convert_rows(&q, 0, 1);
     }
     c.unit = rows_per_unit(&c.task);
-    atomic_init(&c.next_row, 0);
+    const int threads = sac_pool_size(pool);
+    cut_ranges(&c, threads < MAX_RANGES ? threads : MAX_RANGES);
     sac_pool_run(pool, matmul_rows, &c);
 }
