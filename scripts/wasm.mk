@@ -97,11 +97,13 @@ build/wasm build/wasm/mt build/wasm/st build/wasm/relaxed-mt build/wasm/relaxed-
 	mkdir -p $@
 
 # npm packages for the tests and the benchmark (playwright-core, @wllama/wllama).
-# npm ci caches the packages, not the registry's record of the package's own dependencies,
-# which installing the packed package offline (tests/js/pack, tests/bundlers) needs.
+# npm ci caches the packages, not the registry's records of them, which installing the packed
+# package offline (tests/js/pack, tests/bundlers) needs for its dependencies (the lock file's
+# packages that are not dev ones, with theirs).
 node_modules/.stamp: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	npm cache add --loglevel=error $$(node -p "Object.entries(require('./package.json').dependencies ?? {}).map(([n, v]) => n + '@' + v).join(' ')")
+	deps="$$(node -p "Object.entries(require('./package-lock.json').packages).filter(([k, p]) => k && !p.dev && p.version).map(([k, p]) => k.replace(/^.*node_modules\//, '') + '@' + p.version).join(' ')")"; \
+	  [ -z "$$deps" ] || npm cache add --loglevel=error $$deps
 	touch $@
 
 # /usr/bin/chromium: the browser-install rule is in scripts/web.mk.

@@ -9,7 +9,6 @@
  *   Q8_0 3e-2, Q4_0 3e-2  (the reference runs on the dequantized weights but keeps activations
  *        in float64; the engine quantizes activations to int8 per 32-block as ggml does)
  */
-#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -740,15 +739,17 @@ static void test_bad_calls(void) {
  * int8-and-scales copy takes), here for a feed-forward wider than the slack of the rest. The
  * heap's growth is what the C library's allocator reports (under ASan, whose allocator is
  * another, the check holds trivially). */
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
 static uint64_t heap_in_use(void) {
     const struct mallinfo2 mi = mallinfo2();
     return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd; /* (large blocks are mapped: hblkhd) */
 }
 #elif defined(__EMSCRIPTEN__)
+#include <malloc.h>
 static uint64_t heap_in_use(void) { return (uint64_t)(uint32_t)mallinfo().uordblks; }
 #else
-static uint64_t heap_in_use(void) { return 0; }
+static uint64_t heap_in_use(void) { return 0; } /* (no mallinfo2: the check holds trivially) */
 #endif
 
 static void test_memory_estimate_bounds_allocation(void) {

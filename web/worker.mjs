@@ -7,11 +7,11 @@ import { importInstance, importOpen, importRest } from './worker-modules.mjs';
 const epoch = (t = performance.now()) => performance.timeOrigin + t;
 const scriptStart = epoch(); // (the worker's timeOrigin is when the page created it)
 
-// The library's modules are requested at once (worker-modules.mjs): those that start the wasm
-// instance first, the others once the page's 'prepare' has started it. loadModel is what the
-// worker calls. (Not awaited at the top: messages that arrive before onmessage is set would be lost.)
-// (the opening's modules first: the Cache API's first open, cold, is the slowest step before
-// the download starts, and it proceeds while the warm-up below runs)
+// The library's modules are requested at once (worker-modules.mjs): those that open the model
+// first (the Cache API's first open, cold, is the slowest step before the download starts, and
+// it proceeds while the warm-up runs), then those that start the wasm instance, the rest once
+// the page's 'prepare' has started it. loadModel is what the worker calls. (Not awaited at the
+// top: messages that arrive before onmessage is set would be lost.)
 const openModules = importOpen();
 const instanceModules = importInstance();
 const library = instanceModules.then((instance) => {
