@@ -55,11 +55,10 @@ static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const ch
     return st;
 }
 
-
 /* The matmul workspace: the most any matrix needs for a batch of n_batch rows (its activations
  * converted to the weights' vec_dot type; sac_matmul_work_size). Every 2-D tensor of the file
- * counts, bound or not, so no matrix can be missed. SIZE_MAX, with *culprit, when one cannot be
- * addressed: a batch must be addressable in f32 (the activations themselves), and each
+ * counts, bound or not, so no matrix can be missed. SIZE_MAX, with *culprit (when not NULL),
+ * when one cannot be addressed: a batch must be addressable in f32 (the activations themselves), and each
  * converted copy's size is overflow-checked by its type (the relaxed builds' is larger than
  * the f32 batch). */
 static size_t workspace_bytes(const sac_model *m, int64_t n_batch, const gguf_tensor **culprit) {
@@ -71,13 +70,14 @@ static size_t workspace_bytes(const sac_model *m, int64_t n_batch, const gguf_te
         const size_t s = mul3((uint64_t)n_batch, t->ne[0], sizeof(float)) <= SIZE_MAX - 64
                              ? sac_matmul_work_size(&w, n_batch) : SIZE_MAX;
         if (s == SIZE_MAX) {
-            *culprit = t;
+            if (culprit) *culprit = t;
             return SIZE_MAX;
         }
         if (s > work) work = s;
     }
     return work;
 }
+
 static sac_status alloc_activations(sac_context *ctx) {
     const sac_model *m = ctx->model;
     const sac_model_info *hp = &m->info;
@@ -207,8 +207,7 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
     if (m->arch == SAC_ARCH_ENCDEC) floats = sat_add(floats, sat_mul(2 * L * n_ctx, E)); /* cross keys and values */
     uint64_t bytes = sat_mul(floats, 4);
     bytes = sat_add(bytes, sat_mul(sat_mul(2 * L * n_ctx, KV), sac_kv_type_size(p.kv_type))); /* KV cache */
-    const gguf_tensor *culprit = NULL;
-    const size_t work = workspace_bytes(m, (int64_t)B, &culprit); /* matmul workspace, as setup() allocates it */
+    const size_t work = workspace_bytes(m, (int64_t)B, NULL); /* matmul workspace, as setup() allocates it */
     bytes = sat_add(bytes, work == SIZE_MAX ? UINT64_MAX : (uint64_t)work);
     bytes = sat_add(bytes, n_ctx * 6 + V * 16);                  /* key and source masks, token history, sampler */
     if (p.capture_attention) {

@@ -1669,17 +1669,6 @@ static inline float fold_eo(v128_t e, v128_t o) {
     return fold_v(wasm_i32x4_shuffle(e, o, 0, 4, 1, 5), wasm_i32x4_shuffle(e, o, 2, 6, 3, 7));
 }
 
-/* Matvecs take one row at a time, each with float_dot's two running sums: the weights are then
- * read as one sequential stream, which the hardware prefetcher follows best. Measured with
- * scripts/bench_decode.c (the matvecs of a GPT-2-small token, Node, AMD EPYC): F32 at 1 thread
- * 17.4 → 27.3 GB/s (56% → 88% of a plain streaming read of the same bytes), 2 threads 25 → 31.5
- * GB/s. Rows taken in pairs, with a load from the rows further on to draw the
- * prefetcher (as quant_rows4 does), reached 17-20 GB/s there (86-90% of the stream on an
- * Intel Xeon, where it was first measured). Two chains of adds per row are enough for these
- * rates: 32 bytes per add latency. (F16 stays compute-bound: ~0.1% of random or trained
- * weights are subnormal halves, whose conversion multiplies a subnormal f32, which x86 cores
- * finish in microcode.) */
-
 /* F16 matvec with activations prepared once per range of rows: each run of eight values as
  * its even elements then its odd ones, times 2^112. Then a 32-bit lane of the weights holds
  * an even half (low) and an odd one (high), and each converts in place with 2-3 steps and no
@@ -1740,6 +1729,16 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
 
 #endif
 
+/* Matvecs take one row at a time, each with float_dot's two running sums: the weights are then
+ * read as one sequential stream, which the hardware prefetcher follows best. Measured with
+ * scripts/bench_decode.c (the matvecs of a GPT-2-small token, Node, AMD EPYC): F32 at 1 thread
+ * 17.4 → 27.3 GB/s (56% → 88% of a plain streaming read of the same bytes), 2 threads 25 → 31.5
+ * GB/s. Rows taken in pairs, with a load from the rows further on to draw the
+ * prefetcher (as quant_rows4 does), reached 17-20 GB/s there (86-90% of the stream on an
+ * Intel Xeon, where it was first measured). Two chains of adds per row are enough for these
+ * rates: 32 bytes per add latency. (F16 stays compute-bound: ~0.1% of random or trained
+ * weights are subnormal halves, whose conversion multiplies a subnormal f32, which x86 cores
+ * finish in microcode.) */
 KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, int64_t o1) {
 #ifdef __wasm_simd128__
     if (f.inexact_specials && f16_matvec_scaled(t, o0, o1)) return;

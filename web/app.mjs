@@ -464,17 +464,13 @@ function render() {
   frame = 0;
   const { store } = state;
   if (!store) return;
-  if (state.running && stats.navigationToFirstToken === null) {
-    // The page's first generation, before its first token: only the prompt's text. The views
-    // would be drawn empty (tens of ms on a cold page), holding this thread when the token comes.
+  if (stats.firstTokenPainted === null && (state.running || stats.navigationToFirstToken !== null)) {
+    // Until the page's first token is drawn, only text. Before it, the views would be drawn
+    // empty (tens of ms on a cold page), holding this thread when the token comes; the token's
+    // frame draws its text, the next one the views, which it need not wait for.
     output.sync(store.tokens);
     source.sync(store.source);
-    return;
-  }
-  if (stats.navigationToFirstToken !== null && stats.firstTokenPainted === null) {
-    // the first token's text in this frame; the views, which it need not wait for, in the next
-    output.sync(store.tokens);
-    source.sync(store.source);
+    if (stats.navigationToFirstToken === null) return;
     notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
     stats.firstTokenPainted = performance.now(); // (the browser paints when this returns)
     startDeferred();
