@@ -1,8 +1,8 @@
 /* bench_kv_attention.c — speed of attention's passes over the KV cache for one decode token:
  * scores (sac_kv_scores), softmax (sac_softmax_exp and the scaling by 1/Σ, as forward.c does)
  * and the weighted sum of values (sac_kv_mix), one thread, for a GPT-2-small-sized shape
- * (12 layers of 12 heads of 64, blocks of heads as one thread takes them), f32 and bf16 caches,
- * at depths 128 and 2048. The cache is left as a decode token leaves it: before each layer's
+ * (12 layers of 12 heads of 64, blocks of heads as one thread takes them), f32 and bf16 caches
+ * laid out as the model's (each head's rows together, room for 2048), at depths 128 and 2048. The cache is left as a decode token leaves it: before each layer's
  * passes, 128 MB / 12 of other memory is read (the layer's weights), so the keys and values come
  * from memory, not from L2. Prints nanoseconds per key per head of each pass, the best of
  * several tokens, and `read`: the same key and value bytes read in address order (the floor).
@@ -52,15 +52,19 @@ static void pass_softmax(run *r) {
 
 static void pass_mix(run *r) { sac_kv_mix(&r->heads, r->out); }
 
-/* The floor: the same key and value bytes read in address order (an OR of every word). */
+/* The floor: the same key and value bytes read in address order (an OR of every word), head
+ * by head. */
 static uint32_t read_order_sum;
 static void pass_read(run *r) {
     const sac_kv_heads *a = &r->heads;
-    const int64_t words = (int64_t)a->n_keys * a->kv_stride * (int64_t)sac_kv_type_size(a->kv_type) / 4;
-    const uint32_t *k = a->k, *v = a->v;
+    const int64_t size = (int64_t)sac_kv_type_size(a->kv_type), words = (int64_t)a->n_keys * a->head_dim * size / 4;
     uint32_t acc = 0;
-    for (int64_t i = 0; i < words; i++) acc |= k[i];
-    for (int64_t i = 0; i < words; i++) acc |= v[i];
+    for (int32_t g = 0; g < HEADS; g++) {
+        const uint32_t *k = (const void *)((const char *)a->k + g * a->head_stride * size);
+        const uint32_t *v = (const void *)((const char *)a->v + g * a->head_stride * size);
+        for (int64_t i = 0; i < words; i++) acc |= k[i];
+        for (int64_t i = 0; i < words; i++) acc |= v[i];
+    }
     read_order_sum += acc;
 }
 
@@ -109,7 +113,8 @@ int main(int argc, char **argv) {
                     sink += sweep(evict + (int64_t)l * (sweep_n / LAYERS), sweep_n / LAYERS);
                     for (int32_t h0 = 0; h0 < HEADS; h0 += block) {
                         const int32_t h1 = h0 + block < HEADS ? h0 + block : HEADS;
-                        run r = {.heads = {.q = q, .k = kc[l], .v = vc[l], .kv_type = type, .kv_stride = stride,
+                        run r = {.heads = {.q = q, .k = kc[l], .v = vc[l], .kv_type = type, .kv_stride = HEAD_DIM,
+                                           .head_stride = max_keys * HEAD_DIM,
                                            .head_dim = HEAD_DIM, .group = 1, .h0 = h0, .h1 = h1, .n_keys = n, .own = n - 1,
                                            .key_mask = mask, .scale = 0.125f, .rows = rows},
                                  .max = max, .out = out};
@@ -124,7 +129,8 @@ int main(int argc, char **argv) {
                 }
                 for (int l = 0; l < LAYERS; l++) { /* the floor, from the same cache state */
                     sink += sweep(evict + (int64_t)l * (sweep_n / LAYERS), sweep_n / LAYERS);
-                    run r = {.heads = {.k = kc[l], .v = vc[l], .kv_type = type, .kv_stride = stride, .n_keys = n}};
+                    run r = {.heads = {.k = kc[l], .v = vc[l], .kv_type = type, .head_stride = max_keys * HEAD_DIM,
+                                       .head_dim = HEAD_DIM, .n_keys = n}};
                     const double t0 = now();
                     pass_read(&r);
                     t[3] += now() - t0;

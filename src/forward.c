@@ -142,9 +142,9 @@ typedef struct attention_job {
     sac_attention_kind kind;
     int32_t layer, n;          /* layer of its stack; queries in the batch */
     const float *q;            /* [n][n_head × head_dim] */
-    const void *k, *v;         /* key/value rows of kv_type, kv_stride values apart */
+    const void *k, *v;         /* key/value rows of kv_type: kv head g's key j at g × head_stride + j × kv_stride */
     int32_t kv_type;
-    int64_t kv_stride;
+    int64_t kv_stride, head_stride;
     const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
     int32_t n_keys;            /* keys of every query (encoder, cross); causal: pos + 1 */
     float *out;                /* [n][n_head × head_dim] */
@@ -182,7 +182,7 @@ static void attention_task(void *arg, int ith, int nth) {
         }
         const sac_kv_heads heads = {
             .q = job->q + (int64_t)t * hp->n_embd, .k = job->k, .v = job->v, .kv_type = job->kv_type,
-            .kv_stride = job->kv_stride,
+            .kv_stride = job->kv_stride, .head_stride = job->head_stride,
             .head_dim = hd, .group = hp->n_head / hp->n_head_kv, .h0 = h0, .h1 = h1, .n_keys = n_keys,
             .own = own, .key_mask = job->key_mask, .scale = 1.0f / sqrtf((float)hd), .rows = rows,
         };
@@ -202,13 +202,15 @@ static void attention_task(void *arg, int ith, int nth) {
     }
 }
 
-/* k, v: kv_type values. probe_k: the same keys as floats for the probe (self-attention: only
- * the batch's new keys, row 0 at position n_past). */
+/* k, v: kv_type values, kv head g's key j at g × head_stride + j × kv_stride. probe_k: the same
+ * keys as floats for the probe, rows probe_stride apart (self-attention: only the batch's new
+ * keys, row 0 at position n_past). */
 static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const void *k, const void *v,
-                   int32_t kv_type, int64_t kv_stride, const uint8_t *key_mask, int32_t n_keys, const float *probe_k) {
-    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_type, kv_stride, key_mask, n_keys, ctx->act.att};
+                   int32_t kv_type, int64_t kv_stride, int64_t head_stride, const uint8_t *key_mask, int32_t n_keys,
+                   const float *probe_k, int64_t probe_stride) {
+    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_type, kv_stride, head_stride, key_mask, n_keys, ctx->act.att};
     sac_pool_run(ctx->pool, attention_task, &job);
-    sac_probe_attended(ctx, kind, layer, n, probe_k, kv_stride, n_keys); /* probe hook: q/k, ablation */
+    sac_probe_attended(ctx, kind, layer, n, probe_k, probe_stride, n_keys); /* probe hook: q/k, ablation */
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -289,7 +291,8 @@ static void cross_attention_block(sac_context *ctx, const sac_layer *L, int32_t 
     matmul(ctx, &L->cross_q, a->xn, n, a->q);
     add_bias(a->q, &L->cross_bq, n);
     const float *k = ctx->cross_k + l * span; /* f32: see sac_kv_type */
-    attend(ctx, SAC_ATTENTION_CROSS, l, n, k, ctx->cross_v + l * span, SAC_KV_F32, E, ctx->src_mask, ctx->n_src, k);
+    attend(ctx, SAC_ATTENTION_CROSS, l, n, k, ctx->cross_v + l * span, SAC_KV_F32, E, ctx->model->info.head_dim,
+           ctx->src_mask, ctx->n_src, k, E);
     matmul(ctx, &L->cross_o, a->att, n, a->proj);
     add_bias(a->proj, &L->cross_bo, n);
     add_into(a->x, a->proj, n * E);
@@ -300,6 +303,20 @@ static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) 
     norm_rows(ctx->model, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
     feed_forward(ctx, L, n);
     add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
+}
+
+/* The batch's new keys and values into one layer's cache (starting layer_at values in), at
+ * positions pos0 on. The cache keeps each kv head's rows together (head g's position p at
+ * (g × n_ctx + p) × head_dim): attention then reads every head as one stream. */
+static void store_kv(sac_context *ctx, int64_t layer_at, int32_t pos0, int32_t n) {
+    const sac_model_info *hp = &ctx->model->info;
+    const int64_t hd = hp->head_dim, kv_dim = (int64_t)hp->n_head_kv * hd;
+    for (int32_t t = 0; t < n; t++)
+        for (int32_t g = 0; g < hp->n_head_kv; g++) {
+            const int64_t at = layer_at + ((int64_t)g * ctx->n_ctx + pos0 + t) * hd, from = t * kv_dim + g * hd;
+            sac_kv_store(ctx->k_cache, ctx->kv_type, at, ctx->act.k + from, hd);
+            sac_kv_store(ctx->v_cache, ctx->kv_type, at, ctx->act.v + from, hd);
+        }
 }
 
 void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask, int all_logits,
@@ -324,11 +341,11 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
         norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         project_qkv(ctx, L, n);
         const int64_t layer_at = (int64_t)l * ctx->n_ctx * kv_dim; /* values before this layer's */
-        sac_kv_store(ctx->k_cache, ctx->kv_type, layer_at + pos0 * kv_dim, a->k, n * kv_dim);
-        sac_kv_store(ctx->v_cache, ctx->kv_type, layer_at + pos0 * kv_dim, a->v, n * kv_dim);
+        store_kv(ctx, layer_at, pos0, n);
         const size_t size = sac_kv_type_size(ctx->kv_type);
         attend(ctx, SAC_ATTENTION_SELF, l, n, (const char *)ctx->k_cache + layer_at * (int64_t)size,
-               (const char *)ctx->v_cache + layer_at * (int64_t)size, ctx->kv_type, kv_dim, ctx->key_mask, 0, a->k);
+               (const char *)ctx->v_cache + layer_at * (int64_t)size, ctx->kv_type, hp->head_dim,
+               (int64_t)ctx->n_ctx * hp->head_dim, ctx->key_mask, 0, a->k, kv_dim);
         attention_block_output(ctx, L, n);
 
         if (m->arch == SAC_ARCH_ENCDEC) cross_attention_block(ctx, L, l, n);
@@ -356,7 +373,7 @@ void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n) {
         /* bidirectional self-attention over the whole source */
         norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         project_qkv(ctx, L, n);
-        attend(ctx, SAC_ATTENTION_ENCODER, l, n, a->k, a->v, SAC_KV_F32, E, ctx->src_mask, n, a->k);
+        attend(ctx, SAC_ATTENTION_ENCODER, l, n, a->k, a->v, SAC_KV_F32, E, hp->head_dim, ctx->src_mask, n, a->k, E);
         attention_block_output(ctx, L, n);
         feed_forward_block(ctx, L, n);
     }

@@ -5,8 +5,9 @@
  * ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the head_dim % 8 leftover products summed in
  * order and added. The weighted sum adds w_j·v_j to each output value in key order, as
  * sac_axpy_f32 key after key does. What changes is only which values are worked on together:
- * both passes go through the keys in runs of 64, each head of the block in turn over the run's
- * rows (which stay in cache for the next head), and
+ * both passes go head by head through runs of keys (all the keys when each head's rows are
+ * contiguous; runs of 64 when a row holds every head, so that a run's rows stay in cache for
+ * the block's next head), and
  *   - scores: four keys per step for one head, so the head's query is loaded once for four;
  *   - values: a piece of 32 output values at a time, which stay in registers over the run
  *     instead of being loaded and stored for every key.
@@ -39,8 +40,7 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 
 #define KEYS_PER_STEP 4
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
-#define KEY_RUN 64     /* keys per run: each head of the block in turn over the run's rows, which stay cached */
-#define CACHE_LINE 64  /* bytes; warm_rows reads one byte this far apart */
+#define KEY_RUN 64     /* keys per run of interleaved rows */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -247,21 +247,10 @@ INLINE void mix_piece(float *restrict out, const float *restrict w, const void *
 
 #endif
 
-/* One byte of every cache line of rows [j0, j1) of the block's slice, read in address order
- * before the value pass walks them head by head. That walk (one head's values, row after row,
- * a row apart) leaves too few loads in flight to keep memory busy, and wasm has no prefetch
- * instruction. Measured (make bench-kv-attention): it pays for bf16 rows only — f32 rows, twice
- * the bytes, went slower — so only a bf16 cache takes it. */
-INLINE void warm_rows(const sac_kv_heads *a, const void *base, int32_t j0, int32_t j1) {
-    if (a->h1 <= a->h0) return;
-    const int64_t g0 = a->h0 / a->group, g1 = (a->h1 - 1) / a->group + 1, size = sizeof(uint16_t);
-    const int64_t len = (g1 - g0) * a->head_dim * size, stride = a->kv_stride * size;
-    /* volatile: the values are not used, the loads must stay (as kernels.c's read-ahead) */
-    const volatile uint8_t *p = (const uint8_t *)base + (g0 * a->head_dim + (int64_t)j0 * a->kv_stride) * size;
-    for (int32_t j = j0; j < j1; j++, p += stride) {
-        for (int64_t b = 0; b < len; b += CACHE_LINE) (void)p[b];
-        (void)p[len - 1];
-    }
+/* Keys per run: all of them when each head's rows are contiguous (a run would break the head's
+ * one stream into pieces: 2-2.5x slower, make bench-kv-attention), else KEY_RUN. */
+static inline int32_t key_run(const sac_kv_heads *a) {
+    return a->kv_stride == a->head_dim || a->n_keys < KEY_RUN ? a->n_keys : KEY_RUN;
 }
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
@@ -269,12 +258,13 @@ static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask
 INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
     const int32_t hd = a->head_dim, nh = a->h1 - a->h0;
     for (int32_t h = 0; h < nh; h++) max[h] = -INFINITY;
-    for (int32_t j0 = 0; j0 < a->n_keys; j0 += KEY_RUN) {
-        const int32_t j1 = a->n_keys - j0 < KEY_RUN ? a->n_keys : j0 + KEY_RUN;
+    const int32_t run = key_run(a);
+    for (int32_t j0 = 0; j0 < a->n_keys; j0 += run) {
+        const int32_t j1 = a->n_keys - j0 < run ? a->n_keys : j0 + run;
         for (int32_t h = 0; h < nh; h++) {
             const int32_t head = a->h0 + h;
             const float *q = a->q + (int64_t)head * hd;
-            const void *kh = value_ptr(a->k, (int64_t)(head / a->group) * hd, bf16);
+            const void *kh = value_ptr(a->k, (int64_t)(head / a->group) * a->head_stride, bf16);
             float *row = a->rows[h], m = max[h];
             int32_t j = j0;
             for (; j + KEYS_PER_STEP <= j1; j += KEYS_PER_STEP) {
@@ -303,13 +293,13 @@ INLINE void mix(const sac_kv_heads *a, float *out, int bf16) {
     const int32_t hd = a->head_dim, nh = a->h1 - a->h0, whole = hd - hd % PIECE;
     for (int32_t h = 0; h < nh; h++)
         for (int32_t i = 0; i < hd; i++) out[(int64_t)(a->h0 + h) * hd + i] = 0.0f;
-    for (int32_t j0 = 0; j0 < a->n_keys; j0 += KEY_RUN) {
-        const int32_t j1 = a->n_keys - j0 < KEY_RUN ? a->n_keys : j0 + KEY_RUN;
-        if (bf16) warm_rows(a, a->v, j0, j1);
+    const int32_t run = key_run(a);
+    for (int32_t j0 = 0; j0 < a->n_keys; j0 += run) {
+        const int32_t j1 = a->n_keys - j0 < run ? a->n_keys : j0 + run;
         for (int32_t h = 0; h < nh; h++) {
             const int32_t head = a->h0 + h;
             const float *w = a->rows[h];
-            const void *v = value_ptr(a->v, (int64_t)(head / a->group) * hd, bf16);
+            const void *v = value_ptr(a->v, (int64_t)(head / a->group) * a->head_stride, bf16);
             float *o = out + (int64_t)head * hd;
             for (int32_t i = 0; i < whole; i += PIECE) mix_piece(o + i, w, value_ptr(v, i, bf16), a->kv_stride, j0, j1, bf16);
             for (int32_t i = whole; i < hd; i++) /* head_dim % 32 values, one by one */

@@ -1,9 +1,11 @@
 /* kv_attention.h — the two passes of attention over the keys and values of one query row,
  * for a block of heads at once: scores (q·k) and the weighted sum of values.
  *
- * Each pass walks the key (or value) rows in runs and reads, from each row of a run, the
- * contiguous slice of the block's heads, so memory streams instead of one head at a time
- * striding through the whole cache. Every score and every output value gets the same float operations, in the same
+ * Two layouts of the rows: by head (each kv head's rows one after another, as the model's KV
+ * cache keeps them: every head's pass is one sequential stream of memory), or interleaved
+ * (a row holds every head, as the encoder's batch and the cross-attention keys do: the passes
+ * then walk the rows in runs, each head of the block in turn over a run that stays cached).
+ * Every score and every output value gets the same float operations, in the same
  * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
  * depend on the block, the thread, or the path (wasm SIMD128 or plain C). A bf16 cache is
  * read as the f32 values it stands for, with the same operations as an f32 cache. */
@@ -21,9 +23,10 @@ static inline int32_t sac_kv_block(int32_t n_head) { return n_head < SAC_KV_HEAD
 /* One query row's heads [h0, h1) over n_keys keys. */
 typedef struct sac_kv_heads {
     const float *q;           /* the query row: head h at q + h × head_dim */
-    const void *k, *v;        /* key/value rows, kv_stride values apart; kv head g at g × head_dim */
+    const void *k, *v;        /* key j of kv head g at g × head_stride + j × kv_stride values */
     int32_t kv_type;          /* what k and v hold: SAC_KV_F32 (0) or SAC_KV_BF16 (kv_cache.h) */
-    int64_t kv_stride;
+    int64_t kv_stride;        /* head_dim: by head; a row of every head: interleaved */
+    int64_t head_stride;      /* by head: the rows a head has room for × head_dim; interleaved: head_dim */
     int32_t head_dim, group;  /* query heads per kv head */
     int32_t h0, h1;
     int32_t n_keys;

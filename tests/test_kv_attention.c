@@ -1,7 +1,8 @@
 /* test_kv_attention — attention's block passes over the KV cache (kv_attention.c) give, for
  * every head, the bits of one head at a time with sac_dot_f32 and sac_axpy_f32 (what attention
  * did before the passes were blocked): whatever the block of heads, the head_dim (leftovers
- * of head_dim % 8 included), the query heads per kv head, and hidden keys. Over a bf16 cache,
+ * of head_dim % 8 included), the query heads per kv head, hidden keys, and the layout (rows of
+ * every head interleaved, or each head's rows together with room to spare). Over a bf16 cache,
  * the bits of the same head-by-head computation on the bf16-rounded keys and values. */
 #include <math.h>
 #include <stdint.h>
@@ -22,8 +23,10 @@ static float uniform(void) {
 /* One shape: n_head query heads over n_kv kv heads of head_dim, n_keys keys with some hidden,
  * computed in blocks of `block` heads and head by head; every score and output must match.
  * kv_type: the cache the block passes read (bf16: the head-by-head pass gets the rounded
- * values as f32). */
-static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys, int32_t block, int32_t kv_type) {
+ * values as f32). by_head: the cache keeps each kv head's rows together, with room for 3 more
+ * (as the model's cache has room for n_ctx); else a row holds every head. */
+static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys, int32_t block, int32_t kv_type,
+                        int by_head) {
     const int64_t stride = (int64_t)n_kv * hd;
     float *q = malloc(sizeof(float) * (size_t)(n_head * hd));
     float *k = malloc(sizeof(float) * (size_t)(n_keys * stride)), *v = malloc(sizeof(float) * (size_t)(n_keys * stride));
@@ -33,10 +36,16 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
     for (int32_t i = 0; i < n_head * hd; i++) q[i] = uniform();
     for (int64_t i = 0; i < n_keys * stride; i++) k[i] = uniform(), v[i] = uniform();
     /* the cache the passes read; k and v become the values it holds */
-    void *k_cache = malloc(sac_kv_type_size(kv_type) * (size_t)(n_keys * stride));
-    void *v_cache = malloc(sac_kv_type_size(kv_type) * (size_t)(n_keys * stride));
-    sac_kv_store(k_cache, kv_type, 0, k, n_keys * stride);
-    sac_kv_store(v_cache, kv_type, 0, v, n_keys * stride);
+    const int64_t room = by_head ? n_keys + 3 : n_keys, kv_stride = by_head ? hd : stride;
+    const int64_t head_stride = by_head ? room * hd : hd;
+    void *k_cache = malloc(sac_kv_type_size(kv_type) * (size_t)(room * stride));
+    void *v_cache = malloc(sac_kv_type_size(kv_type) * (size_t)(room * stride));
+    for (int32_t j = 0; j < n_keys; j++)
+        for (int32_t g = 0; g < n_kv; g++) {
+            const int64_t at = g * head_stride + j * kv_stride, from = j * stride + (int64_t)g * hd;
+            sac_kv_store(k_cache, kv_type, at, k + from, hd);
+            sac_kv_store(v_cache, kv_type, at, v + from, hd);
+        }
     for (int32_t j = 0; j < n_keys; j++) mask[j] = j % 5 != 3;
     const int32_t own = n_keys - 2 >= 0 && n_keys % 5 == 0 ? n_keys - 2 : n_keys - 1; /* often a hidden one */
     const float scale = 1.0f / sqrtf((float)hd);
@@ -46,7 +55,8 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
         const int32_t h1 = h0 + block < n_head ? h0 + block : n_head;
         float *row_ptrs[SAC_KV_HEAD_BLOCK], max[SAC_KV_HEAD_BLOCK];
         for (int32_t h = h0; h < h1; h++) row_ptrs[h - h0] = rows + (int64_t)h * n_keys;
-        const sac_kv_heads heads = {.q = q, .k = k_cache, .v = v_cache, .kv_type = kv_type, .kv_stride = stride, .head_dim = hd,
+        const sac_kv_heads heads = {.q = q, .k = k_cache, .v = v_cache, .kv_type = kv_type, .kv_stride = kv_stride,
+                                    .head_stride = head_stride, .head_dim = hd,
                                     .group = n_head / n_kv, .h0 = h0, .h1 = h1, .n_keys = n_keys, .own = own,
                                     .key_mask = mask, .scale = scale, .rows = row_ptrs};
         sac_kv_scores(&heads, max);
@@ -73,24 +83,25 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
             mismatches += memcmp(want_out, out + (int64_t)h * hd, sizeof(float) * (size_t)hd) != 0;
         }
     }
-    CHECK_MSG(mismatches == 0, "%s: %d rows differ (heads %d/%d, head_dim %d, keys %d, block %d)",
-              sac_kv_type_name(kv_type), mismatches, n_head, n_kv, hd, n_keys, block);
+    CHECK_MSG(mismatches == 0, "%s, %s: %d rows differ (heads %d/%d, head_dim %d, keys %d, block %d)",
+              sac_kv_type_name(kv_type), by_head ? "by head" : "interleaved", mismatches, n_head, n_kv, hd, n_keys, block);
     free(q), free(k), free(v), free(rows), free(want), free(out), free(want_out), free(mask);
     free(k_cache), free(v_cache);
 }
 
 static void test_blocks_match_head_by_head(void) {
     const int32_t dims[] = {64, 16, 5, 12, 20, 3, 40};
-    for (int32_t type = SAC_KV_F32; type <= SAC_KV_BF16; type++) {
-        for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
-            for (int32_t block = 1; block <= 12; block += 5) {
-                check_shape(12, 12, dims[d], 37, block, type);
-                check_shape(12, 4, dims[d], 20, block, type); /* 3 query heads per kv head */
-                check_shape(8, 1, dims[d], 1, block, type);   /* one key, one kv head */
-            }
-        check_shape(20, 10, 64, 300, SAC_KV_HEAD_BLOCK, type);
-        check_shape(6, 3, 20, 131, 4, type); /* several runs of keys, the last not a multiple of 4 */
-    }
+    for (int32_t type = SAC_KV_F32; type <= SAC_KV_BF16; type++)
+        for (int by_head = 0; by_head <= 1; by_head++) {
+            for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
+                for (int32_t block = 1; block <= 12; block += 5) {
+                    check_shape(12, 12, dims[d], 37, block, type, by_head);
+                    check_shape(12, 4, dims[d], 20, block, type, by_head); /* 3 query heads per kv head */
+                    check_shape(8, 1, dims[d], 1, block, type, by_head);   /* one key, one kv head */
+                }
+            check_shape(20, 10, 64, 300, SAC_KV_HEAD_BLOCK, type, by_head);
+            check_shape(6, 3, 20, 131, 4, type, by_head); /* interleaved: several runs, the last not a multiple of 4 */
+        }
 }
 
 /* The block passes over a bf16 cache differ from those over the f32 cache they were rounded
@@ -106,7 +117,7 @@ static void test_bf16_cache_is_rounded(void) {
     sac_kv_store(k16, SAC_KV_BF16, 0, kr, KEYS * HD);
     sac_kv_store(v16, SAC_KV_BF16, 0, vr, KEYS * HD);
     float *r32[1] = {row32}, *r16[1] = {row16}, m32, m16, o32[HD], o16[HD];
-    sac_kv_heads a = {.q = q, .k = k, .v = v, .kv_stride = HD, .head_dim = HD, .group = 1, .h0 = 0, .h1 = 1,
+    sac_kv_heads a = {.q = q, .k = k, .v = v, .kv_stride = HD, .head_stride = HD, .head_dim = HD, .group = 1, .h0 = 0, .h1 = 1,
                       .n_keys = KEYS, .own = -1, .key_mask = mask, .scale = 0.125f, .rows = r32};
     sac_kv_heads b = a;
     b.k = k16, b.v = v16, b.kv_type = SAC_KV_BF16, b.rows = r16;
