@@ -142,6 +142,9 @@ bench-decode: build/tools/bench_decode build/bench-decode/bench_decode.cjs
 # BENCH_KV_ARGS: heads per block (12; 6 is each of 2 threads' share), tokens.
 BENCH_KV_ARGS ?= 12 24
 BENCH_KV_SRC  := $(addprefix src/,kv_attention.c kv_cache.c)
+# Binaryen inlines a function with one caller into it: here the passes into main, a function V8
+# then compiles 1.5-3x slower than the same passes in the library, where they sit in attention's task.
+BENCH_KV_KEEP_CALLS := -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=100
 
 build/tools/bench_kv_attention: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS)
 	@mkdir -p build/tools
@@ -151,7 +154,7 @@ build/bench-kv/bench_kv_attention.cjs: scripts/bench_kv_attention.c $(BENCH_KV_S
 	@mkdir -p build/bench-kv
 	echo '{"type": "commonjs"}' > build/bench-kv/package.json
 	$(EMCC_RUN) $(WASM_CFLAGS) -sINITIAL_MEMORY=512MB -sEXIT_RUNTIME=1 -sSINGLE_FILE=1 -sENVIRONMENT=node \
-	  scripts/bench_kv_attention.c $(BENCH_KV_SRC) -o $@
+	  $(BENCH_KV_KEEP_CALLS) scripts/bench_kv_attention.c $(BENCH_KV_SRC) -o $@
 
 .PHONY: bench-kv-attention
 bench-kv-attention: build/tools/bench_kv_attention build/bench-kv/bench_kv_attention.cjs
