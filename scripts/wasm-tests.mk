@@ -44,7 +44,7 @@ WT_SAFE_LINK    := $(WT_CHECKED_LINK) -sSAFE_HEAP=1 -sASSERTIONS=2 -sMAXIMUM_MEM
 WT_ASAN         := -msimd128 -pthread -fsanitize=address,undefined -O1
 WT_ASAN_LINK    := $(WT_CHECKED_LINK) -sMAXIMUM_MEMORY=2GB
 
-WT_KERNEL_TESTS := test_types test_matmul test_threadpool test_kv_attention test_softmax
+WT_KERNEL_TESTS := test_types test_matmul test_threadpool test_kv_attention test_exp
 # Tests that cannot run here go in WT_NATIVE_ONLY (with the reason): test_models_shipped runs
 # natively only, as it does not run under native ASan either (see ASAN_TEST_NAMES); test_cli
 # captures the CLI's output by dup2 onto temporary files, which Emscripten's stdio does not follow

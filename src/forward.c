@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "activation.h"
 #include "kv_attention.h"
 #include "kv_cache.h"
 #include "softmax.h"
@@ -53,17 +54,6 @@ static void add_bias(float *y, const sac_vector *b, int32_t n_rows) {
 static void add_into(float *x, const float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] += y[i];
 }
-
-/* GPT-2's tanh approximation of GELU. tanh(u) = 1 − 2 / (e^{2u} + 1): one expf, where musl's
- * tanhf (the wasm libc) goes through expm1f and cost ~9% of a wasm decode step. The form
- * saturates correctly (e^{2u} → inf gives 1, → 0 gives −1); near 0 it loses ~1e-7 absolute. */
-static float gelu(float x) {
-    const float sqrt_2_over_pi = 0.7978845608028654f;
-    const float u = sqrt_2_over_pi * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (2.0f - 2.0f / (expf(2.0f * u) + 1.0f));
-}
-
-static float silu(float x) { return x / (1.0f + expf(-x)); }
 
 /* encdec positions: PE[p][2i] = sin(p / 10000^(2i/E)), PE[p][2i+1] = cos(same). */
 static void add_sinusoid(float *x, int32_t pos, int64_t E) {
@@ -259,7 +249,7 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     if (!sac_arch_llama_like(m->arch)) {
         matmul(ctx, &L->w_up, a->xn, n, a->ff);
         add_bias(a->ff, &L->b_up, n);
-        for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]);
+        sac_gelu_rows(a->ff, NULL, F);
         matmul(ctx, &L->w_down, a->ff, n, a->proj);
         add_bias(a->proj, &L->b_down, n);
         return;
@@ -267,10 +257,8 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     /* SwiGLU: down(silu(gate(x)) ⊙ up(x)); gemma gates with GELU instead */
     matmul(ctx, &L->w_gate, a->xn, n, a->ff);
     matmul(ctx, &L->w_up, a->xn, n, a->ff2);
-    if (m->arch == SAC_ARCH_GEMMA)
-        for (int64_t i = 0; i < F; i++) a->ff[i] = gelu(a->ff[i]) * a->ff2[i];
-    else
-        for (int64_t i = 0; i < F; i++) a->ff[i] = silu(a->ff[i]) * a->ff2[i];
+    if (m->arch == SAC_ARCH_GEMMA) sac_gelu_rows(a->ff, a->ff2, F);
+    else sac_silu_rows(a->ff, a->ff2, F);
     matmul(ctx, &L->w_down, a->ff, n, a->proj);
 }
 

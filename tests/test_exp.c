@@ -1,8 +1,10 @@
-/* test_softmax — the exponential of softmax.h against float64 exp (within 1 ulp on the range it
- * is used on: every float of [-87, 0], checked once, was within 0.98; here a sample), 0 below it
- * and for −∞, 1 at 0; and sac_softmax_exp's rows (every length around the SIMD width, masked
- * keys, temperatures): each term the bits of the scalar exponential, the sum the four-part sum
- * the header describes, the probabilities within 1e-6 of float64. */
+/* test_exp — exp.h's exponential against float64 exp (within 1 ulp on the range it is used on:
+ * every float of [-87, 0], checked once, was within 0.98; here a sample), 0 below it and for
+ * −∞, 1 at 0; sac_softmax_exp's rows (every length around the SIMD width, masked keys,
+ * temperatures): each term the bits of the scalar exponential, the sum the four-part sum
+ * softmax.h describes, the probabilities within 1e-6 of float64; and the activations' rows
+ * (activation.h): the bits of the scalar forms, which are within 2e-7 (relative to the larger
+ * of 1 and the value) of float64 GELU and SiLU. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "activation.h"
 #include "softmax.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
@@ -81,8 +84,47 @@ static void test_rows_match_scalar(void) {
     CHECK_MSG(worst < 1e-6, "probabilities %.3g from float64", worst);
 }
 
+/* Values over GELU's and SiLU's whole shape: around 0, the bends, saturation, and beyond. */
+static float activation_input(int32_t i) {
+    const float special[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 30.0f, -30.0f, 100.0f, -100.0f, 1e30f, -1e30f};
+    const int32_t n_special = (int32_t)(sizeof special / sizeof *special);
+    if (i < n_special) return special[i];
+    return (float)((uniform() < 0.5 ? 8.0 : 0.5) * (2.0 * uniform() - 1.0));
+}
+
+static void test_activations(void) {
+    enum { N = 4099 }; /* not a multiple of 4: the rows end in scalar leftovers */
+    float *x = malloc(sizeof(float) * N), *mul = malloc(sizeof(float) * N), *row = malloc(sizeof(float) * N);
+    int mismatches = 0;
+    double worst_gelu = 0.0, worst_silu = 0.0;
+    for (int32_t i = 0; i < N; i++) x[i] = activation_input(i), mul[i] = (float)(2.0 * uniform() - 1.0);
+    for (int gated = 0; gated <= 1; gated++)
+        for (int which = 0; which <= 1; which++) {
+            memcpy(row, x, sizeof(float) * N);
+            if (which == 0) sac_gelu_rows(row, gated ? mul : NULL, N);
+            else sac_silu_rows(row, gated ? mul : NULL, N);
+            for (int32_t i = 0; i < N; i++) {
+                const float a = which == 0 ? sac_gelu(x[i]) : sac_silu(x[i]), want = gated ? a * mul[i] : a;
+                mismatches += memcmp(&want, &row[i], sizeof want) != 0;
+                if (gated) continue;
+                const double v = x[i];
+                if (which == 0) {
+                    const double g = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+                    if (fabs(v) < 1e6) worst_gelu = fmax(worst_gelu, fabs(row[i] - g) / fmax(1.0, fabs(g)));
+                } else {
+                    const double s = v / (1.0 + exp(-v));
+                    worst_silu = fmax(worst_silu, fabs(row[i] - s) / fmax(1.0, fabs(s)));
+                }
+            }
+        }
+    CHECK_MSG(mismatches == 0, "%d activations differ from the scalar forms", mismatches);
+    CHECK_MSG(worst_gelu < 2e-7 && worst_silu < 2e-7, "GELU %.3g, SiLU %.3g from float64", worst_gelu, worst_silu);
+    free(x), free(mul), free(row);
+}
+
 int main(void) {
     RUN(test_exp_against_float64);
     RUN(test_rows_match_scalar);
-    return check_summary("test_softmax");
+    RUN(test_activations);
+    return check_summary("test_exp");
 }
