@@ -59,28 +59,23 @@ static inline v128_t sac_silu4(v128_t x) {
 }
 #endif
 
-static inline void sac_gelu_rows(float *x, const float *mul, int64_t n) {
-    int64_t i = 0;
-#ifdef __wasm_simd128__
-    for (; i + 4 <= n; i += 4) {
-        v128_t y = sac_gelu4(wasm_v128_load(x + i));
-        if (mul) y = wasm_f32x4_mul(y, wasm_v128_load(mul + i));
-        wasm_v128_store(x + i, y);
-    }
-#endif
-    for (; i < n; i++) x[i] = mul ? sac_gelu(x[i]) * mul[i] : sac_gelu(x[i]);
-}
+enum sac_activation { SAC_ACT_GELU, SAC_ACT_SILU };
 
-static inline void sac_silu_rows(float *x, const float *mul, int64_t n) {
+/* x[i] ← act(x[i]), times mul[i] when mul is given. */
+static inline void sac_activation_rows(enum sac_activation act, float *x, const float *mul, int64_t n) {
     int64_t i = 0;
 #ifdef __wasm_simd128__
     for (; i + 4 <= n; i += 4) {
-        v128_t y = sac_silu4(wasm_v128_load(x + i));
+        const v128_t v = wasm_v128_load(x + i);
+        v128_t y = act == SAC_ACT_SILU ? sac_silu4(v) : sac_gelu4(v);
         if (mul) y = wasm_f32x4_mul(y, wasm_v128_load(mul + i));
         wasm_v128_store(x + i, y);
     }
 #endif
-    for (; i < n; i++) x[i] = mul ? sac_silu(x[i]) * mul[i] : sac_silu(x[i]);
+    for (; i < n; i++) {
+        const float y = act == SAC_ACT_SILU ? sac_silu(x[i]) : sac_gelu(x[i]);
+        x[i] = mul ? y * mul[i] : y;
+    }
 }
 
 #endif

@@ -249,7 +249,7 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     if (!sac_arch_llama_like(m->arch)) {
         matmul(ctx, &L->w_up, a->xn, n, a->ff);
         add_bias(a->ff, &L->b_up, n);
-        sac_gelu_rows(a->ff, NULL, F);
+        sac_activation_rows(SAC_ACT_GELU, a->ff, NULL, F);
         matmul(ctx, &L->w_down, a->ff, n, a->proj);
         add_bias(a->proj, &L->b_down, n);
         return;
@@ -257,8 +257,7 @@ static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     /* SwiGLU: down(silu(gate(x)) ⊙ up(x)); gemma gates with GELU instead */
     matmul(ctx, &L->w_gate, a->xn, n, a->ff);
     matmul(ctx, &L->w_up, a->xn, n, a->ff2);
-    if (m->arch == SAC_ARCH_GEMMA) sac_gelu_rows(a->ff, a->ff2, F);
-    else sac_silu_rows(a->ff, a->ff2, F);
+    sac_activation_rows(m->arch == SAC_ARCH_GEMMA ? SAC_ACT_GELU : SAC_ACT_SILU, a->ff, a->ff2, F);
     matmul(ctx, &L->w_down, a->ff, n, a->proj);
 }
 

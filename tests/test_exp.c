@@ -101,8 +101,7 @@ static void test_activations(void) {
     for (int gated = 0; gated <= 1; gated++)
         for (int which = 0; which <= 1; which++) {
             memcpy(row, x, sizeof(float) * N);
-            if (which == 0) sac_gelu_rows(row, gated ? mul : NULL, N);
-            else sac_silu_rows(row, gated ? mul : NULL, N);
+            sac_activation_rows(which == 0 ? SAC_ACT_GELU : SAC_ACT_SILU, row, gated ? mul : NULL, N);
             for (int32_t i = 0; i < N; i++) {
                 const float a = which == 0 ? sac_gelu(x[i]) : sac_silu(x[i]), want = gated ? a * mul[i] : a;
                 mismatches += memcmp(&want, &row[i], sizeof want) != 0;

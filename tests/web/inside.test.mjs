@@ -285,7 +285,12 @@ describe('on a phone', () => {
       await page.click('#generate');
       await finished(page);
       await frames(page);
-      const last = (await page.$$eval('#output .tok', (s) => s.length)) - 1;
+      // the last token that has a box to tap (a newline token has none)
+      const last = await page.$$eval('#output .tok', (toks) => {
+        const shown = toks.filter((t) => { const r = t.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
+        return Number(shown[shown.length - 1].dataset.i);
+      });
+      assert.ok(last > 1, `a late token to tap (${last})`);
       await page.tap(`#output .tok[data-i="${last}"]`);
       await frames(page);
       const seen = await page.evaluate((row) => {
