@@ -2,10 +2,12 @@
  * scores (sac_kv_scores), softmax (sac_softmax_exp and the scaling by 1/Σ, as forward.c does)
  * and the weighted sum of values (sac_kv_mix), one thread, for a GPT-2-small-sized shape
  * (12 layers of 12 heads of 64, blocks of heads as one thread takes them), f32 and bf16 caches
- * laid out as the model's (each head's rows together, room for 2048), at depths 128 and 2048. The cache is left as a decode token leaves it: before each layer's
- * passes, 128 MB / 12 of other memory is read (the layer's weights), so the keys and values come
- * from memory, not from L2. Prints nanoseconds per key per head of each pass, the best of
- * several tokens, and `read`: the same key and value bytes read in address order (the floor).
+ * laid out as the model's (each head's rows together, room for 2048), at depths 128 and 2048.
+ * The cache is left as a decode token leaves it: before each layer's passes, 128 MB / 12 of
+ * other memory is read (the layer's weights), so the keys and values come from memory, not from
+ * L2. Prints nanoseconds per key per head of each pass, the best of several tokens, and `read`:
+ * the same key and value bytes read in address order (the floor natively; in wasm this scalar
+ * loop is slower than the passes themselves).
  *
  * make bench-kv-attention (BENCH_KV_ARGS) builds and runs it natively and in wasm (Node).
  * arguments: [heads per block (default 12; 6 is what each of 2 threads takes)] [tokens (default 24)] */

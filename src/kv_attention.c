@@ -250,7 +250,7 @@ INLINE void mix_piece(float *restrict out, const float *restrict w, const void *
 /* Keys per run: all of them when each head's rows are contiguous (a run would break the head's
  * one stream into pieces: 2-2.5x slower, make bench-kv-attention), else KEY_RUN. */
 static inline int32_t key_run(const sac_kv_heads *a) {
-    return a->kv_stride == a->head_dim || a->n_keys < KEY_RUN ? a->n_keys : KEY_RUN;
+    return a->kv_stride == a->head_dim ? a->n_keys : KEY_RUN;
 }
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
