@@ -18,7 +18,7 @@ import {
   DownloadMeter, announcedSize, formatBytes, memoryRefusal, rateText, refusalBeforeDownload,
 } from '../../web/model-picker.mjs';
 import { withCharTokenizer } from '../js/gguf.mjs';
-import { root, useBrowser, watchErrors } from './helpers.mjs';
+import { frames, root, useBrowser, watchErrors } from './helpers.mjs';
 
 const GB = 2 ** 30;
 const HF = 'https://huggingface.co/';
@@ -203,6 +203,7 @@ describe('the page: real models', () => {
       await page.click('#generate');
       await page.waitForFunction(() => document.getElementById('stop').disabled && !document.getElementById('generate').disabled
         && /tokens? ·/.test(document.getElementById('speed').textContent), null, { timeout: 30_000 });
+      await frames(page); // the token line is drawn in the next animation frame
       assert.ok((await page.$$('#output .tok')).length >= 4);
       assert.deepEqual(errors, []);
     } finally {
