@@ -63,7 +63,7 @@ dist/saccade-st.mjs: $(WASM_ST_OBJ) build/wasm/exports.json src/js/node-esm-shim
 	$(EMCC_RUN) $(WASM_ST_OBJ) -o $@ $(WASM_LDFLAGS) $(WASM_ST_LINK)
 
 # The relaxed builds: the mt and st objects, but src/kernels.c compiled with -mrelaxed-simd,
-# which gives its Q8_0 and Q4_0 kernels i32x4.relaxed_dot_i8x16_i7x16_add_s. clang 14 cannot
+# which gives its K-quant kernels i32x4.relaxed_dot_i8x16_i7x16_add_s. clang 14 cannot
 # emit that instruction, so they emit a placeholder of the same shape, which
 # scripts/relaxed-patch.mjs rewrites in the linked module; the link keeps the function names
 # (--profiling-funcs) so that the script can check where each placeholder is, and drops them.

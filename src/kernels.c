@@ -29,13 +29,15 @@
  * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
  * step is redone with the full conversion (malformed or extreme files only).
  *
- * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the Q8_0, Q4_0 and K-quant kernels
- * compute the same int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every
- * lane of its second operand is in [0, 127] (no engine may saturate then): Q4_0 takes its
- * unsigned nibbles as that operand and subtracts 8 * sum(x) per block; Q8_0, whose weights are
- * full int8, takes the activations split as x = x+ - x-, both in [0, 127]; the K-quants' matvec
- * takes their unsigned levels (their offsets already come from the activation sums). The float
- * steps are untouched, so the results keep their bits. See RELAXED below. */
+ * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the K-quant kernels compute the same
+ * int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its
+ * second operand is in [0, 127] (no engine may saturate then): their matvec takes the unsigned
+ * levels as that operand (the offsets already come from the activation sums). The float steps
+ * are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family kernels
+ * keep their int16 dots in the relaxed builds too: on x86 without AVX-VNNI V8 expands the
+ * relaxed dot into several instructions, and in Chromium (AMD EPYC, 2 threads) Q8_0 then
+ * prefilled 273 against 457 tokens/s and decoded 146 against 175, Q4_0 379 / 442 and 172 / 187;
+ * the K-quants' matvec gained (Q4_K decode 183 against 142). */
 #include "kernels.h"
 
 #include <math.h>
@@ -141,9 +143,8 @@ static int q8_values_end(int64_t n_in, int64_t n_batch, int with_sums, size_t *b
 }
 
 #ifdef __wasm_simd128__
-/* sum(x) per block as int32 ([block][batch]) follows the int16 values (in the relaxed builds,
- * after their int8 copies): a format whose decode leaves its offset in q subtracts
- * offset · sum(x) from each integer dot (quant_format). */
+/* sum(x) per block as int32 ([block][batch]) follows the int16 values: a format whose decode
+ * leaves its offset in q subtracts offset · sum(x) from each integer dot (quant_format). */
 static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
     uint64_t n;
     if (!sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) || !sac_mul_u64(n, sizeof(int32_t), &n) ||
@@ -154,47 +155,9 @@ static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
 }
 #endif
 
-#ifdef RELAXED
-/* The relaxed kernels' copy of the values follows the int16 ones: per row and block, x,
- * x+ = max(x, 0) and x- = max(-x, 0) as int8 (RELAXED_BLOCK bytes, [batch][block]).
- *
- * x lies in [-127, 127] (|x| * (127 / amax) rounds to at most 127) except when 127 / amax
- * overflows to inf (amax below 127 / FLT_MAX): then the int8 copies saturate, but the block's
- * scale d, rounded to f16, is 0, so the block adds isum * (d_w * 0) = ±0 to a sum that is never
- * -0 whatever isum is, and the result keeps the int16 kernels' bits. */
-#define RELAXED_BLOCK (3 * SAC_QK)
-static int relaxed_bytes(int64_t n_in, int64_t n_batch, size_t *blocks) {
-    uint64_t n, b;
-    if (!sac_mul_u64((uint64_t)(n_in / SAC_QK), (uint64_t)n_batch, &n) || !sac_mul_u64(n, RELAXED_BLOCK, &b) ||
-        b > SIZE_MAX / 2)
-        return 0;
-    *blocks = (size_t)b;
-    return 1;
-}
-#endif
-
-#ifdef __wasm_simd128__
-/* The bytes from the end of the int16 values to the block sums: the relaxed builds' int8 copies. */
-static size_t xsum_at(int64_t n_in, int64_t n_batch) {
-    size_t blocks = 0;
-#ifdef RELAXED
-    relaxed_bytes(n_in, n_batch, &blocks); /* q8_size checked it */
-#else
-    (void)n_in;
-    (void)n_batch;
-#endif
-    return blocks;
-}
-#endif
-
 static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
     size_t end;
     if (!q8_values_end(n_in, n_batch, with_sums, &end)) return 0;
-#ifdef RELAXED
-    size_t blocks;
-    if (!relaxed_bytes(n_in, n_batch, &blocks) || blocks > SIZE_MAX - end) return 0;
-    end += blocks;
-#endif
 #ifdef __wasm_simd128__
     size_t sums;
     if (!xsum_bytes(n_in, n_batch, &sums) || sums > SIZE_MAX - end) return 0;
@@ -211,11 +174,8 @@ typedef struct q8_activations {
     const int16_t *q; /* [batch][n_in] */
     const float *d;   /* [block][batch] */
     const float *s;   /* [block][batch], Q8_1 only */
-#ifdef RELAXED
-    const int8_t *r;      /* [batch][block] x, x+, x- (RELAXED_BLOCK bytes) */
-#endif
 #ifdef __wasm_simd128__
-    const int32_t *xsum;  /* [block][batch] */
+    const int32_t *xsum; /* [block][batch] */
 #endif
 } q8_activations;
 
@@ -229,10 +189,7 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
 #ifdef __wasm_simd128__
     size_t end = 0;
     q8_values_end(t->n_in, t->n_batch, with_sums, &end);
-#ifdef RELAXED
-    a.r = (const int8_t *)(base + end);
-#endif
-    a.xsum = (const int32_t *)(base + end + xsum_at(t->n_in, t->n_batch));
+    a.xsum = (const int32_t *)(base + end);
 #endif
     return a;
 }
@@ -286,19 +243,6 @@ static int32_t block_sum(const int16_t *q) {
 }
 #endif
 
-#ifdef RELAXED
-/* A block's x (int16) as int8 x, x+ and x- (see relaxed_bytes). */
-static void relaxed_block(const int16_t *q, int8_t *r) {
-    const v128_t zero = wasm_i8x16_splat(0);
-    for (int k = 0; k < 2; k++) {
-        v128_t x = wasm_i8x16_narrow_i16x8(wasm_v128_load(q + 16 * k), wasm_v128_load(q + 16 * k + 8));
-        wasm_v128_store(r + 16 * k, x);
-        wasm_v128_store(r + SAC_QK + 16 * k, wasm_i8x16_max(x, zero));
-        wasm_v128_store(r + 2 * SAC_QK + 16 * k, wasm_i8x16_max(wasm_i8x16_neg(x), zero));
-    }
-}
-#endif
-
 static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t b0, int64_t b1, void *act,
                           int with_sums) {
     size_t scales = 0, head = 0;
@@ -314,17 +258,9 @@ static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t
 #ifdef __wasm_simd128__
     size_t end = 0;
     q8_values_end(n_in, n_batch, with_sums, &end);
-    int32_t *xsum = (int32_t *)((char *)act + end + xsum_at(n_in, n_batch));
-#ifdef RELAXED
-    int8_t *r = (int8_t *)((char *)act + end);
-#endif
+    int32_t *xsum = (int32_t *)((char *)act + end);
     for (int64_t b = b0; b < b1; b++)
-        for (int64_t blk = 0; blk < nb; blk++) {
-            xsum[blk * n_batch + b] = block_sum(xq + b * n_in + blk * SAC_QK);
-#ifdef RELAXED
-            relaxed_block(xq + b * n_in + blk * SAC_QK, r + (b * nb + blk) * RELAXED_BLOCK);
-#endif
-        }
+        for (int64_t blk = 0; blk < nb; blk++) xsum[blk * n_batch + b] = block_sum(xq + b * n_in + blk * SAC_QK);
 #endif
 }
 
@@ -502,50 +438,15 @@ static inline int32_t block_dot(const int16_t *restrict w, const int16_t *restri
 /* A quantized format, as the generic bodies take it: bytes per block, the block decoder, and
  * whether an f16 minimum m follows d (Q4_1, Q5_1: value = d q + m, with Q8_1 activations,
  * whose block sums s make the m term m * s). */
-#ifdef RELAXED
-/* A block's integer dot with the activations' relaxed block x[6] (x, x+, x-: two vectors each)
- * as four partial sums, before the format's offset correction (minus offset * sum(x)). */
-typedef v128_t (*relaxed_dot_fn)(const char *block, const v128_t x[6]);
-
-static inline void relaxed_x(const int8_t *xr, v128_t x[6]) {
-    for (int k = 0; k < 6; k++) x[k] = wasm_v128_load(xr + 16 * k);
-}
-
-/* Q8_0: w . x = w . x+ - w . x- (the weights as the signed operand, w = -128 included). */
-static inline v128_t relaxed_dot_q8_0(const char *block, const v128_t x[6]) {
-    const int8_t *qs = ((const block_q8_0 *)block)->qs;
-    v128_t w0 = wasm_v128_load(qs), w1 = wasm_v128_load(qs + 16), zero = wasm_i32x4_splat(0);
-    v128_t pos = SAC_RELAXED_DOT_ADD(w1, x[3], SAC_RELAXED_DOT_ADD(w0, x[2], zero));
-    v128_t neg = SAC_RELAXED_DOT_ADD(w1, x[5], SAC_RELAXED_DOT_ADD(w0, x[4], zero));
-    return wasm_i32x4_sub(pos, neg);
-}
-
-/* Q4_0: the nibbles q (0-15) as the unsigned operand; q - 8 is the offset's work. */
-static inline v128_t relaxed_dot_q4_0(const char *block, const v128_t x[6]) {
-    v128_t packed = wasm_v128_load(((const block_q4_0 *)block)->qs);
-    v128_t lo = wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(packed, 4);
-    return SAC_RELAXED_DOT_ADD(x[1], hi, SAC_RELAXED_DOT_ADD(x[0], lo, wasm_i32x4_splat(0)));
-}
-#endif
-
 typedef struct quant_format {
     size_t block_bytes;
     decode_fn decode;
     int has_min;
-    /* The SIMD kernels' decode and relaxed_dot give each q plus this (Q4_0's nibbles as they are,
+    /* The SIMD kernels' decode gives each q plus this (Q4_0's nibbles as they are,
      * 8 more than its values): their integer dots subtract offset · sum(x), an exact integer.
      * The plain C decode subtracts it itself. */
     int offset;
-#ifdef RELAXED
-    relaxed_dot_fn relaxed_dot; /* or NULL: the int16 path */
-#endif
 } quant_format;
-
-#ifdef RELAXED
-#define USES_RELAXED(f) ((f).relaxed_dot != NULL)
-#else
-#define USES_RELAXED(f) 0
-#endif
 
 static inline float block_scale(quant_format f, const char *row, int64_t blk) {
     uint16_t d;
@@ -568,20 +469,9 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
 #ifdef __wasm_simd128__
 
     for (int64_t blk = 0; blk < nb; blk++) {
-        int32_t isum;
-#ifdef RELAXED
-        if (USES_RELAXED(f)) {
-            v128_t xr[6];
-            relaxed_x(a->r + (b * nb + blk) * RELAXED_BLOCK, xr);
-            isum = hsum_i32(f.relaxed_dot(row + (size_t)blk * f.block_bytes, xr)) -
-                   f.offset * a->xsum[blk * t->n_batch + b];
-        } else
-#endif
-        {
-            v128_t w[4];
-            f.decode(row + (size_t)blk * f.block_bytes, w);
-            isum = hsum_i32(block_dot(w, x + blk * SAC_QK)) - f.offset * a->xsum[blk * t->n_batch + b];
-        }
+        v128_t w[4];
+        f.decode(row + (size_t)blk * f.block_bytes, w);
+        int32_t isum = hsum_i32(block_dot(w, x + blk * SAC_QK)) - f.offset * a->xsum[blk * t->n_batch + b];
         float scale = block_scale(f, row, blk) * a->d[blk * t->n_batch + b];
         acc = acc + (float)isum * scale;
         if (f.has_min) acc = acc + block_min(f, row, blk) * a->s[blk * t->n_batch + b];
@@ -632,8 +522,8 @@ static inline v128_t f16_of_rows4(const char *r0, const char *r1, const char *r2
     return f16_high_finite_to_f32(h);
 }
 
-KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int relaxed,
-                          int exact, int64_t o, const char *ahead, v128_t *seen) {
+KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int exact, int64_t o,
+                          const char *ahead, v128_t *seen) {
     int64_t nb = t->n_in / SAC_QK;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
     const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
@@ -644,29 +534,17 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         (void)next[0];
         (void)next[CACHE_LINE];
         size_t at = (size_t)blk * f.block_bytes;
-        v128_t isum;
-#ifdef RELAXED
-        if (relaxed) {
-            v128_t xr[6];
-            relaxed_x(a->r + blk * RELAXED_BLOCK, xr);
-            isum = sum4_i32(f.relaxed_dot(r0 + at, xr), f.relaxed_dot(r1 + at, xr), f.relaxed_dot(r2 + at, xr),
-                            f.relaxed_dot(r3 + at, xr));
-            isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
-        } else
-#endif
-        {
-            v128_t w[4], s0, s1, s2, s3;
-            f.decode(r0 + at, w);
-            s0 = block_dot(w, x);
-            f.decode(r1 + at, w);
-            s1 = block_dot(w, x);
-            f.decode(r2 + at, w);
-            s2 = block_dot(w, x);
-            f.decode(r3 + at, w);
-            s3 = block_dot(w, x);
-            isum = sum4_i32(s0, s1, s2, s3);
-            if (f.offset) isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
-        }
+        v128_t w[4], s0, s1, s2, s3;
+        f.decode(r0 + at, w);
+        s0 = block_dot(w, x);
+        f.decode(r1 + at, w);
+        s1 = block_dot(w, x);
+        f.decode(r2 + at, w);
+        s2 = block_dot(w, x);
+        f.decode(r3 + at, w);
+        s3 = block_dot(w, x);
+        v128_t isum = sum4_i32(s0, s1, s2, s3);
+        if (f.offset) isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
         v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, exact, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
@@ -688,8 +566,8 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
         /* the next four rows, or these again at the end of the matrix: nothing past it */
         const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, &a, f, USES_RELAXED(f), 0, o, ahead, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, &a, f, USES_RELAXED(f), 1, o, ahead, &seen); /* an inf or NaN scale */
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, &a, f, 0, o, ahead, &seen);
+        if (seen_special(seen)) acc = quant_rows4(t, &a, f, 1, o, ahead, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
@@ -707,22 +585,6 @@ KERNEL void quant_matmat_rows(const sac_kernel_task *t, const q8_activations *a,
         v128_t acc[2] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f)};
         for (int64_t blk = 0; blk < nb; blk++) {
             v128_t isum[2];
-#ifdef RELAXED
-            if (USES_RELAXED(f)) {
-                const char *block = row + (size_t)blk * f.block_bytes;
-                for (int g = 0; g < rows / 4; g++) {
-                    const int8_t *xr = a->r + ((b + 4 * g) * nb + blk) * RELAXED_BLOCK;
-                    v128_t x[6], s[4];
-                    for (int i = 0; i < 4; i++) {
-                        relaxed_x(xr + i * nb * RELAXED_BLOCK, x);
-                        s[i] = f.relaxed_dot(block, x);
-                    }
-                    isum[g] = wasm_i32x4_sub(sum4_i32(s[0], s[1], s[2], s[3]),
-                                             wasm_i32x4_mul(wasm_i32x4_splat(f.offset),
-                                                            wasm_v128_load(a->xsum + blk * n_batch + b + 4 * g)));
-                }
-            } else
-#endif
             {
                 v128_t w[4];
                 f.decode(row + (size_t)blk * f.block_bytes, w);
@@ -1869,16 +1731,11 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
     }
 }
 
-#ifdef RELAXED
-#define RELAXED_DOT(fn) , fn
-#else
-#define RELAXED_DOT(fn)
-#endif
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0 RELAXED_DOT(relaxed_dot_q8_0)})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8 RELAXED_DOT(relaxed_dot_q4_0)})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0 RELAXED_DOT(NULL)})
-#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0 RELAXED_DOT(NULL)})
-#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 RELAXED_DOT(NULL)})
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }

@@ -43,7 +43,7 @@ export interface Runtime {
   /** A sentence saying why this variant and thread count were chosen. */
   reason: string;
   /**
-   * The relaxed-SIMD build runs (dist/saccade-relaxed-*): its Q8_0 and Q4_0 kernels use
+   * The relaxed-SIMD build runs (dist/saccade-relaxed-*): its K-quant kernels use
    * i32x4.relaxed_dot_i8x16_i7x16_add_s, with results bitwise those of the SIMD128 build. Chosen
    * where the engine runs that instruction right (checked on a test vector, not just validated);
    * training always runs the SIMD128 trainer.

@@ -61,7 +61,7 @@ function threadChoice(threads, variant) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Relaxed SIMD: the relaxed builds (dist/saccade-relaxed-*) compute the Q8_0 and Q4_0 block dots
+// Relaxed SIMD: the relaxed builds (dist/saccade-relaxed-*) compute the K-quants' block dots
 // with i32x4.relaxed_dot_i8x16_i7x16_add_s, bitwise the results of the SIMD128 builds. An engine
 // qualifies when it runs the instruction right, not merely when it validates it: Node 20's V8
 // (behind --experimental-wasm-relaxed-simd) validates it but returns twice the dot product

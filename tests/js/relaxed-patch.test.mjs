@@ -35,25 +35,25 @@ const decoys = [0x41, ...PLACEHOLDER, 0x1a, // i32.const 22525, drop
 const real = [...decoys, ...PLACEHOLDER];
 
 test('rewrites the placeholder instruction and nothing inside immediates; drops the names', () => {
-  const bytes = module('sac_matvec_q8_0', real);
+  const bytes = module('sac_matvec_q4_K', real);
   const { bytes: out, count, functions } = patchRelaxed(bytes);
   assert.equal(count, 1);
-  assert.deepEqual(functions, { sac_matvec_q8_0: 1 });
+  assert.deepEqual(functions, { sac_matvec_q4_K: 1 });
   const at = bytes.indexOf(0x0b, bytes.length - 40) - 3; // the placeholder ends the body
   const want = bytes.slice(0, at + 3);
   want.set([0xfd, 0x93, 0x02], at);
   assert.deepEqual(out.slice(0, at + 3), want, 'only the three bytes of the instruction change');
-  const name = new TextEncoder().encode('sac_matvec_q8_0');
+  const name = new TextEncoder().encode('sac_matvec_q4_K');
   assert.equal(Buffer.from(out).indexOf(Buffer.from(name)), -1, 'the name section is dropped');
-  assert.equal(out.length, bytes.length - names('sac_matvec_q8_0').length);
+  assert.equal(out.length, bytes.length - names('sac_matvec_q4_K').length);
 });
 
 test('refuses a module without a placeholder, an unknown opcode, a placeholder elsewhere, no names', () => {
-  assert.throws(() => patchRelaxed(module('sac_matvec_q8_0', [...decoys, 0x1a, 0x1a, 0x1a, 0xfd, 0x0c, ...Array(16).fill(0)])),
+  assert.throws(() => patchRelaxed(module('sac_matvec_q4_K', [...decoys, 0x1a, 0x1a, 0x1a, 0xfd, 0x0c, ...Array(16).fill(0)])),
     /no placeholder/);
-  assert.throws(() => patchRelaxed(module('sac_matvec_q8_0', [0xfd, 0xb0, 0x01, ...real])), /unknown opcode 0xfd 176/);
-  assert.throws(() => patchRelaxed(module('sac_matvec_q8_0', [0x06, 0x40, ...real])), /unknown opcode 0x6/);
-  assert.throws(() => patchRelaxed(module('sac_matvec_q8_0', [0xfd, 0x93, 0x02, ...real])), /unknown opcode 0xfd 275/);
+  assert.throws(() => patchRelaxed(module('sac_matvec_q4_K', [0xfd, 0xb0, 0x01, ...real])), /unknown opcode 0xfd 176/);
+  assert.throws(() => patchRelaxed(module('sac_matvec_q4_K', [0x06, 0x40, ...real])), /unknown opcode 0x6/);
+  assert.throws(() => patchRelaxed(module('sac_matvec_q4_K', [0xfd, 0x93, 0x02, ...real])), /unknown opcode 0xfd 275/);
   assert.throws(() => patchRelaxed(module('sac_matvec_f32', real)), /in sac_matvec_f32, which is not a relaxed kernel/);
   assert.throws(() => patchRelaxed(module(null, real)), /no function names/);
 });
