@@ -59,7 +59,7 @@ static inline v128_t sac_silu4(v128_t x) {
 }
 #endif
 
-enum sac_activation { SAC_ACT_GELU, SAC_ACT_SILU };
+enum sac_activation { SAC_ACT_NONE, SAC_ACT_GELU, SAC_ACT_SILU };
 
 /* x[i] ← act(x[i]), times mul[i] when mul is given. */
 static inline void sac_activation_rows(enum sac_activation act, float *x, const float *mul, int64_t n) {

@@ -46,15 +46,6 @@ static void norm_rows(const sac_model *m, float *out, const float *x, int32_t n,
     }
 }
 
-static void add_bias(float *y, const sac_vector *b, int32_t n_rows) {
-    for (int32_t t = 0; t < n_rows; t++)
-        for (int64_t i = 0; i < b->n; i++) y[t * b->n + i] += b->data[i];
-}
-
-static void add_into(float *x, const float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) x[i] += y[i];
-}
-
 /* encdec positions: PE[p][2i] = sin(p / 10000^(2i/E)), PE[p][2i+1] = cos(same). */
 static void add_sinusoid(float *x, int32_t pos, int64_t E) {
     for (int64_t i = 0; i < E / 2; i++) {
@@ -211,6 +202,13 @@ static void matmul(sac_context *ctx, const sac_matrix *w, const float *x, int32_
     sac_matmul(ctx->pool, w, x, n, y, ctx->act.work);
 }
 
+/* The product, then bias, activation and residual as `then` says, each output in the thread
+ * that computed it (matmul.h): no serial pass over the outputs between two pool runs. */
+static void matmul_then(sac_context *ctx, const sac_matrix *w, const float *x, int32_t n, float *y,
+                        sac_epilogue then) {
+    sac_matmul_then(ctx->pool, w, x, n, y, ctx->act.work, &then);
+}
+
 /* Queries into act.q and new keys/values into act.k/act.v, with biases and RoPE. */
 static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     const sac_model *m = ctx->model;
@@ -218,8 +216,7 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     const int64_t E = m->info.n_embd, kv_dim = (int64_t)m->info.n_head_kv * m->info.head_dim;
     if (!sac_arch_llama_like(m->arch)) {
         /* fused rows: Q, then K, then V */
-        matmul(ctx, &L->wqkv, a->xn, n, a->qkv);
-        add_bias(a->qkv, &L->bqkv, n);
+        matmul_then(ctx, &L->wqkv, a->xn, n, a->qkv, (sac_epilogue){.bias = L->bqkv.data});
         for (int32_t t = 0; t < n; t++) {
             const float *row = a->qkv + t * 3 * E;
             memcpy(a->q + t * E, row, (size_t)E * sizeof(float));
@@ -228,12 +225,10 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
         }
         return;
     }
-    matmul(ctx, &L->wq, a->xn, n, a->q);
-    matmul(ctx, &L->wk, a->xn, n, a->k);
-    matmul(ctx, &L->wv, a->xn, n, a->v);
-    if (L->bq.data) add_bias(a->q, &L->bq, n); /* qwen2 (and some llama files) */
-    if (L->bk.data) add_bias(a->k, &L->bk, n);
-    if (L->bv.data) add_bias(a->v, &L->bv, n);
+    /* biases: qwen2 (and some llama files) */
+    matmul_then(ctx, &L->wq, a->xn, n, a->q, (sac_epilogue){.bias = L->bq.data});
+    matmul_then(ctx, &L->wk, a->xn, n, a->k, (sac_epilogue){.bias = L->bk.data});
+    matmul_then(ctx, &L->wv, a->xn, n, a->v, (sac_epilogue){.bias = L->bv.data});
     if (ctx->no_positions) return; /* no RoPE */
     for (int32_t t = 0; t < n; t++) {
         const float *cs = a->rope + (int64_t)t * m->info.rope_dim;
@@ -242,32 +237,29 @@ static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
     }
 }
 
+/* x += FFN(xn) */
 static void feed_forward(sac_context *ctx, const sac_layer *L, int32_t n) {
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
-    const int64_t F = (int64_t)n * m->info.n_ff;
     if (!sac_arch_llama_like(m->arch)) {
-        matmul(ctx, &L->w_up, a->xn, n, a->ff);
-        add_bias(a->ff, &L->b_up, n);
-        sac_activation_rows(SAC_ACT_GELU, a->ff, NULL, F);
-        matmul(ctx, &L->w_down, a->ff, n, a->proj);
-        add_bias(a->proj, &L->b_down, n);
+        matmul_then(ctx, &L->w_up, a->xn, n, a->ff, (sac_epilogue){.bias = L->b_up.data, .activation = SAC_ACT_GELU});
+        matmul_then(ctx, &L->w_down, a->ff, n, a->proj, (sac_epilogue){.bias = L->b_down.data, .residual = a->x});
         return;
     }
-    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)); gemma gates with GELU instead */
-    matmul(ctx, &L->w_gate, a->xn, n, a->ff);
+    /* SwiGLU: down(silu(gate(x)) ⊙ up(x)); gemma gates with GELU instead. up first, so that
+     * the gate's outputs are activated and multiplied as they are computed. */
     matmul(ctx, &L->w_up, a->xn, n, a->ff2);
-    sac_activation_rows(m->arch == SAC_ARCH_GEMMA ? SAC_ACT_GELU : SAC_ACT_SILU, a->ff, a->ff2, F);
-    matmul(ctx, &L->w_down, a->ff, n, a->proj);
+    matmul_then(ctx, &L->w_gate, a->xn, n, a->ff,
+                (sac_epilogue){.activation = m->arch == SAC_ARCH_GEMMA ? SAC_ACT_GELU : SAC_ACT_SILU, .mul = a->ff2});
+    matmul_then(ctx, &L->w_down, a->ff, n, a->proj, (sac_epilogue){.residual = a->x});
 }
 
 /* x += W_o · attention(norm(x)) + b_o, for the attention already described by project_qkv's
  * output and the given keys. */
 static void attention_block_output(sac_context *ctx, const sac_layer *L, int32_t n) {
     sac_activations *a = &ctx->act;
-    matmul(ctx, &L->wo, a->att, n, a->proj);
-    if (L->bo.data) add_bias(a->proj, &L->bo, n); /* gpt2, encdec; optional in llama */
-    add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
+    /* b_o: gpt2, encdec; optional in llama */
+    matmul_then(ctx, &L->wo, a->att, n, a->proj, (sac_epilogue){.bias = L->bo.data, .residual = a->x});
 }
 
 /* encdec decoder blocks: x += W_co · cross_attention(W_cq · norm(x), encoder) */
@@ -275,21 +267,17 @@ static void cross_attention_block(sac_context *ctx, const sac_layer *L, int32_t 
     sac_activations *a = &ctx->act;
     const int64_t E = ctx->model->info.n_embd, span = (int64_t)ctx->n_ctx * E;
     norm_rows(ctx->model, a->xn, a->x, n, &L->cross_norm, &L->cross_norm_b);
-    matmul(ctx, &L->cross_q, a->xn, n, a->q);
-    add_bias(a->q, &L->cross_bq, n);
+    matmul_then(ctx, &L->cross_q, a->xn, n, a->q, (sac_epilogue){.bias = L->cross_bq.data});
     const float *k = ctx->cross_k + l * span; /* f32: see sac_kv_type */
     attend(ctx, SAC_ATTENTION_CROSS, l, n, k, ctx->cross_v + l * span, SAC_KV_F32, E, ctx->model->info.head_dim,
            ctx->src_mask, ctx->n_src, k, E);
-    matmul(ctx, &L->cross_o, a->att, n, a->proj);
-    add_bias(a->proj, &L->cross_bo, n);
-    add_into(a->x, a->proj, n * E);
+    matmul_then(ctx, &L->cross_o, a->att, n, a->proj, (sac_epilogue){.bias = L->cross_bo.data, .residual = a->x});
 }
 
 static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) {
     sac_activations *a = &ctx->act;
     norm_rows(ctx->model, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
     feed_forward(ctx, L, n);
-    add_into(a->x, a->proj, (int64_t)n * ctx->model->info.n_embd);
 }
 
 /* The batch's new keys and values into one layer's cache (starting layer_at values in), at
@@ -369,8 +357,7 @@ void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n) {
     /* What every decoder layer's cross-attention reads: K|V projections of the encoder output. */
     for (int32_t l = 0; l < hp->n_layer; l++) {
         const sac_layer *L = &m->layers[l];
-        matmul(ctx, &L->cross_kv, a->xn, n, a->qkv);
-        add_bias(a->qkv, &L->cross_bkv, n);
+        matmul_then(ctx, &L->cross_kv, a->xn, n, a->qkv, (sac_epilogue){.bias = L->cross_bkv.data});
         for (int32_t t = 0; t < n; t++) {
             memcpy(ctx->cross_k + l * span + t * E, a->qkv + t * 2 * E, (size_t)E * sizeof(float));
             memcpy(ctx->cross_v + l * span + t * E, a->qkv + t * 2 * E + E, (size_t)E * sizeof(float));

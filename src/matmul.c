@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "activation.h"
 #include "types.h"
 
 size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch) {
@@ -44,6 +45,7 @@ typedef struct row_range {
 typedef struct matmul_call {
     sac_rows_fn kernel; /* the type's matvec or matmat */
     sac_kernel_task task;
+    const sac_epilogue *epilogue; /* or NULL */
     int64_t unit; /* rows per unit of work: whole SAC_ROW_TILE groups */
     int n_ranges;
     row_range ranges[MAX_RANGES];
@@ -77,6 +79,23 @@ static void cut_ranges(matmul_call *c, int n) {
     }
 }
 
+/* The epilogue on outputs [o0, o1) of every activation row. */
+static void finish_rows(const matmul_call *c, int64_t o0, int64_t o1) {
+    const sac_epilogue *e = c->epilogue;
+    const int64_t n_out = c->task.n_out, n = o1 - o0;
+    for (int64_t b = 0; b < c->task.n_batch; b++) {
+        float *y = c->task.y + b * n_out + o0;
+        if (e->bias)
+            for (int64_t i = 0; i < n; i++) y[i] += e->bias[o0 + i];
+        if (e->activation != SAC_ACT_NONE)
+            sac_activation_rows((enum sac_activation)e->activation, y, e->mul ? e->mul + b * n_out + o0 : NULL, n);
+        if (e->residual) {
+            float *r = e->residual + b * n_out + o0;
+            for (int64_t i = 0; i < n; i++) r[i] += y[i];
+        }
+    }
+}
+
 static void matmul_rows(void *arg, int ith, int nth) {
     (void)nth;
     matmul_call *c = arg;
@@ -87,23 +106,34 @@ static void matmul_rows(void *arg, int ith, int nth) {
             if (o0 >= r->end) break;
             int64_t o1 = o0 + c->unit < r->end ? o0 + c->unit : r->end;
             c->kernel(&c->task, o0, o1);
+            if (c->epilogue) finish_rows(c, o0, o1);
         }
     }
 }
 
 void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch, float *y,
                 void *work) {
+    sac_matmul_then(pool, w, x, n_batch, y, work, NULL);
+}
+
+void sac_matmul_then(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch, float *y,
+                     void *work, const sac_epilogue *epilogue) {
     const sac_type_traits *tr = sac_type_traits_get(w->type);
     if (!tr || n_batch <= 0 || w->n_out <= 0) return;
     if (w->n_in <= 0) { /* empty sums */
         memset(y, 0, sizeof(float) * (size_t)(n_batch * w->n_out));
+        if (epilogue) {
+            matmul_call c = {.task = {.n_out = w->n_out, .n_batch = n_batch, .y = y}, .epilogue = epilogue};
+            finish_rows(&c, 0, w->n_out);
+        }
         return;
     }
     size_t row_bytes;
     if (!sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return; /* the loader checked the shapes */
     matmul_call c = {.kernel = n_batch == 1 ? tr->matvec : tr->matmat,
                      .task = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out,
-                              .n_batch = n_batch, .x = x, .y = y}};
+                              .n_batch = n_batch, .x = x, .y = y},
+                     .epilogue = epilogue};
     const sac_type_traits *act = sac_type_vec_dot_traits(tr);
     if (act->quantize_activations) {
         c.task.act = work;

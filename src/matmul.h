@@ -41,4 +41,20 @@ size_t sac_matmul_work_size(const sac_matrix *w, int64_t n_batch);
 void sac_matmul(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch,
                 float *y, void *work);
 
+/* What sac_matmul_then does to each output y[b][o] after its product, in the thread that
+ * computed it — while the row is in cache, and without a serial pass between two pool runs:
+ *   y ← act(y + bias[o]) · mul[b][o], then residual[b][o] ← residual[b][o] + y.
+ * Every part is optional (NULL, SAC_ACT_NONE); each is the operation the separate pass would
+ * do, so the bits are the same. */
+typedef struct sac_epilogue {
+    const float *bias;      /* [n_out] */
+    int activation;         /* enum sac_activation (activation.h); 0 is SAC_ACT_NONE */
+    const float *mul;       /* [n_batch][n_out]: the gated forms' other half */
+    float *residual;        /* [n_batch][n_out] */
+} sac_epilogue;
+
+/* sac_matmul, then the epilogue (NULL: none). */
+void sac_matmul_then(sac_pool *pool, const sac_matrix *w, const float *x, int64_t n_batch, float *y,
+                     void *work, const sac_epilogue *epilogue);
+
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activation.h"
 #include "check.h"
 #include "matmul.h"
 #include "types.h"
@@ -1119,6 +1120,53 @@ static void test_matvec_reads_stay_inside(void) {
             }
 }
 
+/* sac_matmul_then: bias, activation (alone or gated) and residual applied by the threads that
+ * computed each output give the bits of sac_matmul followed by the separate passes, for every
+ * thread count, batch size and a row count that is no multiple of a unit or of four. */
+static void test_epilogue(void) {
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0, SAC_TYPE_Q4_K};
+    const int64_t batches[] = {1, 5, 9};
+    const enum sac_activation acts[] = {SAC_ACT_NONE, SAC_ACT_GELU, SAC_ACT_SILU};
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
+        for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++)
+            for (size_t ai = 0; ai < sizeof acts / sizeof *acts; ai++) {
+                const int64_t n_in = 256, n_out = 301, n_batch = batches[bi], n = n_batch * n_out;
+                uint64_t s = 1000 + ti * 100 + bi * 10 + ai;
+                sac_matrix w = {types[ti], n_in, n_out, make_weights(types[ti], n_in, n_out, &s)};
+                float *x = make_activations(n_in * n_batch, &s), *bias = make_activations(n_out, &s);
+                float *mul = make_activations(n, &s), *res0 = make_activations(n, &s);
+                /* the separate passes, as forward.c did them */
+                float *want = run_matmul(NULL, &w, x, n_batch), *want_res = malloc(sizeof(float) * (size_t)n);
+                for (int64_t b = 0; b < n_batch; b++)
+                    for (int64_t o = 0; o < n_out; o++) want[b * n_out + o] += bias[o];
+                if (acts[ai] != SAC_ACT_NONE) sac_activation_rows(acts[ai], want, ai == 2 ? mul : NULL, n);
+                for (int64_t i = 0; i < n; i++) want_res[i] = res0[i] + want[i];
+                size_t work_size = sac_matmul_work_size(&w, n_batch);
+                void *work = work_size ? malloc(work_size) : NULL;
+                float *y = malloc(sizeof(float) * (size_t)n), *res = malloc(sizeof(float) * (size_t)n);
+                for (int k = 0; k <= 4; k++) {
+                    memcpy(res, res0, sizeof(float) * (size_t)n);
+                    const sac_epilogue e = {.bias = bias, .activation = acts[ai], .mul = ai == 2 ? mul : NULL,
+                                            .residual = res};
+                    sac_matmul_then(pools[k], &w, x, n_batch, y, work, &e);
+                    CHECK_MSG(memcmp(y, want, sizeof(float) * (size_t)n) == 0 &&
+                                  memcmp(res, want_res, sizeof(float) * (size_t)n) == 0,
+                              "%s batch %lld act %d, %d threads: not the separate passes' bits",
+                              sac_type_traits_get(types[ti])->name, (long long)n_batch, (int)acts[ai], k);
+                }
+                free(work);
+                free(y);
+                free(res);
+                free(want);
+                free(want_res);
+                free(x);
+                free(bias);
+                free(mul);
+                free(res0);
+                free((void *)w.data);
+            }
+}
+
 int main(void) {
 #ifdef __wasm_relaxed_simd__
     printf("test_matmul: kernels compiled with wasm relaxed SIMD\n");
@@ -1138,6 +1186,7 @@ int main(void) {
            sac_pool_size(pools[2]), sac_pool_size(pools[3]), sac_pool_size(pools[4]));
     RUN(test_work_size);
     RUN(test_work_size_overflow);
+    RUN(test_epilogue);
     RUN(test_work_size_overflow_all_layouts);
     RUN(test_activation_quantization_exact);
     RUN(test_int8_extremes);
