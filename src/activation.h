@@ -1,5 +1,6 @@
-/* activation.h — the feed-forward activations (GELU, SiLU) on rows of values, for forward.c;
- * a header so that test_exp can check the vector form against the scalar one. */
+/* activation.h — the feed-forward activations (GELU, SiLU) on rows of values, for the matmul's
+ * epilogue (matmul.h); a header so that test_exp can check the vector form against the scalar
+ * one. */
 #ifndef SAC_ACTIVATION_H
 #define SAC_ACTIVATION_H
 
@@ -12,7 +13,7 @@
  * is given (the gated forms). Their exponentials are exp.h's, of arguments made non-positive,
  * four lanes at a time in the SIMD128 builds with the same operations as the scalar form (each
  * its own statement, so nothing is fused): the bits are those of every build. (musl's expf,
- * the wasm libc's, cost ~5 ns a call, and these loops run on one thread between the matmuls.) */
+ * the wasm libc's, cost ~5 ns a call, and these loops run once per output of a feed-forward.) */
 
 /* GPT-2's tanh approximation of GELU, 0.5·x·(1 + tanh u) with u = √(2/π)·(x + 0.044715·x³), and
  * tanh |u| = (1 − t) / (1 + t), t = e^{−2|u|} (the sign put back): saturates to ±1 where t

@@ -59,8 +59,8 @@ static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const ch
  * converted to the weights' vec_dot type; sac_matmul_work_size). Every 2-D tensor of the file
  * counts, bound or not, so no matrix can be missed. SIZE_MAX, with *culprit (when not NULL),
  * when one cannot be addressed: a batch must be addressable in f32 (the activations themselves), and each
- * converted copy's size is overflow-checked by its type (the relaxed builds' is larger than
- * the f32 batch). */
+ * converted copy's size is overflow-checked by its type (a copy need not be smaller than the
+ * f32 batch). */
 static size_t workspace_bytes(const sac_model *m, int64_t n_batch, const gguf_tensor **culprit) {
     size_t work = 0;
     for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
