@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAC_ROW_TILE 4 /* weight rows per matvec step: row ranges should be whole tiles */
+#define SAC_ROW_TILE 4   /* weight rows per matvec step: row ranges should be whole tiles */
+#define SAC_PANEL_ROWS 8 /* weight rows per matmat panel: its units of rows should be whole panels */
 
 /* The work of one sac_matmul call, shared by all threads. */
 typedef struct sac_kernel_task {

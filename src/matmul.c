@@ -59,12 +59,15 @@ typedef struct matmul_call {
  * ranges are shared out. (From one shared counter the threads' units interleaved, and each
  * unit a thread took started a new stream: bench_decode, Node, 2 threads, AMD EPYC, F32 29-32
  * → 33-38 GB/s, Q8_0 +10-20%.) A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one
- * L1 block of rows that stays in cache while every group of activation rows passes over it. */
+ * L1 block of rows that stays in cache while every group of activation rows passes over it, in
+ * whole panels of SAC_PANEL_ROWS rows (the wasm kernels of the Q8_0 family decode that many at
+ * once). */
 static int64_t rows_per_unit(const sac_kernel_task *t) {
     size_t bytes = t->n_batch == 1 ? 64u * 1024u : 16u * 1024u;
+    const int64_t tile = t->n_batch == 1 ? SAC_ROW_TILE : SAC_PANEL_ROWS;
     int64_t rows = (int64_t)(bytes / (t->row_bytes ? t->row_bytes : 1));
-    rows = rows / SAC_ROW_TILE * SAC_ROW_TILE;
-    return rows < SAC_ROW_TILE ? SAC_ROW_TILE : rows;
+    rows = rows / tile * tile;
+    return rows < tile ? tile : rows;
 }
 
 /* Range r of n over the rows: boundaries on whole SAC_ROW_TILE groups, the last one at n_out. */
