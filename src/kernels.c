@@ -585,7 +585,15 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
  * as everywhere else (acc = acc + (float)isum * (d_w * d_x), then + m_w * s_x). */
 #define PANEL_QUADS (SAC_PANEL_ROWS / 4) /* weight rows in a panel, in fours */
 #define PANEL_BLOCKS 8 /* blocks of each row in a panel: 4.5 KB on the stack */
-#define PANEL_ACTS 4   /* activation rows per step */
+/* Activation rows per step. The relaxed builds run only in browsers (Node 20 gets relaxed SIMD
+ * wrong), whose V8 keeps the 12 sums of six rows in registers: +10-20% over four in Chromium
+ * 156 (bench_kernels, 1 thread). Node 20's V8 spills them there (-20%), so the SIMD128 builds,
+ * which Node runs, take four. The bits are the same either way. */
+#ifdef __wasm_relaxed_simd__
+#define PANEL_ACTS 6
+#else
+#define PANEL_ACTS 4
+#endif
 typedef struct quant_panel {
     v128_t w[PANEL_BLOCKS][SAC_QK / 2][PANEL_QUADS]; /* pairs of int16 values, offsets removed */
     v128_t d[PANEL_BLOCKS][PANEL_QUADS];             /* f32 scales of four rows */
