@@ -80,6 +80,7 @@
 #define BATCH_TILE 4 /* activation rows per matmat step */
 #define FLOAT_LANES 8
 #define CACHE_LINE 64 /* bytes; the quantized matvec's read-ahead loads are this far apart */
+#define FLOAT_AHEAD_ROWS 8 /* how far ahead the 2-byte float matvecs read (float_matvec) */
 
 static const char *weight_row(const sac_kernel_task *t, int64_t o) {
     return t->w + (size_t)o * t->row_bytes;
@@ -1703,7 +1704,9 @@ static inline void lanes_dot(float acc[FLOAT_LANES], const float *restrict w,
 #define CONVERT_RUN 256
 
 /* One output: dot of a weight row with one activation row. */
-KERNEL float float_dot(float_format f, const char *row, const float *x, int64_t n) {
+/* `ahead`: where the wasm loop also reads one byte per sixteen values (the matvec's read-ahead,
+ * float_matvec), or row itself. */
+KERNEL float float_dot(float_format f, const char *row, const char *ahead, const float *x, int64_t n) {
     int64_t n8 = n - n % FLOAT_LANES;
 #ifdef __wasm_simd128__
     float sum = 0.0f;
@@ -1714,6 +1717,7 @@ KERNEL float float_dot(float_format f, const char *row, const float *x, int64_t 
         /* sixteen values a step, in the same order: BF16 reads 13.6 → 18.6 GB/s (bench_decode, 1 thread) */
         for (; i + 2 * FLOAT_LANES <= n8; i += 2 * FLOAT_LANES) {
             v128_t lo, hi, lo2, hi2;
+            (void)((const volatile char *)ahead)[(size_t)i * f.elem_bytes];
             f.load8(row, i, exact, &lo, &hi, &seen);
             f.load8(row, i + FLOAT_LANES, exact, &lo2, &hi2, &seen);
             acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(lo, wasm_v128_load(x + i)));
@@ -1738,6 +1742,7 @@ KERNEL float float_dot(float_format f, const char *row, const float *x, int64_t 
         lanes_dot(acc, f.convert(row, c, m, buf), x + c, m);
     }
     float sum = fold_lanes(acc);
+    (void)ahead;
 #endif
     return add_leftover(sum, f, row, x, n);
 }
@@ -1781,10 +1786,12 @@ static inline void f16_bits_eo(v128_t h, v128_t *even, v128_t *odd, v128_t *seen
     *odd = wasm_v128_and(wasm_i32x4_shr(h, 3), mask);
 }
 
-/* One row against the prepared activations; *seen as load8_f16 collects it. */
-static inline float f16_dot_scaled(const char *row, const float *xs, int64_t n8, v128_t *seen) {
+/* One row against the prepared activations; *seen as load8_f16 collects it. One byte of each
+ * cache line at `ahead` is read too (float_matvec). */
+static inline float f16_dot_scaled(const char *row, const char *ahead, const float *xs, int64_t n8, v128_t *seen) {
     v128_t even = wasm_f32x4_splat(0.0f), odd = even;
     for (int64_t i = 0; i < n8; i += FLOAT_LANES) {
+        if (i % (CACHE_LINE / 2) == 0) (void)((const volatile char *)ahead)[i * 2];
         v128_t we, wo;
         f16_bits_eo(wasm_v128_load(row + (size_t)i * 2), &we, &wo, seen);
         even = wasm_f32x4_add(even, wasm_f32x4_mul(we, wasm_v128_load(xs + i)));
@@ -1801,9 +1808,9 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; o++) {
         const char *row = weight_row(t, o);
         v128_t seen = wasm_i32x4_splat(0);
-        float sum = f16_dot_scaled(row, xs, n8, &seen);
+        float sum = f16_dot_scaled(row, ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1), xs, n8, &seen);
         /* an inf or NaN weight: the exact conversion */
-        t->y[o] = seen_special(seen) ? float_dot(FORMAT_F16, row, t->x, n) : add_leftover(sum, FORMAT_F16, row, t->x, n);
+        t->y[o] = seen_special(seen) ? float_dot(FORMAT_F16, row, row, t->x, n) : add_leftover(sum, FORMAT_F16, row, t->x, n);
     }
     return 1;
 }
@@ -1817,14 +1824,21 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
  * GB/s. Rows taken in pairs, with a load from the rows further on to draw the
  * prefetcher (as quant_rows4 does), reached 17-20 GB/s there (86-90% of the stream on an
  * Intel Xeon, where it was first measured). Two chains of adds per row are enough for these
- * rates: 32 bytes per add latency. (F16 stays compute-bound: ~0.1% of random or trained
- * weights are subnormal halves, whose conversion multiplies a subnormal f32, which x86 cores
- * finish in microcode.) */
+ * rates: 32 bytes per add latency. The 2-byte formats, which use more operations per byte,
+ * also read one byte a cache line from eight rows further on: on an Intel Xeon VM (bench_decode,
+ * Node, 2 threads) F16 29 → 42 and BF16 50 → 58 tokens/s; F32, which did not gain (-6%), does
+ * without. */
 KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, int64_t o1) {
 #ifdef __wasm_simd128__
     if (f.inexact_specials && f16_matvec_scaled(t, o0, o1)) return;
 #endif
-    for (int64_t o = o0; o < o1; o++) t->y[o] = float_dot(f, weight_row(t, o), t->x, t->n_in);
+    for (int64_t o = o0; o < o1; o++) {
+        const char *row = weight_row(t, o), *ahead = row;
+#ifdef __wasm_simd128__
+        if (f.elem_bytes < sizeof(float)) ahead = ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1);
+#endif
+        t->y[o] = float_dot(f, row, ahead, t->x, t->n_in);
+    }
 }
 
 /* y[b][o] for every b and the weight rows o in [c0, c1), whose data starts at `rows` with
@@ -1864,8 +1878,10 @@ KERNEL void float_matmat_rows(const sac_kernel_task *t, float_format f, const ch
         }
     }
     for (; b < n_batch; b++)
-        for (int64_t o = c0; o < c1; o++)
-            t->y[b * n_out + o] = float_dot(f, rows + (size_t)(o - c0) * row_bytes, t->x + b * n, n);
+        for (int64_t o = c0; o < c1; o++) {
+            const char *row = rows + (size_t)(o - c0) * row_bytes;
+            t->y[b * n_out + o] = float_dot(f, row, row, t->x + b * n, n);
+        }
 }
 
 /* Rows narrower than f32 are converted to f32 once per chunk of rows (exactly, so the sums
@@ -1997,7 +2013,7 @@ void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_
  * ---------------------------------------------------------------------------------------- */
 
 float sac_dot_f32(const float *a, const float *b, int64_t n) {
-    return float_dot(FORMAT_F32, (const char *)a, b, n);
+    return float_dot(FORMAT_F32, (const char *)a, (const char *)a, b, n);
 }
 
 void sac_axpy_f32(float *y, float a, const float *x, int64_t n) {
