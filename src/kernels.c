@@ -642,15 +642,27 @@ KERNEL void fill_panel(const sac_kernel_task *t, quant_format f, int64_t o, int 
     }
 }
 
-/* The panel against activation rows b..b+acts-1: their sums so far are in y (zero before the
- * first blocks), and go back there. */
-KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
-                       int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
-    const int64_t n_out = t->n_out, n_batch = t->n_batch;
-    v128_t acc[PANEL_QUADS][PANEL_ACTS];
+/* A panel step's sums of activation rows b..b+acts-1 with weight rows o..o+4*quads-1: kept in y
+ * between the panels of a row's blocks (zero before the first). */
+KERNEL void panel_sums_load(const sac_kernel_task *t, int64_t o, int quads, int64_t b, int acts, int first,
+                            v128_t acc[PANEL_QUADS][PANEL_ACTS]) {
     for (int q = 0; q < quads; q++)
         for (int r = 0; r < acts; r++)
-            acc[q][r] = first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(t->y + (b + r) * n_out + o + 4 * q);
+            acc[q][r] = first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(t->y + (b + r) * t->n_out + o + 4 * q);
+}
+
+KERNEL void panel_sums_store(const sac_kernel_task *t, int64_t o, int quads, int64_t b, int acts,
+                             v128_t acc[PANEL_QUADS][PANEL_ACTS]) {
+    for (int q = 0; q < quads; q++)
+        for (int r = 0; r < acts; r++) wasm_v128_store(t->y + (b + r) * t->n_out + o + 4 * q, acc[q][r]);
+}
+
+/* The panel against activation rows b..b+acts-1 (panel_sums_load). */
+KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
+                       int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
+    const int64_t n_batch = t->n_batch;
+    v128_t acc[PANEL_QUADS][PANEL_ACTS];
+    panel_sums_load(t, o, quads, b, acts, first, acc);
     for (int k = 0; k < nblk; k++) {
         const int64_t blk = blk0 + k;
         const int16_t *x = a->q + b * t->n_in + blk * SAC_QK;
@@ -674,8 +686,7 @@ KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_
             }
         }
     }
-    for (int q = 0; q < quads; q++)
-        for (int r = 0; r < acts; r++) wasm_v128_store(t->y + (b + r) * n_out + o + 4 * q, acc[q][r]);
+    panel_sums_store(t, o, quads, b, acts, acc);
 }
 
 /* The panel against every activation row, PANEL_ACTS at a time. */
@@ -1405,14 +1416,12 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
         }
 }
 
-/* The panel against activation rows b..b+acts-1, their sums so far in y (as panel_step). */
+/* The panel against activation rows b..b+acts-1 (panel_sums_load). */
 KERNEL void kpanel_step(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
                         int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
-    const int64_t n_in = t->n_in, n_out = t->n_out, n_batch = t->n_batch, ng = n_in / 16;
+    const int64_t n_in = t->n_in, n_batch = t->n_batch, ng = n_in / 16;
     v128_t acc[PANEL_QUADS][PANEL_ACTS];
-    for (int q = 0; q < quads; q++)
-        for (int r = 0; r < acts; r++)
-            acc[q][r] = first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(t->y + (b + r) * n_out + o + 4 * q);
+    panel_sums_load(t, o, quads, b, acts, first, acc);
     for (int k = 0; k < nblk; k++) {
         const int64_t blk = blk0 + k;
         const int16_t *x = a->q + b * n_in + blk * SAC_QK_K;
@@ -1446,8 +1455,7 @@ KERNEL void kpanel_step(const sac_kernel_task *t, const q8k_activations *a, kqua
                                                                      wasm_f32x4_mul(p->dmin[k][q], dx)));
         }
     }
-    for (int q = 0; q < quads; q++)
-        for (int r = 0; r < acts; r++) wasm_v128_store(t->y + (b + r) * n_out + o + 4 * q, acc[q][r]);
+    panel_sums_store(t, o, quads, b, acts, acc);
 }
 
 KERNEL void kpanel_pass(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
