@@ -14,8 +14,9 @@
  *     n % 8 leftover products summed in order and added.
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
- * computed together (4 weight rows per step for the quantized matvec, 2 for the float one;
- * 8, then 4 activation rows per weight row for the quantized matmat, 4 for the float one), never
+ * computed together (4 weight rows per step for the quantized matvec, 1 for the float one;
+ * for the quantized matmat in wasm, panels of 8 weight rows against 4 or 6 activation rows at a
+ * time, and in plain C 8, then 4 activation rows per weight row; 4 for the float matmat), never
  * the arithmetic of one output. (The wasm
  * F16 matvec moves a power-of-two scale from the weights to the activations, which leaves
  * every product exactly as it was: see f16_matvec_scaled.)
@@ -32,7 +33,8 @@
  * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the K-quant kernels compute the same
  * int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its
  * second operand is in [0, 127] (no engine may saturate then): their matvec takes the unsigned
- * levels as that operand (the offsets already come from the activation sums). The float steps
+ * levels as that operand (the offsets already come from the activation sums); their matmat
+ * (the panel) keeps the int16 dot, which serves a whole prompt per decoded block. The float steps
  * are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family kernels
  * keep their int16 dots in the relaxed builds too: on x86 without AVX-VNNI V8 expands the
  * relaxed dot into several instructions, and in Chromium (AMD EPYC, 2 threads) Q8_0 then
@@ -586,10 +588,11 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
  * as everywhere else (acc = acc + (float)isum * (d_w * d_x), then + m_w * s_x). */
 #define PANEL_QUADS (SAC_PANEL_ROWS / 4) /* weight rows in a panel, in fours */
 #define PANEL_BLOCKS 8 /* blocks of each row in a panel: 4.5 KB on the stack */
-/* Activation rows per step. The relaxed builds run only in browsers (Node 20 gets relaxed SIMD
- * wrong), whose V8 keeps the 12 sums of six rows in registers: +10-20% over four in Chromium
- * 156 (bench_kernels, 1 thread). Node 20's V8 spills them there (-20%), so the SIMD128 builds,
- * which Node runs, take four. The bits are the same either way. */
+/* Activation rows per step. The relaxed builds run where the loader's probe of the relaxed dot
+ * passes, so far only in browsers (Node 20 gets it wrong), and Chromium 156's V8 keeps the 12
+ * sums of six rows in registers: +10-20% over four (bench_kernels, 1 thread). Node 20's V8
+ * spills them (-20%), so the SIMD128 builds, which Node runs, take four. (A Node whose relaxed
+ * dot passes would run six unmeasured.) The bits are the same either way. */
 #ifdef __wasm_relaxed_simd__
 #define PANEL_ACTS 6
 #else
@@ -1384,7 +1387,7 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0,
  * levels times their group's scale), as int16 pairs interleaved across the four rows, and the
  * group mins likewise, so one i32x4.dot_i16x8 with a splatted activation pair gives four rows'
  * partial isums (msums with a pair of bsums). The float steps are kblock_add's. */
-#define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 8.7 KB on the stack */
+#define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 8.6 KB on the stack */
 typedef struct kquant_panel {
     v128_t w[KPANEL_BLOCKS][SAC_QK_K / 2][PANEL_QUADS]; /* pairs of scaled levels */
     v128_t m[KPANEL_BLOCKS][8][PANEL_QUADS];            /* pairs of group mins */
@@ -1712,8 +1715,8 @@ static inline void lanes_dot(float acc[FLOAT_LANES], const float *restrict w,
 #define CONVERT_RUN 256
 
 /* One output: dot of a weight row with one activation row. */
-/* `ahead`: where the wasm loop also reads one byte per sixteen values (the matvec's read-ahead,
- * float_matvec), or row itself. */
+/* `ahead`: where the wasm loop of a 2-byte format also reads one byte per sixteen values (the
+ * matvec's read-ahead, float_matvec), or row itself. */
 KERNEL float float_dot(float_format f, const char *row, const char *ahead, const float *x, int64_t n) {
     int64_t n8 = n - n % FLOAT_LANES;
 #ifdef __wasm_simd128__
@@ -1725,7 +1728,7 @@ KERNEL float float_dot(float_format f, const char *row, const char *ahead, const
         /* sixteen values a step, in the same order: BF16 reads 13.6 → 18.6 GB/s (bench_decode, 1 thread) */
         for (; i + 2 * FLOAT_LANES <= n8; i += 2 * FLOAT_LANES) {
             v128_t lo, hi, lo2, hi2;
-            (void)((const volatile char *)ahead)[(size_t)i * f.elem_bytes];
+            if (f.elem_bytes < sizeof(float)) (void)((const volatile char *)ahead)[(size_t)i * f.elem_bytes];
             f.load8(row, i, exact, &lo, &hi, &seen);
             f.load8(row, i + FLOAT_LANES, exact, &lo2, &hi2, &seen);
             acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(lo, wasm_v128_load(x + i)));
@@ -1833,7 +1836,8 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
  * prefetcher (as quant_rows4 does), reached 17-20 GB/s there (86-90% of the stream on an
  * Intel Xeon, where it was first measured). Two chains of adds per row are enough for these
  * rates: 32 bytes per add latency. The 2-byte formats, which use more operations per byte,
- * also read one byte a cache line from eight rows further on: on an Intel Xeon VM (bench_decode,
+ * also read one byte per sixteen values (F16's scaled path: per cache line) from eight rows
+ * further on: on an Intel Xeon VM (bench_decode,
  * Node, 2 threads) F16 29 → 42 and BF16 50 → 58 tokens/s; F32, which did not gain (-6%), does
  * without. */
 KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, int64_t o1) {

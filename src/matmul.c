@@ -51,6 +51,9 @@ typedef struct matmul_call {
     row_range ranges[MAX_RANGES];
 } matmul_call;
 
+/* The rows a kernel step takes together: units and ranges are whole groups of them. */
+static int64_t row_tile(const sac_kernel_task *t) { return t->n_batch == 1 ? SAC_ROW_TILE : SAC_PANEL_ROWS; }
+
 /* Threads take units of rows rather than a fixed slice each, so a thread that gets less of its
  * core (a VM's stolen time, a busy or a small core) just takes fewer units while the others
  * take more. Which thread computes a row never changes its bits. Each thread first takes the
@@ -60,25 +63,26 @@ typedef struct matmul_call {
  * unit a thread took started a new stream: bench_decode, Node, 2 threads, AMD EPYC, F32 29-32
  * → 33-38 GB/s, Q8_0 +10-20%.) A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one
  * L1 block of rows that stays in cache while every group of activation rows passes over it, in
- * whole panels of SAC_PANEL_ROWS rows (the wasm kernels of the Q8_0 family decode that many at
- * once). */
+ * whole panels of SAC_PANEL_ROWS rows (the quantized wasm matmats decode that many at once). */
 static int64_t rows_per_unit(const sac_kernel_task *t) {
     size_t bytes = t->n_batch == 1 ? 64u * 1024u : 16u * 1024u;
-    const int64_t tile = t->n_batch == 1 ? SAC_ROW_TILE : SAC_PANEL_ROWS;
+    const int64_t tile = row_tile(t);
     int64_t rows = (int64_t)(bytes / (t->row_bytes ? t->row_bytes : 1));
     rows = rows / tile * tile;
     return rows < tile ? tile : rows;
 }
 
-/* Range r of n over the rows: boundaries on whole SAC_ROW_TILE groups, the last one at n_out. */
+/* Range r of n over the rows: boundaries on whole groups (SAC_ROW_TILE rows for matvec, a panel
+ * for matmat), the last one at n_out. */
 static void cut_ranges(matmul_call *c, int n) {
-    const int64_t groups = (c->task.n_out + SAC_ROW_TILE - 1) / SAC_ROW_TILE;
+    const int64_t tile = row_tile(&c->task);
+    const int64_t groups = (c->task.n_out + tile - 1) / tile;
     c->n_ranges = n;
     for (int r = 0; r < n; r++) {
         int64_t g0, g1;
         sac_split(groups, r, n, &g0, &g1);
-        atomic_init(&c->ranges[r].next, g0 * SAC_ROW_TILE);
-        c->ranges[r].end = g1 * SAC_ROW_TILE < c->task.n_out ? g1 * SAC_ROW_TILE : c->task.n_out;
+        atomic_init(&c->ranges[r].next, g0 * tile);
+        c->ranges[r].end = g1 * tile < c->task.n_out ? g1 * tile : c->task.n_out;
     }
 }
 
