@@ -33,6 +33,7 @@ export class RowPanel {
     this.tau = 1;
     this.unscaled = false;
     this.seq = 0;
+    this.draws = 0;
   }
 
   close() {
@@ -72,17 +73,20 @@ export class RowPanel {
   }
 
   /** The scores the softmax reads: as captured, or without the 1/√d. */
-  #scores() {
+  #scores(unscaled) {
     const { scores, scale } = this.row;
-    return this.unscaled ? scores.map((s) => (s === -Infinity ? s : s / scale)) : scores;
+    return unscaled ? scores.map((s) => (s === -Infinity ? s : s / scale)) : scores;
   }
 
+  /** Redraws with the controls as they are now. Draws overlap (each waits for the worker's
+   * softmax, and a slider sends many): only the latest one lands, with the τ it computed. */
   async #draw() {
     const r = this.row;
-    const seq = this.seq;
-    const scores = this.#scores();
-    const weights = await this.probe('softmax', { scores, temperature: this.tau });
-    if (seq !== this.seq || this.row !== r) return;
+    const seq = this.seq, draw = ++this.draws;
+    const tau = this.tau, unscaled = this.unscaled;
+    const scores = this.#scores(unscaled);
+    const weights = await this.probe('softmax', { scores, temperature: tau });
+    if (seq !== this.seq || this.row !== r || draw !== this.draws) return;
     const sum = weights.reduce((a, b) => a + b, 0);
     const d = r.headDim;
     const dots = Array.from({ length: r.keys }, (_, j) => {
@@ -93,13 +97,13 @@ export class RowPanel {
 
     const parts = this.#parts();
     parts.formula.innerHTML = `a<sub>j</sub> = softmax(s / τ)<sub>j</sub> = exp(s<sub>j</sub> / τ) / Σ<sub>i</sub> exp(s<sub>i</sub> / τ), ` +
-      (this.unscaled ? 's<sub>j</sub> = q · k<sub>j</sub> &nbsp;(the 1/√d removed)'
+      (unscaled ? 's<sub>j</sub> = q · k<sub>j</sub> &nbsp;(the 1/√d removed)'
         : `s<sub>j</sub> = q · k<sub>j</sub> / √d &nbsp;(d = ${d}, 1/√d = ${r.scale.toPrecision(4)})`) +
-      ` &nbsp;·&nbsp; τ = ${this.tau.toFixed(2)}`;
-    parts.tauValue.textContent = this.tau.toFixed(2);
+      ` &nbsp;·&nbsp; τ = ${tau.toFixed(2)}`;
+    parts.tauValue.textContent = tau.toFixed(2);
 
     const body = el('tbody');
-    const same = this.tau === 1 && !this.unscaled && weights.every((w, j) => Math.fround(w) === Math.fround(r.probs[j]));
+    const same = tau === 1 && !unscaled && weights.every((w, j) => Math.fround(w) === Math.fround(r.probs[j]));
     for (let j = 0; j < r.keys; j++) {
       const masked = scores[j] === -Infinity;
       const bar = el('span', { class: 'row-bar' });
@@ -110,7 +114,7 @@ export class RowPanel {
         el('td', { class: 'row-weight' }, el('span', { class: 'row-bar-box' }, bar), ' ', fmt(weights[j]))));
     }
     const table = el('table', { class: 'row-table', 'aria-label': 'the row over its keys' },
-      el('thead', {}, el('tr', {}, ...['#', 'key', 'q · k', this.unscaled ? 's = q · k' : 's = q · k / √d', 'a = softmax(s / τ)']
+      el('thead', {}, el('tr', {}, ...['#', 'key', 'q · k', unscaled ? 's = q · k' : 's = q · k / √d', 'a = softmax(s / τ)']
         .map((t) => el('th', { scope: 'col', text: t })))),
       body,
       el('tfoot', {}, el('tr', {}, el('td', { colspan: '4', text: '' }), el('td', { id: 'row-sum', text: `Σ = ${sum.toFixed(4)}` }))));
