@@ -449,6 +449,7 @@ typedef struct quant_format {
      * 8 more than its values): their integer dots subtract offset · sum(x), an exact integer.
      * The plain C decode subtracts it itself. */
     int offset;
+    int nibbles; /* Q4_0, Q4_1: the SIMD matvec takes the bytes whole (nibble_activations) */
 } quant_format;
 
 static inline float block_scale(quant_format f, const char *row, int64_t blk) {
@@ -562,19 +563,75 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
 }
 #endif
 
-KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
-    q8_activations a = q8_view(t, f.has_min);
+#ifdef __wasm_simd128__
+/* The matvec of the 4-bit formats, one decode step shorter. With b = a block's bytes, whose
+ * low nibbles l take activations x[0..15] and high ones h x[16..31]:
+ *   Σ l_j x_j + Σ h_j x_{16+j} = Σ b_j x_j + Σ h_j (x_{16+j} - 16 x_j),   as b_j = l_j + 16 h_j,
+ * so the bytes go into the dot whole (no mask) against x[0..15], and the high nibbles against
+ * x[16..31] - 16 x[0..15], prepared once per range of rows (|x| <= 127: within ±2159). The
+ * integer sums are the same, so the results are too. bench_decode (Node, AMD EPYC Zen 5), Q4_0
+ * matvecs of a GPT-2-small token: 1 thread 156-158 -> 166-170, 2 threads 280-284 -> 307-308
+ * tokens/s. */
+#define NIBBLE_PREPARED_MAX 16384 /* activation values prepared on the stack (32 KB) */
+
+/* 16 bytes of nibbles as they are (against x[0..15]) and their high nibbles (against the
+ * prepared x[16..31]), in 16-bit lanes. */
+static inline void decode_bytes_and_high(const uint8_t *qs, v128_t q[4]) {
+    v128_t packed = wasm_v128_load(qs);
+    q[0] = wasm_u16x8_extend_low_u8x16(packed);
+    q[1] = wasm_u16x8_extend_high_u8x16(packed);
+    q[2] = wasm_u16x8_shr(q[0], 4);
+    q[3] = wasm_u16x8_shr(q[1], 4);
+}
+
+static inline void decode_q4_0_bytes(const char *block, v128_t q[4]) {
+    decode_bytes_and_high(((const block_q4_0 *)block)->qs, q);
+}
+
+static inline void decode_q4_1_bytes(const char *block, v128_t q[4]) {
+    decode_bytes_and_high(((const block_q4_1 *)block)->qs, q);
+}
+
+/* The activations in that form: values 16..31 of each block become x[16..31] - 16 x[0..15]. */
+static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *prepared) {
+    for (int64_t i = 0; i < n_in; i += SAC_QK) {
+        v128_t x0 = wasm_v128_load(q + i), x1 = wasm_v128_load(q + i + 8);
+        wasm_v128_store(prepared + i, x0);
+        wasm_v128_store(prepared + i + 8, x1);
+        wasm_v128_store(prepared + i + 16, wasm_i16x8_sub(wasm_v128_load(q + i + 16), wasm_i16x8_shl(x0, 4)));
+        wasm_v128_store(prepared + i + 24, wasm_i16x8_sub(wasm_v128_load(q + i + 24), wasm_i16x8_shl(x1, 4)));
+    }
+}
+#endif
+
+KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
+                              int64_t o1) {
     int64_t o = o0;
 #ifdef __wasm_simd128__
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
         /* the next four rows, or these again at the end of the matrix: nothing past it */
         const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, &a, f, 0, o, ahead, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, &a, f, 1, o, ahead, &seen); /* an inf or NaN scale */
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, 0, o, ahead, &seen);
+        if (seen_special(seen)) acc = quant_rows4(t, a, f, 1, o, ahead, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
-    for (; o < o1; o++) t->y[o] = quant_dot(t, &a, f, o, 0);
+    for (; o < o1; o++) t->y[o] = quant_dot(t, a, f, o, 0);
+}
+
+KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
+    q8_activations a = q8_view(t, f.has_min);
+#ifdef __wasm_simd128__
+    if (f.nibbles && t->n_in <= NIBBLE_PREPARED_MAX) {
+        int16_t prepared[NIBBLE_PREPARED_MAX];
+        nibble_activations(a.q, t->n_in, prepared);
+        a.q = prepared;
+        f.decode = f.has_min ? decode_q4_1_bytes : decode_q4_0_bytes;
+        quant_matvec_rows(t, &a, f, o0, o1);
+        return;
+    }
+#endif
+    quant_matvec_rows(t, &a, f, o0, o1);
 }
 
 #ifdef __wasm_simd128__
@@ -2044,11 +2101,11 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
     }
 }
 
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0})
-#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0})
-#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0})
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0, 0})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8, 1})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0, 0})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0, 1})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0, 0})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
