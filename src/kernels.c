@@ -1755,25 +1755,17 @@ KERNEL void float_dot4_pass(float_format f, int exact, const char *row, const fl
  * halves would not. */
 KERNEL void f32_dot2x4_half(const float *w0, const float *w1, const float *const x[4], int64_t i0, int64_t i1,
                             v128_t s[8]) {
-    v128_t s00 = s[0], s01 = s[1], s02 = s[2], s03 = s[3], s10 = s[4], s11 = s[5], s12 = s[6], s13 = s[7];
-    const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    v128_t s0[4], s1[4]; /* a local copy, which the compiler keeps in registers */
+    for (int k = 0; k < 4; k++) s0[k] = s[k], s1[k] = s[4 + k];
     for (int64_t i = i0; i < i1; i += FLOAT_LANES) {
-        v128_t a = wasm_v128_load(w0 + i), b = wasm_v128_load(w1 + i), v;
-        v = wasm_v128_load(x0 + i);
-        s00 = wasm_f32x4_add(s00, wasm_f32x4_mul(a, v));
-        s10 = wasm_f32x4_add(s10, wasm_f32x4_mul(b, v));
-        v = wasm_v128_load(x1 + i);
-        s01 = wasm_f32x4_add(s01, wasm_f32x4_mul(a, v));
-        s11 = wasm_f32x4_add(s11, wasm_f32x4_mul(b, v));
-        v = wasm_v128_load(x2 + i);
-        s02 = wasm_f32x4_add(s02, wasm_f32x4_mul(a, v));
-        s12 = wasm_f32x4_add(s12, wasm_f32x4_mul(b, v));
-        v = wasm_v128_load(x3 + i);
-        s03 = wasm_f32x4_add(s03, wasm_f32x4_mul(a, v));
-        s13 = wasm_f32x4_add(s13, wasm_f32x4_mul(b, v));
+        v128_t a = wasm_v128_load(w0 + i), b = wasm_v128_load(w1 + i);
+        for (int k = 0; k < 4; k++) {
+            v128_t v = wasm_v128_load(x[k] + i);
+            s0[k] = wasm_f32x4_add(s0[k], wasm_f32x4_mul(a, v));
+            s1[k] = wasm_f32x4_add(s1[k], wasm_f32x4_mul(b, v));
+        }
     }
-    s[0] = s00, s[1] = s01, s[2] = s02, s[3] = s03;
-    s[4] = s10, s[5] = s11, s[6] = s12, s[7] = s13;
+    for (int k = 0; k < 4; k++) s[k] = s0[k], s[4 + k] = s1[k];
 }
 
 /* Values per half pass, so that the second half finds the first's lines in L1 (six rows of
