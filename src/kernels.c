@@ -16,10 +16,12 @@
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
  * computed together (4 weight rows per step for the quantized matvec, 1 for the float one;
  * for the quantized matmat in wasm, panels of 8 weight rows against 4 or 6 activation rows at a
- * time, and in plain C 8, then 4 activation rows per weight row; 4 for the float matmat), never
- * the arithmetic of one output. (The wasm
- * F16 matvec moves a power-of-two scale from the weights to the activations, which leaves
- * every product exactly as it was: see f16_matvec_scaled.)
+ * time (the K-quants 4), and in plain C 8, then 4 activation rows per weight row; for the float
+ * matmat 4 activation rows per weight row, in wasm 2 f32 weight rows at a time), never the
+ * arithmetic of one output. (The wasm F16 matvec moves a power-of-two scale from the weights to
+ * the activations, which leaves every product exactly as it was: see f16_matvec_scaled; the
+ * wasm Q4_0/Q4_1 matvec forms the same exact integer sums from whole bytes: see
+ * nibble_activations.)
  *
  * Each family has one generic body, and a type's kernels are that body specialized by the
  * type's format: its block size and a block decoder (quantized), or its element loaders
