@@ -451,7 +451,10 @@ typedef struct quant_format {
      * 8 more than its values): their integer dots subtract offset · sum(x), an exact integer.
      * The plain C decode subtracts it itself. */
     int offset;
-    int nibbles; /* Q4_0, Q4_1: the SIMD matvec takes the bytes whole (nibble_activations) */
+#ifdef __wasm_simd128__
+    /* Q4_0, Q4_1: the matvec's decoder of whole bytes (nibble_activations); NULL elsewhere */
+    decode_fn decode_bytes;
+#endif
 } quant_format;
 
 static inline float block_scale(quant_format f, const char *row, int64_t blk) {
@@ -624,11 +627,13 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
 KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
     q8_activations a = q8_view(t, f.has_min);
 #ifdef __wasm_simd128__
-    if (f.nibbles && t->n_in <= NIBBLE_PREPARED_MAX) {
+    if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
         int16_t prepared[NIBBLE_PREPARED_MAX];
         nibble_activations(a.q, t->n_in, prepared);
         a.q = prepared;
-        f.decode = f.has_min ? decode_q4_1_bytes : decode_q4_0_bytes;
+        f.decode = f.decode_bytes;
+        /* a call of its own: one call after the branch would make f.decode a choice of two
+         * decoders, called indirectly per block (4x slower) instead of inlined */
         quant_matvec_rows(t, &a, f, o0, o1);
         return;
     }
@@ -2095,11 +2100,16 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
     }
 }
 
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0, 0})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8, 1})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0, 0})
-#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0, 1})
-#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0, 0})
+#ifdef __wasm_simd128__
+#define BYTES(name) , name
+#else
+#define BYTES(name)
+#endif
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0 BYTES(NULL)})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8 BYTES(decode_q4_0_bytes)})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0 BYTES(NULL)})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0 BYTES(decode_q4_1_bytes)})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 BYTES(NULL)})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
