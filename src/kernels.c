@@ -289,9 +289,15 @@ void sac_quantize_activations_q8_1(const float *x, int64_t n_in, int64_t n_batch
 /* A block's 32 integers q as four i16x8 vectors (values 0-7, 8-15, 16-23, 24-31). */
 typedef void (*decode_fn)(const char *block, v128_t q[4]);
 
+/* Two whole loads, extended in registers: V8 hoists loads (schedule_point), and two raw
+ * vectors wait there more cheaply than four extended ones. */
 static inline void decode_q8_0(const char *block, v128_t q[4]) {
     const int8_t *qs = ((const block_q8_0 *)block)->qs;
-    for (int k = 0; k < 4; k++) q[k] = wasm_i16x8_load8x8(qs + 8 * k);
+    v128_t lo = wasm_v128_load(qs), hi = wasm_v128_load(qs + 16);
+    q[0] = wasm_i16x8_extend_low_i8x16(lo);
+    q[1] = wasm_i16x8_extend_high_i8x16(lo);
+    q[2] = wasm_i16x8_extend_low_i8x16(hi);
+    q[3] = wasm_i16x8_extend_high_i8x16(hi);
 }
 
 /* 16 bytes of nibbles (low ones values 0-15, high ones 16-31) as they are, 0 to 15, taken apart
@@ -339,6 +345,15 @@ static inline void decode_q5_1(const char *block, v128_t q[4]) {
     const block_q5_1 *b = (const block_q5_1 *)block;
     decode_five_bits(b->qh, b->qs, 0, q);
 }
+
+/* V8 (TurboFan) keeps a wasm function's loads in their order but places arithmetic as late as
+ * it can: in a step over four weight rows, all four rows' loads came first, and the sixteen
+ * vectors they made outlived the sixteen SIMD registers of x86-64, so V8 spilled them to the
+ * stack and reloaded them every block. A volatile store of one row's sums in between makes V8
+ * finish that row before it loads the next: the store is a side effect, ordered with the loads.
+ * The stored value is not read. bench_kernels (Node, AMD EPYC Zen 5, 1 thread, in cache), matvec
+ * GFLOP/s: Q8_0 31.5-33 -> 37.2-37.8, Q4_0 37.4-38.8 -> 40.5-42.4. */
+static inline void schedule_point(volatile v128_t *slot, v128_t v) { *slot = v; }
 
 /* Four int32 partial sums of the block dot product. */
 static inline v128_t block_dot(const v128_t w[4], const int16_t *x) {
@@ -536,7 +551,7 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
     int64_t nb = t->n_in / SAC_QK;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
     const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
-    v128_t acc = wasm_f32x4_splat(0.0f);
+    v128_t acc = wasm_f32x4_splat(0.0f), slot[1];
     for (int64_t blk = 0; blk < nb; blk++) {
         const int16_t *x = a->q + blk * SAC_QK;
         const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
@@ -546,10 +561,13 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         v128_t w[4], s0, s1, s2, s3;
         f.decode(r0 + at, w);
         s0 = block_dot(w, x);
+        schedule_point(slot, s0);
         f.decode(r1 + at, w);
         s1 = block_dot(w, x);
+        schedule_point(slot, s1);
         f.decode(r2 + at, w);
         s2 = block_dot(w, x);
+        schedule_point(slot, s2);
         f.decode(r3 + at, w);
         s3 = block_dot(w, x);
         v128_t isum = sum4_i32(s0, s1, s2, s3);
@@ -1416,7 +1434,7 @@ KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, k
     int64_t nb = t->n_in / SAC_QK_K;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
     const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
-    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0);
+    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0), slot[1];
     for (int64_t blk = 0; blk < nb; blk++) {
         const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
         for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
@@ -1424,8 +1442,13 @@ KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, k
         const kx_t *x = KX(a) + blk * SAC_QK_K;
         const int16_t *bs = a->bsums + blk * 16;
         v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
-        v128_t s0 = f.dot(r0 + at, x, bs, &m0), s1 = f.dot(r1 + at, x, bs, &m1);
-        v128_t s2 = f.dot(r2 + at, x, bs, &m2), s3 = f.dot(r3 + at, x, bs, &m3);
+        v128_t s0 = f.dot(r0 + at, x, bs, &m0);
+        schedule_point(slot, s0);
+        v128_t s1 = f.dot(r1 + at, x, bs, &m1);
+        schedule_point(slot, s1);
+        v128_t s2 = f.dot(r2 + at, x, bs, &m2);
+        schedule_point(slot, s2);
+        v128_t s3 = f.dot(r3 + at, x, bs, &m3);
         v128_t dx = wasm_f32x4_splat(a->d[blk]);
         v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, 1, &unused);
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
