@@ -66,7 +66,7 @@ static size_t workspace_bytes(const sac_model *m, int64_t n_batch, const gguf_te
     for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
         const gguf_tensor *t = &m->gguf.tensors[i];
         if (t->n_dims < 2) continue;
-        const sac_matrix w = {t->type, (int64_t)t->ne[0], (int64_t)t->ne[1], t->data};
+        const sac_matrix w = {t->type, (int64_t)t->ne[0], (int64_t)t->ne[1], t->data, 0};
         const size_t s = mul3((uint64_t)n_batch, t->ne[0], sizeof(float)) <= SIZE_MAX - 64
                              ? sac_matmul_work_size(&w, n_batch) : SIZE_MAX;
         if (s == SIZE_MAX) {

@@ -24,6 +24,7 @@ typedef struct sac_kernel_task {
     const float *x;   /* n_batch × n_in activations, row-major */
     const void *act;  /* the activations converted to the vec_dot_type's layout, or NULL */
     float *y;         /* n_batch × n_out results, row-major */
+    int finite;       /* 1: no weight is inf or NaN (sac_matrix.finite) */
 } sac_kernel_task;
 
 typedef void (*sac_rows_fn)(const sac_kernel_task *t, int64_t o0, int64_t o1);

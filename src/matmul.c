@@ -139,7 +139,7 @@ void sac_matmul_then(sac_pool *pool, const sac_matrix *w, const float *x, int64_
     if (!sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return; /* the loader checked the shapes */
     matmul_call c = {.kernel = n_batch == 1 ? tr->matvec : tr->matmat,
                      .task = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out,
-                              .n_batch = n_batch, .x = x, .y = y},
+                              .n_batch = n_batch, .x = x, .y = y, .finite = w->finite},
                      .epilogue = epilogue};
     const sac_type_traits *act = sac_type_vec_dot_traits(tr);
     if (act->quantize_activations) {

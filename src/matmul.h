@@ -25,6 +25,9 @@ typedef struct sac_matrix {
     int64_t n_in;
     int64_t n_out;
     const void *data;
+    /* 1: no value is inf or NaN (a loaded model's weights: its loader refuses any other), so
+     * the F16 matvec converts without watching for them; 0: not known, and watched. */
+    int finite;
 } sac_matrix;
 
 /* Bytes of workspace sac_matmul needs for n_batch activation rows of this matrix (the

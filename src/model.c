@@ -267,6 +267,7 @@ static sac_status bind_matrix(sac_model *m, const char *name, int64_t n_in, int6
     out->n_in = n_in;
     out->n_out = n_out;
     out->data = t->data;
+    out->finite = 1; /* check_finite refuses the model before any use otherwise */
     return SAC_OK;
 }
 

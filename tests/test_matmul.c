@@ -397,7 +397,7 @@ static float *run_matmul(sac_pool *pool, const sac_matrix *w, const float *x, in
  * two activations of each row are ±big and big/2. */
 static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed, float big) {
     uint64_t s = seed;
-    sac_matrix w = {type, n_in, n_out, make_weights(type, n_in, n_out, &s)};
+    sac_matrix w = {type, n_in, n_out, make_weights(type, n_in, n_out, &s), 0};
     float *x = make_activations(n_in * n_batch, &s);
     for (int64_t b = 0; big != 0 && n_in > 0 && b < n_batch; b++) {
         x[b * n_in + (7 * b + 3) % n_in] = b % 2 ? -big : big;
@@ -429,6 +429,16 @@ static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t 
                   (long long)n_in, (long long)n_out, (long long)n_batch, nt);
         free(yt);
     }
+
+    /* weights declared finite (as a loaded model's are) take the kernels' unwatched
+     * conversions (make_weights writes no inf or NaN): the same bits */
+    w.finite = 1;
+    float *yf = run_matmul(pools[2], &w, x, n_batch);
+    CHECK_MSG(!memcmp(yf, y1, sizeof(float) * (size_t)(n_batch * n_out)),
+              "%s n_in=%lld n_out=%lld n_batch=%lld: finite weights differ", sac_type_name(type), (long long)n_in,
+              (long long)n_out, (long long)n_batch);
+    free(yf);
+    w.finite = 0;
 
     /* each batch row alone (the matvec kernel) gives the same bits as within the batch */
     if (n_batch > 1) {
@@ -527,8 +537,34 @@ static void test_f16_every_half(void) {
     float x[4 * 16];
     for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
     for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
-    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
+    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h, 0};
     check_every_half(&w, x, 1.0);
+    free(h);
+}
+
+/* Every finite half through the F16 kernels with the matrix declared finite (the wasm matvec
+ * then skips its watch for inf and NaN): as test_f16_every_half, with inf and NaN replaced
+ * by zeros. */
+static void test_f16_every_finite_half(void) {
+    const int64_t n_in = 16, n_out = 65536;
+    uint16_t *h = calloc((size_t)(n_in * n_out), sizeof *h);
+    float x[4 * 16];
+    for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
+    for (int64_t o = 0; o < n_out; o++)
+        if ((o & 0x7C00) != 0x7C00) h[o * n_in + o % n_in] = (uint16_t)o;
+    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h, 1};
+    for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
+        float *y = run_matmul(pools[2], &w, x, n_batch);
+        int bad = 0;
+        for (int64_t b = 0; b < n_batch; b++)
+            for (int64_t o = 0; o < n_out; o++) {
+                double want = (o & 0x7C00) == 0x7C00 ? 0.0 : half_value((uint16_t)o), got = y[b * n_out + o];
+                if (got != want && bad++ < 3)
+                    CHECK_MSG(0, "n_batch=%lld half 0x%04x: got %.9g want %.9g", (long long)n_batch, (unsigned)o, got, want);
+            }
+        CHECK(bad == 0);
+        free(y);
+    }
     free(h);
 }
 
@@ -540,7 +576,7 @@ static void test_bf16_every_value(void) {
     float x[4 * 16];
     for (int i = 0; i < 4 * 16; i++) x[i] = 1.0f;
     for (int64_t o = 0; o < n_out; o++) h[o * n_in + o % n_in] = (uint16_t)o;
-    sac_matrix w = {SAC_TYPE_BF16, n_in, n_out, h};
+    sac_matrix w = {SAC_TYPE_BF16, n_in, n_out, h, 0};
     for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
         float *y = run_matmul(pools[2], &w, x, n_batch);
         int bad = 0;
@@ -567,7 +603,7 @@ static void test_f16_specials_long_rows(void) {
     for (int64_t i = 0; i < n_in * n_out; i++) h[i] = 0x3C00;
     for (int64_t o = 0; o < n_out; o++) h[o * n_in + 37 * o + 5] = special[o];
     for (int64_t i = 0; i < n_in * 4; i++) x[i] = 1.0f;
-    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h};
+    sac_matrix w = {SAC_TYPE_F16, n_in, n_out, h, 0};
     for (int64_t n_batch = 1; n_batch <= 4; n_batch += 3) {
         float *y = run_matmul(pools[2], &w, x, n_batch);
         for (int64_t b = 0; b < n_batch; b++)
@@ -643,7 +679,7 @@ static void test_quant_every_scale(void) {
             }
             data = b;
         }
-        sac_matrix w = {type, n_in, n_out, data};
+        sac_matrix w = {type, n_in, n_out, data, 0};
         check_every_half(&w, x, min_pass ? 32.0 * 127.0 : type == SAC_TYPE_Q5_1 ? 16.0 * 127.0 : 127.0);
         free(data);
     }
@@ -731,7 +767,7 @@ static void test_k_quant_every_scale(void) {
                 }
             data = b;
         }
-        sac_matrix w = {type, n_in, n_out, data};
+        sac_matrix w = {type, n_in, n_out, data, 0};
         const double factors[] = {127.0, 127.0, -32.0 * 127.0, 16.0 * 127.0, 127.0, 127.0, -16.0 * 127.0};
         check_every_half(&w, x, factors[pass]);
         free(data);
@@ -762,7 +798,7 @@ static void test_k_quant_extreme_levels(void) {
             if (type == SAC_TYPE_Q5_K) ((block_q5_K *)data)[k].d = ((block_q5_K *)data)[k].dmin = 0x3C00;
             if (type == SAC_TYPE_Q6_K) ((block_q6_K *)data)[k].d = 0x3C00;
         }
-        sac_matrix w = {type, n_in, n_out, data};
+        sac_matrix w = {type, n_in, n_out, data, 0};
         sac_type_traits_get(type)->to_float(data, row, n_in); /* every row is the same */
         double want = 0;
         for (int64_t i = 0; i < n_in; i++) want += (double)row[i] * 127.0;
@@ -797,7 +833,7 @@ static void test_activation_quantization_exact_k(void) {
         blk->ql[64 * h + l + (q % 2) * 32] |= (uint8_t)(q < 2 ? 1 : 0x10); /* level 33 */
         blk->scales[j / 16] = 1;
     }
-    sac_matrix w = {SAC_TYPE_Q6_K, n_in, n_in, blocks};
+    sac_matrix w = {SAC_TYPE_Q6_K, n_in, n_in, blocks, 0};
     uint64_t s = 98;
     float *x = make_activations(n_in * n_batch_max, &s);
     /* block 0 of row 0: max -127 → iscale 1, d 1, so x = k + 0.5 are exact ties */
@@ -836,7 +872,7 @@ static void test_activation_quantization_exact(void) {
         for (int64_t blk = 0; blk < n_in / 32; blk++) blocks[o * (n_in / 32) + blk].d = 0x3C00;
         blocks[o * (n_in / 32) + o / 32].qs[o % 32] = 1;
     }
-    sac_matrix w = {SAC_TYPE_Q8_0, n_in, n_in, blocks};
+    sac_matrix w = {SAC_TYPE_Q8_0, n_in, n_in, blocks, 0};
     uint64_t s = 99;
     float *x = make_activations(n_in * n_batch_max, &s);
     /* block 0 of row 0: amax 127 → d = 1, so x = k + 0.5 are exact ties */
@@ -901,7 +937,7 @@ static void test_int8_extremes(void) {
                     }
                 data = b;
             }
-            sac_matrix w = {type, n_in, n_out, data};
+            sac_matrix w = {type, n_in, n_out, data, 0};
             float x[6 * 96];
             for (int64_t b = 0; b < n_batch_max; b++)
                 for (int64_t i = 0; i < n_in; i++) {
@@ -944,8 +980,8 @@ static void test_int8_extremes(void) {
 }
 
 static void test_work_size(void) {
-    sac_matrix q8 = {SAC_TYPE_Q8_0, 4096, 10, NULL}, f32 = {SAC_TYPE_F32, 4096, 10, NULL};
-    sac_matrix f16 = {SAC_TYPE_F16, 4096, 10, NULL};
+    sac_matrix q8 = {SAC_TYPE_Q8_0, 4096, 10, NULL, 0}, f32 = {SAC_TYPE_F32, 4096, 10, NULL, 0};
+    sac_matrix f16 = {SAC_TYPE_F16, 4096, 10, NULL, 0};
     CHECK(sac_matmul_work_size(&f32, 7) == 0);
     CHECK(sac_matmul_work_size(&f16, 7) == 0);
     /* at least the int8 copy of x; the kernels use int16 values plus a float scale per block */
@@ -963,7 +999,7 @@ static void test_work_size(void) {
 static void test_work_size_overflow(void) {
     const int64_t n_ins[] = {4096, (int64_t)1 << 40}, n_batches[] = {(int64_t)1 << 20, (int64_t)1 << 30};
     for (int k = 0; k < 2; k++) {
-        sac_matrix w = {SAC_TYPE_Q8_0, n_ins[k], 10, NULL};
+        sac_matrix w = {SAC_TYPE_Q8_0, n_ins[k], 10, NULL, 0};
         /* the scales (a float per block and row) and the int16 values, without rounding up */
         double need = (double)(n_ins[k] / 32) * (double)n_batches[k] * 4 + (double)n_ins[k] * (double)n_batches[k] * 2;
         size_t got = sac_matmul_work_size(&w, n_batches[k]);
@@ -979,7 +1015,7 @@ static void test_work_size_overflow_all_layouts(void) {
     const int64_t n_ins[] = {4096, (int64_t)1 << 40}, n_batches[] = {(int64_t)1 << 20, (int64_t)1 << 30};
     for (int t = 0; t < 3; t++)
         for (int k = 0; k < 2; k++) {
-            sac_matrix w = {types[t], n_ins[k], 10, NULL};
+            sac_matrix w = {types[t], n_ins[k], 10, NULL, 0};
             double n = (double)n_ins[k] * (double)n_batches[k], need;
             if (types[t] == SAC_TYPE_Q4_1) need = n / 32 * 8 + n * 2;
             else if (types[t] == SAC_TYPE_Q4_K) need = n / 256 * 4 + n * 2 + n / 16 * 2;
@@ -1006,7 +1042,7 @@ static void test_dot_and_axpy(void) {
         CHECK_NEAR(got, ref, (double)(n / 8 + n % 8 + 8) * U * ref_abs);
         /* the same sums as an F32 matvec of that row */
         if (n > 0) {
-            sac_matrix w = {SAC_TYPE_F32, n, 1, a};
+            sac_matrix w = {SAC_TYPE_F32, n, 1, a, 0};
             float y;
             sac_matmul(NULL, &w, b, 1, &y, NULL);
             CHECK(memcmp(&y, &got, sizeof y) == 0);
@@ -1093,7 +1129,7 @@ static void test_matvec_reads_stay_inside(void) {
                     const uint16_t inf = 0x7C00;
                     memcpy((char *)data + bytes - tr->type_size, &inf, sizeof inf);
                 }
-                sac_matrix w = {types[t], n_in, n_out, data};
+                sac_matrix w = {types[t], n_in, n_out, data, 0};
                 float *x = make_activations(n_in, &s);
                 size_t work_size = sac_matmul_work_size(&w, 1);
                 void *work = work_size ? malloc(work_size) : NULL;
@@ -1132,7 +1168,7 @@ static void test_epilogue(void) {
             for (size_t ai = 0; ai < sizeof acts / sizeof *acts; ai++) {
                 const int64_t n_in = 256, n_out = 301, n_batch = batches[bi], n = n_batch * n_out;
                 uint64_t s = 1000 + ti * 100 + bi * 10 + ai;
-                sac_matrix w = {types[ti], n_in, n_out, make_weights(types[ti], n_in, n_out, &s)};
+                sac_matrix w = {types[ti], n_in, n_out, make_weights(types[ti], n_in, n_out, &s), 0};
                 float *x = make_activations(n_in * n_batch, &s), *bias = make_activations(n_out, &s);
                 float *mul = make_activations(n, &s), *res0 = make_activations(n, &s);
                 /* the separate passes, as forward.c did them */
@@ -1191,6 +1227,7 @@ int main(void) {
     RUN(test_activation_quantization_exact);
     RUN(test_int8_extremes);
     RUN(test_f16_every_half);
+    RUN(test_f16_every_finite_half);
     RUN(test_quant_every_scale);
     RUN(test_k_quant_every_scale);
     RUN(test_k_quant_extreme_levels);

@@ -178,7 +178,7 @@ static void add_bias_task(void *arg, int ith, int nth) {
 void linear_forward(sac_pool *pool, float *out, const float *x, const float *w, const float *bias, int64_t N,
                     int64_t C_in, int64_t C_out) {
     /* F32 weights need no workspace (sac_matmul_work_size is 0 for them) */
-    const sac_matrix m = {SAC_TYPE_F32, C_in, C_out, w};
+    const sac_matrix m = {SAC_TYPE_F32, C_in, C_out, w, 0};
     sac_matmul(pool, &m, x, N, out, NULL);
     if (bias) {
         linear_task a = {.out = out, .bias = bias, .N = N, .C_out = C_out};
