@@ -21,7 +21,8 @@
  * arithmetic of one output. (The wasm F16 matvec moves a power-of-two scale from the weights to
  * the activations, which leaves every product exactly as it was: see f16_matvec_scaled; the
  * wasm Q4_0/Q4_1 matvec forms the same exact integer sums from whole bytes: see
- * nibble_activations.)
+ * nibble_activations. The quantized matvec steps store each row's sums before the next row's
+ * loads, schedule_point, which orders V8's code and not the arithmetic.)
  *
  * Each family has one generic body, and a type's kernels are that body specialized by the
  * type's format: its block size and a block decoder (quantized), or its element loaders
