@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
                 f[i] = ((float)(s >> 40) / (float)(1 << 24) - 0.5f) * 0.1f;
             }
             tr->from_float(f, d, sh[0] * sh[1]);
-            w[m] = (sac_matrix){all[ti], sh[0], sh[1], d, 0};
+            w[m] = (sac_matrix){all[ti], sh[0], sh[1], d, 1}; /* finite, as every loaded model is */
             data[m] = d;
             total += bytes[m];
             size_t wb = sac_matmul_work_size(&w[m], 1);

@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
             }
             for (int64_t i = 0; i < n_in * n_batch; i++) x[i] = f[i % (n_in * n_out)];
             tr->from_float(f, data, n_in * n_out);
-            sac_matrix w = {types[ti], n_in, n_out, data, 0};
+            sac_matrix w = {types[ti], n_in, n_out, data, 1}; /* finite, as every loaded model is */
             void *work = malloc(sac_matmul_work_size(&w, n_batch) + 1);
             for (int nt = 1; nt <= max_threads; nt++) {
                 double tv = time_call(pools[nt], &w, x, 1, y, work, budget);

@@ -38,17 +38,5 @@ void sac_error_clear(sac_error *err) {
     }
 }
 
-int sac_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
-    if (a != 0 && b > UINT64_MAX / a) return 0;
-    *out = a * b;
-    return 1;
-}
-
-int sac_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
-    if (b > UINT64_MAX - a) return 0;
-    *out = a + b;
-    return 1;
-}
-
 void *sac_malloc(size_t size) { return malloc(size); }
 void sac_free(void *ptr) { free(ptr); }

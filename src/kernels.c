@@ -31,7 +31,8 @@
  *
  * f16 values (F16 weights, block scales) are converted on the SIMD path by a short sequence
  * that is exact for finite halves; it notes whether an inf or NaN went through, and then the
- * step is redone with the full conversion (malformed or extreme files only).
+ * step is redone with the full conversion (malformed or extreme files only). A matrix known
+ * finite (sac_matrix.finite: every loaded model's) is converted without that watch.
  *
  * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the K-quant kernels compute the same
  * int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its
@@ -534,20 +535,24 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
  * line apart from its share of the next rows' bytes (4 blocks: 136 bytes for Q8_0, 72 for
  * Q4_0), in order: one sequential stream, which the prefetcher follows. The values are not
  * used. Measured on the GPT-2-small Q8_0 model, 1 thread in Node: 33-40 → 48-52 tokens/s. */
-/* The f16 at byte `at` of four rows, as f32 lanes: `exact`, or fast while *seen collects the
- * exponents. */
+/* How a step converts the f16 scales of its blocks: exactly; fast while *seen collects the
+ * exponents (an inf or NaN among them redoes the step exactly); or fast for a matrix known
+ * finite (sac_matrix.finite: then no scale is inf or NaN, as every value would be). */
+enum { SCALES_EXACT, SCALES_WATCHED, SCALES_FINITE };
+
+/* The f16 at byte `at` of four rows, as f32 lanes, converted as `scales` says. */
 static inline v128_t f16_of_rows4(const char *r0, const char *r1, const char *r2, const char *r3, size_t at,
-                                  int exact, v128_t *seen) {
+                                  int scales, v128_t *seen) {
     v128_t h = wasm_v128_load16_lane(r0 + at, wasm_i32x4_splat(0), 1);
     h = wasm_v128_load16_lane(r1 + at, h, 3);
     h = wasm_v128_load16_lane(r2 + at, h, 5);
     h = wasm_v128_load16_lane(r3 + at, h, 7);
-    if (exact) return f16_high_to_f32(h);
-    *seen = wasm_u16x8_max(*seen, wasm_v128_and(h, wasm_i16x8_splat(0x7C00)));
+    if (scales == SCALES_EXACT) return f16_high_to_f32(h);
+    if (scales == SCALES_WATCHED) *seen = wasm_u16x8_max(*seen, wasm_v128_and(h, wasm_i16x8_splat(0x7C00)));
     return f16_high_finite_to_f32(h);
 }
 
-KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int exact, int64_t o,
+KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int scales, int64_t o,
                           const char *ahead, v128_t *seen) {
     int64_t nb = t->n_in / SAC_QK;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
@@ -574,12 +579,12 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         v128_t isum = sum4_i32(s0, s1, s2, s3);
         if (f.offset) isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
-        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, exact, seen);
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, scales, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
         isum = wasm_f32x4_convert_i32x4(isum);
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(isum, scale));
         if (f.has_min) {
-            v128_t mw = f16_of_rows4(r0, r1, r2, r3, at + sizeof(sac_f16), exact, seen);
+            v128_t mw = f16_of_rows4(r0, r1, r2, r3, at + sizeof(sac_f16), scales, seen);
             acc = wasm_f32x4_add(acc, wasm_f32x4_mul(mw, wasm_f32x4_splat(a->s[blk])));
         }
     }
@@ -632,11 +637,17 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
                               int64_t o1) {
     int64_t o = o0;
 #ifdef __wasm_simd128__
+    /* each loop its own copy of the step, with `scales` a constant in it */
+    if (t->finite)
+        for (; o + ROW_TILE <= o1; o += ROW_TILE) {
+            /* the next four rows, or these again at the end of the matrix: nothing past it */
+            const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
+            wasm_v128_store(t->y + o, quant_rows4(t, a, f, SCALES_FINITE, o, ahead, NULL));
+        }
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
-        /* the next four rows, or these again at the end of the matrix: nothing past it */
         const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, 0, o, ahead, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, a, f, 1, o, ahead, &seen); /* an inf or NaN scale */
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, SCALES_WATCHED, o, ahead, &seen);
+        if (seen_special(seen)) acc = quant_rows4(t, a, f, SCALES_EXACT, o, ahead, &seen); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
@@ -680,6 +691,15 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
 #define PANEL_ACTS 6
 #else
 #define PANEL_ACTS 4
+#endif
+/* The step's loop over a block's pairs, two pairs an iteration in the relaxed builds: Chromium
+ * 156's V8 spends ~10 scalar operations an iteration on addresses and the loop, beside 12 dots
+ * (bench_kernels in Chromium, 1 thread, Q8_0 and Q4_0 matmat +3-8%). Node 20's V8 then spills
+ * the four-row sums (-25%), and both lose on the K-quant panel, so the others keep one. */
+#ifdef __wasm_relaxed_simd__
+#define PANEL_PAIRS_LOOP _Pragma("clang loop unroll_count(2)")
+#else
+#define PANEL_PAIRS_LOOP
 #endif
 /* The K-quant panel (kpanel_step) takes four in every build: with six, Chromium 156 on an AMD
  * EPYC (Zen 5) ran Q6_K prefill at 696 against 843 tokens/s for four (bench-wasm --simd both,
@@ -760,6 +780,7 @@ KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_
         v128_t isum[PANEL_QUADS][PANEL_ACTS];
         for (int q = 0; q < quads; q++)
             for (int r = 0; r < acts; r++) isum[q][r] = wasm_i32x4_splat(0);
+        PANEL_PAIRS_LOOP
         for (int j = 0; j < SAC_QK / 2; j++)
             for (int r = 0; r < acts; r++) {
                 v128_t xs = wasm_v128_load32_splat(x + r * t->n_in + 2 * j);
@@ -1451,10 +1472,10 @@ KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, k
         schedule_point(slot, s2);
         v128_t s3 = f.dot(r3 + at, x, bs, &m3);
         v128_t dx = wasm_f32x4_splat(a->d[blk]);
-        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, 1, &unused);
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, SCALES_EXACT, &unused);
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
         if (f.has_min) {
-            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, 1, &unused);
+            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, SCALES_EXACT, &unused);
             acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m0, m1, m2, m3)),
                                                      wasm_f32x4_mul(dmin, dx)));
         }
