@@ -1969,7 +1969,8 @@ KERNEL void f16_rows_scaled(const sac_kernel_task *t, const float *xs, int watch
     for (int64_t o = o0; o < o1; o++) {
         const char *row = weight_row(t, o);
         v128_t seen = wasm_i32x4_splat(0);
-        float sum = f16_dot_scaled(row, ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1), xs, n8, watch, &seen);
+        const char *ahead = t->read_ahead ? ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1) : row;
+        float sum = f16_dot_scaled(row, ahead, xs, n8, watch, &seen);
         /* an inf or NaN weight: the exact conversion */
         t->y[o] = watch && seen_special(seen) ? float_dot(FORMAT_F16, row, row, t->x, n)
                                               : add_leftover(sum, FORMAT_F16, row, t->x, n);
@@ -2005,7 +2006,8 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
  * further on: on an Intel Xeon VM (bench_decode,
  * Node, 2 threads) F16 29 → 42 and BF16 50 → 58 tokens/s; F32, which did not gain (-6%), does
  * without. On an AMD EPYC (Zen 5) the read-ahead costs instead: F16 111-113 → 97-105, BF16
- * 172-186 → 152 (any distance from 1 to 64 rows lost there); the larger Intel gain keeps it. */
+ * 172-186 → 152 (any distance from 1 to 64 rows lost there). So it is chosen at run time
+ * (t->read_ahead: sac_matmul times the first matvecs both ways). */
 KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, int64_t o1) {
 #ifdef __wasm_simd128__
     if (f.inexact_specials && f16_matvec_scaled(t, o0, o1)) return;
@@ -2013,7 +2015,7 @@ KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, i
     for (int64_t o = o0; o < o1; o++) {
         const char *row = weight_row(t, o), *ahead = row;
 #ifdef __wasm_simd128__
-        if (f.elem_bytes < sizeof(float)) ahead = ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1);
+        if (f.elem_bytes < sizeof(float) && t->read_ahead) ahead = ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1);
 #endif
         t->y[o] = float_dot(f, row, ahead, t->x, t->n_in);
     }

@@ -25,6 +25,7 @@ typedef struct sac_kernel_task {
     const void *act;  /* the activations converted to the vec_dot_type's layout, or NULL */
     float *y;         /* n_batch × n_out results, row-major */
     int finite;       /* 1: no weight is inf or NaN (sac_matrix.finite) */
+    int read_ahead;   /* 1: the 2-byte float matvecs also read rows further on (float_matvec) */
 } sac_kernel_task;
 
 typedef void (*sac_rows_fn)(const sac_kernel_task *t, int64_t o0, int64_t o1);

@@ -45,6 +45,7 @@ typedef struct sac_type_traits {
      * kernels compute output rows [o0, o1) for one activation row (matvec) or several. */
     uint32_t vec_dot_type;
     sac_rows_fn matvec, matmat;
+    int matvec_reads_ahead; /* 1: the matvec may read rows further on (sac_kernel_task.read_ahead) */
     /* As a vec_dot_type: the conversion into the kernels' layout and the bytes it takes for
      * n_batch rows of n_in (0 on overflow). Both NULL for F32: activations are used as given. */
     int (*activations_size)(int64_t n_in, int64_t n_batch, size_t *bytes);

@@ -395,6 +395,28 @@ static float *run_matmul(sac_pool *pool, const sac_matrix *w, const float *x, in
 
 /* One shape: all thread counts and both references, plus matvec row by row. With big != 0,
  * two activations of each row are ±big and big/2. */
+/* The matvec kernel itself with the read-ahead on and off (sac_matmul picks one by timing both
+ * ways, sac_kernel_task.read_ahead): both give sac_matmul's bits, `want`. */
+static void check_read_ahead_ways(const sac_matrix *w, const float *x, const float *want) {
+    const sac_type_traits *tr = sac_type_traits_get(w->type);
+    size_t row_bytes = 0;
+    if (!tr->matvec_reads_ahead || w->n_in <= 0 || !sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return;
+    const sac_type_traits *act = sac_type_vec_dot_traits(tr);
+    void *work = malloc(sac_matmul_work_size(w, 1) + 1);
+    if (act->quantize_activations) act->quantize_activations(x, w->n_in, 1, 0, 1, work);
+    float *y = malloc(sizeof(float) * (size_t)w->n_out);
+    for (int way = 0; way <= 1; way++) {
+        sac_kernel_task t = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out, .n_batch = 1,
+                             .x = x, .act = act->quantize_activations ? work : NULL, .y = y, .finite = w->finite,
+                             .read_ahead = way};
+        tr->matvec(&t, 0, w->n_out);
+        CHECK_MSG(!memcmp(y, want, sizeof(float) * (size_t)w->n_out), "%s n_in=%lld n_out=%lld: read-ahead %s differs",
+                  sac_type_name(w->type), (long long)w->n_in, (long long)w->n_out, way ? "on" : "off");
+    }
+    free(y);
+    free(work);
+}
+
 static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed, float big) {
     uint64_t s = seed;
     sac_matrix w = {type, n_in, n_out, make_weights(type, n_in, n_out, &s), 0};
@@ -419,6 +441,7 @@ static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t 
     }
     CHECK(bad == 0 && bad_fp == 0);
     hash_results(y1, n_batch * n_out);
+    if (n_batch == 1) check_read_ahead_ways(&w, x, y1);
 
     /* bitwise the same for any thread count (and with no pool) */
     for (int nt = 0; nt <= 4; nt++) {
