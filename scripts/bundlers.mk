@@ -8,5 +8,6 @@
 
 .PHONY: test-bundlers
 
-test-bundlers: wasm node_modules/.stamp /usr/bin/chromium
+BUNDLER_TEST_DEPS := wasm node_modules/.stamp /usr/bin/chromium
+test-bundlers: $(BUNDLER_TEST_DEPS)
 	node --test tests/bundlers/

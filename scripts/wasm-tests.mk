@@ -114,8 +114,9 @@ WT_RELAXED_PROGRAM := $(WT)/relaxed-web/test_matmul.js
 .PHONY: test-wasm-kernels test-wasm-safe
 # The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
 # mode keeps gcc from contracting or reordering float operations.
-test-wasm-kernels: $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul $(WT_RELAXED_PROGRAM) node_modules/.stamp
-	@tests/run_c.sh wasm-kernels $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
+WT_KERNEL_DEPS := $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul $(WT_RELAXED_PROGRAM) node_modules/.stamp
+test-wasm-kernels: $(WT_KERNEL_DEPS)
+	@TEST_JOBS=$(TEST_JOBS) tests/run_c.sh wasm-kernels $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
 	@node scripts/run-chromium.mjs $(WT_RELAXED_PROGRAM) >/dev/null; rc=$$?; \
 	grep -E '^(FAIL|test_matmul: [0-9]+ passed)|CHECK|uncaught|timed out' $(WT_RELAXED_PROGRAM).log | head -20; \
 	if [ $$rc != 0 ]; then echo "[wasm-relaxed-web] test_matmul failed in Chromium (exit $$rc)"; exit 1; fi
@@ -139,8 +140,9 @@ canary = if node $(1) >$(1).log 2>&1 || ! grep -q '$(2)' $(1).log; then \
 
 WT_SAFE_PROGRAMS := $(patsubst %,$(WT)/safe/%.js,$(WT_SAFE_TESTS))
 WT_ASAN_PROGRAMS := $(patsubst %,$(WT)/asan/%.js,$(WT_SAFE_TESTS))
-test-wasm-safe: $(WT_SAFE_PROGRAMS) $(WT_ASAN_PROGRAMS) $(WT)/safe/wasm/safe_heap_canary.js $(WT)/asan/wasm/asan_canary.js
-	@tests/run_c.sh wasm-safe-heap $(WT_SAFE_PROGRAMS)
+WT_SAFE_DEPS := $(WT_SAFE_PROGRAMS) $(WT_ASAN_PROGRAMS) $(WT)/safe/wasm/safe_heap_canary.js $(WT)/asan/wasm/asan_canary.js
+test-wasm-safe: $(WT_SAFE_DEPS)
+	@TEST_JOBS=$(TEST_JOBS) tests/run_c.sh wasm-safe-heap $(WT_SAFE_PROGRAMS)
 	@$(call canary,$(WT)/safe/wasm/safe_heap_canary.js,segmentation fault,SAFE_HEAP)
-	@tests/run_c.sh wasm-asan $(WT_ASAN_PROGRAMS)
+	@TEST_JOBS=$(TEST_JOBS) tests/run_c.sh wasm-asan $(WT_ASAN_PROGRAMS)
 	@$(call canary,$(WT)/asan/wasm/asan_canary.js,heap-buffer-overflow,AddressSanitizer)

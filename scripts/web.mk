@@ -46,7 +46,8 @@ web-models: build/tools/make_model
 demo: native wasm web-bundle
 	node scripts/bundle-web.mjs --watch -- node web/serve.mjs --port $(DEMO_PORT) $(DEMO_FLAGS)
 
-test-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
+WEB_TEST_DEPS := wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
+test-web: $(WEB_TEST_DEPS)
 	node --test tests/web/
 
 bench-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium

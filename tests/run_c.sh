@@ -4,15 +4,31 @@
 # wasm kernel tests compare the matmul results hash across builds from these logs).
 # usage: tests/run_c.sh LABEL PROGRAM...
 # TEST_TIMEOUT (seconds, default 600) ends a hung program; it then counts as crashed.
+# TEST_JOBS (default 1) programs run at once; their reports follow in the order given.
 set -u
 label=$1; shift
+jobs_max=${TEST_JOBS:-1}
+
+run_one() {
+  local t=$1 rc
+  case $t in
+    *.js) timeout "${TEST_TIMEOUT:-600}" node "$t" >"$t.log" 2>&1; rc=$? ;;
+    *) timeout "${TEST_TIMEOUT:-600}" "$t" >"$t.log" 2>&1; rc=$? ;;
+  esac
+  echo "$rc" >"$t.rc"
+}
+
+for t in "$@"; do
+  rm -f "$t.rc"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  run_one "$t" &
+done
+wait
+
 passed=0; failed=0; crashed=0
 for t in "$@"; do
   log=$t.log
-  case $t in
-    *.js) timeout "${TEST_TIMEOUT:-600}" node "$t" >"$log" 2>&1; rc=$? ;;
-    *) timeout "${TEST_TIMEOUT:-600}" "$t" >"$log" 2>&1; rc=$? ;;
-  esac
+  rc=$(cat "$t.rc" 2>/dev/null || echo 255)
   grep -E '^(FAIL|SKIP)|CHECK|ERROR|runtime error|Sanitizer|Aborted|segmentation fault|alignment fault' "$log" | head -40
   line=$(grep -E '^[a-z_0-9]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
   if [ -z "$line" ]; then
