@@ -162,13 +162,53 @@ static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
 }
 #endif
 
+#ifdef __wasm_simd128__
+/* Activation rows per step of the matmat's panel (below). The relaxed builds run where the
+ * loader's probe of the relaxed dot passes, so far only in browsers (Node 20 gets it wrong), and
+ * Chromium 156's V8 keeps the 12 sums of six rows in registers: +10-20% over four (bench_kernels, 1 thread). Node 20's V8
+ * spills them (-20%), so the SIMD128 builds, which Node runs, take four. (A Node whose relaxed
+ * dot passes would run six unmeasured.) The bits are the same either way. */
+#ifdef __wasm_relaxed_simd__
+#define PANEL_ACTS 6
+#else
+#define PANEL_ACTS 4
+#endif
+
+/* For the matmat's panel (n_batch > 1), the values again in groups of PANEL_ACTS rows, after the
+ * sums: per group, per pair of values, the group's rows side by side (int32 pairs,
+ * [group][pair][row]; the last group keeps the stride, its missing rows unwritten). The panel
+ * step then reads every row's pair at a constant offset from one address. From the row-major
+ * values V8 (Node 20, Chromium 156) computes each row's address anew at every pair, and the
+ * step ran 40-65% slower (bench_kernels, Q8_0 and Q4_0 matmat, 1 thread). */
+static int grouped_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
+    uint64_t rows = n_batch > 1 ? ((uint64_t)n_batch + PANEL_ACTS - 1) / PANEL_ACTS * PANEL_ACTS : 0, n;
+    if (!sac_mul_u64(rows, (uint64_t)n_in, &n) || !sac_mul_u64(n, sizeof(int16_t), &n) || n > SIZE_MAX / 2)
+        return 0;
+    *bytes = (size_t)n;
+    return 1;
+}
+
+/* Where the grouped values start: after the sums, rounded up to 16. */
+static int grouped_offset(int64_t n_in, int64_t n_batch, int with_sums, size_t *offset) {
+    size_t end, sums;
+    if (!q8_values_end(n_in, n_batch, with_sums, &end) || !xsum_bytes(n_in, n_batch, &sums) ||
+        sums > SIZE_MAX - end - 15)
+        return 0;
+    *offset = (end + sums + 15) & ~(size_t)15;
+    return 1;
+}
+#endif
+
 static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
     size_t end;
-    if (!q8_values_end(n_in, n_batch, with_sums, &end)) return 0;
 #ifdef __wasm_simd128__
-    size_t sums;
-    if (!xsum_bytes(n_in, n_batch, &sums) || sums > SIZE_MAX - end) return 0;
-    end += sums;
+    size_t grouped;
+    if (!grouped_offset(n_in, n_batch, with_sums, &end) || !grouped_bytes(n_in, n_batch, &grouped) ||
+        grouped > SIZE_MAX - end)
+        return 0;
+    end += grouped;
+#else
+    if (!q8_values_end(n_in, n_batch, with_sums, &end)) return 0;
 #endif
     *bytes = end;
     return 1;
@@ -182,7 +222,8 @@ typedef struct q8_activations {
     const float *d;   /* [block][batch] */
     const float *s;   /* [block][batch], Q8_1 only */
 #ifdef __wasm_simd128__
-    const int32_t *xsum; /* [block][batch] */
+    const int32_t *xsum;    /* [block][batch] */
+    const int32_t *grouped; /* [group][pair][row], n_batch > 1 only (grouped_bytes) */
 #endif
 } q8_activations;
 
@@ -194,9 +235,11 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
     q8_activations a = {.q = (const int16_t *)(base + head), .d = (const float *)base,
                         .s = with_sums ? (const float *)(base + scales) : NULL};
 #ifdef __wasm_simd128__
-    size_t end = 0;
+    size_t end = 0, grouped = 0;
     q8_values_end(t->n_in, t->n_batch, with_sums, &end);
+    grouped_offset(t->n_in, t->n_batch, with_sums, &grouped);
     a.xsum = (const int32_t *)(base + end);
+    a.grouped = (const int32_t *)(base + grouped);
 #endif
     return a;
 }
@@ -268,6 +311,17 @@ static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t
     int32_t *xsum = (int32_t *)((char *)act + end);
     for (int64_t b = b0; b < b1; b++)
         for (int64_t blk = 0; blk < nb; blk++) xsum[blk * n_batch + b] = block_sum(xq + b * n_in + blk * SAC_QK);
+    if (n_batch > 1) {
+        size_t offset = 0;
+        grouped_offset(n_in, n_batch, with_sums, &offset);
+        int32_t *grouped = (int32_t *)((char *)act + offset);
+        const int64_t pairs = n_in / 2;
+        for (int64_t b = b0; b < b1; b++) {
+            int32_t *to = grouped + (b / PANEL_ACTS) * pairs * PANEL_ACTS + b % PANEL_ACTS;
+            const int16_t *from = xq + b * n_in;
+            for (int64_t p = 0; p < pairs; p++) memcpy(to + p * PANEL_ACTS, from + 2 * p, sizeof(int32_t));
+        }
+    }
 #endif
 }
 
@@ -683,16 +737,6 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
  * as everywhere else (acc = acc + (float)isum * (d_w * d_x), then + m_w * s_x). */
 #define PANEL_QUADS (SAC_PANEL_ROWS / 4) /* weight rows in a panel, in fours */
 #define PANEL_BLOCKS 8 /* blocks of each row in a panel: 4.5 KB on the stack */
-/* Activation rows per step. The relaxed builds run where the loader's probe of the relaxed dot
- * passes, so far only in browsers (Node 20 gets it wrong), and Chromium 156's V8 keeps the 12
- * sums of six rows in registers: +10-20% over four (bench_kernels, 1 thread). Node 20's V8
- * spills them (-20%), so the SIMD128 builds, which Node runs, take four. (A Node whose relaxed
- * dot passes would run six unmeasured.) The bits are the same either way. */
-#ifdef __wasm_relaxed_simd__
-#define PANEL_ACTS 6
-#else
-#define PANEL_ACTS 4
-#endif
 /* The step's loop over a block's pairs, two pairs an iteration in the relaxed builds: Chromium
  * 156's V8 spends ~10 scalar operations an iteration on addresses and the loop, beside 12 dots
  * (bench_kernels in Chromium, 1 thread, Q8_0 and Q4_0 matmat +3-8%). Node 20's V8 then spills
@@ -775,16 +819,18 @@ KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_
     const int64_t n_batch = t->n_batch;
     v128_t acc[PANEL_QUADS][PANEL_ACTS];
     panel_sums_load(t, o, quads, b, acts, first, acc);
+    /* row b's pairs in the grouped values: pair p at x[p * PANEL_ACTS], the next rows' beside it */
+    const int32_t *x = a->grouped + (b / PANEL_ACTS) * (t->n_in / 2) * PANEL_ACTS + b % PANEL_ACTS;
     for (int k = 0; k < nblk; k++) {
         const int64_t blk = blk0 + k;
-        const int16_t *x = a->q + b * t->n_in + blk * SAC_QK;
+        const int32_t *xb = x + blk * (SAC_QK / 2) * PANEL_ACTS;
         v128_t isum[PANEL_QUADS][PANEL_ACTS];
         for (int q = 0; q < quads; q++)
             for (int r = 0; r < acts; r++) isum[q][r] = wasm_i32x4_splat(0);
         PANEL_PAIRS_LOOP
         for (int j = 0; j < SAC_QK / 2; j++)
             for (int r = 0; r < acts; r++) {
-                v128_t xs = wasm_v128_load32_splat(x + r * t->n_in + 2 * j);
+                v128_t xs = wasm_v128_load32_splat(xb + j * PANEL_ACTS + r);
                 for (int q = 0; q < quads; q++)
                     isum[q][r] = wasm_i32x4_add(isum[q][r], wasm_i32x4_dot_i16x8(p->w[k][j][q], xs));
             }
