@@ -17,9 +17,9 @@ fuzz_one() {
 }
 
 for f in "$@"; do
-  echo "fuzzing $f for ${seconds}s"
   rm -f "build/fuzz/$(basename "$f").rc"
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  echo "fuzzing $f for ${seconds}s"
   fuzz_one "$f" &
 done
 wait
