@@ -877,6 +877,10 @@ KERNEL void panel_rows(const sac_kernel_task *t, const q8_activations *a, quant_
  * 32 +40%, 128 +50%). */
 KERNEL void quant_matmat(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
     q8_activations a = q8_view(t, f.has_min);
+    if (t->n_batch < 2) { /* no grouped values (sac_matmul gives one row to the matvec) */
+        for (int64_t r = o0; r < o1; r++) t->y[r] = quant_dot(t, &a, f, r, 0);
+        return;
+    }
     int64_t o = o0;
     for (; o + 4 * PANEL_QUADS <= o1; o += 4 * PANEL_QUADS) panel_rows(t, &a, f, o, PANEL_QUADS);
     for (; o + 4 <= o1; o += 4) panel_rows(t, &a, f, o, 1);

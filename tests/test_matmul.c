@@ -417,6 +417,26 @@ static void check_read_ahead_ways(const sac_matrix *w, const float *x, const flo
     free(work);
 }
 
+/* The type's matmat kernel given one row gives the matvec's bits, as kernels.c promises
+ * (sac_matmul itself gives one row to the matvec; the wasm quantized matmat then has no grouped
+ * activations and takes a path of its own). */
+static void check_one_row_matmat(const sac_matrix *w, const float *x, const float *want) {
+    const sac_type_traits *tr = sac_type_traits_get(w->type);
+    size_t row_bytes = 0;
+    if (w->n_in <= 0 || w->n_out <= 0 || !sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return;
+    const sac_type_traits *act = sac_type_vec_dot_traits(tr);
+    void *work = malloc(sac_matmul_work_size(w, 1) + 1);
+    if (act->quantize_activations) act->quantize_activations(x, w->n_in, 1, 0, 1, work);
+    float *y = malloc(sizeof(float) * (size_t)w->n_out);
+    sac_kernel_task t = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out, .n_batch = 1,
+                         .x = x, .act = act->quantize_activations ? work : NULL, .y = y, .finite = w->finite};
+    tr->matmat(&t, 0, w->n_out);
+    CHECK_MSG(!memcmp(y, want, sizeof(float) * (size_t)w->n_out), "%s n_in=%lld n_out=%lld: a one-row matmat differs from the matvec",
+              sac_type_name(w->type), (long long)w->n_in, (long long)w->n_out);
+    free(y);
+    free(work);
+}
+
 static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed, float big) {
     uint64_t s = seed;
     sac_matrix w = {type, n_in, n_out, make_weights(type, n_in, n_out, &s), 0};
@@ -441,7 +461,10 @@ static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t 
     }
     CHECK(bad == 0 && bad_fp == 0);
     hash_results(y1, n_batch * n_out);
-    if (n_batch == 1) check_read_ahead_ways(&w, x, y1);
+    if (n_batch == 1) {
+        check_read_ahead_ways(&w, x, y1);
+        check_one_row_matmat(&w, x, y1);
+    }
 
     /* bitwise the same for any thread count (and with no pool) */
     for (int nt = 0; nt <= 4; nt++) {
