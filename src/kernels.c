@@ -165,9 +165,10 @@ static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
 #ifdef __wasm_simd128__
 /* Activation rows per step of the matmat's panel (below). The relaxed builds run where the
  * loader's probe of the relaxed dot passes, so far only in browsers (Node 20 gets it wrong), and
- * Chromium 156's V8 keeps the 12 sums of six rows in registers: +10-20% over four (bench_kernels, 1 thread). Node 20's V8
- * spills them (-20%), so the SIMD128 builds, which Node runs, take four. (A Node whose relaxed
- * dot passes would run six unmeasured.) The bits are the same either way. */
+ * Chromium 156's V8 keeps the 12 sums of six rows in registers: +10-20% over four
+ * (bench_kernels, 1 thread). Node 20's V8 spills them (-20%), so the SIMD128 builds, which Node
+ * runs, take four. (A Node whose relaxed dot passes would run six unmeasured.) The bits are the
+ * same either way. */
 #ifdef __wasm_relaxed_simd__
 #define PANEL_ACTS 6
 #else

@@ -395,46 +395,45 @@ static float *run_matmul(sac_pool *pool, const sac_matrix *w, const float *x, in
 
 /* One shape: all thread counts and both references, plus matvec row by row. With big != 0,
  * two activations of each row are ±big and big/2. */
+/* y = w's matvec (with `read_ahead`) or, with `matmat`, its matmat kernel, called directly on
+ * the one activation row x for every output row, as sac_matmul would hand them to one thread.
+ * 0 when the shape has no row size (nothing run). */
+static int run_one_row_kernel(const sac_matrix *w, const float *x, int matmat, int read_ahead, float *y) {
+    const sac_type_traits *tr = sac_type_traits_get(w->type), *act = sac_type_vec_dot_traits(tr);
+    size_t row_bytes = 0;
+    if (!sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return 0;
+    void *work = malloc(sac_matmul_work_size(w, 1) + 1);
+    if (act->quantize_activations) act->quantize_activations(x, w->n_in, 1, 0, 1, work);
+    sac_kernel_task t = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out, .n_batch = 1,
+                         .x = x, .act = act->quantize_activations ? work : NULL, .y = y, .finite = w->finite,
+                         .read_ahead = read_ahead};
+    (matmat ? tr->matmat : tr->matvec)(&t, 0, w->n_out);
+    free(work);
+    return 1;
+}
+
 /* The matvec kernel itself with the read-ahead on and off (sac_matmul picks one by timing both
  * ways, sac_kernel_task.read_ahead): both give sac_matmul's bits, `want`. */
 static void check_read_ahead_ways(const sac_matrix *w, const float *x, const float *want) {
-    const sac_type_traits *tr = sac_type_traits_get(w->type);
-    size_t row_bytes = 0;
-    if (!tr->matvec_reads_ahead || w->n_in <= 0 || !sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return;
-    const sac_type_traits *act = sac_type_vec_dot_traits(tr);
-    void *work = malloc(sac_matmul_work_size(w, 1) + 1);
-    if (act->quantize_activations) act->quantize_activations(x, w->n_in, 1, 0, 1, work);
+    if (!sac_type_traits_get(w->type)->matvec_reads_ahead || w->n_in <= 0) return;
     float *y = malloc(sizeof(float) * (size_t)w->n_out);
-    for (int way = 0; way <= 1; way++) {
-        sac_kernel_task t = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out, .n_batch = 1,
-                             .x = x, .act = act->quantize_activations ? work : NULL, .y = y, .finite = w->finite,
-                             .read_ahead = way};
-        tr->matvec(&t, 0, w->n_out);
-        CHECK_MSG(!memcmp(y, want, sizeof(float) * (size_t)w->n_out), "%s n_in=%lld n_out=%lld: read-ahead %s differs",
-                  sac_type_name(w->type), (long long)w->n_in, (long long)w->n_out, way ? "on" : "off");
-    }
+    for (int way = 0; way <= 1; way++)
+        if (run_one_row_kernel(w, x, 0, way, y))
+            CHECK_MSG(!memcmp(y, want, sizeof(float) * (size_t)w->n_out), "%s n_in=%lld n_out=%lld: read-ahead %s differs",
+                      sac_type_name(w->type), (long long)w->n_in, (long long)w->n_out, way ? "on" : "off");
     free(y);
-    free(work);
 }
 
 /* The type's matmat kernel given one row gives the matvec's bits, as kernels.c promises
  * (sac_matmul itself gives one row to the matvec; the wasm quantized matmat then has no grouped
  * activations and takes a path of its own). */
 static void check_one_row_matmat(const sac_matrix *w, const float *x, const float *want) {
-    const sac_type_traits *tr = sac_type_traits_get(w->type);
-    size_t row_bytes = 0;
-    if (w->n_in <= 0 || w->n_out <= 0 || !sac_type_row_bytes(w->type, w->n_in, &row_bytes)) return;
-    const sac_type_traits *act = sac_type_vec_dot_traits(tr);
-    void *work = malloc(sac_matmul_work_size(w, 1) + 1);
-    if (act->quantize_activations) act->quantize_activations(x, w->n_in, 1, 0, 1, work);
+    if (w->n_in <= 0 || w->n_out <= 0) return;
     float *y = malloc(sizeof(float) * (size_t)w->n_out);
-    sac_kernel_task t = {.w = w->data, .row_bytes = row_bytes, .n_in = w->n_in, .n_out = w->n_out, .n_batch = 1,
-                         .x = x, .act = act->quantize_activations ? work : NULL, .y = y, .finite = w->finite};
-    tr->matmat(&t, 0, w->n_out);
-    CHECK_MSG(!memcmp(y, want, sizeof(float) * (size_t)w->n_out), "%s n_in=%lld n_out=%lld: a one-row matmat differs from the matvec",
-              sac_type_name(w->type), (long long)w->n_in, (long long)w->n_out);
+    if (run_one_row_kernel(w, x, 1, 0, y))
+        CHECK_MSG(!memcmp(y, want, sizeof(float) * (size_t)w->n_out), "%s n_in=%lld n_out=%lld: a one-row matmat differs from the matvec",
+                  sac_type_name(w->type), (long long)w->n_in, (long long)w->n_out);
     free(y);
-    free(work);
 }
 
 static void check_shape_big(uint32_t type, int64_t n_in, int64_t n_out, int64_t n_batch, uint64_t seed, float big) {
