@@ -77,6 +77,7 @@ if (usePeers && !existsSync(path.join(peers, 'llama-bench-native')))
   throw new Error(`llama.cpp's llama-bench is not in ${peers} (see its README), or run with --no-peers`);
 
 const log = (...a) => console.error(...a);
+const f1 = (x) => (x === undefined ? '-' : x.toFixed(1));
 
 /** build/bench-models/NAME.gguf, written by make_model with a synthetic vocabulary on first use. */
 function model(name, args) {
@@ -207,27 +208,40 @@ if (!opts['no-browser']) {
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless'],
   });
+  const runPage = async (engine, args) => {
+    const page = await browser.newPage(); // a fresh page per run: nothing left over
+    try {
+      await page.goto(`${server.url}/scripts/bench-page/index.html`);
+      await page.waitForFunction(() => globalThis.bench);
+      return await page.evaluate(({ engine, args }) => globalThis.bench[engine](args), { engine, args });
+    } finally {
+      await page.close();
+    }
+  };
   try {
+    // Some runs' first Chromium pages read slow (the browser's start-up work on few cores is one
+    // suspect): one untimed run first, and each round starts at another type, so that no type
+    // is always the first one timed.
+    log('warm-up: saccade in Chromium, untimed');
+    await runPage('saccade', { url: `/${results[types[0]].file}`, threads: threadCounts.at(-1), promptTokens: PROMPT,
+      decodeTokens: DECODE, repeat: 1, simd: chromiumSaccade[0][1] });
     for (let round = 1; round <= browserRounds; round++)
-      for (const type of types) {
+      for (const type of types.map((_, i) => types[(i + round - 1) % types.length])) {
         const url = `/${results[type].file}`;
         for (const threads of threadCounts) {
           const runs = [...chromiumSaccade.map(([key, simd]) => ({ key, engine: 'saccade', simd })),
             ...(opts['no-wllama'] ? [] : [{ key: 'wllama', engine: 'wllama' }])];
           for (const { key, engine, simd } of runs) {
-            log(`round ${round} of ${browserRounds}: ${type}: ${key} in Chromium, ${threads} thread(s)`);
-            const page = await browser.newPage(); // a fresh page per run: nothing left over
-            await page.goto(`${server.url}/scripts/bench-page/index.html`);
-            await page.waitForFunction(() => globalThis.bench);
             const args = { url, threads, promptTokens: PROMPT, decodeTokens: DECODE, repeat, simd };
-            const out = await page.evaluate(({ engine, args }) => globalThis.bench[engine](args), { engine, args });
+            const out = await runPage(engine, args);
             if (out.threads !== threads) throw new Error(`${engine} ran ${out.threads} threads, not ${threads}`);
+            log(`round ${round} of ${browserRounds}: ${type}: ${key} in Chromium, ${threads} thread(s): ` +
+              `prefill ${f1(out.prefillTokensPerSecond)}, decode ${f1(out.decodeTokensPerSecond)} tok/s`);
             keepBest(results[type], `${key}${threads}`, { prefill: out.prefillTokensPerSecond, decode: out.decodeTokensPerSecond });
             if (key === 'saccade') {
               results[type].relaxed = out.runtime.relaxed;
               results[type].relaxedReason = out.runtime.relaxedReason;
             }
-            await page.close();
           }
         }
       }
@@ -245,7 +259,6 @@ writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), prompt
 // Report
 // ---------------------------------------------------------------------------------------------
 
-const f1 = (x) => (x === undefined ? '-' : x.toFixed(1));
 const ratioOf = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
 const fx = (x) => (x === undefined ? '-' : `${x.toFixed(2)}x`);
 const row = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join(' ');
