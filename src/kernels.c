@@ -39,11 +39,12 @@
  * second operand is in [0, 127] (no engine may saturate then): their matvec takes the unsigned
  * levels as that operand (the offsets already come from the activation sums); their matmat
  * (the panel) keeps the int16 dot, which serves a whole prompt per decoded block. The float steps
- * are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family kernels
- * keep their int16 dots in the relaxed builds too: on x86 without AVX-VNNI V8 expands the
- * relaxed dot into several instructions, and in Chromium (AMD EPYC, 2 threads) Q8_0 then
- * prefilled 273 against 457 tokens/s and decoded 146 against 175, Q4_0 379 / 442 and 172 / 187;
- * the K-quants' matvec gained (Q4_K decode 183 against 142). */
+ * are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family matvecs
+ * keep their int16 dots in the relaxed builds: on x86 without AVX-VNNI V8 expands the relaxed
+ * dot into several instructions, and in Chromium (AMD EPYC, 2 threads) Q8_0 then prefilled 273
+ * against 457 tokens/s and decoded 146 against 175, Q4_0 379 / 442 and 172 / 187; the K-quants'
+ * matvec gained (Q4_K decode 183 against 142). Where V8 has AVX-VNNI (one vpdpbusd per dot),
+ * the 4- and 5-bit formats' matmat panel takes the relaxed dot (panel_step_levels: +35-55%). */
 #include "kernels.h"
 
 #include <math.h>
@@ -174,16 +175,30 @@ static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
 #else
 #define PANEL_ACTS 4
 #endif
+/* Bytes of the grouped copies (below) per activation value: the int16 pairs, and in the
+ * relaxed builds the int8 quads as well. */
+#ifdef RELAXED
+#define GROUPED_VALUE_BYTES 3
+#else
+#define GROUPED_VALUE_BYTES 2
+#endif
 
 /* For the matmat's panel (n_batch > 1), the values again in groups of PANEL_ACTS rows, after the
  * sums: per group, per pair of values, the group's rows side by side (int32 pairs,
  * [group][pair][row]; the last group keeps the stride, its missing rows unwritten). The panel
  * step then reads every row's pair at a constant offset from one address, where from the
  * row-major values V8 computed each row's address anew at every pair: Chromium 156's matmat
- * Q8_0/Q4_0 +3-8% (bench_kernels, 1 thread); Node 20's unchanged. */
+ * Q8_0/Q4_0 +3-8% (bench_kernels, 1 thread); Node 20's unchanged. The relaxed builds add the
+ * int8 values grouped the same way by fours ([group][quad][row], four bytes each) for the
+ * panel of the 4- and 5-bit formats (panel_step_levels). */
+static uint64_t grouped_rows(int64_t n_batch) {
+    return n_batch > 1 ? ((uint64_t)n_batch + PANEL_ACTS - 1) / PANEL_ACTS * PANEL_ACTS : 0;
+}
+
 static int grouped_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
-    uint64_t rows = n_batch > 1 ? ((uint64_t)n_batch + PANEL_ACTS - 1) / PANEL_ACTS * PANEL_ACTS : 0, n;
-    if (!sac_mul_u64(rows, (uint64_t)n_in, &n) || !sac_mul_u64(n, sizeof(int16_t), &n) || n > SIZE_MAX / 2)
+    uint64_t n;
+    if (!sac_mul_u64(grouped_rows(n_batch), (uint64_t)n_in, &n) || !sac_mul_u64(n, GROUPED_VALUE_BYTES, &n) ||
+        n > SIZE_MAX / 2)
         return 0;
     *bytes = (size_t)n;
     return 1;
@@ -225,6 +240,9 @@ typedef struct q8_activations {
 #ifdef __wasm_simd128__
     const int32_t *xsum;    /* [block][batch] */
     const int32_t *grouped; /* [group][pair][row], n_batch > 1 only (grouped_bytes) */
+#ifdef RELAXED
+    const int32_t *grouped8; /* [group][quad][row], after them */
+#endif
 #endif
 } q8_activations;
 
@@ -241,6 +259,10 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
     grouped_offset(t->n_in, t->n_batch, with_sums, &grouped);
     a.xsum = (const int32_t *)(base + end);
     a.grouped = (const int32_t *)(base + grouped);
+#ifdef RELAXED
+    /* within the workspace: grouped_bytes checked the product with the larger factor */
+    a.grouped8 = a.grouped + grouped_rows(t->n_batch) * (uint64_t)t->n_in / 2;
+#endif
 #endif
     return a;
 }
@@ -322,6 +344,20 @@ static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t
             const int16_t *from = xq + b * n_in;
             for (int64_t p = 0; p < pairs; p++) memcpy(to + p * PANEL_ACTS, from + 2 * p, sizeof(int32_t));
         }
+#ifdef RELAXED
+        int32_t *grouped8 = grouped + grouped_rows(n_batch) * (uint64_t)n_in / 2;
+        for (int64_t b = b0; b < b1; b++) {
+            int32_t *to = grouped8 + (b / PANEL_ACTS) * (n_in / 4) * PANEL_ACTS + b % PANEL_ACTS;
+            const int16_t *from = xq + b * n_in;
+            for (int64_t i = 0; i < n_in; i += 16, to += 4 * PANEL_ACTS) {
+                v128_t bytes = wasm_i8x16_narrow_i16x8(wasm_v128_load(from + i), wasm_v128_load(from + i + 8));
+                wasm_v128_store32_lane(to, bytes, 0);
+                wasm_v128_store32_lane(to + PANEL_ACTS, bytes, 1);
+                wasm_v128_store32_lane(to + 2 * PANEL_ACTS, bytes, 2);
+                wasm_v128_store32_lane(to + 3 * PANEL_ACTS, bytes, 3);
+            }
+        }
+#endif
     }
 #endif
 }
@@ -373,20 +409,21 @@ static inline void decode_q4_0(const char *block, v128_t q[4]) { decode_nibbles(
 
 static inline void decode_q4_1(const char *block, v128_t q[4]) { decode_nibbles(((const block_q4_1 *)block)->qs, q); }
 
-/* Q5_0, Q5_1: the fifth bits come from qh, bit j for value j: each qh byte is spread over
- * eight lanes and tested against that lane's bit. */
-static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, int offset, v128_t q[4]) {
+/* Q5_0, Q5_1: levels 0..31 (Q5_0's offset is left to the dot, as Q4_0's); the fifth bits come
+ * from qh, bit j for value j: each qh byte is spread over eight lanes and tested against that
+ * lane's bit. */
+static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, v128_t q[4]) {
     uint32_t qh;
     memcpy(&qh, qh_bytes, sizeof qh);
     v128_t h = wasm_i32x4_splat((int32_t)qh), packed = wasm_v128_load(qs);
     const v128_t bit = wasm_i8x16_make(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-    const v128_t five = wasm_i8x16_splat(0x10), sixteen = wasm_i8x16_splat((int8_t)offset);
+    const v128_t five = wasm_i8x16_splat(0x10);
     v128_t h_lo = wasm_i8x16_shuffle(h, h, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     v128_t h_hi = wasm_i8x16_shuffle(h, h, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     h_lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_lo, bit), bit), five);
     h_hi = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h_hi, bit), bit), five);
-    v128_t lo = wasm_i8x16_sub(wasm_v128_or(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), h_lo), sixteen);
-    v128_t hi = wasm_i8x16_sub(wasm_v128_or(wasm_u8x16_shr(packed, 4), h_hi), sixteen);
+    v128_t lo = wasm_v128_or(wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), h_lo);
+    v128_t hi = wasm_v128_or(wasm_u8x16_shr(packed, 4), h_hi);
     q[0] = wasm_i16x8_extend_low_i8x16(lo);
     q[1] = wasm_i16x8_extend_high_i8x16(lo);
     q[2] = wasm_i16x8_extend_low_i8x16(hi);
@@ -395,12 +432,12 @@ static inline void decode_five_bits(const uint8_t *qh_bytes, const uint8_t *qs, 
 
 static inline void decode_q5_0(const char *block, v128_t q[4]) {
     const block_q5_0 *b = (const block_q5_0 *)block;
-    decode_five_bits(b->qh, b->qs, 16, q);
+    decode_five_bits(b->qh, b->qs, q);
 }
 
 static inline void decode_q5_1(const char *block, v128_t q[4]) {
     const block_q5_1 *b = (const block_q5_1 *)block;
-    decode_five_bits(b->qh, b->qs, 0, q);
+    decode_five_bits(b->qh, b->qs, q);
 }
 
 /* V8 (TurboFan) keeps a wasm function's loads in their order but places arithmetic as late as
@@ -526,6 +563,9 @@ typedef struct quant_format {
 #ifdef __wasm_simd128__
     /* Q4_0, Q4_1: the matvec's decoder of whole bytes (nibble_activations); NULL elsewhere */
     decode_fn decode_bytes;
+    /* the decode gives levels 0..31 (all but Q8_0): the relaxed builds' panel takes them as the
+     * relaxed dot's 7-bit operand (panel_step_levels) */
+    int small_levels;
 #endif
 } quant_format;
 
@@ -753,7 +793,10 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
  * helpers take that shape) and use the first four. */
 #define KPANEL_ACTS 4
 typedef struct quant_panel {
-    v128_t w[PANEL_BLOCKS][SAC_QK / 2][PANEL_QUADS]; /* pairs of int16 values, offsets removed */
+    /* pairs of int16 values, offsets removed; or with small levels in the relaxed builds, in
+     * w[k][0..7]: quads of byte levels, offsets kept (lane i of w[k][c][q]: levels 4c..4c+3 of
+     * block k of row 4q + i) */
+    v128_t w[PANEL_BLOCKS][SAC_QK / 2][PANEL_QUADS];
     v128_t d[PANEL_BLOCKS][PANEL_QUADS];             /* f32 scales of four rows */
     v128_t m[PANEL_BLOCKS][PANEL_QUADS];             /* f32 minimums (Q4_1, Q5_1) */
 } quant_panel;
@@ -782,16 +825,33 @@ KERNEL void fill_panel(const sac_kernel_task *t, quant_format f, int64_t o, int 
             float d[4], m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             for (int i = 0; i < 4; i++) {
                 f.decode(row[i] + (size_t)blk * f.block_bytes, v[i]);
-                if (f.offset)
-                    for (int j = 0; j < 4; j++) v[i][j] = wasm_i16x8_sub(v[i][j], wasm_i16x8_splat((int16_t)f.offset));
                 d[i] = block_scale(f, row[i], blk);
                 if (f.has_min) m[i] = block_min(f, row[i], blk);
             }
-            /* v[i][j] holds pairs 4j..4j+3 of row i */
-            for (int j = 0; j < 4; j++) {
-                v128_t pairs[4];
-                interleave_pairs4(v[0][j], v[1][j], v[2][j], v[3][j], pairs);
-                for (int c = 0; c < 4; c++) p->w[k][4 * j + c][q] = pairs[c];
+#ifdef RELAXED
+            if (f.small_levels) {
+                /* row i's levels as bytes: 0-15 in v[i][0], 16-31 in v[i][1], quads in 32-bit lanes */
+                for (int i = 0; i < 4; i++) {
+                    v[i][0] = wasm_u8x16_narrow_i16x8(v[i][0], v[i][1]);
+                    v[i][1] = wasm_u8x16_narrow_i16x8(v[i][2], v[i][3]);
+                }
+                for (int h = 0; h < 2; h++) {
+                    v128_t quads4[4];
+                    interleave_pairs4(v[0][h], v[1][h], v[2][h], v[3][h], quads4);
+                    for (int c = 0; c < 4; c++) p->w[k][4 * h + c][q] = quads4[c];
+                }
+            } else
+#endif
+            {
+                for (int i = 0; i < 4; i++)
+                    if (f.offset)
+                        for (int j = 0; j < 4; j++) v[i][j] = wasm_i16x8_sub(v[i][j], wasm_i16x8_splat((int16_t)f.offset));
+                /* v[i][j] holds pairs 4j..4j+3 of row i */
+                for (int j = 0; j < 4; j++) {
+                    v128_t pairs[4];
+                    interleave_pairs4(v[0][j], v[1][j], v[2][j], v[3][j], pairs);
+                    for (int c = 0; c < 4; c++) p->w[k][4 * j + c][q] = pairs[c];
+                }
             }
             p->d[k][q] = wasm_v128_load(d);
             p->m[k][q] = wasm_v128_load(m);
@@ -814,10 +874,27 @@ KERNEL void panel_sums_store(const sac_kernel_task *t, int64_t o, int quads, int
         for (int r = 0; r < acts; r++) wasm_v128_store(t->y + (b + r) * t->n_out + o + 4 * q, acc[q][r]);
 }
 
+/* One block's integer sums into the float sums: the same steps, in the same order, as every
+ * other path (acc + (float)isum * (d_w * d_x), then + m_w * s_x). */
+KERNEL void panel_block_sums(const sac_kernel_task *t, const q8_activations *a, quant_format f,
+                             const quant_panel *p, int quads, int k, int64_t blk, int64_t b, int acts,
+                             v128_t isum[PANEL_QUADS][PANEL_ACTS], v128_t acc[PANEL_QUADS][PANEL_ACTS]) {
+    const int64_t n_batch = t->n_batch;
+    for (int r = 0; r < acts; r++) {
+        const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
+        for (int q = 0; q < quads; q++) {
+            v128_t scale = wasm_f32x4_mul(p->d[k][q], dx);
+            acc[q][r] = wasm_f32x4_add(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum[q][r]), scale));
+            if (f.has_min)
+                acc[q][r] = wasm_f32x4_add(acc[q][r],
+                                           wasm_f32x4_mul(p->m[k][q], wasm_f32x4_splat(a->s[blk * n_batch + b + r])));
+        }
+    }
+}
+
 /* The panel against activation rows b..b+acts-1 (panel_sums_load). */
 KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
                        int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
-    const int64_t n_batch = t->n_batch;
     v128_t acc[PANEL_QUADS][PANEL_ACTS];
     panel_sums_load(t, o, quads, b, acts, first, acc);
     /* row b's pairs in the grouped values: pair p at x[p * PANEL_ACTS], the next rows' beside it */
@@ -835,24 +912,60 @@ KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_
                 for (int q = 0; q < quads; q++)
                     isum[q][r] = wasm_i32x4_add(isum[q][r], wasm_i32x4_dot_i16x8(p->w[k][j][q], xs));
             }
-        for (int r = 0; r < acts; r++) {
-            const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
-            for (int q = 0; q < quads; q++) {
-                v128_t scale = wasm_f32x4_mul(p->d[k][q], dx);
-                acc[q][r] = wasm_f32x4_add(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum[q][r]), scale));
-                if (f.has_min)
-                    acc[q][r] = wasm_f32x4_add(acc[q][r],
-                                               wasm_f32x4_mul(p->m[k][q], wasm_f32x4_splat(a->s[blk * n_batch + b + r])));
-            }
-        }
+        panel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
     }
     panel_sums_store(t, o, quads, b, acts, acc);
 }
+
+#ifdef RELAXED
+/* panel_step for formats of small levels in the relaxed builds: one relaxed dot (AVX-VNNI's
+ * vpdpbusd in Chromium 156 on x86 that has it) takes four values of four rows against four
+ * activation values, where the int16 dot and its add take two; the levels' offset comes off
+ * with sum(x) at the block's start. The integer sums are the same, and so are the results.
+ * bench_kernels in Chromium, 1 thread, AMD EPYC (Zen 5): matmat Q4_0 64-69 -> 91-113 GFLOP/s,
+ * Q5_0 and Q4_1 +40-50%. Q8_0's values are not 7-bit: as two dots a quad (its value + 127
+ * split into two 7-bit halves, or the activations likewise) it gained 0-7%, and a value of
+ * -128 has no such split, so it keeps the int16 panel. */
+KERNEL void panel_step_levels(const sac_kernel_task *t, const q8_activations *a, quant_format f,
+                              const quant_panel *p, int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts,
+                              int first) {
+    const int64_t n_batch = t->n_batch;
+    v128_t acc[PANEL_QUADS][PANEL_ACTS];
+    panel_sums_load(t, o, quads, b, acts, first, acc);
+    /* row b's quads in the grouped int8 values: quad c at x[c * PANEL_ACTS], the next rows' beside it */
+    const int32_t *x = a->grouped8 + (b / PANEL_ACTS) * (t->n_in / 4) * PANEL_ACTS + b % PANEL_ACTS;
+    for (int k = 0; k < nblk; k++) {
+        const int64_t blk = blk0 + k;
+        const int32_t *xb = x + blk * (SAC_QK / 4) * PANEL_ACTS;
+        v128_t isum[PANEL_QUADS][PANEL_ACTS];
+        for (int r = 0; r < acts; r++) {
+            const v128_t start = wasm_i32x4_splat(-f.offset * a->xsum[blk * n_batch + b + r]);
+            for (int q = 0; q < quads; q++) isum[q][r] = start;
+        }
+        PANEL_PAIRS_LOOP
+        for (int c = 0; c < SAC_QK / 4; c++)
+            for (int r = 0; r < acts; r++) {
+                v128_t xs = wasm_v128_load32_splat(xb + c * PANEL_ACTS + r);
+                for (int q = 0; q < quads; q++) isum[q][r] = SAC_RELAXED_DOT_ADD(xs, p->w[k][c][q], isum[q][r]);
+            }
+        panel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
+    }
+    panel_sums_store(t, o, quads, b, acts, acc);
+}
+#endif
 
 /* The panel against every activation row, PANEL_ACTS at a time. */
 KERNEL void panel_pass(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
                        int64_t o, int quads, int64_t blk0, int nblk) {
     int64_t b = 0;
+#ifdef RELAXED
+    if (f.small_levels) {
+        for (; b + PANEL_ACTS <= t->n_batch; b += PANEL_ACTS)
+            panel_step_levels(t, a, f, p, o, quads, blk0, nblk, b, PANEL_ACTS, blk0 == 0);
+        for (; b < t->n_batch; b++) panel_step_levels(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
+        return;
+    }
+#endif
     for (; b + PANEL_ACTS <= t->n_batch; b += PANEL_ACTS) panel_step(t, a, f, p, o, quads, blk0, nblk, b, PANEL_ACTS, blk0 == 0);
     for (; b < t->n_batch; b++) panel_step(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
 }
@@ -2214,15 +2327,15 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
 }
 
 #ifdef __wasm_simd128__
-#define BYTES(name) , name
+#define SIMD_ONLY(bytes, small_levels) , bytes, small_levels
 #else
-#define BYTES(name)
+#define SIMD_ONLY(bytes, small_levels)
 #endif
-#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0 BYTES(NULL)})
-#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8 BYTES(decode_q4_0_bytes)})
-#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 0 BYTES(NULL)})
-#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0 BYTES(decode_q4_1_bytes)})
-#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 BYTES(NULL)})
+#define FORMAT_Q8_0 ((quant_format){sizeof(block_q8_0), decode_q8_0, 0, 0 SIMD_ONLY(NULL, 0)})
+#define FORMAT_Q4_0 ((quant_format){sizeof(block_q4_0), decode_q4_0, 0, 8 SIMD_ONLY(decode_q4_0_bytes, 1)})
+#define FORMAT_Q5_0 ((quant_format){sizeof(block_q5_0), decode_q5_0, 0, 16 SIMD_ONLY(NULL, 1)})
+#define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0 SIMD_ONLY(decode_q4_1_bytes, 1)})
+#define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 SIMD_ONLY(NULL, 1)})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
