@@ -787,7 +787,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
 #else
 #define PANEL_PAIRS_LOOP
 #endif
-/* The K-quant panel (kpanel_step) takes four in every build: with six, Chromium 156 on an AMD
+/* The K-quant panel (kpanel_step, kpanel_step_levels) takes four in every build: with six, Chromium 156 on an AMD
  * EPYC (Zen 5) ran Q6_K prefill at 696 against 843 tokens/s for four (bench-wasm --simd both,
  * 2 threads), where an Intel Xeon had gained 5%. Its arrays keep PANEL_ACTS columns (the sums'
  * helpers take that shape) and use the first four. */
@@ -1362,6 +1362,7 @@ typedef struct kquant_format {
     kdot_fn dot;
 #endif
     int has_min;
+    int level_offset; /* what the decoder subtracts from the unsigned levels (Q3_K 4, Q6_K 32) */
 } kquant_format;
 
 /* Q2_K's and Q3_K's 2-bit levels into q: value 128 h + 32 k + l from bits 2k of qs[32 h + l];
@@ -1516,6 +1517,7 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
     }
 }
 
+#ifndef RELAXED /* the relaxed builds' panel scales each group's sum instead */
 /* A block decoded, its levels multiplied by their group's scale in place: sc q fits int16
  * (at most 128 · 32 in magnitude, Q6_K's), so isum becomes one plain dot, and the same
  * integer as the sum over groups of sc · dot. Done once per decoded block, it serves every
@@ -1542,6 +1544,7 @@ KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
 #endif
     }
 }
+#endif
 
 #ifndef __wasm_simd128__
 /* isum: the integer dot of a decoded, scaled block with 256 activations (the plain-C
@@ -1668,9 +1671,15 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0,
  * partial isums (msums with a pair of bsums). The float steps are kblock_add's. */
 #define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 8.6 KB on the stack */
 typedef struct kquant_panel {
-    v128_t w[KPANEL_BLOCKS][SAC_QK_K / 2][PANEL_QUADS]; /* pairs of scaled levels */
-    v128_t m[KPANEL_BLOCKS][8][PANEL_QUADS];            /* pairs of group mins */
+    /* pairs of scaled levels; in the relaxed builds, in w[k][0..63], quads of unsigned levels
+     * (lane i of w[k][c][q]: levels 4c..4c+3 of block k of row 4q + i) */
+    v128_t w[KPANEL_BLOCKS][SAC_QK_K / 2][PANEL_QUADS];
+    v128_t m[KPANEL_BLOCKS][8][PANEL_QUADS]; /* pairs of group mins */
     v128_t d[KPANEL_BLOCKS][PANEL_QUADS], dmin[KPANEL_BLOCKS][PANEL_QUADS];
+#ifdef RELAXED
+    v128_t sc[KPANEL_BLOCKS][16][PANEL_QUADS]; /* group scales of four rows (int32) */
+    v128_t scp[KPANEL_BLOCKS][8][PANEL_QUADS]; /* pairs of them (int16), as m: for the levels' offset */
+#endif
 } kquant_panel;
 
 KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, int quads, int64_t blk0, int nblk,
@@ -1681,27 +1690,76 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
             _Alignas(16) int16_t m[8][4][2]; /* [pair of groups][row][group] */
             _Alignas(16) float d[4], dmin[4];
             for (int i = 0; i < 4; i++) {
-                kdecode(f, weight_row(t, o + 4 * q + i) + (size_t)(blk0 + k) * f.block_bytes, &w[i]);
+                const char *block = weight_row(t, o + 4 * q + i) + (size_t)(blk0 + k) * f.block_bytes;
+#ifdef RELAXED
+                f.decode(block, &w[i]); /* unscaled: kpanel_step_levels scales each group's sum */
+#else
+                kdecode(f, block, &w[i]);
+#endif
                 d[i] = w[i].d;
                 dmin[i] = w[i].dmin;
                 for (int g = 0; g < 16; g++) m[g / 2][i][g % 2] = (int16_t)w[i].m[g];
             }
+            for (int g = 0; g < 8; g++) p->m[k][g][q] = wasm_v128_load(m[g]);
+            p->d[k][q] = wasm_v128_load(d);
+            p->dmin[k][q] = wasm_v128_load(dmin);
+#ifdef RELAXED
+            const v128_t offset = wasm_i16x8_splat((int16_t)f.level_offset);
+            _Alignas(16) int16_t sc_pairs[8][4][2]; /* as m */
+            for (int g = 0; g < 16; g++) { /* a group's 16 levels of each row, as bytes: four quads */
+                v128_t rows[4], quads4[4];
+                for (int i = 0; i < 4; i++)
+                    rows[i] = wasm_u8x16_narrow_i16x8(wasm_i16x8_add(wasm_v128_load(w[i].q + 16 * g), offset),
+                                                      wasm_i16x8_add(wasm_v128_load(w[i].q + 16 * g + 8), offset));
+                interleave_pairs4(rows[0], rows[1], rows[2], rows[3], quads4);
+                for (int c = 0; c < 4; c++) p->w[k][4 * g + c][q] = quads4[c];
+                p->sc[k][g][q] = wasm_i32x4_make(w[0].sc[g], w[1].sc[g], w[2].sc[g], w[3].sc[g]);
+                for (int i = 0; i < 4; i++) sc_pairs[g / 2][i][g % 2] = (int16_t)w[i].sc[g];
+            }
+            for (int g = 0; g < 8; g++) p->scp[k][g][q] = wasm_v128_load(sc_pairs[g]);
+            continue;
+#endif
             for (int j = 0; j < SAC_QK_K / 8; j++) { /* eight levels: pairs 4j..4j+3 */
                 v128_t pairs[4];
                 interleave_pairs4(wasm_v128_load(w[0].q + 8 * j), wasm_v128_load(w[1].q + 8 * j),
                                   wasm_v128_load(w[2].q + 8 * j), wasm_v128_load(w[3].q + 8 * j), pairs);
                 for (int c = 0; c < 4; c++) p->w[k][4 * j + c][q] = pairs[c];
             }
-            for (int g = 0; g < 8; g++) p->m[k][g][q] = wasm_v128_load(m[g]);
-            p->d[k][q] = wasm_v128_load(d);
-            p->dmin[k][q] = wasm_v128_load(dmin);
         }
 }
 
+/* One block's integer sums (and the mins' sums) into the float sums, as kblock_add. */
+KERNEL void kpanel_block_sums(const sac_kernel_task *t, const q8k_activations *a, kquant_format f,
+                              const kquant_panel *p, int quads, int k, int64_t blk, int64_t b, int acts,
+                              v128_t isum[PANEL_QUADS][PANEL_ACTS], v128_t acc[PANEL_QUADS][PANEL_ACTS]) {
+    const int64_t n_batch = t->n_batch, ng = t->n_in / 16;
+    for (int r = 0; r < acts; r++) {
+        const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
+        for (int q = 0; q < quads; q++)
+            acc[q][r] = wasm_f32x4_add(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum[q][r]),
+                                                                 wasm_f32x4_mul(p->d[k][q], dx)));
+    }
+    if (!f.has_min) return;
+    for (int r = 0; r < acts; r++) {
+        const int16_t *bs = a->bsums + (b + r) * ng + blk * 16;
+        v128_t msum[PANEL_QUADS];
+        for (int q = 0; q < quads; q++) msum[q] = wasm_i32x4_splat(0);
+        for (int g = 0; g < 8; g++) {
+            v128_t bsum = wasm_v128_load32_splat(bs + 2 * g);
+            for (int q = 0; q < quads; q++) msum[q] = wasm_i32x4_add(msum[q], wasm_i32x4_dot_i16x8(p->m[k][g][q], bsum));
+        }
+        const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
+        for (int q = 0; q < quads; q++)
+            acc[q][r] = wasm_f32x4_sub(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(msum[q]),
+                                                                 wasm_f32x4_mul(p->dmin[k][q], dx)));
+    }
+}
+
+#ifndef RELAXED
 /* The panel against activation rows b..b+acts-1 (panel_sums_load). */
 KERNEL void kpanel_step(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
                         int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
-    const int64_t n_in = t->n_in, n_batch = t->n_batch, ng = n_in / 16;
+    const int64_t n_in = t->n_in;
     v128_t acc[PANEL_QUADS][PANEL_ACTS];
     panel_sums_load(t, o, quads, b, acts, first, acc);
     for (int k = 0; k < nblk; k++) {
@@ -1716,35 +1774,65 @@ KERNEL void kpanel_step(const sac_kernel_task *t, const q8k_activations *a, kqua
                 for (int q = 0; q < quads; q++)
                     isum[q][r] = wasm_i32x4_add(isum[q][r], wasm_i32x4_dot_i16x8(p->w[k][j][q], xs));
             }
-        for (int r = 0; r < acts; r++) {
-            const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
-            for (int q = 0; q < quads; q++)
-                acc[q][r] = wasm_f32x4_add(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum[q][r]),
-                                                                     wasm_f32x4_mul(p->d[k][q], dx)));
-        }
-        if (!f.has_min) continue;
-        for (int r = 0; r < acts; r++) {
-            const int16_t *bs = a->bsums + (b + r) * ng + blk * 16;
-            v128_t msum[PANEL_QUADS];
-            for (int q = 0; q < quads; q++) msum[q] = wasm_i32x4_splat(0);
-            for (int g = 0; g < 8; g++) {
-                v128_t bsum = wasm_v128_load32_splat(bs + 2 * g);
-                for (int q = 0; q < quads; q++) msum[q] = wasm_i32x4_add(msum[q], wasm_i32x4_dot_i16x8(p->m[k][g][q], bsum));
-            }
-            const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
-            for (int q = 0; q < quads; q++)
-                acc[q][r] = wasm_f32x4_sub(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(msum[q]),
-                                                                     wasm_f32x4_mul(p->dmin[k][q], dx)));
-        }
+        kpanel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
     }
     panel_sums_store(t, o, quads, b, acts, acc);
 }
+#define KPANEL_STEP kpanel_step
+#else
+/* kpanel_step in the relaxed builds: the unsigned levels against the int8 activations, one
+ * relaxed dot per four values of four rows, each group's sum times its scale, and the levels'
+ * offset off with the group sums of x (bsums), as the register dots do (minus_offset): the
+ * same integer sums. bench_kernels in Chromium, 1 thread, AMD EPYC (Zen 5), best windows:
+ * matmat Q4_K 66-69 -> 80-86 GFLOP/s, Q6_K 73-77 -> 82-86, Q2_K, Q3_K, Q5_K +10-20% (two
+ * activation rows a step instead of four measured alike, within the noise). */
+KERNEL void kpanel_step_levels(const sac_kernel_task *t, const q8k_activations *a, kquant_format f,
+                               const kquant_panel *p, int64_t o, int quads, int64_t blk0, int nblk, int64_t b,
+                               int acts, int first) {
+    const int64_t n_in = t->n_in, ng = n_in / 16;
+    v128_t acc[PANEL_QUADS][PANEL_ACTS];
+    panel_sums_load(t, o, quads, b, acts, first, acc);
+    for (int k = 0; k < nblk; k++) {
+        const int64_t blk = blk0 + k;
+        const int8_t *x = a->q8 + b * n_in + blk * SAC_QK_K;
+        v128_t isum[PANEL_QUADS][PANEL_ACTS];
+        for (int q = 0; q < quads; q++)
+            for (int r = 0; r < acts; r++) isum[q][r] = wasm_i32x4_splat(0);
+        for (int g = 0; g < 16; g++) {
+            v128_t gsum[PANEL_QUADS][PANEL_ACTS];
+            for (int q = 0; q < quads; q++)
+                for (int r = 0; r < acts; r++) gsum[q][r] = wasm_i32x4_splat(0);
+            for (int c = 0; c < 4; c++)
+                for (int r = 0; r < acts; r++) {
+                    v128_t xs = wasm_v128_load32_splat(x + r * n_in + 16 * g + 4 * c);
+                    for (int q = 0; q < quads; q++)
+                        gsum[q][r] = SAC_RELAXED_DOT_ADD(xs, p->w[k][4 * g + c][q], gsum[q][r]);
+                }
+            for (int q = 0; q < quads; q++)
+                for (int r = 0; r < acts; r++) isum[q][r] = wasm_i32x4_add(isum[q][r], wasm_i32x4_mul(gsum[q][r], p->sc[k][g][q]));
+        }
+        if (f.level_offset)
+            for (int r = 0; r < acts; r++) {
+                const int16_t *bs = a->bsums + (b + r) * ng + blk * 16;
+                for (int q = 0; q < quads; q++) {
+                    v128_t off = wasm_i32x4_splat(0);
+                    for (int g = 0; g < 8; g++)
+                        off = wasm_i32x4_add(off, wasm_i32x4_dot_i16x8(p->scp[k][g][q], wasm_v128_load32_splat(bs + 2 * g)));
+                    isum[q][r] = wasm_i32x4_sub(isum[q][r], wasm_i32x4_mul(off, wasm_i32x4_splat(f.level_offset)));
+                }
+            }
+        kpanel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
+    }
+    panel_sums_store(t, o, quads, b, acts, acc);
+}
+#define KPANEL_STEP kpanel_step_levels
+#endif
 
 KERNEL void kpanel_pass(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
                         int64_t o, int quads, int64_t blk0, int nblk) {
     int64_t b = 0;
-    for (; b + KPANEL_ACTS <= t->n_batch; b += KPANEL_ACTS) kpanel_step(t, a, f, p, o, quads, blk0, nblk, b, KPANEL_ACTS, blk0 == 0);
-    for (; b < t->n_batch; b++) kpanel_step(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
+    for (; b + KPANEL_ACTS <= t->n_batch; b += KPANEL_ACTS) KPANEL_STEP(t, a, f, p, o, quads, blk0, nblk, b, KPANEL_ACTS, blk0 == 0);
+    for (; b < t->n_batch; b++) KPANEL_STEP(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
 }
 
 KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int quads) {
@@ -2354,13 +2442,13 @@ void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 #define KDOT(name)
 #endif
 #define FORMAT_Q2_K \
-    ((kquant_format){sizeof(block_q2_K), offsetof(block_q2_K, d), offsetof(block_q2_K, dmin), kdecode_q2_K, KDOT(kdot_q2_K) 1})
-#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), offsetof(block_q3_K, d), 0, kdecode_q3_K, KDOT(kdot_q3_K) 0})
+    ((kquant_format){sizeof(block_q2_K), offsetof(block_q2_K, d), offsetof(block_q2_K, dmin), kdecode_q2_K, KDOT(kdot_q2_K) 1, 0})
+#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), offsetof(block_q3_K, d), 0, kdecode_q3_K, KDOT(kdot_q3_K) 0, 4})
 #define FORMAT_Q4_K \
-    ((kquant_format){sizeof(block_q4_K), offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), kdecode_q4_K, KDOT(kdot_q4_K) 1})
+    ((kquant_format){sizeof(block_q4_K), offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), kdecode_q4_K, KDOT(kdot_q4_K) 1, 0})
 #define FORMAT_Q5_K \
-    ((kquant_format){sizeof(block_q5_K), offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), kdecode_q5_K, KDOT(kdot_q5_K) 1})
-#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0})
+    ((kquant_format){sizeof(block_q5_K), offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), kdecode_q5_K, KDOT(kdot_q5_K) 1, 0})
+#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0, 32})
 
 void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
 void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
