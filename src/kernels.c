@@ -1717,14 +1717,14 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
                 for (int i = 0; i < 4; i++) sc_pairs[g / 2][i][g % 2] = (int16_t)w[i].sc[g];
             }
             for (int g = 0; g < 8; g++) p->scp[k][g][q] = wasm_v128_load(sc_pairs[g]);
-            continue;
-#endif
+#else
             for (int j = 0; j < SAC_QK_K / 8; j++) { /* eight levels: pairs 4j..4j+3 */
                 v128_t pairs[4];
                 interleave_pairs4(wasm_v128_load(w[0].q + 8 * j), wasm_v128_load(w[1].q + 8 * j),
                                   wasm_v128_load(w[2].q + 8 * j), wasm_v128_load(w[3].q + 8 * j), pairs);
                 for (int c = 0; c < 4; c++) p->w[k][4 * j + c][q] = pairs[c];
             }
+#endif
         }
 }
 
