@@ -34,17 +34,19 @@
  * step is redone with the full conversion (malformed or extreme files only). A matrix known
  * finite (sac_matrix.finite: every loaded model's) is converted without that watch.
  *
- * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) the K-quant kernels compute the same
- * int32 dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its
- * second operand is in [0, 127] (no engine may saturate then): their matvec takes the unsigned
- * levels as that operand (the offsets already come from the activation sums); their matmat
- * (the panel) keeps the int16 dot, which serves a whole prompt per decoded block. The float steps
- * are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family matvecs
- * keep their int16 dots in the relaxed builds: on x86 without AVX-VNNI V8 expands the relaxed
- * dot into several instructions, and in Chromium (AMD EPYC, 2 threads) Q8_0 then prefilled 273
- * against 457 tokens/s and decoded 146 against 175, Q4_0 379 / 442 and 172 / 187; the K-quants'
- * matvec gained (Q4_K decode 183 against 142). Where V8 has AVX-VNNI (one vpdpbusd per dot),
- * the 4- and 5-bit formats' matmat panel takes the relaxed dot (panel_step_levels: +35-55%). */
+ * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) some kernels compute the same int32
+ * dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its second
+ * operand is in [0, 127] (no engine may saturate then), taking unsigned levels as that operand
+ * (their offsets come off with the activation sums): the K-quants' matvec, and the matmat panel
+ * of the K-quants and of the 4- and 5-bit formats (panel_step_levels, kpanel_step_levels). The
+ * float steps are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family
+ * matvecs keep their int16 dots in the relaxed builds: in Chromium on an AMD EPYC the relaxed
+ * dot made Q8_0 prefill 273 against 457 tokens/s and decode 146 against 175, Q4_0 379 / 442 and
+ * 172 / 187, where the K-quants' matvec gained (Q4_K decode 183 against 142); V8 expands the op
+ * into several instructions on x86 without AVX-VNNI. Chromium 156 on an AMD EPYC (Zen 5) that
+ * has AVX-VNNI compiles it to one vpdpbusd, and the panels gained there (Q4_0 matmat +50-55%,
+ * Q4_K +20-25%); where V8 expands it they were not measured. Q8_0's signed values cannot be
+ * that operand: it keeps int16. */
 #include "kernels.h"
 
 #include <math.h>
