@@ -20,16 +20,18 @@
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
-// and saccade again with attention capture on (what capture costs; --no-depth-capture skips it),
-// and saccade in Node with a bf16 KV cache (--kv-type bf16; with capture too). saccade's KV cache
-// is otherwise f32; llama-bench's is its default, f16.
+// what attention capture costs there (bench --attention-cost: capture on and off by turns, token
+// by token in one context, so both halves see the same depths and machine; --no-depth-capture
+// skips it), and saccade in Node with a bf16 KV cache (--kv-type bf16; its capture cost too).
+// saccade's KV cache is otherwise f32; llama-bench's is its default, f16.
 //
 // In Chromium saccade runs the build its loader picks: the relaxed-SIMD one where the engine
 // computes relaxed SIMD's int8 dot product right (the column says which ran). --simd both runs
 // the relaxed and the SIMD128 builds side by side instead (loadModel's simd option), alternating,
 // as 'saccade Chromium relaxed' and 'saccade Chromium SIMD128'; --browser-rounds N repeats the
 // Chromium runs N times, interleaved, keeping each configuration's best; --browser-only skips the
-// native and Node runs (and the peers); --no-wllama skips wllama.
+// native and Node runs (and the peers); --no-wllama skips wllama. The peers run again beside the
+// Chromium runs, and the Chromium ratios divide by those.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -109,15 +111,18 @@ function decodeBytes(file, type) {
 }
 
 /** saccade's bench command (native or the Node CLI): the better of two runs in one process, as
- * the first pays for page faults and V8's tier-up. */
-function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, capture = false, kvType = 'f32') {
+ * the first pays for page faults and V8's tier-up. With `captureCost`, decode takes capture by
+ * turns (--attention-cost; three runs, the first not counted) and `capture` is the captured
+ * tokens' speed, `decode` the others'. */
+function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, captureCost = false, kvType = 'f32') {
   const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(prompt),
-    '--decode-tokens', String(DECODE), '--repeat', '2', ...(ctx ? ['--ctx', String(ctx)] : []),
-    ...(capture ? ['--attention'] : []), '--kv-type', kvType], { encoding: 'utf8' });
+    '--decode-tokens', String(DECODE), '--repeat', captureCost ? '3' : '2', ...(ctx ? ['--ctx', String(ctx)] : []),
+    ...(captureCost ? ['--attention-cost'] : []), '--kv-type', kvType], { encoding: 'utf8' });
   const j = JSON.parse(out);
   if (j.threads !== threads) throw new Error(`${cmd} ran ${j.threads} threads, not ${threads}`);
   if (j.kv_type !== kvType) throw new Error(`${cmd} ran a ${j.kv_type} KV cache, not ${kvType}`);
-  return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s };
+  return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s,
+    ...(captureCost && { capture: j.decode_capture_tokens_per_s }) };
 }
 
 /** llama-bench (its own warm-up run, then one measured run of each test): prefill from its
@@ -185,9 +190,15 @@ if (depths.length) {
       keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE).decode });
       keepBest(r, 'node_bf16', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'bf16').decode });
       if (depthCapture) {
-        keepBest(r, 'native_capture', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE, true).decode });
-        keepBest(r, 'node_capture', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, true).decode });
-        keepBest(r, 'node_bf16_capture', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, true, 'bf16').decode });
+        // capture's cost from pairs of tokens in one process: each round's with / without, kept
+        // per round (the best of each half separately would unpair them)
+        const pairs = [['native_capture', path.join(root, 'build/saccade'), [], 'f32'],
+          ['node_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'f32'],
+          ['node_bf16_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'bf16']];
+        for (const [key, cmd, args, kv] of pairs) {
+          const { decode, capture } = benchSaccade(cmd, args, file, t, d, d + DECODE, true, kv);
+          (r[key] ??= []).push(capture / decode);
+        }
       }
       if (usePeers)
         for (const which of ['native', 'wasm']) {
@@ -243,6 +254,16 @@ if (!opts['no-browser']) {
               results[type].relaxedReason = out.runtime.relaxedReason;
             }
           }
+          // The peers again, beside the Chromium runs: the Chromium ratios divide by these, not
+          // by the first phase's, which ran a quarter of an hour earlier on a machine whose speed
+          // drifts that much (the browser is idle meanwhile).
+          if (usePeers)
+            for (const [key, which] of [['llamaNativeC', 'native'], ['llamaWasmC', 'wasm']]) {
+              const run = llamaPrefillDecode(which, files[type], threads);
+              log(`round ${round} of ${browserRounds}: ${type}: llama.cpp ${which} beside Chromium, ${threads} thread(s): ` +
+                `prefill ${f1(run.prefill)}, decode ${f1(run.decode)} tok/s`);
+              keepBest(results[type], `${key}${threads}`, run);
+            }
         }
       }
   } finally {
@@ -267,7 +288,8 @@ const saccadeChromium = opts.simd === 'both' ? 'saccade Chromium relaxed'
   : `saccade Chromium${Object.values(results).some((r) => r.relaxed) ? ' (relaxed)' : ''}`;
 const names = [['native', 'saccade native'], ['node', 'saccade wasm Node'], ['saccade', saccadeChromium],
   ['saccade128', 'saccade Chromium SIMD128'],
-  ['llamaNative', 'llama.cpp native'], ['llamaWasm', 'llama.cpp wasm'], ['wllama', 'wllama Chromium']];
+  ['llamaNative', 'llama.cpp native'], ['llamaWasm', 'llama.cpp wasm'],
+  ['llamaNativeC', 'llama.cpp native (Chr.)'], ['llamaWasmC', 'llama.cpp wasm (Chr.)'], ['wllama', 'wllama Chromium']];
 for (const type of types)
   if (results[type].relaxedReason) log(`${type}: saccade in Chromium: relaxed SIMD ${results[type].relaxed ? 'on' : 'off'}: ${results[type].relaxedReason}`);
 console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds` +
@@ -303,7 +325,8 @@ const goals = {
   f32: { decodeNative: 0.95, prefillWasm: 2 },
 };
 const targets = [];
-console.log(`ratios at ${T} threads (issue 17's targets in brackets)\n`);
+console.log(`ratios at ${T} threads (issue 17's targets in brackets; Chromium's against llama.cpp's runs of the Chromium phase` +
+  ` where they ran)\n`);
 const rw = [6, 26, 14, 14, 14, 14];
 console.log(row(['type', 'saccade', 'decode/ll-wasm', 'decode/ll-nat', 'prefill/ll-wasm', 'prefill/ll-nat'], rw));
 for (const type of types) {
@@ -312,8 +335,11 @@ for (const type of types) {
   for (const [key, name] of [['node', 'wasm (Node)'], ['saccade', 'wasm (Chromium)'], ['native', 'native']]) {
     const s = r[`${key}${T}`];
     if (!s) continue;
-    const dw = ratioOf(s.decode, r[`llamaWasm${T}`]?.decode), dn = ratioOf(s.decode, r[`llamaNative${T}`]?.decode);
-    const pw = ratioOf(s.prefill, r[`llamaWasm${T}`]?.prefill), pn = ratioOf(s.prefill, r[`llamaNative${T}`]?.prefill);
+    // Chromium's figures against the peers' runs of the same phase (see the browser loop)
+    const phase = key === 'saccade' && r[`llamaWasmC${T}`] ? 'C' : '';
+    const lw = r[`llamaWasm${phase}${T}`], ln = r[`llamaNative${phase}${T}`];
+    const dw = ratioOf(s.decode, lw?.decode), dn = ratioOf(s.decode, ln?.decode);
+    const pw = ratioOf(s.prefill, lw?.prefill), pn = ratioOf(s.prefill, ln?.prefill);
     const tag = (x, goal) => `${fx(x)}${goal && key !== 'native' ? ` [${goal}]` : ''}`;
     console.log(row([type, name, tag(dw, g.decodeWasm), tag(dn, g.decodeNative), tag(pw, g.prefillWasm), tag(pn, g.prefillNative)], rw));
     if (key === 'native') continue;
@@ -331,20 +357,20 @@ if (depths.length) {
   console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D;` +
     ` KV cache: saccade f32 unless said, llama.cpp f16)\n`);
   const lw = [7, 14, 14, 16, 16, 22, 22, 14, 24];
-  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture (cost)', 'Node capture (cost)',
-    'Node bf16 KV', 'Node bf16 capture (cost)'], lw));
-  /** The share of decode speed that capture costs: 1 − with / without. */
-  const cost = (on, off) => (on === undefined || off === undefined ? undefined : 1 - on / off);
-  const withCost = (on, off) => (on === undefined ? '-' : `${f1(on)} (${(100 * cost(on, off)).toFixed(1)}%)`);
+  console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture cost', 'Node capture cost',
+    'Node bf16 KV', 'Node bf16 capture cost'], lw));
+  /** Capture's paired ratios (with / without, one per round): their mean, and the cost it means
+   * (1 − with / without) with each round's in brackets. */
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const withCost = (ratios) => (ratios ? `${(100 * (1 - mean(ratios))).toFixed(1)}% [${ratios.map((x) => (100 * (1 - x)).toFixed(1)).join(' ')}]` : '-');
   for (const d of depths) {
     const r = long[d];
     console.log(row([d, f1(r.native?.decode), f1(r.node?.decode), f1(r.llama_native?.decode), f1(r.llama_wasm?.decode),
-      withCost(r.native_capture?.decode, r.native?.decode), withCost(r.node_capture?.decode, r.node?.decode),
-      f1(r.node_bf16?.decode), withCost(r.node_bf16_capture?.decode, r.node_bf16?.decode)], lw));
-    // capture "stays free": at most 5% of decode speed (the target's 1 − cost >= 0.95)
-    if (r.node_capture) targets.push([`saccade wasm (Node) decode with capture / without, depth ${d}`, r.node_capture.decode / r.node.decode, 0.95]);
+      withCost(r.native_capture), withCost(r.node_capture), f1(r.node_bf16?.decode), withCost(r.node_bf16_capture)], lw));
+    // capture "stays free": at most 5% of decode speed (the target's with / without >= 0.95)
+    if (r.node_capture) targets.push([`saccade wasm (Node) decode with capture / without (paired), depth ${d}`, mean(r.node_capture), 0.95]);
     if (r.node_bf16_capture)
-      targets.push([`saccade wasm (Node, bf16 KV) decode with capture / without, depth ${d}`, r.node_bf16_capture.decode / r.node_bf16.decode, 0.95]);
+      targets.push([`saccade wasm (Node, bf16 KV) decode with capture / without (paired), depth ${d}`, mean(r.node_bf16_capture), 0.95]);
   }
   const first = long[depths[0]], last = long[depths[depths.length - 1]];
   const kept = last.node.decode / first.node.decode, kept16 = last.node_bf16.decode / first.node_bf16.decode;

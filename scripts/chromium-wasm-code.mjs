@@ -110,7 +110,8 @@ const dumps = readdirSync(work).filter((f) => /^jit-\d+\.dump$/.test(f));
 let code;
 for (const f of dumps)
   for (const r of codeRecords(readFileSync(path.join(work, f))))
-    if (new RegExp(`wasm-function\\[${index}\\]`).test(r.name)) code = r.code; /* the last compile */
+    /* a module without names: "wasm-function[N]"; with them: "JS:NAME-N-turbofan" */
+    if (new RegExp(`wasm-function\\[${index}\\]|-${index}-turbofan$`).test(r.name)) code = r.code; /* the last compile */
 if (!code) {
   console.error(`no code for ${wanted} (function ${index}) in ${dumps.join(', ') || 'no jitdump'}: did it run?`);
   rmSync(work, { recursive: true });

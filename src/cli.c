@@ -27,11 +27,13 @@ static const char *usage =
     "  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
     "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
-    "                   [--attention] [--kv-type T]\n"
+    "                   [--attention | --attention-cost] [--kv-type T]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
     "--decode-tokens ids.\n"
     "--attention: bench with attention capture on (every softmax probability kept), to see its cost.\n"
+    "--attention-cost: decode with capture on and off by turns, token by token in one context, and\n"
+    "report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).\n"
     "--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.\n"
     "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
     "--kv-type f32|bf16: what the KV cache holds (default f32, exact; bf16 rounds keys and values,\n"
@@ -99,7 +101,7 @@ static const char *const command_names[N_COMMANDS] = {"info", "logits", "generat
 typedef struct options {
     const char *tokens, *source, *decoder_start, *prompt, *text, *system;
     const char *ablate; /* --ablate L:H,...: decoder self-attention heads zeroed */
-    int all, bos, ignore_eos, chat, attention;
+    int all, bos, ignore_eos, chat, attention, attention_cost;
     int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat, kv_type;
     sac_sampling_params sampling;
 } options;
@@ -128,6 +130,7 @@ static const option_spec option_specs[] = {
     {"--ablate", OPT_TEXT, LOGITS | GENERATE, AT(ablate), 0, 0, 0, NULL},
     {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
     {"--attention", OPT_FLAG, BENCH, AT(attention), 0, 0, 0, NULL},
+    {"--attention-cost", OPT_FLAG, BENCH, AT(attention_cost), 0, 0, 0, NULL},
     {"--bos", OPT_FLAG, GENERATE | TOKENIZE, AT(bos), 0, 0, 0, NULL},
     {"--ignore-eos", OPT_FLAG, GENERATE, AT(ignore_eos), 0, 0, 0, NULL},
     {"--chat", OPT_FLAG, GENERATE, AT(chat), 0, 0, 0, NULL},
@@ -347,7 +350,7 @@ static sac_context *new_context(sac_model *m, const options *o, int32_t batch) {
     sac_context_params cp = sac_context_default_params();
     cp.n_threads = o->threads;
     cp.n_ctx = o->n_ctx; /* 0: the library's default */
-    cp.capture_attention = o->attention;
+    cp.capture_attention = o->attention || o->attention_cost;
     cp.kv_type = o->kv_type;
     if (batch) cp.n_batch = batch;
     sac_context *ctx;
@@ -751,19 +754,27 @@ static int cmd_tokenize(sac_model *m, const options *o) {
 }
 
 /* One bench round: a prefill of np ids (an encoder-decoder model encodes them), then nd
- * single-token decoder evals. Any failure is the command's failure. */
+ * single-token decoder evals. decode_ms[0] gets their time; with `alternate` (the context
+ * captures), capture is on for every other token from token `first_on`, and decode_ms[1]
+ * gets the captured tokens' time, decode_ms[0] the others'. Tokens side by side see the same
+ * depth and machine, so the two sums compare capture's cost where separate runs, minutes
+ * apart, measured mostly the machine's drift. Any failure is the command's failure. */
 static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t nd, int32_t n_vocab,
-                       double *prefill_ms, double *decode_ms) {
+                       int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2]) {
     sac_context_reset(ctx);
     double t0 = now_ms();
     if ((encdec ? sac_encode(ctx, ids, np, NULL) : sac_eval(ctx, ids, np, NULL, 0)) != SAC_OK) return 0;
-    double t1 = now_ms();
+    *prefill_ms = now_ms() - t0;
+    decode_ms[0] = decode_ms[1] = 0.0;
     for (int32_t i = 0; i < nd; i++) {
         int32_t tok = (int32_t)(((uint64_t)i * 104729u + 7u) % (uint32_t)n_vocab);
+        const int on = alternate && (i - first_on) % 2 == 0;
+        /* outside the timing: turning capture on clears the one row the last token skipped */
+        if (alternate && sac_attention_enable(ctx, on) != SAC_OK) return 0;
+        const double t1 = now_ms();
         if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) return 0;
+        decode_ms[on] += now_ms() - t1;
     }
-    *prefill_ms = t1 - t0;
-    *decode_ms = now_ms() - t1;
     return 1;
 }
 
@@ -773,6 +784,9 @@ static int cmd_bench(sac_model *m, const options *o) {
     sac_model_get_info(m, &in);
     const int encdec = is_encdec(m);
     const int32_t np = o->prompt_tokens, nd = o->decode_tokens;
+    if (o->attention_cost && o->attention) return fail("--attention-cost turns capture on and off itself: leave out --attention");
+    if (o->attention_cost && nd < 2)
+        return fail("--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)");
     /* The context clamps its batch to its length: a huge --prompt-tokens allocates nothing. */
     sac_context *ctx = new_context(m, o, np);
     if (!ctx) return 1;
@@ -786,15 +800,24 @@ static int cmd_bench(sac_model *m, const options *o) {
     int32_t *ids = malloc((size_t)np * sizeof *ids);
     if (!ids) return sac_context_free(ctx), fail("out of memory");
     for (int32_t i = 0; i < np; i++) ids[i] = (int32_t)(((uint64_t)i * 7919u + 13u) % (uint32_t)in.n_vocab);
-    double best_prefill = INFINITY, best_decode = INFINITY;
+    /* --attention-cost: the sums of every round but the first (it pays the page faults of fresh
+     * capture rows and the caches' warm-up; with --repeat 1 it is all there is), not the best
+     * round, so the two halves stay paired; each round starts its turns at the other token */
+    const int alternate = o->attention_cost;
+    double best_prefill = INFINITY, best_decode = INFINITY, sum[2] = {0.0, 0.0};
+    int64_t n_on = 0; /* captured tokens over all rounds */
     int rc = 0;
     for (int32_t r = 0; r < o->repeat && !rc; r++) {
-        double prefill, decode;
-        if (!bench_round(ctx, encdec, ids, np, nd, in.n_vocab, &prefill, &decode))
+        double prefill, decode[2];
+        if (!bench_round(ctx, encdec, ids, np, nd, in.n_vocab, alternate, r % 2, &prefill, decode))
             rc = fail("%s", sac_context_errmsg(ctx));
         else {
             if (prefill < best_prefill) best_prefill = prefill;
-            if (decode < best_decode) best_decode = decode;
+            if (decode[0] + decode[1] < best_decode) best_decode = decode[0] + decode[1];
+            if (r > 0 || o->repeat == 1) {
+                sum[0] += decode[0], sum[1] += decode[1];
+                n_on += (nd + (r % 2 == 0)) / 2;
+            }
         }
     }
     if (!rc) {
@@ -808,9 +831,16 @@ static int cmd_bench(sac_model *m, const options *o) {
             }
         }
         printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"kv_type\":\"%s\",\"prompt_tokens\":%d,"
-               "\"decode_tokens\":%d,\"prefill_tokens_per_s\":%.2f,\"decode_tokens_per_s\":%.2f}\n",
+               "\"decode_tokens\":%d,\"prefill_tokens_per_s\":%.2f,",
                type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd,
-               np / (best_prefill / 1e3), nd / (best_decode / 1e3));
+               np / (best_prefill / 1e3));
+        if (alternate) {
+            const int64_t n_off = (int64_t)nd * (o->repeat == 1 ? 1 : o->repeat - 1) - n_on;
+            printf("\"decode_tokens_per_s\":%.2f,\"decode_capture_tokens_per_s\":%.2f}\n", n_off / (sum[0] / 1e3),
+                   n_on / (sum[1] / 1e3));
+        } else {
+            printf("\"decode_tokens_per_s\":%.2f}\n", nd / (best_decode / 1e3));
+        }
     }
     free(ids);
     sac_context_free(ctx);

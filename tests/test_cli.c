@@ -186,6 +186,25 @@ static void test_every_eval_failure_is_an_error(void) {
     fail_each_call("logits encdec", 2, logits_encdec);
 }
 
+/* --attention-cost: both speeds, from decode tokens taken by turns; misuse refused. */
+static void test_bench_attention_cost(void) {
+    const char *models[] = {gpt2_path, encdec_path};
+    for (int i = 0; i < 2; i++) {
+        cli_run r = RUN_CLI("bench", models[i], "--prompt-tokens", "4", "--decode-tokens", "3", "--repeat", "3",
+                            "--attention-cost");
+        CHECK_MSG(r.status == 0 && strstr(r.out, "\"decode_tokens_per_s\":") &&
+                      strstr(r.out, ",\"decode_capture_tokens_per_s\":") && !strstr(r.out, ":0.00") &&
+                      !strstr(r.out, "inf") && !strstr(r.out, "nan"),
+                  "%s: %s %s", models[i], r.out, r.err);
+    }
+    cli_run r = RUN_CLI("bench", gpt2_path, "--prompt-tokens", "4", "--decode-tokens", "2", "--repeat", "1");
+    CHECK_MSG(r.status == 0 && !strstr(r.out, "capture"), "%s", r.out);
+    r = RUN_CLI("bench", gpt2_path, "--decode-tokens", "1", "--attention-cost");
+    CHECK_MSG(r.status == 1 && strstr(r.err, "--attention-cost needs --decode-tokens >= 2"), "%s", r.err);
+    r = RUN_CLI("bench", gpt2_path, "--attention-cost", "--attention");
+    CHECK_MSG(r.status == 1 && strstr(r.err, "leave out --attention"), "%s", r.err);
+}
+
 static void test_encdec_commands(void) {
     cli_run r = RUN_CLI("generate", encdec_path, "--tokens", "5,6,7");
     CHECK_MSG(r.status == 1 && strstr(r.err, "no BOS token to start the decoder with: give --decoder-start"), "%s",
@@ -219,6 +238,7 @@ int main(void) {
     RUN(test_option_ranges);
     RUN(test_bench_sums_in_64_bits);
     RUN(test_every_eval_failure_is_an_error);
+    RUN(test_bench_attention_cost);
     RUN(test_encdec_commands);
     RUN(test_chat_and_version);
     remove(gpt2_path);

@@ -18,11 +18,13 @@ const usage = `usage:
   saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
   saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
-                   [--attention] [--kv-type T]
+                   [--attention | --attention-cost] [--kv-type T]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
 --decode-tokens ids.
 --attention: bench with attention capture on (every softmax probability kept), to see its cost.
+--attention-cost: decode with capture on and off by turns, token by token in one context, and
+report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).
 --ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
 --kv-type f32|bf16: what the KV cache holds (default f32, exact; bf16 rounds keys and values,
@@ -147,6 +149,7 @@ const OPTIONS = {
   '--ablate': ['ablate', [L, G], text],
   '--all': ['all', [L], flag],
   '--attention': ['attention', [B], flag],
+  '--attention-cost': ['attentionCost', [B], flag],
   '--bos': ['bos', [G, T], flag],
   '--ignore-eos': ['ignoreEos', [G], flag],
   '--chat': ['chat', [G], flag],
@@ -167,7 +170,7 @@ const OPTIONS = {
 
 function parseOptions(cmd, args) {
   const o = {
-    all: false, attention: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
+    all: false, attention: false, attentionCost: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
     seed: 0n,
   };
   for (let i = 0; i < args.length; i++) {
@@ -329,18 +332,22 @@ function tokenize(model, o) {
 
 function bench(model, o) {
   const { promptTokens: np, decodeTokens: nd } = o;
+  if (o.attentionCost && o.attention) throw new UsageError('--attention-cost turns capture on and off itself: leave out --attention');
+  if (o.attentionCost && nd < 2)
+    throw new UsageError('--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)');
   const nCtx = model.runtime.contextLength;
   if (isEncdec(model) ? np > nCtx || nd > nCtx : np + nd > nCtx) {
     throw new UsageError(isEncdec(model)
       ? `--prompt-tokens and --decode-tokens must each fit in the context length (${nCtx})`
       : `--prompt-tokens + --decode-tokens exceed the context length (${nCtx})`);
   }
-  const r = model.bench({ promptTokens: np, decodeTokens: nd, repeat: o.repeat });
+  const r = model.bench({ promptTokens: np, decodeTokens: nd, repeat: o.repeat, attentionCost: o.attentionCost });
   return `{"engine":${jsonString(r.engine)},"type":${jsonString(r.type)},"threads":${r.threads},` +
     `"kv_type":${jsonString(model.runtime.kvType)},` +
     `"prompt_tokens":${r.promptTokens},"decode_tokens":${r.decodeTokens},` +
     `"prefill_tokens_per_s":${r.prefillTokensPerSecond.toFixed(2)},` +
-    `"decode_tokens_per_s":${r.decodeTokensPerSecond.toFixed(2)}}`;
+    `"decode_tokens_per_s":${r.decodeTokensPerSecond.toFixed(2)}` +
+    (o.attentionCost ? `,"decode_capture_tokens_per_s":${r.decodeCaptureTokensPerSecond.toFixed(2)}}` : '}');
 }
 
 const commands = { info, logits, generate, tokenize, bench };
@@ -367,7 +374,7 @@ export async function main(argv) {
     model = await loadModel(file, {
       threads: o.threads, contextLength: o.nCtx, batchSize: cmd === 'bench' ? o.promptTokens : 0, vocabOnly: cmd === 'tokenize',
       ...(o.ablate !== undefined && { ablate: o.ablate }),
-      ...(o.attention && { attention: true }),
+      ...((o.attention || o.attentionCost) && { attention: true }),
       ...(o.kvType !== undefined && { kvType: o.kvType }),
     });
     const out = await commands[cmd](model, o); // chat writes its lines as they come

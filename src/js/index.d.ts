@@ -487,6 +487,13 @@ export interface BenchOptions {
   decodeTokens?: number;
   /** Best of this many runs. Default 3. */
   repeat?: number;
+  /**
+   * Decode with attention capture on and off by turns, token by token (the prefill captures),
+   * and report both speeds: decodeTokensPerSecond without, decodeCaptureTokensPerSecond with,
+   * from the sums of every run but the first (which pays the page faults of fresh capture rows).
+   * Needs decodeTokens >= 2. Default false.
+   */
+  attentionCost?: boolean;
 }
 
 export interface BenchResult {
@@ -498,6 +505,8 @@ export interface BenchResult {
   decodeTokens: number;
   prefillTokensPerSecond: number;
   decodeTokensPerSecond: number;
+  /** With attentionCost: the speed of the tokens decoded with capture on. */
+  decodeCaptureTokensPerSecond?: number;
 }
 
 export interface SamplingDefaults {

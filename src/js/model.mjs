@@ -428,32 +428,55 @@ export class Model {
   /**
    * Prefill and decode speed on synthetic ids, as `saccade bench` measures it natively:
    * best of `repeat` runs of a `promptTokens` prefill followed by `decodeTokens` single-token evals.
+   * With attentionCost, decode turns attention capture on and off token by token (the prefill
+   * captures), and decodeCaptureTokensPerSecond gives the captured tokens' speed beside the
+   * others': sums over every run but the first (it pays the page faults of fresh capture rows;
+   * with repeat 1 it is all there is), each run starting its turns at the other token, so both
+   * halves see the same depths and the same moment of the machine.
    */
   bench(options) {
     this.#hasContext();
-    const o = optionsOf(options, ['promptTokens', 'decodeTokens', 'repeat'], 'bench');
+    const o = optionsOf(options, ['promptTokens', 'decodeTokens', 'repeat', 'attentionCost'], 'bench');
     const promptTokens = int('promptTokens', o.promptTokens, 128, 1);
     const decodeTokens = int('decodeTokens', o.decodeTokens, 32, 1);
     const repeat = int('repeat', o.repeat, 3, 1);
+    const alternate = bool('attentionCost', o.attentionCost);
+    if (alternate && decodeTokens < 2)
+      fail('attentionCost needs decodeTokens >= 2 (tokens with capture and without, by turns)');
     const e = this.#takeOver();
     const V = this.info.vocabSize;
     // An encoder–decoder model encodes the prompt ids and decodes against them: each has the whole context.
     if (this.#encdec ? promptTokens > e.nCtx || decodeTokens > e.nCtx : promptTokens + decodeTokens > e.nCtx)
       fail(this.#encdec ? 'promptTokens and decodeTokens must each fit in the context length'
         : 'promptTokens + decodeTokens exceed the context length');
+    if (alternate) this.#checkCapture(this.#encdec ? decodeTokens : promptTokens + decodeTokens,
+      this.#encdec ? promptTokens : 0, 'bench with attentionCost');
     const ids = Array.from({ length: promptTokens }, (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
     const decode = Array.from({ length: decodeTokens }, (_, i) => Number((BigInt(i) * 104729n + 7n) % BigInt(V)));
     let prefill = Infinity;
     let step = Infinity;
+    const sum = [0, 0], count = [0, 0]; // attentionCost: without capture, with
     for (let r = 0; r < repeat; r++) {
       const t0 = performance.now();
-      if (this.#encdec) this.#reset(false, ids);
+      if (this.#encdec) this.#reset(alternate, ids);
       else {
-        this.#reset(false);
+        this.#reset(alternate);
         e.eval(ids);
       }
       const t1 = performance.now();
-      for (const id of decode) e.eval([id]);
+      for (let i = 0; i < decode.length; i++) {
+        if (!alternate) {
+          e.eval([decode[i]]);
+          continue;
+        }
+        const on = (i + r) % 2 === 0 ? 1 : 0;
+        e.setCapture(on); // outside the timing: turning capture on clears the row the last token skipped
+        const t = performance.now();
+        e.eval([decode[i]]);
+        if (r === 0 && repeat > 1) continue;
+        sum[on] += performance.now() - t;
+        count[on]++;
+      }
       const t2 = performance.now();
       prefill = Math.min(prefill, t1 - t0);
       step = Math.min(step, t2 - t1);
@@ -461,7 +484,10 @@ export class Model {
     const type = this.info.tensors.find((t) => t.name.includes('ffn_up'))?.type ?? '';
     return {
       engine: `saccade-wasm-${this.runtime.variant}`, type, threads: this.runtime.threads, promptTokens, decodeTokens,
-      prefillTokensPerSecond: promptTokens / (prefill / 1e3), decodeTokensPerSecond: decodeTokens / (step / 1e3),
+      prefillTokensPerSecond: promptTokens / (prefill / 1e3),
+      ...(alternate ? {
+        decodeTokensPerSecond: count[0] / (sum[0] / 1e3), decodeCaptureTokensPerSecond: count[1] / (sum[1] / 1e3),
+      } : { decodeTokensPerSecond: decodeTokens / (step / 1e3) }),
     };
   }
 

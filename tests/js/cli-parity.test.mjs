@@ -178,6 +178,23 @@ describe('both CLIs judge every option the same way', () => {
     assert.ok(a.decode_tokens_per_s > 0 && b.decode_tokens_per_s > 0);
   });
 
+  test('bench --attention-cost: both speeds, the same fields on both; the same refusals', async () => {
+    const { native, js } = await both('bench', gpt2, '--prompt-tokens', 8, '--decode-tokens', 4, '--repeat', 2,
+      '--attention-cost');
+    assert.equal(native.status, 0, native.stderr);
+    assert.equal(js.status, 0, js.stderr);
+    const a = JSON.parse(js.stdout), b = JSON.parse(native.stdout);
+    assert.deepEqual(Object.keys(a), Object.keys(b));
+    assert.equal(Object.keys(a).at(-1), 'decode_capture_tokens_per_s');
+    for (const r of [a, b]) assert.ok(r.decode_tokens_per_s > 0 && r.decode_capture_tokens_per_s > 0, JSON.stringify(r));
+    for (const args of [['--decode-tokens', 1, '--attention-cost'], ['--attention-cost', '--attention']]) {
+      const { native, js } = await both('bench', gpt2, '--prompt-tokens', 4, ...args);
+      assert.equal(native.status, 1, args.join(' '));
+      assert.match(native.stderr, /^saccade: --attention-cost /);
+      assert.deepEqual(js, native, args.join(' '));
+    }
+  });
+
   test('bench and logits options', async () => {
     for (const args of [
       ['bench', gpt2, '--prompt-tokens', 0], ['bench', gpt2, '--decode-tokens', -1], ['bench', gpt2, '--repeat', 0],
