@@ -789,10 +789,10 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
 #else
 #define PANEL_PAIRS_LOOP
 #endif
-/* The K-quant panel (kpanel_step, kpanel_step_levels) takes four in every build: with six, Chromium 156 on an AMD
- * EPYC (Zen 5) ran Q6_K prefill at 696 against 843 tokens/s for four (bench-wasm --simd both,
- * 2 threads), where an Intel Xeon had gained 5%. Its arrays keep PANEL_ACTS columns (the sums'
- * helpers take that shape) and use the first four. */
+/* The K-quant panel (kpanel_step, kpanel_step_levels) takes four in every build: with six,
+ * Chromium 156 on an AMD EPYC (Zen 5) ran Q6_K prefill at 696 against 843 tokens/s for four
+ * (bench-wasm --simd both, 2 threads), where an Intel Xeon had gained 5%. Its arrays keep
+ * PANEL_ACTS columns (the sums' helpers take that shape) and use the first four. */
 #define KPANEL_ACTS 4
 typedef struct quant_panel {
     /* pairs of int16 values, offsets removed; or with small levels in the relaxed builds, in
@@ -1145,6 +1145,12 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
  * SIMD path, which only forms them differently, gives the plain-C bits.
  * ---------------------------------------------------------------------------------------- */
 
+/* What the decoders subtract from the unsigned levels: Q3_K 4 where a value's high bit is
+ * clear, Q6_K 32 from every 6-bit level. The wasm dots take the unsigned levels and subtract
+ * these times the activations' group sums instead (minus_offset, kquant_format.level_offset). */
+#define Q3_K_LEVEL_OFFSET 4
+#define Q6_K_LEVEL_OFFSET 32
+
 #ifdef __wasm_simd128__
 /* The matvec's dot of one super-block with the activations, in registers: each 16 or 32
  * levels are decoded into vectors and multiplied with their activations at once, and the
@@ -1205,11 +1211,11 @@ static inline v128_t move_bit(v128_t v, int b, int to) {
     return wasm_v128_and(v, wasm_i8x16_splat((int8_t)(1 << to)));
 }
 
-/* isum -= off * sum(sc * bsum) (off a power of two, 1 << shift): the levels' offset. */
-static inline v128_t minus_offset(v128_t isum, v128_t sc_lo, v128_t sc_hi, const int16_t *bsums, int shift) {
+/* isum -= offset * sum(sc * bsum): the levels' offset (a power of two: the multiply is a shift). */
+static inline v128_t minus_offset(v128_t isum, v128_t sc_lo, v128_t sc_hi, const int16_t *bsums, int offset) {
     v128_t t = wasm_i32x4_add(wasm_i32x4_dot_i16x8(sc_lo, wasm_v128_load(bsums)),
                               wasm_i32x4_dot_i16x8(sc_hi, wasm_v128_load(bsums + 8)));
-    return wasm_i32x4_sub(isum, wasm_i32x4_shl(t, (uint32_t)shift));
+    return wasm_i32x4_sub(isum, wasm_i32x4_mul(t, wasm_i32x4_splat(offset)));
 }
 
 static inline v128_t kdot_q2_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
@@ -1261,7 +1267,7 @@ static inline v128_t kdot_q3_K(const char *block, const kx_t *x, const int16_t *
         }
         isum = wasm_i32x4_add(isum, scale8(p, sc[h]));
     }
-    return minus_offset(isum, sc[0], sc[1], bsums, 2);
+    return minus_offset(isum, sc[0], sc[1], bsums, Q3_K_LEVEL_OFFSET);
 }
 
 /* Q4_K's and Q5_K's eight 6-bit scales (low half) and mins (high half) as bytes, unpacked
@@ -1342,7 +1348,7 @@ static inline v128_t kdot_q6_K(const char *block, const kx_t *x, const int16_t *
         }
         isum = wasm_i32x4_add(isum, scale8(p, sc[h]));
     }
-    return minus_offset(isum, sc[0], sc[1], bsums, 5);
+    return minus_offset(isum, sc[0], sc[1], bsums, Q6_K_LEVEL_OFFSET);
 }
 #endif
 
@@ -1364,14 +1370,14 @@ typedef struct kquant_format {
     kdot_fn dot;
 #endif
     int has_min;
-    int level_offset; /* what the decoder subtracts from the unsigned levels (Q3_K 4, Q6_K 32) */
+    int level_offset; /* what the decoder subtracts from the unsigned levels (Q3_K_LEVEL_OFFSET, ...) */
 } kquant_format;
 
 /* Q2_K's and Q3_K's 2-bit levels into q: value 128 h + 32 k + l from bits 2k of qs[32 h + l];
  * Q3_K (hmask not NULL) subtracts 4 where the value's bit (bit 4h + k of hmask[l]) is clear. */
 static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int16_t *q) {
 #ifdef __wasm_simd128__
-    const v128_t three = wasm_i8x16_splat(3), four = wasm_i8x16_splat(4);
+    const v128_t three = wasm_i8x16_splat(3), offset = wasm_i8x16_splat(Q3_K_LEVEL_OFFSET);
     for (int half = 0; half < 2; half++) { /* l in [16 half, 16 half + 16) */
         v128_t hm = hmask ? wasm_v128_load(hmask + 16 * half) : wasm_i32x4_splat(-1);
         for (int h = 0; h < 2; h++) {
@@ -1379,7 +1385,7 @@ static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int1
             for (int k = 0; k < 4; k++) {
                 v128_t v = wasm_v128_and(wasm_u8x16_shr(packed, 2 * k), three);
                 v128_t bit = wasm_i8x16_splat((int8_t)(1 << (4 * h + k)));
-                v = wasm_i8x16_sub(v, wasm_v128_andnot(four, wasm_i8x16_eq(wasm_v128_and(hm, bit), bit)));
+                v = wasm_i8x16_sub(v, wasm_v128_andnot(offset, wasm_i8x16_eq(wasm_v128_and(hm, bit), bit)));
                 int16_t *out = q + 128 * h + 32 * k + 16 * half;
                 wasm_v128_store(out, wasm_i16x8_extend_low_i8x16(v));
                 wasm_v128_store(out + 8, wasm_i16x8_extend_high_i8x16(v));
@@ -1391,7 +1397,7 @@ static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int1
         for (int k = 0; k < 4; k++)
             for (int l = 0; l < 32; l++) {
                 int v = (qs[32 * h + l] >> (2 * k)) & 3;
-                if (hmask && !((hmask[l] >> (4 * h + k)) & 1)) v -= 4;
+                if (hmask && !((hmask[l] >> (4 * h + k)) & 1)) v -= Q3_K_LEVEL_OFFSET;
                 q[128 * h + 32 * k + l] = (int16_t)v;
             }
 #endif
@@ -1498,7 +1504,7 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
         const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
         int16_t *q = out->q + 128 * h;
 #ifdef __wasm_simd128__
-        const v128_t off = wasm_i8x16_splat(32);
+        const v128_t off = wasm_i8x16_splat(Q6_K_LEVEL_OFFSET);
         for (int k = 0; k < 2; k++) {
             v128_t v[4];
             q6_K_levels(ql, qh, k, v);
@@ -1510,10 +1516,10 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
         }
 #else
         for (int l = 0; l < 32; l++) {
-            q[l] = (int16_t)(((ql[l] & 0x0F) | (qh[l] & 3) << 4) - 32);
-            q[l + 32] = (int16_t)(((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - 32);
-            q[l + 64] = (int16_t)(((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
-            q[l + 96] = (int16_t)(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
+            q[l] = (int16_t)(((ql[l] & 0x0F) | (qh[l] & 3) << 4) - Q6_K_LEVEL_OFFSET);
+            q[l + 32] = (int16_t)(((ql[l + 32] & 0x0F) | ((qh[l] >> 2) & 3) << 4) - Q6_K_LEVEL_OFFSET);
+            q[l + 64] = (int16_t)(((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - Q6_K_LEVEL_OFFSET);
+            q[l + 96] = (int16_t)(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - Q6_K_LEVEL_OFFSET);
         }
 #endif
     }
@@ -1730,6 +1736,18 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
         }
 }
 
+/* out[q] = Σ_g pairs[g][q] · (group sums 2g, 2g + 1 of one activation row, splatted): a block's
+ * eight pairs of groups of four rows (the mins; in the relaxed builds also the scales, for the
+ * levels' offset) against the activations' group sums. */
+KERNEL void pairs_dot_bsums(const v128_t pairs[8][PANEL_QUADS], const int16_t *bs, int quads,
+                            v128_t out[PANEL_QUADS]) {
+    for (int q = 0; q < quads; q++) out[q] = wasm_i32x4_splat(0);
+    for (int g = 0; g < 8; g++) {
+        const v128_t bsum = wasm_v128_load32_splat(bs + 2 * g);
+        for (int q = 0; q < quads; q++) out[q] = wasm_i32x4_add(out[q], wasm_i32x4_dot_i16x8(pairs[g][q], bsum));
+    }
+}
+
 /* One block's integer sums (and the mins' sums) into the float sums, as kblock_add. */
 KERNEL void kpanel_block_sums(const sac_kernel_task *t, const q8k_activations *a, kquant_format f,
                               const kquant_panel *p, int quads, int k, int64_t blk, int64_t b, int acts,
@@ -1743,13 +1761,8 @@ KERNEL void kpanel_block_sums(const sac_kernel_task *t, const q8k_activations *a
     }
     if (!f.has_min) return;
     for (int r = 0; r < acts; r++) {
-        const int16_t *bs = a->bsums + (b + r) * ng + blk * 16;
         v128_t msum[PANEL_QUADS];
-        for (int q = 0; q < quads; q++) msum[q] = wasm_i32x4_splat(0);
-        for (int g = 0; g < 8; g++) {
-            v128_t bsum = wasm_v128_load32_splat(bs + 2 * g);
-            for (int q = 0; q < quads; q++) msum[q] = wasm_i32x4_add(msum[q], wasm_i32x4_dot_i16x8(p->m[k][g][q], bsum));
-        }
+        pairs_dot_bsums(p->m[k], a->bsums + (b + r) * ng + blk * 16, quads, msum);
         const v128_t dx = wasm_f32x4_splat(a->d[blk * n_batch + b + r]);
         for (int q = 0; q < quads; q++)
             acc[q][r] = wasm_f32x4_sub(acc[q][r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(msum[q]),
@@ -1815,13 +1828,10 @@ KERNEL void kpanel_step_levels(const sac_kernel_task *t, const q8k_activations *
         }
         if (f.level_offset)
             for (int r = 0; r < acts; r++) {
-                const int16_t *bs = a->bsums + (b + r) * ng + blk * 16;
-                for (int q = 0; q < quads; q++) {
-                    v128_t off = wasm_i32x4_splat(0);
-                    for (int g = 0; g < 8; g++)
-                        off = wasm_i32x4_add(off, wasm_i32x4_dot_i16x8(p->scp[k][g][q], wasm_v128_load32_splat(bs + 2 * g)));
-                    isum[q][r] = wasm_i32x4_sub(isum[q][r], wasm_i32x4_mul(off, wasm_i32x4_splat(f.level_offset)));
-                }
+                v128_t off[PANEL_QUADS];
+                pairs_dot_bsums(p->scp[k], a->bsums + (b + r) * ng + blk * 16, quads, off);
+                for (int q = 0; q < quads; q++)
+                    isum[q][r] = wasm_i32x4_sub(isum[q][r], wasm_i32x4_mul(off[q], wasm_i32x4_splat(f.level_offset)));
             }
         kpanel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
     }
@@ -2445,12 +2455,14 @@ void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 #endif
 #define FORMAT_Q2_K \
     ((kquant_format){sizeof(block_q2_K), offsetof(block_q2_K, d), offsetof(block_q2_K, dmin), kdecode_q2_K, KDOT(kdot_q2_K) 1, 0})
-#define FORMAT_Q3_K ((kquant_format){sizeof(block_q3_K), offsetof(block_q3_K, d), 0, kdecode_q3_K, KDOT(kdot_q3_K) 0, 4})
+#define FORMAT_Q3_K \
+    ((kquant_format){sizeof(block_q3_K), offsetof(block_q3_K, d), 0, kdecode_q3_K, KDOT(kdot_q3_K) 0, Q3_K_LEVEL_OFFSET})
 #define FORMAT_Q4_K \
     ((kquant_format){sizeof(block_q4_K), offsetof(block_q4_K, d), offsetof(block_q4_K, dmin), kdecode_q4_K, KDOT(kdot_q4_K) 1, 0})
 #define FORMAT_Q5_K \
     ((kquant_format){sizeof(block_q5_K), offsetof(block_q5_K, d), offsetof(block_q5_K, dmin), kdecode_q5_K, KDOT(kdot_q5_K) 1, 0})
-#define FORMAT_Q6_K ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0, 32})
+#define FORMAT_Q6_K \
+    ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0, Q6_K_LEVEL_OFFSET})
 
 void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
 void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
