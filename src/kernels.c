@@ -38,8 +38,8 @@
  * dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its second
  * operand is in [0, 127] (no engine may saturate then), taking unsigned levels as that operand
  * (their offsets come off with the activation sums): the K-quants' matvec, and the matmat panel
- * of the K-quants and of the 4- and 5-bit formats (panel_step_levels, kpanel_step_levels). The
- * float steps are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family
+ * of the K-quants and of the 4- and 5-bit formats (kpanel_step_levels, panel_step's `levels`).
+ * The float steps are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family
  * matvecs keep their int16 dots in the relaxed builds: in Chromium on an AMD EPYC the relaxed
  * dot made Q8_0 prefill 273 against 457 tokens/s and decode 146 against 175, Q4_0 379 / 442 and
  * 172 / 187, where the K-quants' matvec gained (Q4_K decode 183 against 142); V8 expands the op
@@ -192,7 +192,7 @@ static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
  * row-major values V8 computed each row's address anew at every pair: Chromium 156's matmat
  * Q8_0/Q4_0 +3-8% (bench_kernels, 1 thread); Node 20's unchanged. The relaxed builds add the
  * int8 values grouped the same way by fours ([group][quad][row], four bytes each) for the
- * panel of the 4- and 5-bit formats (panel_step_levels). */
+ * panel of the 4- and 5-bit formats (panel_step's `levels`). */
 static uint64_t grouped_rows(int64_t n_batch) {
     return n_batch > 1 ? ((uint64_t)n_batch + PANEL_ACTS - 1) / PANEL_ACTS * PANEL_ACTS : 0;
 }
@@ -566,7 +566,7 @@ typedef struct quant_format {
     /* Q4_0, Q4_1: the matvec's decoder of whole bytes (nibble_activations); NULL elsewhere */
     decode_fn decode_bytes;
     /* the decode gives levels 0..31 (all but Q8_0): the relaxed builds' panel takes them as the
-     * relaxed dot's 7-bit operand (panel_step_levels) */
+     * relaxed dot's 7-bit operand (panel_step's `levels`) */
     int small_levels;
 #endif
 } quant_format;
@@ -894,67 +894,52 @@ KERNEL void panel_block_sums(const sac_kernel_task *t, const q8_activations *a, 
     }
 }
 
-/* The panel against activation rows b..b+acts-1 (panel_sums_load). */
+/* The panel against activation rows b..b+acts-1 (panel_sums_load). `levels` (a constant where
+ * it is inlined; the relaxed builds, formats of small levels): the panel holds quads of byte
+ * levels, taken with the relaxed int8 dot (AVX-VNNI's vpdpbusd in Chromium 156 on x86 that has
+ * it) four values of four rows against four activation values a dot, where the int16 dot and
+ * its add take two; the levels' offset comes off with sum(x) at each block's start. The integer
+ * sums are the same, and so are the results. bench_kernels in Chromium, 1 thread, AMD EPYC
+ * (Zen 5): matmat Q4_0 64-69 -> 91-113 GFLOP/s, Q5_0 and Q4_1 +40-50%. Q8_0's values are not
+ * 7-bit: as two dots a quad (its value + 127 split into two 7-bit halves, or the activations
+ * likewise) it gained 0-7%, and a value of -128 has no such split, so it keeps the int16 panel. */
 KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
-                       int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
-    v128_t acc[PANEL_QUADS][PANEL_ACTS];
-    panel_sums_load(t, o, quads, b, acts, first, acc);
-    /* row b's pairs in the grouped values: pair p at x[p * PANEL_ACTS], the next rows' beside it */
-    const int32_t *x = a->grouped + (b / PANEL_ACTS) * (t->n_in / 2) * PANEL_ACTS + b % PANEL_ACTS;
-    for (int k = 0; k < nblk; k++) {
-        const int64_t blk = blk0 + k;
-        const int32_t *xb = x + blk * (SAC_QK / 2) * PANEL_ACTS;
-        v128_t isum[PANEL_QUADS][PANEL_ACTS];
-        for (int q = 0; q < quads; q++)
-            for (int r = 0; r < acts; r++) isum[q][r] = wasm_i32x4_splat(0);
-        PANEL_PAIRS_LOOP
-        for (int j = 0; j < SAC_QK / 2; j++)
-            for (int r = 0; r < acts; r++) {
-                v128_t xs = wasm_v128_load32_splat(xb + j * PANEL_ACTS + r);
-                for (int q = 0; q < quads; q++)
-                    isum[q][r] = wasm_i32x4_add(isum[q][r], wasm_i32x4_dot_i16x8(p->w[k][j][q], xs));
-            }
-        panel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
-    }
-    panel_sums_store(t, o, quads, b, acts, acc);
-}
-
-#ifdef RELAXED
-/* panel_step for formats of small levels in the relaxed builds: one relaxed dot (AVX-VNNI's
- * vpdpbusd in Chromium 156 on x86 that has it) takes four values of four rows against four
- * activation values, where the int16 dot and its add take two; the levels' offset comes off
- * with sum(x) at the block's start. The integer sums are the same, and so are the results.
- * bench_kernels in Chromium, 1 thread, AMD EPYC (Zen 5): matmat Q4_0 64-69 -> 91-113 GFLOP/s,
- * Q5_0 and Q4_1 +40-50%. Q8_0's values are not 7-bit: as two dots a quad (its value + 127
- * split into two 7-bit halves, or the activations likewise) it gained 0-7%, and a value of
- * -128 has no such split, so it keeps the int16 panel. */
-KERNEL void panel_step_levels(const sac_kernel_task *t, const q8_activations *a, quant_format f,
-                              const quant_panel *p, int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts,
-                              int first) {
+                       int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first, int levels) {
     const int64_t n_batch = t->n_batch;
+    const int per_slot = levels ? 4 : 2; /* values in each int32 of the grouped copy: a quad, a pair */
     v128_t acc[PANEL_QUADS][PANEL_ACTS];
     panel_sums_load(t, o, quads, b, acts, first, acc);
-    /* row b's quads in the grouped int8 values: quad c at x[c * PANEL_ACTS], the next rows' beside it */
-    const int32_t *x = a->grouped8 + (b / PANEL_ACTS) * (t->n_in / 4) * PANEL_ACTS + b % PANEL_ACTS;
+    /* row b's slots in the grouped values: slot c at x[c * PANEL_ACTS], the next rows' beside it */
+#ifdef RELAXED
+    const int32_t *grouped = levels ? a->grouped8 : a->grouped;
+#else
+    const int32_t *grouped = a->grouped;
+#endif
+    const int32_t *x = grouped + (b / PANEL_ACTS) * (t->n_in / per_slot) * PANEL_ACTS + b % PANEL_ACTS;
     for (int k = 0; k < nblk; k++) {
         const int64_t blk = blk0 + k;
-        const int32_t *xb = x + blk * (SAC_QK / 4) * PANEL_ACTS;
+        const int32_t *xb = x + blk * (SAC_QK / per_slot) * PANEL_ACTS;
         v128_t isum[PANEL_QUADS][PANEL_ACTS];
         for (int r = 0; r < acts; r++) {
-            const v128_t start = wasm_i32x4_splat(-f.offset * a->xsum[blk * n_batch + b + r]);
+            const v128_t start = wasm_i32x4_splat(levels ? -f.offset * a->xsum[blk * n_batch + b + r] : 0);
             for (int q = 0; q < quads; q++) isum[q][r] = start;
         }
         PANEL_PAIRS_LOOP
-        for (int c = 0; c < SAC_QK / 4; c++)
+        for (int c = 0; c < SAC_QK / per_slot; c++)
             for (int r = 0; r < acts; r++) {
                 v128_t xs = wasm_v128_load32_splat(xb + c * PANEL_ACTS + r);
-                for (int q = 0; q < quads; q++) isum[q][r] = SAC_RELAXED_DOT_ADD(xs, p->w[k][c][q], isum[q][r]);
+                for (int q = 0; q < quads; q++)
+#ifdef RELAXED
+                    isum[q][r] = levels ? SAC_RELAXED_DOT_ADD(xs, p->w[k][c][q], isum[q][r])
+                                        : wasm_i32x4_add(isum[q][r], wasm_i32x4_dot_i16x8(p->w[k][c][q], xs));
+#else
+                    isum[q][r] = wasm_i32x4_add(isum[q][r], wasm_i32x4_dot_i16x8(p->w[k][c][q], xs));
+#endif
             }
         panel_block_sums(t, a, f, p, quads, k, blk, b, acts, isum, acc);
     }
     panel_sums_store(t, o, quads, b, acts, acc);
 }
-#endif
 
 /* The panel against every activation row, PANEL_ACTS at a time. */
 KERNEL void panel_pass(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
@@ -963,13 +948,14 @@ KERNEL void panel_pass(const sac_kernel_task *t, const q8_activations *a, quant_
 #ifdef RELAXED
     if (f.small_levels) {
         for (; b + PANEL_ACTS <= t->n_batch; b += PANEL_ACTS)
-            panel_step_levels(t, a, f, p, o, quads, blk0, nblk, b, PANEL_ACTS, blk0 == 0);
-        for (; b < t->n_batch; b++) panel_step_levels(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
+            panel_step(t, a, f, p, o, quads, blk0, nblk, b, PANEL_ACTS, blk0 == 0, 1);
+        for (; b < t->n_batch; b++) panel_step(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0, 1);
         return;
     }
 #endif
-    for (; b + PANEL_ACTS <= t->n_batch; b += PANEL_ACTS) panel_step(t, a, f, p, o, quads, blk0, nblk, b, PANEL_ACTS, blk0 == 0);
-    for (; b < t->n_batch; b++) panel_step(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
+    for (; b + PANEL_ACTS <= t->n_batch; b += PANEL_ACTS)
+        panel_step(t, a, f, p, o, quads, blk0, nblk, b, PANEL_ACTS, blk0 == 0, 0);
+    for (; b < t->n_batch; b++) panel_step(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0, 0);
 }
 
 /* Weight rows o..o+4*quads-1 against every activation row, a panel of blocks at a time. */
