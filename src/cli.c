@@ -754,18 +754,20 @@ static int cmd_tokenize(sac_model *m, const options *o) {
 }
 
 /* One bench round: a prefill of np ids (an encoder-decoder model encodes them), then nd
- * single-token decoder evals. decode_ms[0] gets their time; with `alternate` (the context
- * captures), capture is on for every other token from token `first_on`, and decode_ms[1]
- * gets the captured tokens' time, decode_ms[0] the others'. Tokens side by side see the same
- * depth and machine, so the two sums compare capture's cost where separate runs, minutes
- * apart, measured mostly the machine's drift. Any failure is the command's failure. */
+ * single-token decoder evals. decode_ms[0] gets their time and n[0] their count; with
+ * `alternate` (the context captures), capture is on for every other token from token
+ * `first_on`, and decode_ms[1], n[1] get the captured tokens', [0] the others'. Tokens side
+ * by side see the same depth and machine, so the two sums compare capture's cost where
+ * separate runs, minutes apart, measured mostly the machine's drift. Any failure is the
+ * command's failure. */
 static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t nd, int32_t n_vocab,
-                       int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2]) {
+                       int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2], int32_t n[2]) {
     sac_context_reset(ctx);
     double t0 = now_ms();
     if ((encdec ? sac_encode(ctx, ids, np, NULL) : sac_eval(ctx, ids, np, NULL, 0)) != SAC_OK) return 0;
     *prefill_ms = now_ms() - t0;
     decode_ms[0] = decode_ms[1] = 0.0;
+    n[0] = n[1] = 0;
     for (int32_t i = 0; i < nd; i++) {
         int32_t tok = (int32_t)(((uint64_t)i * 104729u + 7u) % (uint32_t)n_vocab);
         const int on = alternate && (i - first_on) % 2 == 0;
@@ -774,6 +776,7 @@ static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t
         const double t1 = now_ms();
         if (sac_eval(ctx, &tok, 1, NULL, 0) != SAC_OK) return 0;
         decode_ms[on] += now_ms() - t1;
+        n[on]++;
     }
     return 1;
 }
@@ -805,18 +808,19 @@ static int cmd_bench(sac_model *m, const options *o) {
      * round, so the two halves stay paired; each round starts its turns at the other token */
     const int alternate = o->attention_cost;
     double best_prefill = INFINITY, best_decode = INFINITY, sum[2] = {0.0, 0.0};
-    int64_t n_on = 0; /* captured tokens over all rounds */
+    int64_t counted[2] = {0, 0}; /* tokens in sum[]: without capture, with */
     int rc = 0;
     for (int32_t r = 0; r < o->repeat && !rc; r++) {
         double prefill, decode[2];
-        if (!bench_round(ctx, encdec, ids, np, nd, in.n_vocab, alternate, r % 2, &prefill, decode))
+        int32_t n[2];
+        if (!bench_round(ctx, encdec, ids, np, nd, in.n_vocab, alternate, r % 2, &prefill, decode, n))
             rc = fail("%s", sac_context_errmsg(ctx));
         else {
             if (prefill < best_prefill) best_prefill = prefill;
             if (decode[0] + decode[1] < best_decode) best_decode = decode[0] + decode[1];
             if (r > 0 || o->repeat == 1) {
                 sum[0] += decode[0], sum[1] += decode[1];
-                n_on += (nd + (r % 2 == 0)) / 2;
+                counted[0] += n[0], counted[1] += n[1];
             }
         }
     }
@@ -835,9 +839,8 @@ static int cmd_bench(sac_model *m, const options *o) {
                type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd,
                np / (best_prefill / 1e3));
         if (alternate) {
-            const int64_t n_off = (int64_t)nd * (o->repeat == 1 ? 1 : o->repeat - 1) - n_on;
-            printf("\"decode_tokens_per_s\":%.2f,\"decode_capture_tokens_per_s\":%.2f}\n", n_off / (sum[0] / 1e3),
-                   n_on / (sum[1] / 1e3));
+            printf("\"decode_tokens_per_s\":%.2f,\"decode_capture_tokens_per_s\":%.2f}\n",
+                   counted[0] / (sum[0] / 1e3), counted[1] / (sum[1] / 1e3));
         } else {
             printf("\"decode_tokens_per_s\":%.2f}\n", nd / (best_decode / 1e3));
         }
