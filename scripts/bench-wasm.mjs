@@ -22,7 +22,7 @@
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
 // what attention capture costs there (bench --attention-cost: capture on and off by turns, token
 // by token in one context, so both halves see the same depths and machine; --no-depth-capture
-// skips it), and saccade in Node with a bf16 KV cache (--kv-type bf16; its capture cost too).
+// skips it), and saccade in Node with bf16 and q8 KV caches (--kv-type; their capture cost too).
 // saccade's KV cache is otherwise f32; llama-bench's is its default, f16.
 //
 // In Chromium saccade runs the build its loader picks: the relaxed-SIMD one where the engine
@@ -189,12 +189,14 @@ if (depths.length) {
       keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE).decode });
       keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE).decode });
       keepBest(r, 'node_bf16', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'bf16').decode });
+      keepBest(r, 'node_q8', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'q8').decode });
       if (depthCapture) {
         // capture's cost from pairs of tokens in one process: each round's with / without, kept
         // per round (the best of each half separately would unpair them)
         const pairs = [['native_capture', path.join(root, 'build/saccade'), [], 'f32'],
           ['node_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'f32'],
-          ['node_bf16_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'bf16']];
+          ['node_bf16_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'bf16'],
+          ['node_q8_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'q8']];
         for (const [key, cmd, args, kv] of pairs) {
           const { decode, capture } = benchSaccade(cmd, args, file, t, d, d + DECODE, true, kv);
           (r[key] ??= []).push(capture / decode);
@@ -356,9 +358,9 @@ for (const type of types) {
 if (depths.length) {
   console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D;` +
     ` KV cache: saccade f32 unless said, llama.cpp f16)\n`);
-  const lw = [7, 14, 14, 16, 16, 22, 22, 14, 24];
+  const lw = [7, 14, 14, 16, 16, 22, 22, 14, 24, 12, 24];
   console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture cost', 'Node capture cost',
-    'Node bf16 KV', 'Node bf16 capture cost'], lw));
+    'Node bf16 KV', 'Node bf16 capture cost', 'Node q8 KV', 'Node q8 capture cost'], lw));
   /** Capture's paired ratios (with / without, one per round): their mean, and the cost it means
    * (1 − with / without) with each round's in brackets. */
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -366,19 +368,24 @@ if (depths.length) {
   for (const d of depths) {
     const r = long[d];
     console.log(row([d, f1(r.native?.decode), f1(r.node?.decode), f1(r.llama_native?.decode), f1(r.llama_wasm?.decode),
-      withCost(r.native_capture), withCost(r.node_capture), f1(r.node_bf16?.decode), withCost(r.node_bf16_capture)], lw));
+      withCost(r.native_capture), withCost(r.node_capture), f1(r.node_bf16?.decode), withCost(r.node_bf16_capture),
+      f1(r.node_q8?.decode), withCost(r.node_q8_capture)], lw));
     // capture "stays free": at most 5% of decode speed (the target's with / without >= 0.95)
     if (r.node_capture) targets.push([`saccade wasm (Node) decode with capture / without (paired), depth ${d}`, mean(r.node_capture), 0.95]);
     if (r.node_bf16_capture)
       targets.push([`saccade wasm (Node, bf16 KV) decode with capture / without (paired), depth ${d}`, mean(r.node_bf16_capture), 0.95]);
+    if (r.node_q8_capture)
+      targets.push([`saccade wasm (Node, q8 KV) decode with capture / without (paired), depth ${d}`, mean(r.node_q8_capture), 0.95]);
   }
   const first = long[depths[0]], last = long[depths[depths.length - 1]];
   const kept = last.node.decode / first.node.decode, kept16 = last.node_bf16.decode / first.node_bf16.decode;
+  const kept8 = last.node_q8.decode / first.node_q8.decode;
   console.log(`saccade wasm decode at depth ${depths[depths.length - 1]} / at ${depths[0]}: ${kept.toFixed(2)}x (f32 KV), ` +
-    `${kept16.toFixed(2)}x (bf16 KV)`);
+    `${kept16.toFixed(2)}x (bf16 KV), ${kept8.toFixed(2)}x (q8 KV)`);
   if (depths[0] === 128 && depths[depths.length - 1] === 2048) {
     targets.push(['saccade wasm (Node) decode at depth 2048 / 128', kept, 0.7]);
     targets.push(['saccade wasm (Node, bf16 KV) decode at depth 2048 / 128', kept16, 0.7]);
+    targets.push(['saccade wasm (Node, q8 KV) decode at depth 2048 / 128', kept8, 0.7]);
   }
 }
 

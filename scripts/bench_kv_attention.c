@@ -1,8 +1,8 @@
 /* bench_kv_attention.c — speed of attention's passes over the KV cache for one decode token:
  * scores (sac_kv_scores), softmax (sac_softmax_exp and the scaling by 1/Σ, as forward.c does)
  * and the weighted sum of values (sac_kv_mix), one thread, for a GPT-2-small-sized shape
- * (12 layers of 12 heads of 64, blocks of heads as one thread takes them), f32 and bf16 caches
- * laid out as the model's (each head's rows together, room for 2048), at depths 128 and 2048.
+ * (12 layers of 12 heads of 64, blocks of heads as one thread takes them), f32, bf16 and q8
+ * caches laid out as the model's (each head's rows together, room for 2048), at depths 128 and 2048.
  * The cache is left as a decode token leaves it: before each layer's passes, 128 MB / 12 of
  * other memory is read (the layer's weights), so the keys and values come from memory, not from
  * L2. Prints nanoseconds per key per head of each pass, the best of several tokens, and `read`:
@@ -59,11 +59,11 @@ static void pass_mix(run *r) { sac_kv_mix(&r->heads, r->out); }
 static uint32_t read_order_sum;
 static void pass_read(run *r) {
     const sac_kv_heads *a = &r->heads;
-    const int64_t size = (int64_t)sac_kv_type_size(a->kv_type), words = (int64_t)a->n_keys * a->head_dim * size / 4;
+    const int64_t row = (int64_t)sac_kv_row_bytes(a->kv_type, a->head_dim), words = a->n_keys * row / 4;
     uint32_t acc = 0;
     for (int32_t g = 0; g < HEADS; g++) {
-        const uint32_t *k = (const void *)((const char *)a->k + g * a->head_stride * size);
-        const uint32_t *v = (const void *)((const char *)a->v + g * a->head_stride * size);
+        const uint32_t *k = (const void *)((const char *)a->k + g * (a->head_stride / a->head_dim) * row);
+        const uint32_t *v = (const void *)((const char *)a->v + g * (a->head_stride / a->head_dim) * row);
         for (int64_t i = 0; i < words; i++) acc |= k[i];
         for (int64_t i = 0; i < words; i++) acc |= v[i];
     }
@@ -104,8 +104,10 @@ int main(int argc, char **argv) {
            "tokens; the best of %d tokens)\n", LAYERS, HEADS, HEAD_DIM, block, SWEEP_MB, tokens);
     printf("%-5s %6s %8s %8s %8s %8s %8s\n", "kv", "keys", "scores", "softmax", "mix", "total", "read");
     float sink = 0.0f;
-    for (int32_t type = SAC_KV_F32; type <= SAC_KV_BF16; type++) {
-        for (int l = 0; l < LAYERS; l++) sac_kv_store(kc[l], type, 0, k, cache), sac_kv_store(vc[l], type, 0, v, cache);
+    for (int32_t type = SAC_KV_F32; type <= SAC_KV_Q8; type++) {
+        for (int l = 0; l < LAYERS; l++) /* row r: head r / max_keys, key r % max_keys */
+            for (int64_t r = 0; r < cache / HEAD_DIM; r++)
+                sac_kv_store(kc[l], type, r, k + r * HEAD_DIM, HEAD_DIM), sac_kv_store(vc[l], type, r, v + r * HEAD_DIM, HEAD_DIM);
         for (size_t d = 0; d < sizeof depths / sizeof *depths; d++) {
             const int32_t n = depths[d];
             double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};

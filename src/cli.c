@@ -36,8 +36,9 @@ static const char *usage =
     "report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).\n"
     "--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.\n"
     "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
-    "--kv-type f32|bf16: what the KV cache holds (default f32, exact; bf16 rounds keys and values,\n"
-    "halving the cache and what long-context decoding reads).\n"
+    "--kv-type f32|bf16|q8: what the KV cache holds (default f32, exact; bf16 rounds keys and values,\n"
+    "halving the cache and what long-context decoding reads; q8 keeps them as 8-bit integers with a\n"
+    "scale per 32, a bit over a quarter of f32, and scores keys with integer dot products).\n"
     "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
     "(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the\n"
     "Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line\n"
@@ -139,7 +140,7 @@ static const option_spec option_specs[] = {
     {"--threads", OPT_INT, LOGITS | GENERATE | BENCH, AT(threads), 1, 256, 0,
      "an integer from 1 to 256"},
     {"--ctx", OPT_INT, LOGITS | GENERATE | BENCH, AT(n_ctx), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
-    {"--kv-type", OPT_KV_TYPE, LOGITS | GENERATE | BENCH, AT(kv_type), 0, 0, 0, "one of f32, bf16"},
+    {"--kv-type", OPT_KV_TYPE, LOGITS | GENERATE | BENCH, AT(kv_type), 0, 0, 0, "one of f32, bf16, q8"},
     {"--prompt-tokens", OPT_INT, BENCH, AT(prompt_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--decode-tokens", OPT_INT, BENCH, AT(decode_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--repeat", OPT_INT, BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},

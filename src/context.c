@@ -129,9 +129,12 @@ static sac_status check_params(const sac_model *m, const sac_context_params *p, 
     if (p->n_ctx > hp->n_ctx && m->arch == SAC_ARCH_GPT2)
         return sac_fail(err, SAC_ERR_ARG, "n_ctx %d exceeds the model's %d learned positions", p->n_ctx, hp->n_ctx);
     if (p->n_threads > 256) return sac_fail(err, SAC_ERR_ARG, "n_threads %d is more than 256", p->n_threads);
-    if (!sac_kv_type_size(p->kv_type))
-        return sac_fail(err, SAC_ERR_ARG, "kv_type %d is not a KV cache type (%d = f32, %d = bf16)", p->kv_type,
-                        SAC_KV_F32, SAC_KV_BF16);
+    if (!sac_kv_type_name(p->kv_type))
+        return sac_fail(err, SAC_ERR_ARG, "kv_type %d is not a KV cache type (%d = f32, %d = bf16, %d = q8)",
+                        p->kv_type, SAC_KV_F32, SAC_KV_BF16, SAC_KV_Q8);
+    if (p->kv_type == SAC_KV_Q8 && hp->head_dim > SAC_KV_Q8_MAX_HEAD_DIM)
+        return sac_fail(err, SAC_ERR_ARG, "a q8 KV cache takes head_dim up to %d; this model's is %d: use f32 or bf16",
+                        SAC_KV_Q8_MAX_HEAD_DIM, hp->head_dim);
     return SAC_OK;
 }
 
@@ -156,12 +159,13 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     /* Capture first: a context whose full capture cannot fit is refused before anything big is made. */
     if (p->capture_attention && (st = sac_capture_start(&ctx->capture, 0, &ctx->error))) return st;
     ctx->kv_type = p->kv_type;
-    const uint64_t kv = mul3((uint64_t)hp->n_layer * (uint64_t)ctx->n_ctx, (uint64_t)hp->n_head_kv, (uint64_t)hp->head_dim);
-    const size_t kv_size = sac_kv_type_size(ctx->kv_type);
-    char kv_unit[16];
-    snprintf(kv_unit, sizeof kv_unit, "%s values", sac_kv_type_name(ctx->kv_type));
-    if ((st = alloc_values(ctx, &ctx->k_cache, kv, kv_size, kv_unit, "key cache")) ||
-        (st = alloc_values(ctx, &ctx->v_cache, kv, kv_size, kv_unit, "value cache")))
+    /* rows of head_dim values: one per layer, position and kv head */
+    const uint64_t kv = mul3((uint64_t)hp->n_layer, (uint64_t)ctx->n_ctx, (uint64_t)hp->n_head_kv);
+    const size_t row_bytes = sac_kv_row_bytes(ctx->kv_type, hp->head_dim);
+    char kv_unit[32];
+    snprintf(kv_unit, sizeof kv_unit, "%s rows of %zu bytes", sac_kv_type_name(ctx->kv_type), row_bytes);
+    if ((st = alloc_values(ctx, &ctx->k_cache, kv, row_bytes, kv_unit, "key cache")) ||
+        (st = alloc_values(ctx, &ctx->v_cache, kv, row_bytes, kv_unit, "value cache")))
         return st;
     ctx->key_mask = calloc((size_t)ctx->n_ctx, 1);
     ctx->tokens = calloc((size_t)ctx->n_ctx, sizeof *ctx->tokens);
@@ -206,7 +210,8 @@ uint64_t sac_context_memory(const sac_model *m, const sac_context_params *params
     floats = sat_add(floats, sat_add(sat_mul(T * (uint64_t)sac_kv_block(hp->n_head), n_ctx), V)); /* scores, logits */
     if (m->arch == SAC_ARCH_ENCDEC) floats = sat_add(floats, sat_mul(2 * L * n_ctx, E)); /* cross keys and values */
     uint64_t bytes = sat_mul(floats, 4);
-    bytes = sat_add(bytes, sat_mul(sat_mul(2 * L * n_ctx, KV), sac_kv_type_size(p.kv_type))); /* KV cache */
+    const uint64_t kv_rows = sat_mul(2 * L * n_ctx, (uint64_t)hp->n_head_kv);
+    bytes = sat_add(bytes, sat_mul(kv_rows, sac_kv_row_bytes(p.kv_type, hp->head_dim))); /* KV cache */
     const size_t work = workspace_bytes(m, (int64_t)B, NULL); /* matmul workspace, as setup() allocates it */
     bytes = sat_add(bytes, work == SIZE_MAX ? UINT64_MAX : (uint64_t)work);
     bytes = sat_add(bytes, n_ctx * 6 + V * 16);                  /* key and source masks, token history, sampler */

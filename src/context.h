@@ -39,7 +39,7 @@ struct sac_context {
     int32_t n_past;              /* tokens in the KV cache */
     int32_t no_positions;        /* sac_context_params.no_positions: no position embeddings, no RoPE */
 
-    /* KV cache, per layer: [n_ctx][kv_dim] values of kv_type (kv_cache.h) */
+    /* KV cache, per layer and kv head: n_ctx rows of head_dim values of kv_type (kv_cache.h) */
     void *k_cache, *v_cache;
     int32_t kv_type;
     uint8_t *key_mask;           /* [n_ctx]: 0 marks padding no query attends to */

@@ -280,17 +280,17 @@ static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) 
     feed_forward(ctx, L, n);
 }
 
-/* The batch's new keys and values into one layer's cache (starting layer_at values in), at
- * positions pos0 on. The cache keeps each kv head's rows together (head g's position p at
- * (g × n_ctx + p) × head_dim): attention then reads every head as one stream. */
-static void store_kv(sac_context *ctx, int64_t layer_at, int32_t pos0, int32_t n) {
+/* The batch's new keys and values into one layer's cache (starting layer_rows rows in), at
+ * positions pos0 on. The cache keeps each kv head's rows together (head g's position p is row
+ * g × n_ctx + p): attention then reads every head as one stream. */
+static void store_kv(sac_context *ctx, int64_t layer_rows, int32_t pos0, int32_t n) {
     const sac_model_info *hp = &ctx->model->info;
     const int64_t hd = hp->head_dim, kv_dim = (int64_t)hp->n_head_kv * hd;
     for (int32_t t = 0; t < n; t++)
         for (int32_t g = 0; g < hp->n_head_kv; g++) {
-            const int64_t at = layer_at + ((int64_t)g * ctx->n_ctx + pos0 + t) * hd, from = t * kv_dim + g * hd;
-            sac_kv_store(ctx->k_cache, ctx->kv_type, at, ctx->act.k + from, hd);
-            sac_kv_store(ctx->v_cache, ctx->kv_type, at, ctx->act.v + from, hd);
+            const int64_t row = layer_rows + (int64_t)g * ctx->n_ctx + pos0 + t, from = t * kv_dim + g * hd;
+            sac_kv_store(ctx->k_cache, ctx->kv_type, row, ctx->act.k + from, hp->head_dim);
+            sac_kv_store(ctx->v_cache, ctx->kv_type, row, ctx->act.v + from, hp->head_dim);
         }
 }
 
@@ -315,11 +315,11 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
         /* Attention block: x += W_o · attention(norm(x)), keys and values appended to the cache */
         norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         project_qkv(ctx, L, n);
-        const int64_t layer_at = (int64_t)l * ctx->n_ctx * kv_dim; /* values before this layer's */
-        store_kv(ctx, layer_at, pos0, n);
-        const size_t size = sac_kv_type_size(ctx->kv_type);
-        attend(ctx, SAC_ATTENTION_SELF, l, n, (const char *)ctx->k_cache + layer_at * (int64_t)size,
-               (const char *)ctx->v_cache + layer_at * (int64_t)size, ctx->kv_type, hp->head_dim,
+        const int64_t layer_rows = (int64_t)l * ctx->n_ctx * hp->n_head_kv; /* rows before this layer's */
+        store_kv(ctx, layer_rows, pos0, n);
+        const int64_t layer_at = layer_rows * (int64_t)sac_kv_row_bytes(ctx->kv_type, hp->head_dim);
+        attend(ctx, SAC_ATTENTION_SELF, l, n, (const char *)ctx->k_cache + layer_at,
+               (const char *)ctx->v_cache + layer_at, ctx->kv_type, hp->head_dim,
                (int64_t)ctx->n_ctx * hp->head_dim, ctx->key_mask, 0, a->k, kv_dim);
         attention_block_output(ctx, L, n);
 

@@ -8,7 +8,9 @@
  * Every score and every output value gets the same float operations, in the same
  * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
  * depend on the block, the thread, or the path (wasm SIMD128 or plain C). A bf16 cache is
- * read as the f32 values it stands for, with the same operations as an f32 cache. */
+ * read as the f32 values it stands for, with the same operations as an f32 cache. A q8 cache
+ * (by head only) is scored with integer dots against the query rounded to q8 the same way,
+ * and its values mixed as scale × int8 (kv_attention.c says in which order). */
 #ifndef SAC_KV_ATTENTION_H
 #define SAC_KV_ATTENTION_H
 
@@ -23,8 +25,9 @@ static inline int32_t sac_kv_block(int32_t n_head) { return n_head < SAC_KV_HEAD
 /* One query row's heads [h0, h1) over n_keys keys. */
 typedef struct sac_kv_heads {
     const float *q;           /* the query row: head h at q + h × head_dim */
-    const void *k, *v;        /* key j of kv head g at g × head_stride + j × kv_stride values */
-    int32_t kv_type;          /* what k and v hold: SAC_KV_F32 (0) or SAC_KV_BF16 (kv_cache.h) */
+    const void *k, *v;        /* key j of kv head g at g × head_stride + j × kv_stride values
+                                 (q8: row g × head_stride / head_dim + j of sac_kv_row_bytes) */
+    int32_t kv_type;          /* what k and v hold: SAC_KV_F32, SAC_KV_BF16 or SAC_KV_Q8 (kv_cache.h) */
     int64_t kv_stride;        /* head_dim: by head; a row of every head: interleaved */
     int64_t head_stride;      /* by head: the rows a head has room for × head_dim; interleaved: head_dim */
     int32_t head_dim, group;  /* query heads per kv head */

@@ -1,10 +1,13 @@
 /* kv_cache.h — the element types a KV cache can hold (sac_context_params.kv_type) and the one
- * place values enter it: f32 as computed, or bf16 (the top 16 bits of an f32), which halves the
- * bytes attention streams per token at long contexts.
+ * place values enter it: f32 as computed; bf16 (the top 16 bits of an f32), which halves the
+ * bytes attention streams per token at long contexts; or q8, 8-bit integers with a scale per
+ * block of 32 values, which takes a bit more than a quarter.
  *
- * bf16 → f32 is exact (a 16-bit shift), so attention over a bf16 cache does the float
- * arithmetic of the f32 cache on the rounded values; only the rounding on the way in, done
- * here for every build, differs from f32. */
+ * The cache holds rows of head_dim values (one kv head at one position). An f32 or bf16 row is
+ * head_dim values; a q8 row is its blocks' f32 scales, then its head_dim int8 values (block b
+ * covers values [32b, 32b + 32), the last block what is left). bf16 → f32 is exact (a 16-bit
+ * shift) and a q8 value is scale × int8, so attention reads a row as the f32 values it stands
+ * for; only the rounding on the way in, done here for every build, differs from f32. */
 #ifndef SAC_KV_CACHE_H
 #define SAC_KV_CACHE_H
 
@@ -14,9 +17,17 @@
 
 #include "saccade.h"
 
-/* Bytes of one cached value: 4 or 2; 0 for a type that is not a KV cache type. */
-static inline size_t sac_kv_type_size(int32_t type) {
-    return type == SAC_KV_F32 ? 4 : type == SAC_KV_BF16 ? 2 : 0;
+#define SAC_KV_Q8_BLOCK 32
+/* Largest head_dim a q8 cache takes: attention rounds the query into a row this long on the stack. */
+#define SAC_KV_Q8_MAX_HEAD_DIM 256
+
+static inline int32_t sac_kv_q8_blocks(int32_t head_dim) { return (head_dim + SAC_KV_Q8_BLOCK - 1) / SAC_KV_Q8_BLOCK; }
+
+/* Bytes of one cached row of head_dim values; 0 for a type that is not a KV cache type. */
+static inline size_t sac_kv_row_bytes(int32_t type, int32_t head_dim) {
+    const size_t n = (size_t)head_dim;
+    return type == SAC_KV_F32 ? 4 * n : type == SAC_KV_BF16 ? 2 * n
+         : type == SAC_KV_Q8 ? 4 * (size_t)sac_kv_q8_blocks(head_dim) + n : 0;
 }
 
 static inline float sac_kv_bf16_to_f32(uint16_t h) {
@@ -30,9 +41,14 @@ static inline float sac_kv_bf16_to_f32(uint16_t h) {
  * values beyond the largest bf16 become ±inf, as IEEE rounding gives. */
 uint16_t sac_kv_bf16_round(float x);
 
-/* Writes n values into a cache of `type` at element `at`, and replaces each src value by
- * what the cache now holds (the rounded value, for bf16): the caller's copy then matches
- * the cache exactly (the probe's key capture reads it). */
-void sac_kv_store(void *cache, int32_t type, int64_t at, float *src, int64_t n);
+/* n values (n <= SAC_KV_Q8_BLOCK) as int8 q[i] with x[i] ≈ scale × q[i]: scale = max|x| / 127,
+ * q[i] = x[i] / scale rounded to the nearest (ties to even). A block holding an infinity or a
+ * NaN gets a NaN scale (every value it stands for is NaN) and zeros; an all-zero block, scale 0. */
+float sac_kv_q8_round(const float *x, int32_t n, int8_t *q);
+
+/* Writes src's head_dim values as row `row` of a cache of `type`, and replaces each src value
+ * by what the cache now holds (the rounded value, for bf16 and q8): the caller's copy then
+ * matches the cache exactly (the probe's key capture reads it). */
+void sac_kv_store(void *cache, int32_t type, int64_t row, float *src, int32_t head_dim);
 
 #endif

@@ -3,7 +3,10 @@
  * did before the passes were blocked): whatever the block of heads, the head_dim (leftovers
  * of head_dim % 8 included), the query heads per kv head, hidden keys, and the layout (rows of
  * every head interleaved, or each head's rows together with room to spare). Over a bf16 cache,
- * the bits of the same head-by-head computation on the bf16-rounded keys and values. */
+ * the bits of the same head-by-head computation on the bf16-rounded keys and values. Over a q8
+ * cache, the bits of the computation kv_cache.h and kv_attention.c define, written here key by
+ * key from the cache's bytes (so the SIMD128 build's vector passes are checked against plain C
+ * on every build), and within stated tolerances of float64 attention on the unrounded values. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,11 +23,43 @@ static float uniform(void) {
     return (float)(rng >> 8) / (float)(1u << 24) - 0.5f;
 }
 
+/* A q8 row's parts, read as kv_cache.h lays them out: block scales, then int8 values. */
+static float q8_scale_of(const unsigned char *row, int32_t b) {
+    float s;
+    memcpy(&s, row + 4 * b, sizeof s);
+    return s;
+}
+
+/* The q8 score of one key, before the 1/√d scale: per block the exact integer dot of the
+ * rounded query with the key, times the two scales, summed block after block. */
+static float q8_score_spec(const float *q, const unsigned char *row, int32_t hd) {
+    const int32_t nb = sac_kv_q8_blocks(hd);
+    const int8_t *k = (const int8_t *)(row + 4 * nb);
+    float acc = 0.0f;
+    for (int32_t b = 0; b < nb; b++) {
+        const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = hd - i0 < SAC_KV_Q8_BLOCK ? hd - i0 : SAC_KV_Q8_BLOCK;
+        int8_t qq[SAC_KV_Q8_BLOCK];
+        const float qd = sac_kv_q8_round(q + i0, n, qq);
+        int32_t dot = 0;
+        for (int32_t i = 0; i < n; i++) dot += qq[i] * k[i0 + i];
+        acc = acc + (float)dot * (qd * q8_scale_of(row, b));
+    }
+    return acc;
+}
+
+/* out += (w × scale_b) × v8 of one q8 row, value by value. */
+static void q8_mix_spec(float *out, float w, const unsigned char *row, int32_t hd) {
+    const int32_t nb = sac_kv_q8_blocks(hd);
+    const int8_t *v = (const int8_t *)(row + 4 * nb);
+    for (int32_t i = 0; i < hd; i++) out[i] = out[i] + w * q8_scale_of(row, i / SAC_KV_Q8_BLOCK) * (float)v[i];
+}
+
 /* One shape: n_head query heads over n_kv kv heads of head_dim, n_keys keys with some hidden,
  * computed in blocks of `block` heads and head by head; every score and output must match.
  * kv_type: the cache the block passes read (bf16: the head-by-head pass gets the rounded
- * values as f32). by_head: the cache keeps each kv head's rows together, with room for 3 more
- * (as the model's cache has room for n_ctx); else a row holds every head. */
+ * values as f32; q8: the spec above). by_head: the cache keeps each kv head's rows together,
+ * with room for 3 more (as the model's cache has room for n_ctx); else a row holds every head
+ * (not for q8, which attention reads only by head). */
 static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys, int32_t block, int32_t kv_type,
                         int by_head) {
     const int64_t stride = (int64_t)n_kv * hd;
@@ -38,13 +73,13 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
     /* the cache the passes read; k and v become the values it holds */
     const int64_t room = by_head ? n_keys + 3 : n_keys, kv_stride = by_head ? hd : stride;
     const int64_t head_stride = by_head ? room * hd : hd;
-    void *k_cache = malloc(sac_kv_type_size(kv_type) * (size_t)(room * stride));
-    void *v_cache = malloc(sac_kv_type_size(kv_type) * (size_t)(room * stride));
+    const size_t row_bytes = sac_kv_row_bytes(kv_type, hd);
+    unsigned char *k_cache = malloc(row_bytes * (size_t)(room * n_kv)), *v_cache = malloc(row_bytes * (size_t)(room * n_kv));
     for (int32_t j = 0; j < n_keys; j++)
         for (int32_t g = 0; g < n_kv; g++) {
-            const int64_t at = g * head_stride + j * kv_stride, from = j * stride + (int64_t)g * hd;
-            sac_kv_store(k_cache, kv_type, at, k + from, hd);
-            sac_kv_store(v_cache, kv_type, at, v + from, hd);
+            const int64_t row = (g * head_stride + j * kv_stride) / hd, from = j * stride + (int64_t)g * hd;
+            sac_kv_store(k_cache, kv_type, row, k + from, hd);
+            sac_kv_store(v_cache, kv_type, row, v + from, hd);
         }
     for (int32_t j = 0; j < n_keys; j++) mask[j] = j % 5 != 3;
     const int32_t own = n_keys - 2 >= 0 && n_keys % 5 == 0 ? n_keys - 2 : n_keys - 1; /* often a hidden one */
@@ -64,8 +99,11 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
             /* head by head, as attention computed it before */
             const float *kh = k + (int64_t)(h / (n_head / n_kv)) * hd;
             float m = -INFINITY;
+            const unsigned char *kq8 = k_cache + (size_t)(h / (n_head / n_kv)) * (size_t)room * row_bytes;
             for (int32_t j = 0; j < n_keys; j++) {
-                want[j] = !mask[j] && j != own ? -INFINITY : sac_dot_f32(q + (int64_t)h * hd, kh + j * stride, hd) * scale;
+                const float dot = kv_type == SAC_KV_Q8 ? q8_score_spec(q + (int64_t)h * hd, kq8 + (size_t)j * row_bytes, hd)
+                                                       : sac_dot_f32(q + (int64_t)h * hd, kh + j * stride, hd);
+                want[j] = !mask[j] && j != own ? -INFINITY : dot * scale;
                 if (want[j] > m) m = want[j];
             }
             mismatches += memcmp(want, row_ptrs[h - h0], sizeof(float) * (size_t)n_keys) != 0;
@@ -77,9 +115,12 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
         sac_kv_mix(&heads, out);
         for (int32_t h = h0; h < h1; h++) {
             const float *vh = v + (int64_t)(h / (n_head / n_kv)) * hd;
+            const unsigned char *vq8 = v_cache + (size_t)(h / (n_head / n_kv)) * (size_t)room * row_bytes;
             memset(want_out, 0, sizeof(float) * (size_t)hd);
             for (int32_t j = 0; j < n_keys; j++)
-                if (row_ptrs[h - h0][j] != 0.0f) sac_axpy_f32(want_out, row_ptrs[h - h0][j], vh + j * stride, hd);
+                if (row_ptrs[h - h0][j] == 0.0f) continue;
+                else if (kv_type == SAC_KV_Q8) q8_mix_spec(want_out, row_ptrs[h - h0][j], vq8 + (size_t)j * row_bytes, hd);
+                else sac_axpy_f32(want_out, row_ptrs[h - h0][j], vh + j * stride, hd);
             mismatches += memcmp(want_out, out + (int64_t)h * hd, sizeof(float) * (size_t)hd) != 0;
         }
     }
@@ -90,9 +131,9 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
 }
 
 static void test_blocks_match_head_by_head(void) {
-    const int32_t dims[] = {64, 16, 5, 12, 20, 3, 40};
-    for (int32_t type = SAC_KV_F32; type <= SAC_KV_BF16; type++)
-        for (int by_head = 0; by_head <= 1; by_head++) {
+    const int32_t dims[] = {64, 16, 5, 12, 20, 3, 40, 96, 80, 128};
+    for (int32_t type = SAC_KV_F32; type <= SAC_KV_Q8; type++)
+        for (int by_head = type == SAC_KV_Q8; by_head <= 1; by_head++) {
             for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
                 for (int32_t block = 1; block <= 12; block += 5) {
                     check_shape(12, 12, dims[d], 37, block, type, by_head);
@@ -104,39 +145,54 @@ static void test_blocks_match_head_by_head(void) {
         }
 }
 
-/* The block passes over a bf16 cache differ from those over the f32 cache they were rounded
- * from (so the bf16 path really reads 16-bit values), by about bf16's precision. */
-static void test_bf16_cache_is_rounded(void) {
+/* The passes over a rounded cache against float64 attention on the unrounded keys and values
+ * (hence not equal: the path really reads 16- or 8-bit values), within what the rounding
+ * explains. Scores: q·k/8 for keys and query uniform in ±0.5, head_dim 64 (|score| < 2);
+ * values: the mean of 40 value rows. Measured largest errors (this test prints them): bf16
+ * 2.5e-4 and 2.3e-4, q8 1.8e-3 and 4.1e-4 (q8 rounds to 1/254 of each block's largest |value|
+ * where bf16 keeps 8 significant bits of each, and q8 rounds the query too); the tolerances
+ * are 4-5× those. */
+static void check_rounded_cache(int32_t kv_type, double score_tol, double value_tol) {
     enum { HD = 64, KEYS = 40 };
-    float q[HD], k[KEYS * HD], v[KEYS * HD], kr[KEYS * HD], vr[KEYS * HD], row32[KEYS], row16[KEYS];
-    uint16_t k16[KEYS * HD], v16[KEYS * HD];
+    float q[HD], k[KEYS * HD], v[KEYS * HD], kr[KEYS * HD], vr[KEYS * HD], rows[KEYS], m, o[HD];
+    unsigned char kc[KEYS * HD * 4], vc[KEYS * HD * 4];
     uint8_t mask[KEYS];
     for (int i = 0; i < HD; i++) q[i] = uniform();
     for (int i = 0; i < KEYS * HD; i++) k[i] = kr[i] = uniform(), v[i] = vr[i] = uniform();
     memset(mask, 1, sizeof mask);
-    sac_kv_store(k16, SAC_KV_BF16, 0, kr, KEYS * HD);
-    sac_kv_store(v16, SAC_KV_BF16, 0, vr, KEYS * HD);
-    float *r32[1] = {row32}, *r16[1] = {row16}, m32, m16, o32[HD], o16[HD];
-    sac_kv_heads a = {.q = q, .k = k, .v = v, .kv_stride = HD, .head_stride = HD, .head_dim = HD, .group = 1, .h0 = 0, .h1 = 1,
-                      .n_keys = KEYS, .own = -1, .key_mask = mask, .scale = 0.125f, .rows = r32};
-    sac_kv_heads b = a;
-    b.k = k16, b.v = v16, b.kv_type = SAC_KV_BF16, b.rows = r16;
-    sac_kv_scores(&a, &m32);
-    sac_kv_scores(&b, &m16);
+    for (int j = 0; j < KEYS; j++) sac_kv_store(kc, kv_type, j, kr + j * HD, HD), sac_kv_store(vc, kv_type, j, vr + j * HD, HD);
+    float *r[1] = {rows};
+    const sac_kv_heads a = {.q = q, .k = kc, .v = vc, .kv_type = kv_type, .kv_stride = HD, .head_stride = KEYS * HD,
+                            .head_dim = HD, .group = 1, .h0 = 0, .h1 = 1, .n_keys = KEYS, .own = -1, .key_mask = mask,
+                            .scale = 0.125f, .rows = r};
+    sac_kv_scores(&a, &m);
     double worst = 0;
-    int same = 1;
-    for (int j = 0; j < KEYS; j++) worst = fmax(worst, fabs(row32[j] - row16[j])), same &= row32[j] == row16[j];
-    CHECK_MSG(!same && worst < 2e-2, "bf16 scores vs f32: largest difference %g", worst);
-    for (int j = 0; j < KEYS; j++) row32[j] = row16[j] = 1.0f / KEYS;
-    sac_kv_mix(&a, o32);
-    sac_kv_mix(&b, o16);
-    worst = 0, same = 1;
-    for (int i = 0; i < HD; i++) worst = fmax(worst, fabs(o32[i] - o16[i])), same &= o32[i] == o16[i];
-    CHECK_MSG(!same && worst < 4e-3, "bf16 values vs f32: largest difference %g", worst);
+    for (int j = 0; j < KEYS; j++) {
+        double dot = 0;
+        for (int i = 0; i < HD; i++) dot += (double)q[i] * k[j * HD + i];
+        worst = fmax(worst, fabs(rows[j] - dot * 0.125));
+    }
+    printf("  %s scores: largest error %.3g (tolerance %g)\n", sac_kv_type_name(kv_type), worst, score_tol);
+    CHECK_MSG(worst > 0 && worst < score_tol, "%s scores vs float64: largest error %g", sac_kv_type_name(kv_type), worst);
+    for (int j = 0; j < KEYS; j++) rows[j] = 1.0f / KEYS;
+    sac_kv_mix(&a, o);
+    worst = 0;
+    for (int i = 0; i < HD; i++) {
+        double sum = 0;
+        for (int j = 0; j < KEYS; j++) sum += (double)(1.0f / KEYS) * v[j * HD + i];
+        worst = fmax(worst, fabs(o[i] - sum));
+    }
+    printf("  %s values: largest error %.3g (tolerance %g)\n", sac_kv_type_name(kv_type), worst, value_tol);
+    CHECK_MSG(worst > 0 && worst < value_tol, "%s values vs float64: largest error %g", sac_kv_type_name(kv_type), worst);
+}
+
+static void test_rounded_caches_against_float64(void) {
+    check_rounded_cache(SAC_KV_BF16, 1e-3, 1e-3);
+    check_rounded_cache(SAC_KV_Q8, 8e-3, 2e-3);
 }
 
 int main(void) {
     RUN(test_blocks_match_head_by_head);
-    RUN(test_bf16_cache_is_rounded);
+    RUN(test_rounded_caches_against_float64);
     return check_summary("test_kv_attention");
 }

@@ -1,12 +1,15 @@
-/* test_kv_cache — the bf16 KV cache (sac_context_params.kv_type): rounding to nearest even
- * with NaN kept, whole models against the float64 reference that rounds keys and values the
- * same way, identical bits across thread counts and batch sizes, what the probe records, the
- * context's memory, the encoder–decoder cross-attention cache staying f32, and refused types.
+/* test_kv_cache — the bf16 and q8 KV caches (sac_context_params.kv_type): bf16 rounding to
+ * nearest even with NaN kept, q8's blocks and scales, whole models against the float64
+ * reference that rounds the same way, identical bits across thread counts and batch sizes,
+ * what the probe records, the context's memory, the encoder–decoder cross-attention cache
+ * staying f32, and refused types and shapes.
  *
- * Tolerance of a bf16 cache against the reference that rounds K and V to bf16 (relative to the
- * largest reference logit): 1e-3 — the engine's K and V differ from the reference's by float
+ * Tolerance against the reference that rounds K and V the same way (relative to the largest
+ * reference logit): bf16 1e-3 — the engine's K and V differ from the reference's by float
  * rounding (~1e-7), which moves a value across a bf16 rounding boundary only rarely; against
- * the reference that keeps K and V exact, the error is bf16's (~1e-3), at least 10× more. */
+ * the reference that keeps K and V exact, the error is bf16's (~1e-3), at least 10× more.
+ * q8 (which rounds the query too) the same 1e-3 (measured: ~3e-7), where its error against
+ * exact K, V and Q is 4e-4 to 1e-2 (gemma to llama), at least 10× more. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,17 +74,60 @@ static void test_rounding(void) {
 static void test_store_rounds_the_source(void) {
     float src[4] = {1.0f, float_of(0x3f818000), -3.14159f, 1e-3f}, copy[4];
     memcpy(copy, src, sizeof src);
-    uint16_t cache[6] = {0};
-    sac_kv_store(cache, SAC_KV_BF16, 2, src, 4);
-    CHECK(cache[0] == 0 && cache[1] == 0);
+    uint16_t cache[12] = {0};
+    sac_kv_store(cache, SAC_KV_BF16, 2, src, 4); /* row 2 of rows of 4 */
+    CHECK(cache[0] == 0 && cache[7] == 0);
     for (int i = 0; i < 4; i++) {
-        CHECK(cache[2 + i] == sac_kv_bf16_round(copy[i]));
-        CHECK(bits_of(src[i]) == (uint32_t)cache[2 + i] << 16);
+        CHECK(cache[8 + i] == sac_kv_bf16_round(copy[i]));
+        CHECK(bits_of(src[i]) == (uint32_t)cache[8 + i] << 16);
     }
-    float f32[5] = {0};
+    float f32[8] = {0};
     memcpy(src, copy, sizeof src);
     sac_kv_store(f32, SAC_KV_F32, 1, src, 4);
-    CHECK(!memcmp(f32 + 1, copy, sizeof copy) && !memcmp(src, copy, sizeof copy));
+    CHECK(!memcmp(f32 + 4, copy, sizeof copy) && !memcmp(src, copy, sizeof copy));
+}
+
+/* q8 rounding: each block's scale is its largest |value| / 127, every value the nearest
+ * multiple of it (the largest ±127), an all-zero block scale 0, a block with inf or NaN a NaN
+ * scale; a stored row is its scales then its values, and the source becomes scale × int8. */
+static void test_q8_rounding(void) {
+    float x[40];
+    for (int i = 0; i < 40; i++) x[i] = (float)sin(i * 1.7) * (i % 7 + 1);
+    int8_t q[40];
+    const float scale = sac_kv_q8_round(x, 32, q);
+    float amax = 0;
+    int worst = 0, bad_bound = 0;
+    for (int i = 0; i < 32; i++) amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+    CHECK(scale == amax / 127.0f);
+    for (int i = 0; i < 32; i++) {
+        const double r = (double)x[i] / scale; /* q[i] is r to the nearest integer */
+        bad_bound += fabs(r - q[i]) > 0.5 + 1e-5;
+        if (abs(q[i]) > worst) worst = abs(q[i]);
+    }
+    CHECK_MSG(bad_bound == 0 && worst == 127, "%d values off by more than half a step; largest |q| %d", bad_bound, worst);
+    const float zeros[5] = {0}, with_inf[3] = {1.0f, INFINITY, 2.0f}, with_nan[3] = {NAN, 1.0f, 0.0f};
+    memset(q, 9, sizeof q);
+    CHECK(sac_kv_q8_round(zeros, 5, q) == 0.0f && !q[0] && !q[4]);
+    CHECK(isnan(sac_kv_q8_round(with_inf, 3, q)) && !q[0] && !q[2]);
+    CHECK(isnan(sac_kv_q8_round(with_nan, 3, q)) && !q[1]);
+
+    /* a row of 40 values: two blocks (32 and 8), 8 bytes of scales, then 40 int8 */
+    CHECK(sac_kv_row_bytes(SAC_KV_Q8, 40) == 48 && sac_kv_row_bytes(SAC_KV_Q8, 64) == 72 &&
+          sac_kv_row_bytes(SAC_KV_Q8, 5) == 9 && sac_kv_row_bytes(SAC_KV_BF16, 64) == 128);
+    unsigned char cache[3 * 48];
+    memset(cache, 0xee, sizeof cache);
+    float src[40];
+    memcpy(src, x, sizeof src);
+    sac_kv_store(cache, SAC_KV_Q8, 1, src, 40);
+    CHECK(cache[47] == 0xee && cache[96] == 0xee); /* rows 0 and 2 untouched */
+    float s0, s1;
+    memcpy(&s0, cache + 48, 4), memcpy(&s1, cache + 52, 4);
+    int8_t q0[32], q1[8];
+    CHECK(s0 == sac_kv_q8_round(x, 32, q0) && s1 == sac_kv_q8_round(x + 32, 8, q1));
+    CHECK(!memcmp(cache + 56, q0, 32) && !memcmp(cache + 88, q1, 8));
+    int wrong = 0;
+    for (int i = 0; i < 40; i++) wrong += src[i] != (i < 32 ? s0 * (float)q0[i] : s1 * (float)q1[i - 32]);
+    CHECK_MSG(wrong == 0, "%d source values are not what the cache holds", wrong);
 }
 
 static sac_context *context(sac_model *m, int threads, int batch, int32_t kv_type, int qk) {
@@ -97,12 +143,13 @@ static sac_context *context(sac_model *m, int threads, int batch, int32_t kv_typ
     return ctx;
 }
 
-/* Every architecture at F32 and one quantized type with a bf16 cache, against the reference
- * with and without K and V rounded; identical bits for 1, 2 and 3 threads and batches of 20,
- * 7 and 1 (token by token through the cache). */
-static void test_models_match_rounding_reference(void) {
+/* Every architecture at F32 and one quantized type with a bf16 or q8 cache, against the
+ * reference with and without the same rounding; identical bits for 1, 2 and 3 threads and
+ * batches of 20, 7 and 1 (token by token through the cache). */
+static void check_models(int32_t kv_type, double tol_f32, double tol_q8_0, double exact_factor) {
     const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0};
+    const char *kv = sac_kv_type_name(kv_type);
     for (int a = 0; a < 5; a++)
         for (int t = 0; t < 2; t++) {
             test_model_spec s = test_spec(archs[a], types[t]);
@@ -115,43 +162,48 @@ static void test_models_match_rounding_reference(void) {
             double *ref = malloc(n * sizeof *ref);
             const int threads[] = {1, 2, 3}, batches[] = {20, 7, 1};
             for (int r = 0; r < 3; r++) {
-                sac_context *ctx = context(m, threads[r], batches[r], SAC_KV_BF16, 0);
+                sac_context *ctx = context(m, threads[r], batches[r], kv_type, 0);
                 if (!ctx) continue;
-                CHECK(sac_context_kv_type(ctx) == SAC_KV_BF16);
+                CHECK(sac_context_kv_type(ctx) == kv_type);
                 if (batches[r] == 1) /* token by token: each call's logits row is that token's */
                     for (int i = 0; i < N_PROMPT; i++) {
                         CHECK(sac_eval(ctx, prompt + i, 1, NULL, 0) == SAC_OK);
                         memcpy(ref, sac_logits(ctx, NULL, NULL), s.n_vocab * sizeof(float)); /* scratch */
                         CHECK_MSG(!memcmp(ref, first + (size_t)i * s.n_vocab, s.n_vocab * sizeof(float)),
-                                  "%s %s: token %d alone differs from the batch", archs[a], sac_type_name(types[t]), i);
+                                  "%s %s, %s: token %d alone differs from the batch", archs[a], sac_type_name(types[t]), kv, i);
                     }
                 else {
                     CHECK(sac_eval(ctx, prompt, N_PROMPT, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
                     const float *lg = sac_logits(ctx, NULL, NULL);
                     if (r == 0) memcpy(first, lg, n * sizeof *first);
-                    else CHECK_MSG(!memcmp(first, lg, n * sizeof *first), "%s %s: %d threads, batch %d differ",
-                                   archs[a], sac_type_name(types[t]), threads[r], batches[r]);
+                    else CHECK_MSG(!memcmp(first, lg, n * sizeof *first), "%s %s, %s: %d threads, batch %d differ",
+                                   archs[a], sac_type_name(types[t]), kv, threads[r], batches[r]);
                 }
                 sac_context_free(ctx);
             }
-            ref_probe_opts.kv_bf16 = 1;
+            ref_probe_opts.kv_bf16 = kv_type == SAC_KV_BF16, ref_probe_opts.kv_q8 = kv_type == SAC_KV_Q8;
             ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
-            ref_probe_opts.kv_bf16 = 0;
+            ref_probe_opts.kv_bf16 = ref_probe_opts.kv_q8 = 0;
             const double rounded = ref_rel_error(first, ref, n);
             ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
             const double exact = ref_rel_error(first, ref, n);
-            const double tol = types[t] == SAC_TYPE_F32 ? 1e-3 : 3e-2; /* Q8_0: its activations' */
-            printf("  %s %s, bf16 cache: relative error %.3g against bf16 K/V (tolerance %g), %.3g against exact\n",
-                   archs[a], sac_type_name(types[t]), rounded, tol, exact);
-            CHECK_MSG(rounded <= tol, "%s %s: relative error %.3g", archs[a], sac_type_name(types[t]), rounded);
+            const double tol = types[t] == SAC_TYPE_F32 ? tol_f32 : tol_q8_0; /* Q8_0: its activations' */
+            printf("  %s %s, %s cache: relative error %.3g against %s K/V (tolerance %g), %.3g against exact\n",
+                   archs[a], sac_type_name(types[t]), kv, rounded, kv, tol, exact);
+            CHECK_MSG(rounded <= tol, "%s %s, %s: relative error %.3g", archs[a], sac_type_name(types[t]), kv, rounded);
             if (types[t] == SAC_TYPE_F32) /* the cache really rounds, and the reference knows how */
-                CHECK_MSG(exact >= 10 * rounded, "%s: error %.3g against exact K/V, %.3g against rounded", archs[a],
-                          exact, rounded);
+                CHECK_MSG(exact >= exact_factor * rounded, "%s, %s: error %.3g against exact K/V, %.3g against rounded",
+                          archs[a], kv, exact, rounded);
             free(first);
             free(ref);
             sac_model_free(m);
             test_model_free(&tm);
         }
+}
+
+static void test_models_match_rounding_reference(void) {
+    check_models(SAC_KV_BF16, 1e-3, 3e-2, 10);
+    check_models(SAC_KV_Q8, 1e-3, 3e-2, 10);
 }
 
 /* The probe records the keys the bf16 cache holds (so q·k reproduces the scores); the
@@ -183,6 +235,27 @@ static void test_probe_keys_and_cross_cache(void) {
             CHECK_MSG(nk == 4 && unrounded == 0 && changed > 0, "layer %d: %d self keys not bf16, %d rounded", l,
                       unrounded, changed);
         }
+        /* a q8 context records its cache's keys too: each head's row is whole multiples of its
+         * largest |value| / 127 (head_dim 16: one block); its cross keys are f32's */
+        sac_context *cq = context(m, 2, 0, SAC_KV_Q8, 1);
+        CHECK(cq && sac_encode(cq, src, 6, NULL) == SAC_OK && sac_eval(cq, tgt, 4, NULL, 0) == SAC_OK);
+        for (int l = 0; cq && l < s.n_layer; l++) {
+            CHECK(sac_context_qk(cq, SAC_ATTENTION_CROSS, l, 1, NULL, 0, k16, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            CHECK(sac_context_qk(c32, SAC_ATTENTION_CROSS, l, 1, NULL, 0, k32, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            CHECK_MSG(!memcmp(k32, k16, (size_t)(nk * hd) * sizeof(float)), "layer %d: q8 context's cross keys differ", l);
+            CHECK(sac_context_qk(cq, SAC_ATTENTION_SELF, l, 1, NULL, 0, k16, 64 * 64, &nq, &nk, &hd) == SAC_OK);
+            int off_grid = 0;
+            for (int r = 0; r < nk; r++) {
+                float amax = 0;
+                for (int i = 0; i < hd; i++) amax = fabsf(k16[r * hd + i]) > amax ? fabsf(k16[r * hd + i]) : amax;
+                for (int i = 0; amax > 0 && i < hd; i++) {
+                    const double steps = k16[r * hd + i] / (amax / 127.0);
+                    off_grid += fabs(steps - nearbyint(steps)) > 1e-3;
+                }
+            }
+            CHECK_MSG(nk == 4 && off_grid == 0, "layer %d: %d recorded q8 keys are not on their row's grid", l, off_grid);
+        }
+        sac_context_free(cq);
         /* the cross cache is f32 either way: memory differs by half the self cache only */
         sac_context_params p = sac_context_default_params();
         const uint64_t f32 = sac_context_memory(m, &p);
@@ -199,8 +272,9 @@ static void test_probe_keys_and_cross_cache(void) {
 }
 
 static void test_types_and_memory(void) {
-    CHECK(!strcmp(sac_kv_type_name(SAC_KV_F32), "f32") && !strcmp(sac_kv_type_name(SAC_KV_BF16), "bf16"));
-    CHECK(sac_kv_type_name(2) == NULL && sac_kv_type_name(-1) == NULL);
+    CHECK(!strcmp(sac_kv_type_name(SAC_KV_F32), "f32") && !strcmp(sac_kv_type_name(SAC_KV_BF16), "bf16") &&
+          !strcmp(sac_kv_type_name(SAC_KV_Q8), "q8"));
+    CHECK(sac_kv_type_name(3) == NULL && sac_kv_type_name(-1) == NULL);
     test_model_spec s = test_spec("llama", SAC_TYPE_F32);
     test_model tm;
     CHECK(test_model_make(&s, &tm) == 0);
@@ -214,8 +288,11 @@ static void test_types_and_memory(void) {
     const uint64_t bf16 = sac_context_memory(m, &p);
     const uint64_t kv_values = 2ull * s.n_layer * 40 * s.n_head_kv * (s.n_embd / s.n_head);
     CHECK_MSG(f32 - bf16 == kv_values * 2, "memory %llu vs %llu", (unsigned long long)f32, (unsigned long long)bf16);
+    p.kv_type = SAC_KV_Q8; /* head_dim 16: a row is one scale and 16 bytes, 20 bytes for f32's 64 */
+    const uint64_t q8 = sac_context_memory(m, &p), rows = kv_values / (s.n_embd / s.n_head);
+    CHECK_MSG(f32 - q8 == rows * (64 - 20), "memory %llu vs %llu", (unsigned long long)f32, (unsigned long long)q8);
     /* refused with a message that names the types, and no budget that would hide it */
-    const int32_t bad[] = {2, -1, 16};
+    const int32_t bad[] = {3, -1, 16};
     for (int i = 0; i < 3; i++) {
         p.kv_type = bad[i];
         CHECK(sac_context_memory(m, &p) == 0);
@@ -227,11 +304,31 @@ static void test_types_and_memory(void) {
     }
     sac_model_free(m);
     test_model_free(&tm);
+
+    /* q8 rounds the query on the stack: a head_dim over SAC_KV_Q8_MAX_HEAD_DIM is refused */
+    s = test_spec("llama", SAC_TYPE_F32);
+    s.n_embd = 2 * SAC_KV_Q8_MAX_HEAD_DIM, s.n_head = s.n_head_kv = 1;
+    CHECK(test_model_make(&s, &tm) == 0);
+    CHECK(sac_model_load(tm.bytes, tm.size, 0, &m) == SAC_OK);
+    p = sac_context_default_params();
+    p.kv_type = SAC_KV_Q8;
+    CHECK(sac_context_memory(m, &p) == 0);
+    sac_context *ctx = NULL;
+    CHECK(sac_context_new(m, &p, &ctx) == SAC_ERR_ARG);
+    CHECK_MSG(ctx && strstr(sac_context_errmsg(ctx), "q8") && strstr(sac_context_errmsg(ctx), "512"), "%s",
+              ctx ? sac_context_errmsg(ctx) : "no context");
+    sac_context_free(ctx);
+    p.kv_type = SAC_KV_BF16;
+    CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+    sac_context_free(ctx);
+    sac_model_free(m);
+    test_model_free(&tm);
 }
 
 int main(void) {
     RUN(test_rounding);
     RUN(test_store_rounds_the_source);
+    RUN(test_q8_rounding);
     RUN(test_models_match_rounding_reference);
     RUN(test_probe_keys_and_cross_cache);
     RUN(test_types_and_memory);

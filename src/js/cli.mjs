@@ -27,8 +27,9 @@ logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids 
 report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).
 --ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
---kv-type f32|bf16: what the KV cache holds (default f32, exact; bf16 rounds keys and values,
-halving the cache and what long-context decoding reads).
+--kv-type f32|bf16|q8: what the KV cache holds (default f32, exact; bf16 rounds keys and values,
+halving the cache and what long-context decoding reads; q8 keeps them as 8-bit integers with a
+scale per 32, a bit over a quarter of f32, and scores keys with integer dot products).
 --chat: the prompt is a user turn of a conversation, formatted with the model's chat template
 (tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the
 Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line

@@ -69,12 +69,15 @@ export interface ModelRuntime extends Runtime {
 /**
  * A KV cache type. 'f32' (the default) is exact. 'bf16' rounds every key and value to bfloat16
  * (round to nearest even) as it is cached: half the cache's memory and half of what attention
- * reads per token, which speeds up decoding at long contexts where memory bandwidth limits it;
- * logits move by about bf16's precision (a few parts in a thousand). Results stay identical
- * across thread counts and between Node, browsers and the native build. Encoder–decoder
- * cross-attention keeps f32.
+ * reads per token, which speeds up decoding at long contexts; logits move by about bf16's
+ * precision (a few parts in a thousand). 'q8' keeps each head's keys and values as 8-bit
+ * integers with one scale per 32 values (72 bytes for 64 values, bf16's 128) and scores keys
+ * with integer dot products against the query rounded the same way: the fastest at long
+ * contexts and the smallest, with logits moving up to about 1% of their scale. Results stay
+ * identical across thread counts and between Node, browsers and the native build.
+ * Encoder–decoder cross-attention keeps f32; 'q8' needs a head size of at most 256.
  */
-export type KvType = 'f32' | 'bf16';
+export type KvType = 'f32' | 'bf16' | 'q8';
 
 export interface RuntimeOptions {
   /** Threads including the caller. Default: one per core, at most 8 (1 → the 'st' build). */
@@ -167,7 +170,7 @@ export interface LoadOptions extends RuntimeOptions {
   contextLength?: number;
   /** Most tokens evaluated in one pass; longer inputs are split. Default (0): 64. */
   batchSize?: number;
-  /** What the KV cache holds: 'f32' (default, exact) or 'bf16' (half the memory; see KvType). */
+  /** What the KV cache holds: 'f32' (default, exact), 'bf16' (half the memory) or 'q8' (a bit over a quarter); see KvType. */
   kvType?: KvType;
   /**
    * Capture attention on every forward/generate (memory: 4 × layers × heads × n²/2 bytes for an

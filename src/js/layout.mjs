@@ -70,7 +70,7 @@ export function readInfo(heap, ptr) {
 }
 
 /** The KV cache types by the name the options use, as sac_kv_type. */
-export const KV_TYPES = { f32: constants.SAC_KV_F32, bf16: constants.SAC_KV_BF16 };
+export const KV_TYPES = { f32: constants.SAC_KV_F32, bf16: constants.SAC_KV_BF16, q8: constants.SAC_KV_Q8 };
 
 /** p: { contextLength, batchSize, threads, attention, noPositions, scores, qk, kvType } */
 export function writeContextParams(heap, ptr, p) {

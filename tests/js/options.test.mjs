@@ -33,7 +33,7 @@ describe('loadModel options', () => {
     await rejects(() => loadModel(file, { signal: { aborted: false } }), /^signal must be an AbortSignal .*got an object/);
     await rejects(() => loadModel(file, { context_length: 8 }),
       /^unknown option 'context_length' for loadModel; the options are: threads, variant, onProgress, signal, contextLength, batchSize, attention, vocabOnly, noPositions, cache, scores, qk, ablate, kvType, simd, waitForThreads$/);
-    await rejects(() => loadModel(file, { kvType: 'f16' }), /^kvType must be one of 'f32', 'bf16', got 'f16'$/);
+    await rejects(() => loadModel(file, { kvType: 'f16' }), /^kvType must be one of 'f32', 'bf16', 'q8', got 'f16'$/);
     await rejects(() => loadModel(file, 'fast'), /^the options of loadModel must be an object, got string/);
   });
 });

@@ -236,6 +236,18 @@ static double round_bf16(double x) {
     return ldexp(nearbyint(ldexp(f, 8)), e - 8);
 }
 
+/* Rows of hd values, each rounded as a q8 KV cache rounds a head's row: blocks of 32 values,
+ * each to multiples of its largest |value| / 127, to the nearest (ties to even). */
+static void round_q8_rows(double *x, int rows, int hd) {
+    for (int r = 0; r < rows; r++)
+        for (int i0 = 0; i0 < hd; i0 += 32) {
+            double *b = x + (size_t)r * hd + i0, amax = 0;
+            const int n = hd - i0 < 32 ? hd - i0 : 32;
+            for (int i = 0; i < n; i++) amax = fmax(amax, fabs(b[i]));
+            for (int i = 0; amax > 0 && i < n; i++) b[i] = amax / 127 * nearbyint(b[i] / (amax / 127));
+        }
+}
+
 void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t *key_mask, double *logits,
                  double *probs) {
     const test_model_spec *s = &m->spec;
@@ -278,6 +290,11 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
             }
         }
         for (int i = 0; ref_probe_opts.kv_bf16 && i < n * KV; i++) k[i] = round_bf16(k[i]), v[i] = round_bf16(v[i]);
+        if (ref_probe_opts.kv_q8) { /* the query too: a q8 cache's scores are integer dots */
+            round_q8_rows(q, n * H, hd);
+            round_q8_rows(k, n * HKV, hd);
+            round_q8_rows(v, n * HKV, hd);
+        }
         /* causal attention, with padding keys hidden */
         ref_scores_now = ref_probe_opts.scores ? ref_probe_opts.scores + (size_t)l * H * n * n : NULL;
         attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);

@@ -22,11 +22,12 @@ void ref_encdec_forward(const ref_model *m, const int32_t *src, int n_src, const
 /* Extras of ref_forward (NULL when unused), for the probe tests: scores receives the scaled
  * pre-softmax scores [n_layer][n_head][n][n] (−∞ for hidden keys and above the diagonal);
  * ablate ([n_layer][n_head], 1 = ablated) zeroes a head's output before the output projection.
- * kv_bf16 (the bf16 KV cache's test): keys and values rounded to bfloat16 before attention. */
+ * kv_bf16 (the bf16 KV cache's test): keys and values rounded to bfloat16 before attention;
+ * kv_q8 (the q8 cache's): queries, keys and values rounded to q8, head row by head row. */
 typedef struct ref_probe {
     double *scores;
     const uint8_t *ablate;
-    int kv_bf16;
+    int kv_bf16, kv_q8;
 } ref_probe;
 extern ref_probe ref_probe_opts;
 
