@@ -255,6 +255,13 @@ static inline int32_t key_run(const sac_kv_heads *a) {
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
 
+/* Key j's score: s × scale, or −∞ when hidden; stored in row, and the new running maximum returned. */
+INLINE float keep(const sac_kv_heads *a, float *row, int32_t j, float s, float m) {
+    const float x = visible(a, j) ? s * a->scale : -INFINITY;
+    row[j] = x;
+    return x > m ? x : m;
+}
+
 INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
     const int32_t hd = a->head_dim, nh = a->h1 - a->h0;
     for (int32_t h = 0; h < nh; h++) max[h] = -INFINITY;
@@ -272,18 +279,10 @@ INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
                 for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(kh, (int64_t)(j + r) * a->kv_stride, bf16);
                 float s[KEYS_PER_STEP];
                 dot4(q, k, hd, s, bf16);
-                for (int r = 0; r < KEYS_PER_STEP; r++) {
-                    const float x = visible(a, j + r) ? s[r] * a->scale : -INFINITY;
-                    row[j + r] = x;
-                    if (x > m) m = x;
-                }
+                for (int r = 0; r < KEYS_PER_STEP; r++) m = keep(a, row, j + r, s[r], m);
             }
-            for (; j < j1; j++) {
-                const float x = visible(a, j) ? dot(q, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, bf16) * a->scale
-                                              : -INFINITY;
-                row[j] = x;
-                if (x > m) m = x;
-            }
+            for (; j < j1; j++)
+                m = keep(a, row, j, visible(a, j) ? dot(q, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, bf16) : 0.0f, m);
             max[h] = m;
         }
     }
@@ -461,17 +460,9 @@ static void scores_q8(const sac_kv_heads *a, float *max) {
             for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = kh + (j + r) * row_bytes;
             float s[KEYS_PER_STEP];
             q8_dot4(qw, qd, k, hd, s);
-            for (int r = 0; r < KEYS_PER_STEP; r++) {
-                const float x = visible(a, j + r) ? s[r] * a->scale : -INFINITY;
-                row[j + r] = x;
-                if (x > m) m = x;
-            }
+            for (int r = 0; r < KEYS_PER_STEP; r++) m = keep(a, row, j + r, s[r], m);
         }
-        for (; j < a->n_keys; j++) {
-            const float x = visible(a, j) ? q8_dot(qw, qd, kh + j * row_bytes, hd) * a->scale : -INFINITY;
-            row[j] = x;
-            if (x > m) m = x;
-        }
+        for (; j < a->n_keys; j++) m = keep(a, row, j, visible(a, j) ? q8_dot(qw, qd, kh + j * row_bytes, hd) : 0.0f, m);
         max[head - a->h0] = m;
     }
 }

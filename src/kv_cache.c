@@ -26,11 +26,11 @@ float sac_kv_q8_round(const float *x, int32_t n, int8_t *q) {
         finite &= isfinite(x[i]) != 0;
         if (fabsf(x[i]) > amax) amax = fabsf(x[i]);
     }
-    if (!finite || amax == 0.0f) {
+    const float scale = amax / 127.0f; /* 0 for a block of zeros, or one so small it underflows */
+    if (!finite || scale == 0.0f) {
         for (int32_t i = 0; i < n; i++) q[i] = 0;
         return finite ? 0.0f : NAN;
     }
-    const float scale = amax / 127.0f;
     for (int32_t i = 0; i < n; i++) {
         /* |x / scale| <= 127 up to rounding; the clamp keeps the conversion defined */
         const float r = nearbyintf(x[i] / scale);

@@ -43,7 +43,8 @@ uint16_t sac_kv_bf16_round(float x);
 
 /* n values (n <= SAC_KV_Q8_BLOCK) as int8 q[i] with x[i] ≈ scale × q[i]: scale = max|x| / 127,
  * q[i] = x[i] / scale rounded to the nearest (ties to even). A block holding an infinity or a
- * NaN gets a NaN scale (every value it stands for is NaN) and zeros; an all-zero block, scale 0. */
+ * NaN gets a NaN scale (every value it stands for is NaN) and zeros; an all-zero block (or one
+ * whose largest |value| / 127 underflows to 0), scale 0. */
 float sac_kv_q8_round(const float *x, int32_t n, int8_t *q);
 
 /* Writes src's head_dim values as row `row` of a cache of `type`, and replaces each src value

@@ -108,6 +108,9 @@ static void test_q8_rounding(void) {
     const float zeros[5] = {0}, with_inf[3] = {1.0f, INFINITY, 2.0f}, with_nan[3] = {NAN, 1.0f, 0.0f};
     memset(q, 9, sizeof q);
     CHECK(sac_kv_q8_round(zeros, 5, q) == 0.0f && !q[0] && !q[4]);
+    const float tiny[3] = {0.0f, 1e-45f, -1e-45f}; /* the scale underflows: zeros, not 0 / 0 */
+    memset(q, 9, sizeof q);
+    CHECK(sac_kv_q8_round(tiny, 3, q) == 0.0f && !q[0] && !q[1] && !q[2]);
     CHECK(isnan(sac_kv_q8_round(with_inf, 3, q)) && !q[0] && !q[2]);
     CHECK(isnan(sac_kv_q8_round(with_nan, 3, q)) && !q[1]);
 
