@@ -9,7 +9,10 @@ SHELL := /bin/bash
 CC       := gcc
 CLANG    := clang
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wvla
-BASE     := -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -g -Isrc -Itests -Itests/support $(WARN)
+# -ffp-contract=off: no fused multiply-adds, which wasm does not have: native and wasm results
+# must be the same bits (GCC's default in ISO C mode already; said here so that no -std=gnu11 or
+# compiler change undoes it).
+BASE     := -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -g -ffp-contract=off -Isrc -Itests -Itests/support $(WARN)
 # 256-bit vectors: on AVX-512 CPUs (-march=native = cooperlake here) gcc 12's 512-bit code for the
 # kernels ran 2.8x slower (Q8_0 decode 15.8 vs 44.4 tokens/s, 1 thread); results are the same bits
 NATIVE_CFLAGS := $(BASE) -O3 -march=native -mprefer-vector-width=256

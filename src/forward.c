@@ -123,7 +123,7 @@ typedef struct attention_job {
     sac_attention_kind kind;
     int32_t layer, n;          /* layer of its stack; queries in the batch */
     const float *q;            /* [n][n_head × head_dim] */
-    const void *k, *v;         /* key/value rows of kv_type: kv head g's key j at g × head_stride + j × kv_stride */
+    const void *k, *v;         /* key/value rows of kv_type, addressed as sac_kv_heads says */
     int32_t kv_type;
     int64_t kv_stride, head_stride;
     const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
@@ -183,7 +183,8 @@ static void attention_task(void *arg, int ith, int nth) {
     }
 }
 
-/* k, v: kv_type values, kv head g's key j at g × head_stride + j × kv_stride. probe_k: the same
+/* k, v: rows of kv_type, kv head g's key j at g × head_stride + j × kv_stride values (q8: that
+ * offset / head_dim rows of sac_kv_row_bytes; see sac_kv_heads). probe_k: the same
  * keys as floats for the probe, rows probe_stride apart (self-attention: only the batch's new
  * keys, row 0 at position n_past). */
 static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const void *k, const void *v,

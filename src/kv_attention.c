@@ -281,8 +281,10 @@ INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
                 dot4(q, k, hd, s, bf16);
                 for (int r = 0; r < KEYS_PER_STEP; r++) m = keep(a, row, j + r, s[r], m);
             }
-            for (; j < j1; j++)
-                m = keep(a, row, j, visible(a, j) ? dot(q, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, bf16) : 0.0f, m);
+            for (; j < j1; j++) {
+                const void *k = value_ptr(kh, (int64_t)j * a->kv_stride, bf16);
+                m = keep(a, row, j, visible(a, j) ? dot(q, k, hd, bf16) : 0.0f, m);
+            }
             max[h] = m;
         }
     }
@@ -355,12 +357,16 @@ INLINE v128_t q8_block_dot4(const int16_t *qw, const int8_t *const k[KEYS_PER_ST
             acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(kk), q_hi));
         }
     }
-    const v128_t t01 = wasm_i32x4_add(wasm_i32x4_shuffle(acc[0], acc[1], 0, 1, 4, 5), wasm_i32x4_shuffle(acc[0], acc[1], 2, 3, 6, 7));
-    const v128_t t23 = wasm_i32x4_add(wasm_i32x4_shuffle(acc[2], acc[3], 0, 1, 4, 5), wasm_i32x4_shuffle(acc[2], acc[3], 2, 3, 6, 7));
+    /* lane r ← the sum of acc[r]'s lanes (integers: any order gives the same sum) */
+    const v128_t t01 = wasm_i32x4_add(wasm_i32x4_shuffle(acc[0], acc[1], 0, 1, 4, 5),
+                                      wasm_i32x4_shuffle(acc[0], acc[1], 2, 3, 6, 7));
+    const v128_t t23 = wasm_i32x4_add(wasm_i32x4_shuffle(acc[2], acc[3], 0, 1, 4, 5),
+                                      wasm_i32x4_shuffle(acc[2], acc[3], 2, 3, 6, 7));
     v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(t01, t23, 0, 2, 4, 6), wasm_i32x4_shuffle(t01, t23, 1, 3, 5, 7));
-    if (i < i0 + n)
-        sums = wasm_i32x4_add(sums, wasm_i32x4_make(idot(qw + i, k[0] + i, i0 + n - i), idot(qw + i, k[1] + i, i0 + n - i),
-                                                    idot(qw + i, k[2] + i, i0 + n - i), idot(qw + i, k[3] + i, i0 + n - i)));
+    const int32_t left = i0 + n - i; /* fewer than 16 values: one by one */
+    if (left)
+        sums = wasm_i32x4_add(sums, wasm_i32x4_make(idot(qw + i, k[0] + i, left), idot(qw + i, k[1] + i, left),
+                                                    idot(qw + i, k[2] + i, left), idot(qw + i, k[3] + i, left)));
     return sums;
 }
 
@@ -373,7 +379,8 @@ INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *con
     v128_t acc = wasm_f32x4_splat(0.0f);
     for (int32_t b = 0; b < nb; b++) {
         const v128_t dots = wasm_f32x4_convert_i32x4(q8_block_dot4(qw, k, b * SAC_KV_Q8_BLOCK, block_len(hd, b)));
-        const v128_t scales = wasm_f32x4_make(q8_scale(row[0], b), q8_scale(row[1], b), q8_scale(row[2], b), q8_scale(row[3], b));
+        const v128_t scales =
+            wasm_f32x4_make(q8_scale(row[0], b), q8_scale(row[1], b), q8_scale(row[2], b), q8_scale(row[3], b));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(dots, wasm_f32x4_mul(wasm_f32x4_splat(qd[b]), scales)));
     }
     wasm_v128_store(out, acc);
@@ -462,7 +469,8 @@ static void scores_q8(const sac_kv_heads *a, float *max) {
             q8_dot4(qw, qd, k, hd, s);
             for (int r = 0; r < KEYS_PER_STEP; r++) m = keep(a, row, j + r, s[r], m);
         }
-        for (; j < a->n_keys; j++) m = keep(a, row, j, visible(a, j) ? q8_dot(qw, qd, kh + j * row_bytes, hd) : 0.0f, m);
+        for (; j < a->n_keys; j++)
+            m = keep(a, row, j, visible(a, j) ? q8_dot(qw, qd, kh + j * row_bytes, hd) : 0.0f, m);
         max[head - a->h0] = m;
     }
 }

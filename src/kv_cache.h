@@ -6,8 +6,10 @@
  * The cache holds rows of head_dim values (one kv head at one position). An f32 or bf16 row is
  * head_dim values; a q8 row is its blocks' f32 scales, then its head_dim int8 values (block b
  * covers values [32b, 32b + 32), the last block what is left). bf16 → f32 is exact (a 16-bit
- * shift) and a q8 value is scale × int8, so attention reads a row as the f32 values it stands
- * for; only the rounding on the way in, done here for every build, differs from f32. */
+ * shift), so attention over a bf16 cache does f32's arithmetic on the values the cache stands
+ * for; a q8 cache's values are scale × int8, and attention scores its keys with integer dots
+ * against the query rounded to q8 the same way (kv_attention.c). The rounding on the way in is
+ * done here, the same in every build. */
 #ifndef SAC_KV_CACHE_H
 #define SAC_KV_CACHE_H
 
@@ -18,8 +20,6 @@
 #include "saccade.h"
 
 #define SAC_KV_Q8_BLOCK 32
-/* Largest head_dim a q8 cache takes: attention rounds the query into a row this long on the stack. */
-#define SAC_KV_Q8_MAX_HEAD_DIM 256
 
 static inline int32_t sac_kv_q8_blocks(int32_t head_dim) { return (head_dim + SAC_KV_Q8_BLOCK - 1) / SAC_KV_Q8_BLOCK; }
 

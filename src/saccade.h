@@ -180,13 +180,16 @@ typedef struct sac_context_params {
  * 72 bytes for a 64-value row, against bf16's 128), and scores the keys with integer dot
  * products against the query rounded the same way; its error is about 1% of a logit where
  * bf16's is 0.1%. Every type gives the same bits on every build and thread count. Q8 needs
- * head_dim <= SAC_KV_Q8_MAX_HEAD_DIM (256). Encoder–decoder cross-attention keys and values
- * stay f32 (one source, written once per sac_encode). */
+ * head_dim <= SAC_KV_Q8_MAX_HEAD_DIM. Encoder–decoder cross-attention keys and values stay f32
+ * (one source, written once per sac_encode). */
 typedef enum sac_kv_type {
     SAC_KV_F32 = 0,
     SAC_KV_BF16 = 1,
     SAC_KV_Q8 = 2,
 } sac_kv_type;
+
+/* The largest head_dim a q8 cache takes (attention rounds the query into a row this long on the stack). */
+#define SAC_KV_Q8_MAX_HEAD_DIM 256
 
 /* "f32", "bf16", "q8"; NULL for a value that is not a KV cache type (so callers can list them all). */
 const char *sac_kv_type_name(int32_t type);
@@ -339,8 +342,11 @@ sac_status sac_softmax_row(const float *scores, int32_t n, float tau, float *out
 /* The query and key vectors of one layer and head of `kind` (needs capture_qk = 1): q_out gets
  * *n_queries × *head_dim floats (query rows: decoder positions for self and cross, source
  * tokens for encoder), k_out *n_keys × *head_dim (self: the positions so far, after RoPE, as
- * the KV cache holds them: bf16-rounded for a bf16 cache; cross and encoder: the source; under grouped-query attention the head's shared kv head).
- * Either output may be NULL (sizes only). Score = q·k · sac_attention_scale. */
+ * the KV cache holds them: rounded for a bf16 or q8 cache; cross and encoder: the source; under
+ * grouped-query attention the head's shared kv head). Either output may be NULL (sizes only).
+ * Score = q·k · sac_attention_scale, up to float rounding; with a q8 cache the query is recorded
+ * as computed, while the scores use it rounded to q8 as the keys are (SAC_KV_Q8), so q·k
+ * reproduces them only to about that rounding (~0.5% of a score's scale). */
 sac_status sac_context_qk(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head, float *q_out,
                           size_t q_len, float *k_out, size_t k_len, int32_t *n_queries, int32_t *n_keys,
                           int32_t *head_dim);

@@ -148,14 +148,16 @@ static sac_context *context(sac_model *m, int threads, int batch, int32_t kv_typ
 
 /* Every architecture at F32 and one quantized type with a bf16 or q8 cache, against the
  * reference with and without the same rounding; identical bits for 1, 2 and 3 threads and
- * batches of 20, 7 and 1 (token by token through the cache). */
-static void check_models(int32_t kv_type, double tol_f32, double tol_q8_0, double exact_factor) {
+ * batches of 20, 7 and 1 (token by token through the cache). one_head: a single head of 64
+ * (q8: two whole blocks, the SIMD128 build's block passes) instead of the spec's four of 16. */
+static void check_models(int32_t kv_type, double tol_f32, double tol_q8_0, double exact_factor, int one_head) {
     const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
     const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0};
     const char *kv = sac_kv_type_name(kv_type);
     for (int a = 0; a < 5; a++)
         for (int t = 0; t < 2; t++) {
             test_model_spec s = test_spec(archs[a], types[t]);
+            if (one_head) s.n_head = s.n_head_kv = 1;
             test_model tm;
             CHECK(test_model_make(&s, &tm) == 0);
             sac_model *m = NULL;
@@ -191,8 +193,8 @@ static void check_models(int32_t kv_type, double tol_f32, double tol_q8_0, doubl
             ref_forward(&tm.ref, prompt, N_PROMPT, NULL, ref, NULL);
             const double exact = ref_rel_error(first, ref, n);
             const double tol = types[t] == SAC_TYPE_F32 ? tol_f32 : tol_q8_0; /* Q8_0: its activations' */
-            printf("  %s %s, %s cache: relative error %.3g against %s K/V (tolerance %g), %.3g against exact\n",
-                   archs[a], sac_type_name(types[t]), kv, rounded, kv, tol, exact);
+            printf("  %s %s, %s cache, head_dim %d: relative error %.3g against %s K/V (tolerance %g), %.3g against exact\n",
+                   archs[a], sac_type_name(types[t]), kv, s.n_embd / s.n_head, rounded, kv, tol, exact);
             CHECK_MSG(rounded <= tol, "%s %s, %s: relative error %.3g", archs[a], sac_type_name(types[t]), kv, rounded);
             if (types[t] == SAC_TYPE_F32) /* the cache really rounds, and the reference knows how */
                 CHECK_MSG(exact >= exact_factor * rounded, "%s, %s: error %.3g against exact K/V, %.3g against rounded",
@@ -205,12 +207,14 @@ static void check_models(int32_t kv_type, double tol_f32, double tol_q8_0, doubl
 }
 
 static void test_models_match_rounding_reference(void) {
-    check_models(SAC_KV_BF16, 1e-3, 3e-2, 10);
-    check_models(SAC_KV_Q8, 1e-3, 3e-2, 10);
+    check_models(SAC_KV_BF16, 1e-3, 3e-2, 10, 0);
+    check_models(SAC_KV_Q8, 1e-3, 3e-2, 10, 0);
+    check_models(SAC_KV_Q8, 1e-3, 3e-2, 10, 1);
 }
 
-/* The probe records the keys the bf16 cache holds (so q·k reproduces the scores); the
- * encoder–decoder cross-attention keys stay f32: a bf16 context records the f32 context's. */
+/* The probe records the keys the bf16 or q8 cache holds (for bf16, q·k then reproduces the
+ * scores; q8 also rounds the query); the encoder–decoder cross-attention keys stay f32: a bf16
+ * or q8 context records the f32 context's. */
 static void test_probe_keys_and_cross_cache(void) {
     test_model_spec s = test_spec("encdec", SAC_TYPE_F32);
     test_model tm;
@@ -323,6 +327,16 @@ static void test_types_and_memory(void) {
     sac_context_free(ctx);
     p.kv_type = SAC_KV_BF16;
     CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+    sac_context_free(ctx);
+    sac_model_free(m);
+    test_model_free(&tm);
+    /* the largest it takes */
+    s.n_embd = SAC_KV_Q8_MAX_HEAD_DIM;
+    CHECK(test_model_make(&s, &tm) == 0);
+    CHECK(sac_model_load(tm.bytes, tm.size, 0, &m) == SAC_OK);
+    p.kv_type = SAC_KV_Q8;
+    CHECK(sac_context_new(m, &p, &ctx) == SAC_OK);
+    CHECK(sac_eval(ctx, prompt, 4, NULL, 0) == SAC_OK);
     sac_context_free(ctx);
     sac_model_free(m);
     test_model_free(&tm);

@@ -220,7 +220,7 @@ export interface QueryKeys {
   queries: number;
   keys: number;
   headDim: number;
-  /** 1/√headDim: score = Σ q·k · scale. */
+  /** 1/√headDim: score = Σ q·k · scale (with kvType 'q8', to about q8's rounding: the scores use the query rounded as the keys are). */
   scale: number;
   /** queries × headDim, row-major. */
   q: Float32Array;
