@@ -37,16 +37,17 @@
  * With relaxed SIMD (the relaxed builds, -mrelaxed-simd) some kernels compute the same int32
  * dots with i32x4.relaxed_dot_i8x16_i7x16_add_s, which is exact when every lane of its second
  * operand is in [0, 127] (no engine may saturate then), taking unsigned levels as that operand
- * (their offsets come off with the activation sums): the K-quants' matvec, and the matmat panel
- * of the K-quants and of the 4- and 5-bit formats (kpanel_step_levels, panel_step's `levels`).
- * The float steps are untouched, so the results keep their bits. See RELAXED below. The Q8_0-family
- * matvecs keep their int16 dots in the relaxed builds: in Chromium on an AMD EPYC the relaxed
- * dot made Q8_0 prefill 273 against 457 tokens/s and decode 146 against 175, Q4_0 379 / 442 and
- * 172 / 187, where the K-quants' matvec gained (Q4_K decode 183 against 142); V8 expands the op
- * into several instructions on x86 without AVX-VNNI. Chromium 156 on an AMD EPYC (Zen 5) that
- * has AVX-VNNI compiles it to one vpdpbusd, and the panels gained there (Q4_0 matmat +50-55%,
- * Q4_K +20-25%); where V8 expands it they were not measured. Q8_0's signed values cannot be
- * that operand: it keeps int16. */
+ * (their offsets come off with the activation sums): the K-quants' matvec, the matmat panel of
+ * the K-quants and of the 4- and 5-bit formats (kpanel_step_levels, panel_step's `levels`), and
+ * the 4-bit formats' matvec (Q4_0, Q4_1: nibble_dot). The float steps are untouched, so the
+ * results keep their bits. See RELAXED below. Chromium 156 on an AMD EPYC (Zen 5), which has
+ * AVX-VNNI, compiles the dot to one vpdpbusd: the panels gained (Q4_0 matmat +50-55%, Q4_K
+ * +20-25%), and so did the Q4_0 matvec (bench-wasm, GPT-2-small, 2 threads, two alternated
+ * pairs: decode 279 -> 318 and 234 -> 301 tokens/s). On an older AMD EPYC without AVX-VNNI, where
+ * V8 expands the op into several instructions, an earlier matvec with it ran Q4_0 decode 172
+ * against 187 tokens/s (and Q8_0 146 against 175) while the K-quants' gained (Q4_K 183 against
+ * 142); the 4-bit matvec was not measured there since. Q8_0's signed values cannot be the
+ * 7-bit operand: its matvec keeps int16 dots. */
 #include "kernels.h"
 
 #include <math.h>
@@ -244,6 +245,7 @@ typedef struct q8_activations {
     const int32_t *grouped; /* [group][pair][row], n_batch > 1 only (grouped_bytes) */
 #ifdef RELAXED
     const int32_t *grouped8; /* [group][quad][row], after them */
+    const int8_t *x8;        /* the 4-bit matvec's activations as int8 (quant_matvec), else NULL */
 #endif
 #endif
 } q8_activations;
@@ -649,30 +651,49 @@ static inline v128_t f16_of_rows4(const char *r0, const char *r1, const char *r2
     return f16_high_finite_to_f32(h);
 }
 
+#ifdef RELAXED
+/* A 4-bit block's integer dot in the relaxed builds: its low nibbles against x[0..15] and its
+ * high ones against x[16..31], one relaxed dot each with the nibbles (0..15) as the 7-bit
+ * operand; the lanes' sum is the int16 dots' (the offset comes off as before). */
+static inline v128_t nibble_dot(const char *qs, const int8_t *x) {
+    const v128_t b = wasm_v128_load(qs), low4 = wasm_i8x16_splat(0x0F);
+    const v128_t lo = wasm_v128_and(b, low4), hi = wasm_v128_and(wasm_u16x8_shr(b, 4), low4);
+    return SAC_RELAXED_DOT_ADD(wasm_v128_load(x + 16), hi, SAC_RELAXED_DOT_ADD(wasm_v128_load(x), lo, wasm_i32x4_splat(0)));
+}
+#endif
+
+/* Row r's block dot in quant_rows4: decoded and against the int16 activations, or (the relaxed
+ * builds' 4-bit matvec: `nibbles`, a constant where it is inlined) nibble_dot. */
+KERNEL v128_t row_block_dot(quant_format f, const char *block, const q8_activations *a, int64_t blk, int nibbles) {
+#ifdef RELAXED
+    /* the nibbles are a block's last 16 bytes (Q4_0: after d; Q4_1: after d and m) */
+    if (nibbles) return nibble_dot(block + f.block_bytes - 16, a->x8 + blk * SAC_QK);
+#endif
+    (void)nibbles;
+    v128_t w[4];
+    f.decode(block, w);
+    return block_dot(w, a->q + blk * SAC_QK);
+}
+
 KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int scales, int64_t o,
-                          const char *ahead, v128_t *seen) {
+                          const char *ahead, v128_t *seen, int nibbles) {
     int64_t nb = t->n_in / SAC_QK;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
     const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
     v128_t acc = wasm_f32x4_splat(0.0f), slot[1];
     for (int64_t blk = 0; blk < nb; blk++) {
-        const int16_t *x = a->q + blk * SAC_QK;
         const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
         (void)next[0];
         (void)next[CACHE_LINE];
         size_t at = (size_t)blk * f.block_bytes;
-        v128_t w[4], s0, s1, s2, s3;
-        f.decode(r0 + at, w);
-        s0 = block_dot(w, x);
+        v128_t s0, s1, s2, s3;
+        s0 = row_block_dot(f, r0 + at, a, blk, nibbles);
         schedule_point(slot, s0);
-        f.decode(r1 + at, w);
-        s1 = block_dot(w, x);
+        s1 = row_block_dot(f, r1 + at, a, blk, nibbles);
         schedule_point(slot, s1);
-        f.decode(r2 + at, w);
-        s2 = block_dot(w, x);
+        s2 = row_block_dot(f, r2 + at, a, blk, nibbles);
         schedule_point(slot, s2);
-        f.decode(r3 + at, w);
-        s3 = block_dot(w, x);
+        s3 = row_block_dot(f, r3 + at, a, blk, nibbles);
         v128_t isum = sum4_i32(s0, s1, s2, s3);
         if (f.offset) isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
@@ -731,7 +752,7 @@ static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *p
 #endif
 
 KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
-                              int64_t o1) {
+                              int64_t o1, int nibbles) {
     int64_t o = o0;
 #ifdef __wasm_simd128__
     /* each loop its own copy of the step, with `scales` a constant in it (one loop choosing the
@@ -740,12 +761,12 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
         for (; o + ROW_TILE <= o1; o += ROW_TILE) {
             /* the next four rows, or these again at the end of the matrix: nothing past it */
             const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-            wasm_v128_store(t->y + o, quant_rows4(t, a, f, SCALES_FINITE, o, ahead, NULL));
+            wasm_v128_store(t->y + o, quant_rows4(t, a, f, SCALES_FINITE, o, ahead, NULL, nibbles));
         }
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
         const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, SCALES_WATCHED, o, ahead, &seen);
-        if (seen_special(seen)) acc = quant_rows4(t, a, f, SCALES_EXACT, o, ahead, &seen); /* an inf or NaN scale */
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, SCALES_WATCHED, o, ahead, &seen, nibbles);
+        if (seen_special(seen)) acc = quant_rows4(t, a, f, SCALES_EXACT, o, ahead, &seen, nibbles); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
@@ -755,6 +776,16 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
 KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
     q8_activations a = q8_view(t, f.has_min);
 #ifdef __wasm_simd128__
+#ifdef RELAXED
+    if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
+        int8_t x8[NIBBLE_PREPARED_MAX]; /* Q8_0 activations are within ±127 */
+        for (int64_t i = 0; i < t->n_in; i += 16)
+            wasm_v128_store(x8 + i, wasm_i8x16_narrow_i16x8(wasm_v128_load(a.q + i), wasm_v128_load(a.q + i + 8)));
+        a.x8 = x8;
+        quant_matvec_rows(t, &a, f, o0, o1, 1);
+        return;
+    }
+#endif
     if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
         int16_t prepared[NIBBLE_PREPARED_MAX];
         nibble_activations(a.q, t->n_in, prepared);
@@ -762,11 +793,11 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
         f.decode = f.decode_bytes;
         /* a call of its own: one call after the branch would make f.decode a choice of two
          * decoders, called indirectly per block (4x slower) instead of inlined */
-        quant_matvec_rows(t, &a, f, o0, o1);
+        quant_matvec_rows(t, &a, f, o0, o1, 0);
         return;
     }
 #endif
-    quant_matvec_rows(t, &a, f, o0, o1);
+    quant_matvec_rows(t, &a, f, o0, o1, 0);
 }
 
 #ifdef __wasm_simd128__
