@@ -739,6 +739,7 @@ static inline void decode_q4_1_bytes(const char *block, v128_t q[4]) {
     decode_bytes_and_high(((const block_q4_1 *)block)->qs, q);
 }
 
+#ifndef RELAXED /* the relaxed builds' matvec takes the nibbles by nibble_dot instead */
 /* The activations in that form: values 16..31 of each block become x[16..31] - 16 x[0..15]. */
 static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *prepared) {
     for (int64_t i = 0; i < n_in; i += SAC_QK) {
@@ -749,6 +750,7 @@ static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *p
         wasm_v128_store(prepared + i + 24, wasm_i16x8_sub(wasm_v128_load(q + i + 24), wasm_i16x8_shl(x1, 4)));
     }
 }
+#endif
 #endif
 
 KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
@@ -776,17 +778,15 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
 KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
     q8_activations a = q8_view(t, f.has_min);
 #ifdef __wasm_simd128__
-#ifdef RELAXED
     if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
+#ifdef RELAXED
         int8_t x8[NIBBLE_PREPARED_MAX]; /* Q8_0 activations are within ±127 */
         for (int64_t i = 0; i < t->n_in; i += 16)
             wasm_v128_store(x8 + i, wasm_i8x16_narrow_i16x8(wasm_v128_load(a.q + i), wasm_v128_load(a.q + i + 8)));
         a.x8 = x8;
         quant_matvec_rows(t, &a, f, o0, o1, 1);
         return;
-    }
-#endif
-    if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
+#else
         int16_t prepared[NIBBLE_PREPARED_MAX];
         nibble_activations(a.q, t->n_in, prepared);
         a.q = prepared;
@@ -795,6 +795,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
          * decoders, called indirectly per block (4x slower) instead of inlined */
         quant_matvec_rows(t, &a, f, o0, o1, 0);
         return;
+#endif
     }
 #endif
     quant_matvec_rows(t, &a, f, o0, o1, 0);

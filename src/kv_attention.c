@@ -331,15 +331,23 @@ INLINE const unsigned char *q8_head(const void *cache, const sac_kv_heads *a, in
     return (const unsigned char *)cache + (int64_t)g * (a->head_stride / a->head_dim) * row_bytes;
 }
 
-INLINE int32_t block_len(int32_t hd, int32_t b) {
-    const int32_t left = hd - b * SAC_KV_Q8_BLOCK;
-    return left < SAC_KV_Q8_BLOCK ? left : SAC_KV_Q8_BLOCK;
-}
-
 static inline int32_t idot(const int16_t *q, const int8_t *k, int32_t n) {
     int32_t s = 0;
     for (int32_t i = 0; i < n; i++) s += q[i] * k[i];
     return s;
+}
+
+/* One key's score before the 1/√d scale: q8_dot4 key by key (plain C), and the keys after its
+ * last whole step. */
+static float q8_dot(const int16_t *qw, const float *qd, const unsigned char *row, int32_t hd) {
+    const int32_t nb = sac_kv_q8_blocks(hd);
+    const int8_t *k = (const int8_t *)(row + 4 * nb);
+    float acc = 0.0f;
+    for (int32_t b = 0; b < nb; b++) {
+        const int32_t i0 = b * SAC_KV_Q8_BLOCK;
+        acc = acc + (float)idot(qw + i0, k + i0, sac_kv_q8_block_len(hd, b)) * (qd[b] * q8_scale(row, b));
+    }
+    return acc;
 }
 
 #ifdef __wasm_simd128__
@@ -378,7 +386,7 @@ INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *con
     for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = (const int8_t *)(row[r] + 4 * nb);
     v128_t acc = wasm_f32x4_splat(0.0f);
     for (int32_t b = 0; b < nb; b++) {
-        const v128_t dots = wasm_f32x4_convert_i32x4(q8_block_dot4(qw, k, b * SAC_KV_Q8_BLOCK, block_len(hd, b)));
+        const v128_t dots = wasm_f32x4_convert_i32x4(q8_block_dot4(qw, k, b * SAC_KV_Q8_BLOCK, sac_kv_q8_block_len(hd, b)));
         const v128_t scales =
             wasm_f32x4_make(q8_scale(row[0], b), q8_scale(row[1], b), q8_scale(row[2], b), q8_scale(row[3], b));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(dots, wasm_f32x4_mul(wasm_f32x4_splat(qd[b]), scales)));
@@ -421,31 +429,10 @@ INLINE void q8_mix32(float *restrict o, const float *restrict w, const unsigned 
 
 INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *const row[KEYS_PER_STEP], int32_t hd,
                     float out[KEYS_PER_STEP]) {
-    const int32_t nb = sac_kv_q8_blocks(hd);
-    for (int r = 0; r < KEYS_PER_STEP; r++) {
-        const int8_t *k = (const int8_t *)(row[r] + 4 * nb);
-        float acc = 0.0f;
-        for (int32_t b = 0; b < nb; b++) {
-            const int32_t i0 = b * SAC_KV_Q8_BLOCK;
-            acc = acc + (float)idot(qw + i0, k + i0, block_len(hd, b)) * (qd[b] * q8_scale(row[r], b));
-        }
-        out[r] = acc;
-    }
+    for (int r = 0; r < KEYS_PER_STEP; r++) out[r] = q8_dot(qw, qd, row[r], hd);
 }
 
 #endif
-
-/* The one-key form of q8_dot4, for the keys after the last whole step. */
-static float q8_dot(const int16_t *qw, const float *qd, const unsigned char *row, int32_t hd) {
-    const int32_t nb = sac_kv_q8_blocks(hd);
-    const int8_t *k = (const int8_t *)(row + 4 * nb);
-    float acc = 0.0f;
-    for (int32_t b = 0; b < nb; b++) {
-        const int32_t i0 = b * SAC_KV_Q8_BLOCK;
-        acc = acc + (float)idot(qw + i0, k + i0, block_len(hd, b)) * (qd[b] * q8_scale(row, b));
-    }
-    return acc;
-}
 
 static void scores_q8(const sac_kv_heads *a, float *max) {
     const int32_t hd = a->head_dim, nb = sac_kv_q8_blocks(hd);
@@ -457,7 +444,7 @@ static void scores_q8(const sac_kv_heads *a, float *max) {
         /* the query rounded as the keys were, widened once for the integer dots */
         const float *q = a->q + (int64_t)head * hd;
         for (int32_t b = 0; b < nb; b++)
-            qd[b] = sac_kv_q8_round(q + b * SAC_KV_Q8_BLOCK, block_len(hd, b), q8 + b * SAC_KV_Q8_BLOCK);
+            qd[b] = sac_kv_q8_round(q + b * SAC_KV_Q8_BLOCK, sac_kv_q8_block_len(hd, b), q8 + b * SAC_KV_Q8_BLOCK);
         for (int32_t i = 0; i < hd; i++) qw[i] = q8[i];
         const unsigned char *kh = q8_head(a->k, a, head / a->group, row_bytes);
         float *row = a->rows[head - a->h0], m = -INFINITY;
@@ -484,18 +471,19 @@ static void mix_q8(const sac_kv_heads *a, float *out) {
         float *o = out + (int64_t)head * hd;
         for (int32_t i = 0; i < hd; i++) o[i] = 0.0f;
         for (int32_t b = 0; b < nb; b++) {
-            const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = block_len(hd, b);
-            int32_t i = i0;
+            const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = sac_kv_q8_block_len(hd, b);
 #ifdef __wasm_simd128__
-            if (n == SAC_KV_Q8_BLOCK) q8_mix32(o + i, w, v, row_bytes, nb, b, a->n_keys), i += n;
+            if (n == SAC_KV_Q8_BLOCK) {
+                q8_mix32(o + i0, w, v, row_bytes, nb, b, a->n_keys);
+                continue;
+            }
 #endif
-            if (i == i0 + n) continue;
-            for (int32_t j = 0; j < a->n_keys; j++) { /* the rest of the block, value by value */
+            for (int32_t j = 0; j < a->n_keys; j++) { /* value by value */
                 if (w[j] == 0.0f) continue;
                 const unsigned char *row = v + j * row_bytes;
                 const float wd = w[j] * q8_scale(row, b);
                 const int8_t *q = (const int8_t *)(row + 4 * nb);
-                for (int32_t x = i; x < i0 + n; x++) o[x] = o[x] + wd * (float)q[x];
+                for (int32_t i = i0; i < i0 + n; i++) o[i] = o[i] + wd * (float)q[i];
             }
         }
     }

@@ -53,7 +53,7 @@ void sac_kv_store(void *cache, int32_t type, int64_t row, float *src, int32_t he
         const int32_t nb = sac_kv_q8_blocks(head_dim);
         int8_t *q = (int8_t *)(at + 4 * nb);
         for (int32_t b = 0; b < nb; b++) {
-            const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = head_dim - i0 < SAC_KV_Q8_BLOCK ? head_dim - i0 : SAC_KV_Q8_BLOCK;
+            const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = sac_kv_q8_block_len(head_dim, b);
             const float scale = sac_kv_q8_round(src + i0, n, q + i0);
             memcpy(at + 4 * b, &scale, sizeof scale);
             for (int32_t i = i0; i < i0 + n; i++) src[i] = scale * (float)q[i];

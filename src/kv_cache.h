@@ -23,6 +23,12 @@
 
 static inline int32_t sac_kv_q8_blocks(int32_t head_dim) { return (head_dim + SAC_KV_Q8_BLOCK - 1) / SAC_KV_Q8_BLOCK; }
 
+/* Values in block b of a q8 row: 32, or what is left in the last. */
+static inline int32_t sac_kv_q8_block_len(int32_t head_dim, int32_t b) {
+    const int32_t left = head_dim - b * SAC_KV_Q8_BLOCK;
+    return left < SAC_KV_Q8_BLOCK ? left : SAC_KV_Q8_BLOCK;
+}
+
 /* Bytes of one cached row of head_dim values; 0 for a type that is not a KV cache type. */
 static inline size_t sac_kv_row_bytes(int32_t type, int32_t head_dim) {
     const size_t n = (size_t)head_dim;
