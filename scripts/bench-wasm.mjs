@@ -7,7 +7,9 @@
 // vocabulary (make_model --vocab) that llama.cpp needs to load them.
 //
 // Every engine evaluates a 128-token prompt as one batch (prefill), then 32 single tokens
-// (decode). Rounds run every configuration once each, so a slow spell of the shared machine
+// (decode) from an empty context: llama-bench's tg test does, and saccade's bench does with
+// --decode-depth 0 (decodeDepth: 0 in Chromium; wllama's completion decodes after its prompt).
+// The long-context run decodes at depth instead, everyone beside the same depths. Rounds run every configuration once each, so a slow spell of the shared machine
 // lands on all of them; each configuration keeps its best round. Each round also measures
 // the machine's plain streaming-read bandwidth (build/tools/bench_stream): decode reads every
 // weight once per token, and its effective GB/s (weights read per token × tokens/s) is printed
@@ -111,22 +113,25 @@ function decodeBytes(file, type) {
 }
 
 /** saccade's bench command (native or the Node CLI): the better of two runs in one process, as
- * the first pays for page faults and V8's tier-up. With `captureCost`, decode takes capture by
+ * the first pays for page faults and V8's tier-up. Decode starts at `depth` tokens (0: from an
+ * empty context, as llama-bench's tg test). With `captureCost`, decode takes capture by
  * turns (--attention-cost; three runs, the first not counted) and `capture` is the captured
  * tokens' speed, `decode` the others'. */
-function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, captureCost = false, kvType = 'f32') {
+function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, captureCost = false, kvType = 'f32',
+  depth = 0) {
   const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(prompt),
-    '--decode-tokens', String(DECODE), '--repeat', captureCost ? '3' : '2', ...(ctx ? ['--ctx', String(ctx)] : []),
+    '--decode-tokens', String(DECODE), '--decode-depth', String(depth), '--repeat', captureCost ? '3' : '2', ...(ctx ? ['--ctx', String(ctx)] : []),
     ...(captureCost ? ['--attention-cost'] : []), '--kv-type', kvType], { encoding: 'utf8' });
   const j = JSON.parse(out);
   if (j.threads !== threads) throw new Error(`${cmd} ran ${j.threads} threads, not ${threads}`);
   if (j.kv_type !== kvType) throw new Error(`${cmd} ran a ${j.kv_type} KV cache, not ${kvType}`);
+  if (j.decode_depth !== depth) throw new Error(`${cmd} decoded at depth ${j.decode_depth}, not ${depth}`);
   return { prefill: j.prefill_tokens_per_s, decode: j.decode_tokens_per_s,
     ...(captureCost && { capture: j.decode_capture_tokens_per_s }) };
 }
 
 /** llama-bench (its own warm-up run, then one measured run of each test): prefill from its
- * n_prompt test, decode from n_gen (from an empty cache; saccade's follows its prefill). With
+ * n_prompt test, decode from n_gen (from an empty cache, as saccade's headline decode). With
  * `pg`, decode at depth D comes from -pg D,32 less -p D. */
 function benchLlama(which, file, threads, extra = ['-p', String(PROMPT), '-n', String(DECODE)]) {
   const out = execFileSync(path.join(peers, `llama-bench-${which}`),
@@ -186,10 +191,10 @@ if (depths.length) {
     for (const d of depths) {
       log(`long context, round ${round} of ${repeat}: depth ${d}`);
       const r = (long[d] ??= {});
-      keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE).decode });
-      keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE).decode });
-      keepBest(r, 'node_bf16', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'bf16').decode });
-      keepBest(r, 'node_q8', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'q8').decode });
+      keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE, false, 'f32', d).decode });
+      keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'f32', d).decode });
+      keepBest(r, 'node_bf16', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'bf16', d).decode });
+      keepBest(r, 'node_q8', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'q8', d).decode });
       if (depthCapture) {
         // capture's cost from pairs of tokens in one process: each round's with / without, kept
         // per round (the best of each half separately would unpair them)
@@ -198,7 +203,7 @@ if (depths.length) {
           ['node_bf16_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'bf16'],
           ['node_q8_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'q8']];
         for (const [key, cmd, args, kv] of pairs) {
-          const { decode, capture } = benchSaccade(cmd, args, file, t, d, d + DECODE, true, kv);
+          const { decode, capture } = benchSaccade(cmd, args, file, t, d, d + DECODE, true, kv, d);
           (r[key] ??= []).push(capture / decode);
         }
       }
@@ -237,7 +242,7 @@ if (!opts['no-browser']) {
     // is always the first one timed.
     log('warm-up: saccade in Chromium, untimed');
     await runPage('saccade', { url: `/${results[types[0]].file}`, threads: threadCounts.at(-1), promptTokens: PROMPT,
-      decodeTokens: DECODE, repeat: 1, simd: chromiumSaccade[0][1] });
+      decodeTokens: DECODE, decodeDepth: 0, repeat: 1, simd: chromiumSaccade[0][1] });
     for (let round = 1; round <= browserRounds; round++)
       for (const type of types.map((_, i) => types[(i + round - 1) % types.length])) {
         const url = `/${results[type].file}`;
@@ -245,9 +250,10 @@ if (!opts['no-browser']) {
           const runs = [...chromiumSaccade.map(([key, simd]) => ({ key, engine: 'saccade', simd })),
             ...(opts['no-wllama'] ? [] : [{ key: 'wllama', engine: 'wllama' }])];
           for (const { key, engine, simd } of runs) {
-            const args = { url, threads, promptTokens: PROMPT, decodeTokens: DECODE, repeat, simd };
+            const args = { url, threads, promptTokens: PROMPT, decodeTokens: DECODE, decodeDepth: 0, repeat, simd };
             const out = await runPage(engine, args);
             if (out.threads !== threads) throw new Error(`${engine} ran ${out.threads} threads, not ${threads}`);
+            if (engine === 'saccade' && out.decodeDepth !== 0) throw new Error(`saccade decoded at depth ${out.decodeDepth}, not 0`);
             log(`round ${round} of ${browserRounds}: ${type}: ${key} in Chromium, ${threads} thread(s): ` +
               `prefill ${f1(out.prefillTokensPerSecond)}, decode ${f1(out.decodeTokensPerSecond)} tok/s`);
             keepBest(results[type], `${key}${threads}`, { prefill: out.prefillTokensPerSecond, decode: out.decodeTokensPerSecond });

@@ -27,13 +27,15 @@ static const char *usage =
     "  saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]\n"
     "  saccade tokenize MODEL.gguf --text TEXT [--bos]\n"
     "  saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]\n"
-    "                   [--attention | --attention-cost] [--kv-type T]\n"
+    "                   [--attention | --attention-cost] [--kv-type T] [--decode-depth N]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
     "--decode-tokens ids.\n"
     "--attention: bench with attention capture on (every softmax probability kept), to see its cost.\n"
     "--attention-cost: decode with capture on and off by turns, token by token in one context, and\n"
     "report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).\n"
+    "--decode-depth N: bench decodes with N tokens already in the context (default: after the\n"
+    "prompt; 0 decodes from an empty context, as llama-bench's tg test does). Decoder-only models.\n"
     "--ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.\n"
     "--ctx N: tokens the context holds (default: the model's training length, at most 4096).\n"
     "--kv-type f32|bf16|q8: what the KV cache holds (default f32, exact; bf16 rounds keys and values,\n"
@@ -104,6 +106,7 @@ typedef struct options {
     const char *ablate; /* --ablate L:H,...: decoder self-attention heads zeroed */
     int all, bos, ignore_eos, chat, attention, attention_cost;
     int32_t n_predict, threads, n_ctx, prompt_tokens, decode_tokens, repeat, kv_type;
+    int32_t decode_depth; /* -1: after the prompt */
     sac_sampling_params sampling;
 } options;
 
@@ -144,6 +147,7 @@ static const option_spec option_specs[] = {
     {"--prompt-tokens", OPT_INT, BENCH, AT(prompt_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--decode-tokens", OPT_INT, BENCH, AT(decode_tokens), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--repeat", OPT_INT, BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
+    {"--decode-depth", OPT_INT, BENCH, AT(decode_depth), 0, 2147483647, 0, "an integer from 0 to 2147483647"},
     {"--temp", OPT_FLOAT, GENERATE, AT(sampling.temperature), 0, 0, FLOAT_GE_0,
      "a finite number >= 0 (0: greedy)"},
     {"--top-k", OPT_INT, GENERATE, AT(sampling.top_k), 0, 2147483647, 0,
@@ -243,6 +247,7 @@ static int parse_options(int argc, char **argv, command cmd, options *o) {
     o->prompt_tokens = 128;
     o->decode_tokens = 32;
     o->repeat = 3;
+    o->decode_depth = -1;
     o->sampling = sac_sampling_default_params();
     for (int i = 0; i < argc; i++) {
         const option_spec *spec = NULL;
@@ -755,18 +760,24 @@ static int cmd_tokenize(sac_model *m, const options *o) {
 }
 
 /* One bench round: a prefill of np ids (an encoder-decoder model encodes them), then nd
- * single-token decoder evals. decode_ms[0] gets their time and n[0] their count; with
+ * single-token decoder evals at `depth`: after the prefill when depth is np, else in the context
+ * reset and given the first `depth` ids (untimed). decode_ms[0] gets their time and n[0] their count; with
  * `alternate` (the context captures), capture is on for every other token from token
  * `first_on`, and decode_ms[1], n[1] get the captured tokens', [0] the others'. Tokens side
  * by side see the same depth and machine, so the two sums compare capture's cost where
  * separate runs, minutes apart, measured mostly the machine's drift. Any failure is the
  * command's failure. */
-static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t nd, int32_t n_vocab,
-                       int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2], int32_t n[2]) {
+static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t depth, int32_t nd,
+                       int32_t n_vocab, int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2],
+                       int32_t n[2]) {
     sac_context_reset(ctx);
     double t0 = now_ms();
     if ((encdec ? sac_encode(ctx, ids, np, NULL) : sac_eval(ctx, ids, np, NULL, 0)) != SAC_OK) return 0;
     *prefill_ms = now_ms() - t0;
+    if (depth != np) {
+        sac_context_reset(ctx);
+        if (depth > 0 && sac_eval(ctx, ids, depth, NULL, 0) != SAC_OK) return 0;
+    }
     decode_ms[0] = decode_ms[1] = 0.0;
     n[0] = n[1] = 0;
     for (int32_t i = 0; i < nd; i++) {
@@ -788,6 +799,9 @@ static int cmd_bench(sac_model *m, const options *o) {
     sac_model_get_info(m, &in);
     const int encdec = is_encdec(m);
     const int32_t np = o->prompt_tokens, nd = o->decode_tokens;
+    const int32_t depth = o->decode_depth < 0 ? np : o->decode_depth;
+    if (encdec && o->decode_depth >= 0)
+        return fail("--decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out");
     if (o->attention_cost && o->attention) return fail("--attention-cost turns capture on and off itself: leave out --attention");
     if (o->attention_cost && nd < 2)
         return fail("--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)");
@@ -795,15 +809,23 @@ static int cmd_bench(sac_model *m, const options *o) {
     sac_context *ctx = new_context(m, o, np);
     if (!ctx) return 1;
     const int64_t n_ctx = sac_context_n_ctx(ctx);
-    if (encdec ? np > n_ctx || nd > n_ctx : (int64_t)np + nd > n_ctx) {
+    const char *too_long = NULL;
+    if (encdec)
+        too_long = np > n_ctx || nd > n_ctx ? "--prompt-tokens and --decode-tokens must each fit in" : NULL;
+    else if (o->decode_depth < 0)
+        too_long = (int64_t)np + nd > n_ctx ? "--prompt-tokens + --decode-tokens exceed" : NULL;
+    else if (np > n_ctx)
+        too_long = "--prompt-tokens exceeds";
+    else if ((int64_t)depth + nd > n_ctx)
+        too_long = "--decode-depth + --decode-tokens exceed";
+    if (too_long) {
         sac_context_free(ctx);
-        return encdec ? fail("--prompt-tokens and --decode-tokens must each fit in the context length (%lld)",
-                             (long long)n_ctx)
-                      : fail("--prompt-tokens + --decode-tokens exceed the context length (%lld)", (long long)n_ctx);
+        return fail("%s the context length (%lld)", too_long, (long long)n_ctx);
     }
-    int32_t *ids = malloc((size_t)np * sizeof *ids);
+    const int32_t n_ids = depth > np ? depth : np;
+    int32_t *ids = malloc((size_t)n_ids * sizeof *ids);
     if (!ids) return sac_context_free(ctx), fail("out of memory");
-    for (int32_t i = 0; i < np; i++) ids[i] = (int32_t)(((uint64_t)i * 7919u + 13u) % (uint32_t)in.n_vocab);
+    for (int32_t i = 0; i < n_ids; i++) ids[i] = (int32_t)(((uint64_t)i * 7919u + 13u) % (uint32_t)in.n_vocab);
     /* --attention-cost: the sums of every round but the first (it pays the page faults of fresh
      * capture rows and the caches' warm-up; with --repeat 1 it is all there is), not the best
      * round, so the two halves stay paired; each round starts its turns at the other token */
@@ -814,7 +836,7 @@ static int cmd_bench(sac_model *m, const options *o) {
     for (int32_t r = 0; r < o->repeat && !rc; r++) {
         double prefill, decode[2];
         int32_t n[2];
-        if (!bench_round(ctx, encdec, ids, np, nd, in.n_vocab, alternate, r % 2, &prefill, decode, n))
+        if (!bench_round(ctx, encdec, ids, np, depth, nd, in.n_vocab, alternate, r % 2, &prefill, decode, n))
             rc = fail("%s", sac_context_errmsg(ctx));
         else {
             if (prefill < best_prefill) best_prefill = prefill;
@@ -836,8 +858,8 @@ static int cmd_bench(sac_model *m, const options *o) {
             }
         }
         printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"kv_type\":\"%s\",\"prompt_tokens\":%d,"
-               "\"decode_tokens\":%d,\"prefill_tokens_per_s\":%.2f,",
-               type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd,
+               "\"decode_tokens\":%d,\"decode_depth\":%d,\"prefill_tokens_per_s\":%.2f,",
+               type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd, depth,
                np / (best_prefill / 1e3));
         if (alternate) {
             printf("\"decode_tokens_per_s\":%.2f,\"decode_capture_tokens_per_s\":%.2f}\n",

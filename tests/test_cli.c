@@ -162,6 +162,11 @@ static void fail_each_call(const char *what, int n_calls, cli_run (*invoke)(void
 static cli_run bench_gpt2(void) {
     return RUN_CLI("bench", gpt2_path, "--prompt-tokens", "4", "--decode-tokens", "3", "--repeat", "2");
 }
+/* 2 rounds of 1 prefill + the context at depth 2 + 3 decode steps = 10 calls */
+static cli_run bench_gpt2_depth(void) {
+    return RUN_CLI("bench", gpt2_path, "--prompt-tokens", "4", "--decode-tokens", "3", "--repeat", "2",
+                   "--decode-depth", "2");
+}
 static cli_run bench_encdec(void) {
     return RUN_CLI("bench", encdec_path, "--prompt-tokens", "4", "--decode-tokens", "3", "--repeat", "2");
 }
@@ -180,6 +185,7 @@ static cli_run logits_encdec(void) {
 
 static void test_every_eval_failure_is_an_error(void) {
     fail_each_call("bench gpt2", 8, bench_gpt2);
+    fail_each_call("bench gpt2 --decode-depth 2", 10, bench_gpt2_depth);
     fail_each_call("bench encdec", 8, bench_encdec);
     fail_each_call("generate gpt2", 5, generate_gpt2);
     fail_each_call("generate encdec", 6, generate_encdec);

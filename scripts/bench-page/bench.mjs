@@ -1,11 +1,12 @@
-// The two engines on one page, measured the same way: the same GGUF file, promptTokens ids
-// evaluated as one batch (prefill), then decodeTokens generated one at a time.
+// The two engines on one page: the same GGUF file, promptTokens ids evaluated as one batch
+// (prefill), then decodeTokens generated one at a time (saccade's at decodeDepth; wllama's after
+// its prompt).
 import { Wllama } from '/node_modules/@wllama/wllama/esm/index.js';
 
 /** The synthetic prompt saccade's bench uses (src/js/model.mjs, Model.bench). */
 export const promptIds = (n, vocab) => Array.from({ length: n }, (_, i) => (i * 7919 + 13) % vocab);
 
-export function saccade({ url, threads, promptTokens, decodeTokens, repeat, simd }) {
+export function saccade({ url, threads, promptTokens, decodeTokens, decodeDepth, repeat, simd }) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./saccade-worker.mjs', import.meta.url), { type: 'module' });
     worker.onmessage = ({ data }) => {
@@ -14,7 +15,7 @@ export function saccade({ url, threads, promptTokens, decodeTokens, repeat, simd
       else resolve(data);
     };
     worker.onerror = (e) => reject(new Error(e.message));
-    worker.postMessage({ url, threads, promptTokens, decodeTokens, repeat, simd });
+    worker.postMessage({ url, threads, promptTokens, decodeTokens, decodeDepth, repeat, simd });
   });
 }
 

@@ -18,13 +18,15 @@ const usage = `usage:
   saccade generate MODEL.gguf --chat [--system TEXT] [--prompt TEXT] [-n 32] [sampling options]
   saccade tokenize MODEL.gguf --text TEXT [--bos]
   saccade bench MODEL.gguf [--prompt-tokens 128] [--decode-tokens 32] [--threads N] [--ctx N] [--repeat 3]
-                   [--attention | --attention-cost] [--kv-type T]
+                   [--attention | --attention-cost] [--kv-type T] [--decode-depth N]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
 --decode-tokens ids.
 --attention: bench with attention capture on (every softmax probability kept), to see its cost.
 --attention-cost: decode with capture on and off by turns, token by token in one context, and
 report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).
+--decode-depth N: bench decodes with N tokens already in the context (default: after the
+prompt; 0 decodes from an empty context, as llama-bench's tg test does). Decoder-only models.
 --ablate L:H,...: zero these decoder self-attention heads (layer:head, from 0) in logits and generate.
 --ctx N: tokens the context holds (default: the model's training length, at most 4096).
 --kv-type f32|bf16|q8: what the KV cache holds (default f32, exact; bf16 rounds keys and values,
@@ -161,6 +163,7 @@ const OPTIONS = {
   '--kv-type': ['kvType', [L, G, B], kvType],
   '--prompt-tokens': ['promptTokens', [B], integer(1, 2147483647)],
   '--decode-tokens': ['decodeTokens', [B], integer(1, 2147483647)],
+  '--decode-depth': ['decodeDepth', [B], integer(0, 2147483647)],
   '--repeat': ['repeat', [B], integer(1, 2147483647)],
   '--temp': ['temperature', [G], number('a finite number >= 0 (0: greedy)', (x) => Number.isFinite(x) && x >= 0)],
   '--top-k': ['topK', [G], integer(0, 2147483647, ' (0: off)')],
@@ -332,20 +335,24 @@ function tokenize(model, o) {
 }
 
 function bench(model, o) {
-  const { promptTokens: np, decodeTokens: nd } = o;
+  const { promptTokens: np, decodeTokens: nd, decodeDepth } = o;
+  if (isEncdec(model) && decodeDepth !== undefined)
+    throw new UsageError('--decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out');
   if (o.attentionCost && o.attention) throw new UsageError('--attention-cost turns capture on and off itself: leave out --attention');
   if (o.attentionCost && nd < 2)
     throw new UsageError('--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)');
   const nCtx = model.runtime.contextLength;
-  if (isEncdec(model) ? np > nCtx || nd > nCtx : np + nd > nCtx) {
-    throw new UsageError(isEncdec(model)
-      ? `--prompt-tokens and --decode-tokens must each fit in the context length (${nCtx})`
-      : `--prompt-tokens + --decode-tokens exceed the context length (${nCtx})`);
-  }
-  const r = model.bench({ promptTokens: np, decodeTokens: nd, repeat: o.repeat, attentionCost: o.attentionCost });
+  let tooLong;
+  if (isEncdec(model)) tooLong = np > nCtx || nd > nCtx ? '--prompt-tokens and --decode-tokens must each fit in' : '';
+  else if (decodeDepth === undefined) tooLong = np + nd > nCtx ? '--prompt-tokens + --decode-tokens exceed' : '';
+  else if (np > nCtx) tooLong = '--prompt-tokens exceeds';
+  else tooLong = decodeDepth + nd > nCtx ? '--decode-depth + --decode-tokens exceed' : '';
+  if (tooLong) throw new UsageError(`${tooLong} the context length (${nCtx})`);
+  const r = model.bench({ promptTokens: np, decodeTokens: nd, repeat: o.repeat, attentionCost: o.attentionCost,
+    ...(decodeDepth !== undefined && { decodeDepth }) });
   return `{"engine":${jsonString(r.engine)},"type":${jsonString(r.type)},"threads":${r.threads},` +
     `"kv_type":${jsonString(model.runtime.kvType)},` +
-    `"prompt_tokens":${r.promptTokens},"decode_tokens":${r.decodeTokens},` +
+    `"prompt_tokens":${r.promptTokens},"decode_tokens":${r.decodeTokens},"decode_depth":${r.decodeDepth},` +
     `"prefill_tokens_per_s":${r.prefillTokensPerSecond.toFixed(2)},` +
     `"decode_tokens_per_s":${r.decodeTokensPerSecond.toFixed(2)}` +
     (o.attentionCost ? `,"decode_capture_tokens_per_s":${r.decodeCaptureTokensPerSecond.toFixed(2)}}` : '}');

@@ -488,6 +488,12 @@ export interface BenchOptions {
   promptTokens?: number;
   /** Default 32. */
   decodeTokens?: number;
+  /**
+   * Tokens in the context when decode starts. Default: promptTokens (decode follows the prefill);
+   * otherwise the context is reset and given that many ids, untimed. 0 decodes from an empty
+   * context, as llama-bench's tg test does. Decoder-only models.
+   */
+  decodeDepth?: number;
   /** Best of this many runs. Default 3. */
   repeat?: number;
   /**
@@ -506,6 +512,7 @@ export interface BenchResult {
   threads: number;
   promptTokens: number;
   decodeTokens: number;
+  decodeDepth: number;
   prefillTokensPerSecond: number;
   decodeTokensPerSecond: number;
   /** With attentionCost: the speed of the tokens decoded with capture on. */

@@ -427,7 +427,10 @@ export class Model {
 
   /**
    * Prefill and decode speed on synthetic ids, as `saccade bench` measures it natively:
-   * best of `repeat` runs of a `promptTokens` prefill followed by `decodeTokens` single-token evals.
+   * best of `repeat` runs of a `promptTokens` prefill followed by `decodeTokens` single-token evals,
+   * which start with `decodeDepth` tokens in the context: by default the prompt's (decode follows
+   * the prefill); otherwise the context is reset and given that many ids, untimed (0: decode from
+   * an empty context, as llama-bench's tg test does). Decoder-only models.
    * With attentionCost, decode turns attention capture on and off token by token (the prefill
    * captures), and decodeCaptureTokensPerSecond gives the captured tokens' speed beside the
    * others': sums over every run but the first (it pays the page faults of fresh capture rows;
@@ -436,9 +439,12 @@ export class Model {
    */
   bench(options) {
     this.#hasContext();
-    const o = optionsOf(options, ['promptTokens', 'decodeTokens', 'repeat', 'attentionCost'], 'bench');
+    const o = optionsOf(options, ['promptTokens', 'decodeTokens', 'decodeDepth', 'repeat', 'attentionCost'], 'bench');
     const promptTokens = int('promptTokens', o.promptTokens, 128, 1);
     const decodeTokens = int('decodeTokens', o.decodeTokens, 32, 1);
+    const decodeDepth = int('decodeDepth', o.decodeDepth, promptTokens, 0);
+    if (this.#encdec && o.decodeDepth !== undefined)
+      fail('decodeDepth: an encoder-decoder model decodes from an empty decoder context; leave it out');
     const repeat = int('repeat', o.repeat, 3, 1);
     const alternate = bool('attentionCost', o.attentionCost);
     if (alternate && decodeTokens < 2)
@@ -446,22 +452,32 @@ export class Model {
     const e = this.#takeOver();
     const V = this.info.vocabSize;
     // An encoder–decoder model encodes the prompt ids and decodes against them: each has the whole context.
-    if (this.#encdec ? promptTokens > e.nCtx || decodeTokens > e.nCtx : promptTokens + decodeTokens > e.nCtx)
-      fail(this.#encdec ? 'promptTokens and decodeTokens must each fit in the context length'
-        : 'promptTokens + decodeTokens exceed the context length');
-    if (alternate) this.#checkCapture(this.#encdec ? decodeTokens : promptTokens + decodeTokens,
+    let tooLong = '';
+    if (this.#encdec) tooLong = promptTokens > e.nCtx || decodeTokens > e.nCtx ? 'promptTokens and decodeTokens must each fit in' : '';
+    else if (o.decodeDepth === undefined) tooLong = promptTokens + decodeTokens > e.nCtx ? 'promptTokens + decodeTokens exceed' : '';
+    else if (promptTokens > e.nCtx) tooLong = 'promptTokens exceeds';
+    else if (decodeDepth + decodeTokens > e.nCtx) tooLong = 'decodeDepth + decodeTokens exceed';
+    if (tooLong) fail(`${tooLong} the context length`);
+    if (alternate) this.#checkCapture(this.#encdec ? decodeTokens : Math.max(promptTokens, decodeDepth + decodeTokens),
       this.#encdec ? promptTokens : 0, 'bench with attentionCost');
-    const ids = Array.from({ length: promptTokens }, (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
+    const ids = Array.from({ length: Math.max(promptTokens, decodeDepth) },
+      (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
+    const prompt = decodeDepth > promptTokens ? ids.slice(0, promptTokens) : ids;
     const decode = Array.from({ length: decodeTokens }, (_, i) => Number((BigInt(i) * 104729n + 7n) % BigInt(V)));
     let prefill = Infinity;
     let step = Infinity;
     const sum = [0, 0], count = [0, 0]; // attentionCost: without capture, with
     for (let r = 0; r < repeat; r++) {
       const t0 = performance.now();
-      if (this.#encdec) this.#reset(alternate, ids);
+      if (this.#encdec) this.#reset(alternate, prompt);
       else {
         this.#reset(alternate);
-        e.eval(ids);
+        e.eval(prompt);
+      }
+      prefill = Math.min(prefill, performance.now() - t0);
+      if (decodeDepth !== promptTokens) { // untimed: the context at the decode's depth
+        this.#reset(alternate);
+        if (decodeDepth > 0) e.eval(ids.slice(0, decodeDepth));
       }
       const t1 = performance.now();
       for (let i = 0; i < decode.length; i++) {
@@ -478,12 +494,11 @@ export class Model {
         count[on]++;
       }
       const t2 = performance.now();
-      prefill = Math.min(prefill, t1 - t0);
       step = Math.min(step, t2 - t1);
     }
     const type = this.info.tensors.find((t) => t.name.includes('ffn_up'))?.type ?? '';
     return {
-      engine: `saccade-wasm-${this.runtime.variant}`, type, threads: this.runtime.threads, promptTokens, decodeTokens,
+      engine: `saccade-wasm-${this.runtime.variant}`, type, threads: this.runtime.threads, promptTokens, decodeTokens, decodeDepth,
       prefillTokensPerSecond: promptTokens / (prefill / 1e3),
       ...(alternate ? {
         decodeTokensPerSecond: count[0] / (sum[0] / 1e3), decodeCaptureTokensPerSecond: count[1] / (sum[1] / 1e3),

@@ -39,6 +39,31 @@ describe('bench with attentionCost', () => {
       });
     });
 
+  test('decodeDepth: decode starts with that many tokens in the context (the captured rows show it)', async () => {
+    await withModel(fixture('gpt2-f32'), { contextLength: 32, threads: 2 }, (m) => {
+      const deeper = m.bench({ promptTokens: 4, decodeDepth: 6, decodeTokens: 4, repeat: 1, attentionCost: true });
+      assert.equal(deeper.decodeDepth, 6);
+      assert.ok(deeper.prefillTokensPerSecond > 0 && deeper.decodeCaptureTokensPerSecond > 0, JSON.stringify(deeper));
+      // rows 0-5: the context's six ids (captured); decode tokens 0 and 2 (rows 6, 8) captured
+      assert.equal(m.capturedRows(), 9);
+      assert.deepEqual(firstHeadSums(m.attentionRows('self', 0, 9)), [1, 1, 1, 1, 1, 1, 1, 0, 1]);
+      const empty = m.bench({ promptTokens: 8, decodeDepth: 0, decodeTokens: 4, repeat: 1, attentionCost: true });
+      assert.equal(empty.decodeDepth, 0);
+      assert.equal(m.capturedRows(), 3); // decode from an empty context: rows 0 and 2 captured
+      assert.deepEqual(firstHeadSums(m.attentionRows('self', 0, 3)), [1, 0, 1]);
+      assert.equal(m.bench({ promptTokens: 4, decodeTokens: 2, repeat: 1 }).decodeDepth, 4, 'by default decode follows the prompt');
+      assert.throws(() => m.bench({ promptTokens: 4, decodeDepth: 30, decodeTokens: 3 }),
+        /^SaccadeError: decodeDepth \+ decodeTokens exceed the context length$/);
+      assert.throws(() => m.bench({ promptTokens: 33, decodeDepth: 0, decodeTokens: 3 }),
+        /^SaccadeError: promptTokens exceeds the context length$/);
+      assert.throws(() => m.bench({ decodeDepth: -1 }), /^SaccadeError: decodeDepth must be an integer >= 0/);
+    });
+    await withModel(fixture('encdec-q8_0'), {}, (m) => {
+      assert.throws(() => m.bench({ promptTokens: 4, decodeDepth: 0, decodeTokens: 2 }),
+        /^SaccadeError: decodeDepth: an encoder-decoder model decodes from an empty decoder context; leave it out$/);
+    });
+  });
+
   test('misuse is refused', async () => {
     await withModel(fixture('gpt2-f32'), { contextLength: 32 }, (m) => {
       assert.throws(() => m.bench({ decodeTokens: 1, promptTokens: 4, attentionCost: true }),

@@ -195,6 +195,33 @@ describe('both CLIs judge every option the same way', () => {
     }
   });
 
+  test('bench --decode-depth: the same fields on both, from an empty context or past the prompt; the same refusals', async () => {
+    for (const depth of [0, 20]) {
+      const { native, js } = await both('bench', gpt2, '--prompt-tokens', 8, '--decode-tokens', 4, '--repeat', 1,
+        '--decode-depth', depth, '--threads', 2);
+      assert.equal(native.status, 0, native.stderr);
+      assert.equal(js.status, 0, js.stderr);
+      const a = JSON.parse(js.stdout), b = JSON.parse(native.stdout);
+      assert.deepEqual(Object.keys(a), Object.keys(b));
+      assert.deepEqual([a.prompt_tokens, a.decode_tokens, a.decode_depth, b.decode_depth], [8, 4, depth, depth]);
+      assert.ok(a.decode_tokens_per_s > 0 && b.decode_tokens_per_s > 0);
+    }
+    const plain = await both('bench', gpt2, '--prompt-tokens', 8, '--decode-tokens', 4, '--repeat', 1);
+    assert.equal(JSON.parse(plain.native.stdout).decode_depth, 8, 'by default decode follows the prompt');
+    assert.equal(JSON.parse(plain.js.stdout).decode_depth, 8);
+    for (const [args, message] of [
+      [['bench', gpt2, '--decode-depth', -1], /^saccade: --decode-depth must be an integer from 0 to 2147483647, got '-1'\n$/],
+      [['bench', dates, '--decode-depth', 0], /^saccade: --decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out\n$/],
+      [['bench', gpt2, '--prompt-tokens', 8, '--decode-depth', 100, '--decode-tokens', 29], /^saccade: --decode-depth \+ --decode-tokens exceed the context length \(128\)\n$/],
+      [['bench', gpt2, '--prompt-tokens', 129, '--decode-depth', 0, '--decode-tokens', 1], /^saccade: --prompt-tokens exceeds the context length \(128\)\n$/],
+    ]) {
+      const { native, js } = await both(...args);
+      assert.equal(native.status, 1, args.join(' '));
+      assert.match(native.stderr, message);
+      assert.deepEqual(js, native, args.join(' '));
+    }
+  });
+
   test('bench and logits options', async () => {
     for (const args of [
       ['bench', gpt2, '--prompt-tokens', 0], ['bench', gpt2, '--decode-tokens', -1], ['bench', gpt2, '--repeat', 0],

@@ -82,7 +82,7 @@ describe('call options', () => {
     await rejects(() => m.tokenize('ab', { bos: 1 }), /^bos must be true or false/);
     await rejects(() => m.attention(0, 0, { type: 'cross' }), /^unknown option 'type' for attention; the options are: kind$/);
     await rejects(() => m.attentionRows('self', 0, 1, { copy: false }), /^unknown option 'copy' for attentionRows; the options are: view$/);
-    await rejects(() => m.bench({ prompt_tokens: 4 }), /^unknown option 'prompt_tokens' for bench; the options are: promptTokens, decodeTokens, repeat, attentionCost$/);
+    await rejects(() => m.bench({ prompt_tokens: 4 }), /^unknown option 'prompt_tokens' for bench; the options are: promptTokens, decodeTokens, decodeDepth, repeat, attentionCost$/);
     await rejects(() => m.bench({ promptTokens: 2 ** 32 + 4 }), /^promptTokens must be an integer >= 1 and <= 2147483647/);
     assert.equal(m.forward([1, 2]).length, m.info.vocabSize);
   });
