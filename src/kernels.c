@@ -247,6 +247,7 @@ typedef struct q8_activations {
     const int32_t *grouped8; /* [group][quad][row], after them */
     const int8_t *x8;        /* the 4-bit matvec's activations as int8 (quant_matvec), else NULL */
 #endif
+    const v128_t *offsets; /* the 4-bit matvec's -offset * sum(x) per block, splatted (quant_matvec) */
 #endif
 } q8_activations;
 
@@ -570,6 +571,8 @@ typedef struct quant_format {
     /* the decode gives levels 0..31 (all but Q8_0): the relaxed builds' panel takes them as the
      * relaxed dot's 7-bit operand (panel_step's `levels`) */
     int small_levels;
+    /* set where quant_matvec prepared q8_activations.offsets: a load and an add a block */
+    int offsets_ready;
 #endif
 } quant_format;
 
@@ -695,7 +698,9 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         schedule_point(slot, s2);
         s3 = row_block_dot(f, r3 + at, a, blk, nibbles);
         v128_t isum = sum4_i32(s0, s1, s2, s3);
-        if (f.offset) isum = wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
+        if (f.offset)
+            isum = f.offsets_ready ? wasm_i32x4_add(isum, a->offsets[blk])
+                                   : wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
         v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, scales, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
@@ -779,6 +784,13 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
     q8_activations a = q8_view(t, f.has_min);
 #ifdef __wasm_simd128__
     if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
+        /* the offset's correction per block as a vector: the step adds it where it would splat it */
+        v128_t offsets[NIBBLE_PREPARED_MAX / SAC_QK];
+        if (f.offset) {
+            for (int64_t blk = 0; blk < t->n_in / SAC_QK; blk++) offsets[blk] = wasm_i32x4_splat(-f.offset * a.xsum[blk]);
+            a.offsets = offsets;
+            f.offsets_ready = 1;
+        }
 #ifdef RELAXED
         int8_t x8[NIBBLE_PREPARED_MAX]; /* Q8_0 activations are within ±127 */
         for (int64_t i = 0; i < t->n_in; i += 16)
@@ -2445,7 +2457,7 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
 }
 
 #ifdef __wasm_simd128__
-#define SIMD_ONLY(bytes, small_levels) , bytes, small_levels
+#define SIMD_ONLY(bytes, small_levels) , bytes, small_levels, 0
 #else
 #define SIMD_ONLY(bytes, small_levels)
 #endif
