@@ -770,12 +770,16 @@ static int cmd_tokenize(sac_model *m, const options *o) {
 static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t depth, int32_t nd,
                        int32_t n_vocab, int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2],
                        int32_t n[2]) {
+    /* with `alternate`, the prefill and the depth's tokens capture (the last round may have ended
+     * with capture off) */
     sac_context_reset(ctx);
+    if (alternate && sac_attention_enable(ctx, 1) != SAC_OK) return 0;
     double t0 = now_ms();
     if ((encdec ? sac_encode(ctx, ids, np, NULL) : sac_eval(ctx, ids, np, NULL, 0)) != SAC_OK) return 0;
     *prefill_ms = now_ms() - t0;
     if (depth != np) {
         sac_context_reset(ctx);
+        if (alternate && sac_attention_enable(ctx, 1) != SAC_OK) return 0;
         if (depth > 0 && sac_eval(ctx, ids, depth, NULL, 0) != SAC_OK) return 0;
     }
     decode_ms[0] = decode_ms[1] = 0.0;
@@ -799,6 +803,7 @@ static int cmd_bench(sac_model *m, const options *o) {
     sac_model_get_info(m, &in);
     const int encdec = is_encdec(m);
     const int32_t np = o->prompt_tokens, nd = o->decode_tokens;
+    /* an encoder-decoder model decodes from an empty decoder context after encoding the prompt */
     const int32_t depth = o->decode_depth < 0 ? np : o->decode_depth;
     if (encdec && o->decode_depth >= 0)
         return fail("--decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out");
@@ -859,7 +864,7 @@ static int cmd_bench(sac_model *m, const options *o) {
         }
         printf("{\"engine\":\"saccade-native\",\"type\":\"%s\",\"threads\":%d,\"kv_type\":\"%s\",\"prompt_tokens\":%d,"
                "\"decode_tokens\":%d,\"decode_depth\":%d,\"prefill_tokens_per_s\":%.2f,",
-               type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd, depth,
+               type, sac_context_n_threads(ctx), sac_kv_type_name(sac_context_kv_type(ctx)), np, nd, encdec ? 0 : depth,
                np / (best_prefill / 1e3));
         if (alternate) {
             printf("\"decode_tokens_per_s\":%.2f,\"decode_capture_tokens_per_s\":%.2f}\n",

@@ -724,7 +724,7 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
  * integer sums are the same, so the results are too. bench_decode (Node, AMD EPYC Zen 5), Q4_0
  * matvecs of a GPT-2-small token: 1 thread 156-158 -> 166-170, 2 threads 280-284 -> 307-308
  * tokens/s. */
-#define NIBBLE_PREPARED_MAX 16384 /* activation values prepared on the stack (32 KB) */
+#define NIBBLE_PREPARED_MAX 16384 /* activation values prepared on the stack (32 KB; 8 KB of offsets) */
 
 /* 16 bytes of nibbles as they are (against x[0..15]) and their high nibbles (against the
  * prepared x[16..31]), in 16-bit lanes. */

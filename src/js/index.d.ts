@@ -512,6 +512,7 @@ export interface BenchResult {
   threads: number;
   promptTokens: number;
   decodeTokens: number;
+  /** Tokens in the context when decode started (an encoder–decoder model's decoder: 0). */
   decodeDepth: number;
   prefillTokensPerSecond: number;
   decodeTokensPerSecond: number;

@@ -498,7 +498,8 @@ export class Model {
     }
     const type = this.info.tensors.find((t) => t.name.includes('ffn_up'))?.type ?? '';
     return {
-      engine: `saccade-wasm-${this.runtime.variant}`, type, threads: this.runtime.threads, promptTokens, decodeTokens, decodeDepth,
+      engine: `saccade-wasm-${this.runtime.variant}`, type, threads: this.runtime.threads, promptTokens, decodeTokens,
+      decodeDepth: this.#encdec ? 0 : decodeDepth, // an encoder–decoder model's decoder starts empty
       prefillTokensPerSecond: promptTokens / (prefill / 1e3),
       ...(alternate ? {
         decodeTokensPerSecond: count[0] / (sum[0] / 1e3), decodeCaptureTokensPerSecond: count[1] / (sum[1] / 1e3),

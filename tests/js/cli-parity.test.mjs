@@ -209,6 +209,17 @@ describe('both CLIs judge every option the same way', () => {
     const plain = await both('bench', gpt2, '--prompt-tokens', 8, '--decode-tokens', 4, '--repeat', 1);
     assert.equal(JSON.parse(plain.native.stdout).decode_depth, 8, 'by default decode follows the prompt');
     assert.equal(JSON.parse(plain.js.stdout).decode_depth, 8);
+    // a prompt and a decode that each fill the context: only a reset between them lets both run
+    const full = await both('bench', gpt2, '--ctx', 16, '--prompt-tokens', 16, '--decode-tokens', 16, '--decode-depth', 0,
+      '--repeat', 2, '--attention-cost');
+    assert.equal(full.native.status, 0, full.native.stderr);
+    assert.equal(full.js.status, 0, full.js.stderr);
+    const [fj, fn] = [JSON.parse(full.js.stdout), JSON.parse(full.native.stdout)];
+    assert.deepEqual(Object.keys(fj), Object.keys(fn));
+    for (const r of [fj, fn]) assert.ok(r.decode_depth === 0 && r.decode_capture_tokens_per_s > 0, JSON.stringify(r));
+    const encdec = await both('bench', dates, '--prompt-tokens', 4, '--decode-tokens', 2, '--repeat', 1);
+    for (const out of [encdec.native, encdec.js])
+      assert.equal(JSON.parse(out.stdout).decode_depth, 0, 'an encoder-decoder model decodes from an empty decoder context');
     for (const [args, message] of [
       [['bench', gpt2, '--decode-depth', -1], /^saccade: --decode-depth must be an integer from 0 to 2147483647, got '-1'\n$/],
       [['bench', dates, '--decode-depth', 0], /^saccade: --decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out\n$/],
