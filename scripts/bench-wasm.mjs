@@ -9,8 +9,8 @@
 // Every engine evaluates a 128-token prompt as one batch (prefill), then 32 single tokens
 // (decode) from an empty context: llama-bench's tg test does, and saccade's bench does with
 // --decode-depth 0 (decodeDepth: 0 in Chromium; wllama's completion decodes after its prompt).
-// The long-context run decodes at depth instead, everyone beside the same depths. Rounds run every configuration once each, so a slow spell of the shared machine
-// lands on all of them; each configuration keeps its best round. Each round also measures
+// The long-context run decodes at depth instead, every engine at the same depths. Rounds run
+// every configuration once each, so a slow spell of the shared machine lands on all of them; each configuration keeps its best round. Each round also measures
 // the machine's plain streaming-read bandwidth (build/tools/bench_stream): decode reads every
 // weight once per token, and its effective GB/s (weights read per token × tokens/s) is printed
 // beside it. The ratios are the targets of issue 17; absolute figures move 20-30% between runs.
@@ -117,8 +117,8 @@ function decodeBytes(file, type) {
  * empty context, as llama-bench's tg test). With `captureCost`, decode takes capture by
  * turns (--attention-cost; three runs, the first not counted) and `capture` is the captured
  * tokens' speed, `decode` the others'. */
-function benchSaccade(cmd, args, file, threads, prompt = PROMPT, ctx = 0, captureCost = false, kvType = 'f32',
-  depth = 0) {
+function benchSaccade(cmd, args, file, threads,
+  { prompt = PROMPT, ctx = 0, captureCost = false, kvType = 'f32', depth = 0 } = {}) {
   const out = execFileSync(cmd, [...args, 'bench', file, '--threads', String(threads), '--prompt-tokens', String(prompt),
     '--decode-tokens', String(DECODE), '--decode-depth', String(depth), '--repeat', captureCost ? '3' : '2', ...(ctx ? ['--ctx', String(ctx)] : []),
     ...(captureCost ? ['--attention-cost'] : []), '--kv-type', kvType], { encoding: 'utf8' });
@@ -191,19 +191,20 @@ if (depths.length) {
     for (const d of depths) {
       log(`long context, round ${round} of ${repeat}: depth ${d}`);
       const r = (long[d] ??= {});
-      keepBest(r, 'native', { decode: benchSaccade(path.join(root, 'build/saccade'), [], file, t, d, d + DECODE, false, 'f32', d).decode });
-      keepBest(r, 'node', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'f32', d).decode });
-      keepBest(r, 'node_bf16', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'bf16', d).decode });
-      keepBest(r, 'node_q8', { decode: benchSaccade(process.execPath, [path.join(root, 'src/js/cli.mjs')], file, t, d, d + DECODE, false, 'q8', d).decode });
+      const native = [path.join(root, 'build/saccade'), []], node = [process.execPath, [path.join(root, 'src/js/cli.mjs')]];
+      const atDepth = ([cmd, args], kvType, captureCost = false) =>
+        benchSaccade(cmd, args, file, t, { prompt: d, ctx: d + DECODE, depth: d, kvType, captureCost });
+      keepBest(r, 'native', { decode: atDepth(native, 'f32').decode });
+      keepBest(r, 'node', { decode: atDepth(node, 'f32').decode });
+      keepBest(r, 'node_bf16', { decode: atDepth(node, 'bf16').decode });
+      keepBest(r, 'node_q8', { decode: atDepth(node, 'q8').decode });
       if (depthCapture) {
         // capture's cost from pairs of tokens in one process: each round's with / without, kept
         // per round (the best of each half separately would unpair them)
-        const pairs = [['native_capture', path.join(root, 'build/saccade'), [], 'f32'],
-          ['node_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'f32'],
-          ['node_bf16_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'bf16'],
-          ['node_q8_capture', process.execPath, [path.join(root, 'src/js/cli.mjs')], 'q8']];
-        for (const [key, cmd, args, kv] of pairs) {
-          const { decode, capture } = benchSaccade(cmd, args, file, t, d, d + DECODE, true, kv, d);
+        const pairs = [['native_capture', native, 'f32'], ['node_capture', node, 'f32'],
+          ['node_bf16_capture', node, 'bf16'], ['node_q8_capture', node, 'q8']];
+        for (const [key, engine, kv] of pairs) {
+          const { decode, capture } = atDepth(engine, kv, true);
           (r[key] ??= []).push(capture / decode);
         }
       }

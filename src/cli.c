@@ -759,27 +759,30 @@ static int cmd_tokenize(sac_model *m, const options *o) {
     return 0;
 }
 
+/* An empty context for a bench round's next step; with `capture` (--attention-cost) capturing,
+ * as the last round may have ended with capture off. */
+static int bench_reset(sac_context *ctx, int capture) {
+    sac_context_reset(ctx);
+    return !capture || sac_attention_enable(ctx, 1) == SAC_OK;
+}
+
 /* One bench round: a prefill of np ids (an encoder-decoder model encodes them), then nd
- * single-token decoder evals at `depth`: after the prefill when depth is np, else in the context
- * reset and given the first `depth` ids (untimed). decode_ms[0] gets their time and n[0] their count; with
- * `alternate` (the context captures), capture is on for every other token from token
- * `first_on`, and decode_ms[1], n[1] get the captured tokens', [0] the others'. Tokens side
- * by side see the same depth and machine, so the two sums compare capture's cost where
- * separate runs, minutes apart, measured mostly the machine's drift. Any failure is the
- * command's failure. */
+ * single-token decoder evals at `depth`: after the prefill when depth is np, else in the
+ * context reset and given the first `depth` ids (untimed). decode_ms[0] gets their time and
+ * n[0] their count; with `alternate` (the context captures), capture is on for every other
+ * token from token `first_on`, and decode_ms[1], n[1] get the captured tokens', [0] the
+ * others'. Tokens side by side see the same depth and machine, so the two sums compare
+ * capture's cost where separate runs, minutes apart, measured mostly the machine's drift. Any
+ * failure is the command's failure. */
 static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t np, int32_t depth, int32_t nd,
                        int32_t n_vocab, int alternate, int32_t first_on, double *prefill_ms, double decode_ms[2],
                        int32_t n[2]) {
-    /* with `alternate`, the prefill and the depth's tokens capture (the last round may have ended
-     * with capture off) */
-    sac_context_reset(ctx);
-    if (alternate && sac_attention_enable(ctx, 1) != SAC_OK) return 0;
+    if (!bench_reset(ctx, alternate)) return 0;
     double t0 = now_ms();
     if ((encdec ? sac_encode(ctx, ids, np, NULL) : sac_eval(ctx, ids, np, NULL, 0)) != SAC_OK) return 0;
     *prefill_ms = now_ms() - t0;
-    if (depth != np) {
-        sac_context_reset(ctx);
-        if (alternate && sac_attention_enable(ctx, 1) != SAC_OK) return 0;
+    if (depth != np) { /* the context at the decode's depth, untimed */
+        if (!bench_reset(ctx, alternate)) return 0;
         if (depth > 0 && sac_eval(ctx, ids, depth, NULL, 0) != SAC_OK) return 0;
     }
     decode_ms[0] = decode_ms[1] = 0.0;

@@ -571,8 +571,6 @@ typedef struct quant_format {
     /* the decode gives levels 0..31 (all but Q8_0): the relaxed builds' panel takes them as the
      * relaxed dot's 7-bit operand (panel_step's `levels`) */
     int small_levels;
-    /* set where quant_matvec prepared q8_activations.offsets: a load and an add a block */
-    int offsets_ready;
 #endif
 } quant_format;
 
@@ -666,20 +664,21 @@ static inline v128_t nibble_dot(const char *qs, const int8_t *x) {
 #endif
 
 /* Row r's block dot in quant_rows4: decoded and against the int16 activations, or (the relaxed
- * builds' 4-bit matvec: `nibbles`, a constant where it is inlined) nibble_dot. */
-KERNEL v128_t row_block_dot(quant_format f, const char *block, const q8_activations *a, int64_t blk, int nibbles) {
+ * builds' 4-bit matvec on its prepared activations: `prepared`, a constant where it is inlined)
+ * nibble_dot. */
+KERNEL v128_t row_block_dot(quant_format f, const char *block, const q8_activations *a, int64_t blk, int prepared) {
 #ifdef RELAXED
     /* the nibbles are a block's last 16 bytes (Q4_0: after d; Q4_1: after d and m) */
-    if (nibbles) return nibble_dot(block + f.block_bytes - 16, a->x8 + blk * SAC_QK);
+    if (prepared) return nibble_dot(block + f.block_bytes - 16, a->x8 + blk * SAC_QK);
 #endif
-    (void)nibbles;
+    (void)prepared;
     v128_t w[4];
     f.decode(block, w);
     return block_dot(w, a->q + blk * SAC_QK);
 }
 
 KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, quant_format f, int scales, int64_t o,
-                          const char *ahead, v128_t *seen, int nibbles) {
+                          const char *ahead, v128_t *seen, int prepared) {
     int64_t nb = t->n_in / SAC_QK;
     const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
     const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
@@ -690,17 +689,17 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
         (void)next[CACHE_LINE];
         size_t at = (size_t)blk * f.block_bytes;
         v128_t s0, s1, s2, s3;
-        s0 = row_block_dot(f, r0 + at, a, blk, nibbles);
+        s0 = row_block_dot(f, r0 + at, a, blk, prepared);
         schedule_point(slot, s0);
-        s1 = row_block_dot(f, r1 + at, a, blk, nibbles);
+        s1 = row_block_dot(f, r1 + at, a, blk, prepared);
         schedule_point(slot, s1);
-        s2 = row_block_dot(f, r2 + at, a, blk, nibbles);
+        s2 = row_block_dot(f, r2 + at, a, blk, prepared);
         schedule_point(slot, s2);
-        s3 = row_block_dot(f, r3 + at, a, blk, nibbles);
+        s3 = row_block_dot(f, r3 + at, a, blk, prepared);
         v128_t isum = sum4_i32(s0, s1, s2, s3);
         if (f.offset)
-            isum = f.offsets_ready ? wasm_i32x4_add(isum, a->offsets[blk])
-                                   : wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
+            isum = prepared ? wasm_i32x4_add(isum, a->offsets[blk])
+                            : wasm_i32x4_sub(isum, wasm_i32x4_splat(f.offset * a->xsum[blk]));
         /* the f16 scale opens each block; the minimum, where there is one, follows it */
         v128_t dw = f16_of_rows4(r0, r1, r2, r3, at, scales, seen);
         v128_t scale = wasm_f32x4_mul(dw, wasm_f32x4_splat(a->d[blk]));
@@ -759,7 +758,7 @@ static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *p
 #endif
 
 KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
-                              int64_t o1, int nibbles) {
+                              int64_t o1, int prepared) {
     int64_t o = o0;
 #ifdef __wasm_simd128__
     /* each loop its own copy of the step, with `scales` a constant in it (one loop choosing the
@@ -768,12 +767,12 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
         for (; o + ROW_TILE <= o1; o += ROW_TILE) {
             /* the next four rows, or these again at the end of the matrix: nothing past it */
             const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-            wasm_v128_store(t->y + o, quant_rows4(t, a, f, SCALES_FINITE, o, ahead, NULL, nibbles));
+            wasm_v128_store(t->y + o, quant_rows4(t, a, f, SCALES_FINITE, o, ahead, NULL, prepared));
         }
     for (; o + ROW_TILE <= o1; o += ROW_TILE) {
         const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, SCALES_WATCHED, o, ahead, &seen, nibbles);
-        if (seen_special(seen)) acc = quant_rows4(t, a, f, SCALES_EXACT, o, ahead, &seen, nibbles); /* an inf or NaN scale */
+        v128_t seen = wasm_i32x4_splat(0), acc = quant_rows4(t, a, f, SCALES_WATCHED, o, ahead, &seen, prepared);
+        if (seen_special(seen)) acc = quant_rows4(t, a, f, SCALES_EXACT, o, ahead, &seen, prepared); /* an inf or NaN scale */
         wasm_v128_store(t->y + o, acc);
     }
 #endif
@@ -789,7 +788,6 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
         if (f.offset) {
             for (int64_t blk = 0; blk < t->n_in / SAC_QK; blk++) offsets[blk] = wasm_i32x4_splat(-f.offset * a.xsum[blk]);
             a.offsets = offsets;
-            f.offsets_ready = 1;
         }
 #ifdef RELAXED
         int8_t x8[NIBBLE_PREPARED_MAX]; /* Q8_0 activations are within ±127 */
@@ -805,7 +803,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
         f.decode = f.decode_bytes;
         /* a call of its own: one call after the branch would make f.decode a choice of two
          * decoders, called indirectly per block (4x slower) instead of inlined */
-        quant_matvec_rows(t, &a, f, o0, o1, 0);
+        quant_matvec_rows(t, &a, f, o0, o1, 1);
         return;
 #endif
     }
@@ -2457,7 +2455,7 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
 }
 
 #ifdef __wasm_simd128__
-#define SIMD_ONLY(bytes, small_levels) , bytes, small_levels, 0
+#define SIMD_ONLY(bytes, small_levels) , bytes, small_levels
 #else
 #define SIMD_ONLY(bytes, small_levels)
 #endif

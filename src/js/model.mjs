@@ -462,7 +462,7 @@ export class Model {
       this.#encdec ? promptTokens : 0, 'bench with attentionCost');
     const ids = Array.from({ length: Math.max(promptTokens, decodeDepth) },
       (_, i) => Number((BigInt(i) * 7919n + 13n) % BigInt(V)));
-    const prompt = decodeDepth > promptTokens ? ids.slice(0, promptTokens) : ids;
+    const prompt = ids.slice(0, promptTokens), atDepth = ids.slice(0, decodeDepth);
     const decode = Array.from({ length: decodeTokens }, (_, i) => Number((BigInt(i) * 104729n + 7n) % BigInt(V)));
     let prefill = Infinity;
     let step = Infinity;
@@ -477,7 +477,7 @@ export class Model {
       prefill = Math.min(prefill, performance.now() - t0);
       if (decodeDepth !== promptTokens) { // untimed: the context at the decode's depth
         this.#reset(alternate);
-        if (decodeDepth > 0) e.eval(ids.slice(0, decodeDepth));
+        if (decodeDepth > 0) e.eval(atDepth);
       }
       const t1 = performance.now();
       for (let i = 0; i < decode.length; i++) {
