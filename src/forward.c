@@ -6,6 +6,7 @@
  * Weight products go through sac_matmul (matmul.c); attention reads the KV cache and, when
  * capture is on, writes its probabilities where capture.c says. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "forward.h"
@@ -36,14 +37,51 @@ static void rmsnorm(float *out, const float *x, const sac_vector *w, int64_t n, 
     for (int64_t i = 0; i < n; i++) out[i] = x[i] * inv * w->data[i];
 }
 
-/* Pre-attention or pre-FFN norm of every token in the batch. */
-static void norm_rows(const sac_model *m, float *out, const float *x, int32_t n, const sac_vector *w,
-                      const sac_vector *b) {
+/* A step on each token of the batch on its own: a batch of several is shared out over the
+ * pool's threads (a 128-token prefill's norms took ~2% of it, on one thread while the others
+ * waited); one token is done where it is. */
+typedef void (*token_step)(void *arg, int32_t t0, int32_t t1);
+typedef struct token_job {
+    token_step step;
+    void *arg;
+    int32_t n;
+} token_job;
+
+static void token_task(void *arg, int ith, int nth) {
+    const token_job *job = arg;
+    int64_t t0, t1;
+    sac_split(job->n, ith, nth, &t0, &t1);
+    if (t0 < t1) job->step(job->arg, (int32_t)t0, (int32_t)t1);
+}
+
+static void for_tokens(sac_context *ctx, int32_t n, token_step step, void *arg) {
+    token_job job = {step, arg, n};
+    if (n >= 4) sac_pool_run(ctx->pool, token_task, &job);
+    else step(arg, 0, n);
+}
+
+typedef struct norm_job {
+    const sac_model *m;
+    float *out;
+    const float *x;
+    const sac_vector *w, *b;
+} norm_job;
+
+static void norm_tokens(void *arg, int32_t t0, int32_t t1) {
+    const norm_job *j = arg;
+    const sac_model *m = j->m;
     const int64_t E = m->info.n_embd;
-    for (int32_t t = 0; t < n; t++) {
-        if (!sac_arch_llama_like(m->arch)) layernorm(out + t * E, x + t * E, w, b, E, m->info.norm_eps);
-        else rmsnorm(out + t * E, x + t * E, w, E, m->info.norm_eps);
+    for (int32_t t = t0; t < t1; t++) {
+        if (!sac_arch_llama_like(m->arch)) layernorm(j->out + t * E, j->x + t * E, j->w, j->b, E, m->info.norm_eps);
+        else rmsnorm(j->out + t * E, j->x + t * E, j->w, E, m->info.norm_eps);
     }
+}
+
+/* Pre-attention or pre-FFN norm of every token in the batch. */
+static void norm_rows(sac_context *ctx, float *out, const float *x, int32_t n, const sac_vector *w,
+                      const sac_vector *b) {
+    norm_job job = {ctx->model, out, x, w, b};
+    for_tokens(ctx, n, norm_tokens, &job);
 }
 
 /* encdec positions: PE[p][2i] = sin(p / 10000^(2i/E)), PE[p][2i+1] = cos(same). */
@@ -129,57 +167,76 @@ typedef struct attention_job {
     const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
     int32_t n_keys;            /* keys of every query (encoder, cross); causal: pos + 1 */
     float *out;                /* [n][n_head × head_dim] */
+    _Atomic int32_t next_token; /* tokens taken so far (attention_task) */
 } attention_job;
 
-/* The thread's (token, head) items, taken a run of one token's heads at a time (at most
- * SAC_KV_HEAD_BLOCK): the key and value rows are read once per run, not once per head. */
-static void attention_task(void *arg, int ith, int nth) {
-    const attention_job *job = arg;
+/* One query's heads [h0, h1): scores, softmax, the weighted sum of values. */
+static void attend_heads(const attention_job *job, float *scratch, int32_t t, int32_t h0, int32_t h1) {
     sac_context *ctx = job->ctx;
     const sac_model_info *hp = &ctx->model->info;
-    const int32_t hd = hp->head_dim, H = hp->n_head;
-    float *scratch = ctx->act.scores + (int64_t)ith * sac_kv_block(H) * ctx->n_ctx;
+    const int32_t hd = hp->head_dim;
     float *rows[SAC_KV_HEAD_BLOCK], max[SAC_KV_HEAD_BLOCK];
+    /* The keys this query sees, and its own key, which stays visible even when it is padding so
+     * that every row has at least one key (cross-attention has none: the source is checked to
+     * have a visible token). */
+    const int32_t causal = job->kind == SAC_ATTENTION_SELF;
+    const int32_t n_keys = causal ? ctx->n_past + t + 1 : job->n_keys;
+    const int32_t own = causal ? ctx->n_past + t : job->kind == SAC_ATTENTION_ENCODER ? t : -1;
+    /* decoder rows are numbered by position, encoder rows by source token */
+    const int32_t query = job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t;
+    /* With capture on, each head's row is worked on where capture keeps it: no copy. */
+    for (int32_t h = h0; h < h1; h++) {
+        float *captured = sac_capture_slot(&ctx->capture, job->kind, job->layer, h, query);
+        rows[h - h0] = captured ? captured : scratch + (int64_t)(h - h0) * ctx->n_ctx;
+    }
+    const sac_kv_heads heads = {
+        .q = job->q + (int64_t)t * hp->n_embd, .k = job->k, .v = job->v, .kv_type = job->kv_type,
+        .kv_stride = job->kv_stride, .head_stride = job->head_stride,
+        .head_dim = hd, .group = hp->n_head / hp->n_head_kv, .h0 = h0, .h1 = h1, .n_keys = n_keys,
+        .own = own, .key_mask = job->key_mask, .scale = 1.0f / sqrtf((float)hd), .rows = rows,
+    };
 
+    /* scores = q·k / √d, hidden keys at −∞ */
+    sac_kv_scores(&heads, max);
+    /* softmax, per head */
+    for (int32_t h = h0; h < h1; h++) {
+        float *scores = rows[h - h0];
+        float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, query); /* probe hook */
+        if (pre) memcpy(pre, scores, (size_t)n_keys * sizeof *scores);
+        const float inv = 1.0f / sac_softmax_exp(scores, n_keys, max[h - h0], 1.0f);
+        for (int32_t j = 0; j < n_keys; j++) scores[j] *= inv;
+    }
+    /* out = Σ softmax(scores)_j · v_j */
+    sac_kv_mix(&heads, job->out + (int64_t)t * hp->n_embd);
+}
+
+/* The thread's (token, head) items, in runs of one token's heads (at most SAC_KV_HEAD_BLOCK):
+ * the key and value rows are read once per run, not once per head. With at least a token per
+ * thread, the threads take whole tokens from a shared counter, the last (most keys, under a
+ * causal mask) first: an even split of the tokens left the thread with the later half three
+ * times the keys of the other (a causal 128-token prefill). Fewer tokens (a decoded one) split
+ * their heads evenly. Which thread takes an item changes none of its bits. */
+static void attention_task(void *arg, int ith, int nth) {
+    attention_job *job = arg;
+    const int32_t H = job->ctx->model->info.n_head, block = sac_kv_block(H);
+    float *scratch = job->ctx->act.scores + (int64_t)ith * block * job->ctx->n_ctx;
+    if (job->n >= nth) {
+        for (;;) {
+            const int32_t k = atomic_fetch_add_explicit(&job->next_token, 1, memory_order_relaxed);
+            if (k >= job->n) break;
+            const int32_t t = job->n - 1 - k;
+            for (int32_t h0 = 0; h0 < H; h0 += block) attend_heads(job, scratch, t, h0, h0 + block < H ? h0 + block : H);
+        }
+        return;
+    }
     int64_t start, end;
     sac_split((int64_t)job->n * H, ith, nth, &start, &end);
     for (int64_t item = start; item < end;) {
         const int32_t t = (int32_t)(item / H), h0 = (int32_t)(item % H);
-        int32_t h1 = h0 + sac_kv_block(H) < H ? h0 + sac_kv_block(H) : H;
+        int32_t h1 = h0 + block < H ? h0 + block : H;
         if (end - item < h1 - h0) h1 = h0 + (int32_t)(end - item);
         item += h1 - h0;
-        /* The keys this query sees, and its own key, which stays visible even when it is
-         * padding so that every row has at least one key (cross-attention has none: the
-         * source is checked to have a visible token). */
-        const int32_t causal = job->kind == SAC_ATTENTION_SELF;
-        const int32_t n_keys = causal ? ctx->n_past + t + 1 : job->n_keys;
-        const int32_t own = causal ? ctx->n_past + t : job->kind == SAC_ATTENTION_ENCODER ? t : -1;
-        /* decoder rows are numbered by position, encoder rows by source token */
-        const int32_t query = job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t;
-        /* With capture on, each head's row is worked on where capture keeps it: no copy. */
-        for (int32_t h = h0; h < h1; h++) {
-            float *captured = sac_capture_slot(&ctx->capture, job->kind, job->layer, h, query);
-            rows[h - h0] = captured ? captured : scratch + (int64_t)(h - h0) * ctx->n_ctx;
-        }
-        const sac_kv_heads heads = {
-            .q = job->q + (int64_t)t * hp->n_embd, .k = job->k, .v = job->v, .kv_type = job->kv_type,
-            .kv_stride = job->kv_stride, .head_stride = job->head_stride,
-            .head_dim = hd, .group = hp->n_head / hp->n_head_kv, .h0 = h0, .h1 = h1, .n_keys = n_keys,
-            .own = own, .key_mask = job->key_mask, .scale = 1.0f / sqrtf((float)hd), .rows = rows,
-        };
-
-        /* scores = q·k / √d, hidden keys at −∞ */
-        sac_kv_scores(&heads, max);
-        /* softmax, per head */
-        for (int32_t h = h0; h < h1; h++) {
-            float *scores = rows[h - h0];
-            float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, query); /* probe hook */
-            if (pre) memcpy(pre, scores, (size_t)n_keys * sizeof *scores);
-            const float inv = 1.0f / sac_softmax_exp(scores, n_keys, max[h - h0], 1.0f);
-            for (int32_t j = 0; j < n_keys; j++) scores[j] *= inv;
-        }
-        /* out = Σ softmax(scores)_j · v_j */
-        sac_kv_mix(&heads, job->out + (int64_t)t * hp->n_embd);
+        attend_heads(job, scratch, t, h0, h1);
     }
 }
 
@@ -190,7 +247,7 @@ static void attention_task(void *arg, int ith, int nth) {
 static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t n, const void *k, const void *v,
                    int32_t kv_type, int64_t kv_stride, int64_t head_stride, const uint8_t *key_mask, int32_t n_keys,
                    const float *probe_k, int64_t probe_stride) {
-    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_type, kv_stride, head_stride, key_mask, n_keys, ctx->act.att};
+    attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_type, kv_stride, head_stride, key_mask, n_keys, ctx->act.att, 0};
     sac_pool_run(ctx->pool, attention_task, &job);
     sac_probe_attended(ctx, kind, layer, n, probe_k, probe_stride, n_keys); /* probe hook: q/k, ablation */
 }
@@ -210,32 +267,64 @@ static void matmul_then(sac_context *ctx, const sac_matrix *w, const float *x, i
     sac_matmul_then(ctx->pool, w, x, n, y, ctx->act.work, &then);
 }
 
-/* Queries into act.q and new keys/values into act.k/act.v, with biases and RoPE. */
-static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n) {
+/* Where project_qkv's rows go, token by token: the fused rows of Q|K|V (gpt2, encdec) split
+ * into act.q, act.k, act.v; RoPE on the queries and keys; and, for the decoder's
+ * self-attention, the keys and values into the cache (store_kv). */
+typedef struct place_job {
+    sac_context *ctx;
+    int64_t layer_rows; /* the layer's first row in the cache, or −1: keys stay in act.k/act.v */
+} place_job;
+
+/* Token t's new key and value into one layer's cache (starting layer_rows rows in), at
+ * position n_past + t. The cache keeps each kv head's rows together (head g's position p is row
+ * g × n_ctx + p): attention then reads every head as one stream. */
+static void store_kv(sac_context *ctx, int64_t layer_rows, int32_t t) {
+    const sac_model_info *hp = &ctx->model->info;
+    const int64_t hd = hp->head_dim, kv_dim = (int64_t)hp->n_head_kv * hd;
+    for (int32_t g = 0; g < hp->n_head_kv; g++) {
+        const int64_t row = layer_rows + (int64_t)g * ctx->n_ctx + ctx->n_past + t, from = t * kv_dim + g * hd;
+        sac_kv_store(ctx->k_cache, ctx->kv_type, row, ctx->act.k + from, hp->head_dim);
+        sac_kv_store(ctx->v_cache, ctx->kv_type, row, ctx->act.v + from, hp->head_dim);
+    }
+}
+
+static void place_tokens(void *arg, int32_t t0, int32_t t1) {
+    const place_job *j = arg;
+    sac_context *ctx = j->ctx;
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
     const int64_t E = m->info.n_embd, kv_dim = (int64_t)m->info.n_head_kv * m->info.head_dim;
-    if (!sac_arch_llama_like(m->arch)) {
-        /* fused rows: Q, then K, then V */
-        matmul_then(ctx, &L->wqkv, a->xn, n, a->qkv, (sac_epilogue){.bias = L->bqkv.data});
-        for (int32_t t = 0; t < n; t++) {
+    for (int32_t t = t0; t < t1; t++) {
+        if (!sac_arch_llama_like(m->arch)) {
             const float *row = a->qkv + t * 3 * E;
             memcpy(a->q + t * E, row, (size_t)E * sizeof(float));
             memcpy(a->k + t * E, row + E, (size_t)E * sizeof(float));
             memcpy(a->v + t * E, row + 2 * E, (size_t)E * sizeof(float));
+        } else if (!ctx->no_positions) {
+            const float *cs = a->rope + (int64_t)t * m->info.rope_dim;
+            rope_apply(m, a->q + t * E, m->info.n_head, cs);
+            rope_apply(m, a->k + t * kv_dim, m->info.n_head_kv, cs);
         }
-        return;
+        if (j->layer_rows >= 0) store_kv(ctx, j->layer_rows, t);
     }
-    /* biases: qwen2 (and some llama files) */
-    matmul_then(ctx, &L->wq, a->xn, n, a->q, (sac_epilogue){.bias = L->bq.data});
-    matmul_then(ctx, &L->wk, a->xn, n, a->k, (sac_epilogue){.bias = L->bk.data});
-    matmul_then(ctx, &L->wv, a->xn, n, a->v, (sac_epilogue){.bias = L->bv.data});
-    if (ctx->no_positions) return; /* no RoPE */
-    for (int32_t t = 0; t < n; t++) {
-        const float *cs = a->rope + (int64_t)t * m->info.rope_dim;
-        rope_apply(m, a->q + t * E, m->info.n_head, cs);
-        rope_apply(m, a->k + t * kv_dim, m->info.n_head_kv, cs);
+}
+
+/* Queries into act.q and new keys/values into act.k/act.v, with biases and RoPE; with
+ * layer_rows ≥ 0 (the decoder), the keys and values into that layer's cache as well. */
+static void project_qkv(sac_context *ctx, const sac_layer *L, int32_t n, int64_t layer_rows) {
+    const sac_model *m = ctx->model;
+    sac_activations *a = &ctx->act;
+    if (!sac_arch_llama_like(m->arch)) {
+        /* fused rows: Q, then K, then V */
+        matmul_then(ctx, &L->wqkv, a->xn, n, a->qkv, (sac_epilogue){.bias = L->bqkv.data});
+    } else {
+        /* biases: qwen2 (and some llama files) */
+        matmul_then(ctx, &L->wq, a->xn, n, a->q, (sac_epilogue){.bias = L->bq.data});
+        matmul_then(ctx, &L->wk, a->xn, n, a->k, (sac_epilogue){.bias = L->bk.data});
+        matmul_then(ctx, &L->wv, a->xn, n, a->v, (sac_epilogue){.bias = L->bv.data});
     }
+    place_job job = {ctx, layer_rows};
+    for_tokens(ctx, n, place_tokens, &job);
 }
 
 /* x += FFN(xn) */
@@ -267,7 +356,7 @@ static void attention_block_output(sac_context *ctx, const sac_layer *L, int32_t
 static void cross_attention_block(sac_context *ctx, const sac_layer *L, int32_t l, int32_t n) {
     sac_activations *a = &ctx->act;
     const int64_t E = ctx->model->info.n_embd, span = (int64_t)ctx->n_ctx * E;
-    norm_rows(ctx->model, a->xn, a->x, n, &L->cross_norm, &L->cross_norm_b);
+    norm_rows(ctx, a->xn, a->x, n, &L->cross_norm, &L->cross_norm_b);
     matmul_then(ctx, &L->cross_q, a->xn, n, a->q, (sac_epilogue){.bias = L->cross_bq.data});
     const float *k = ctx->cross_k + l * span; /* f32: see sac_kv_type */
     attend(ctx, SAC_ATTENTION_CROSS, l, n, k, ctx->cross_v + l * span, SAC_KV_F32, E, ctx->model->info.head_dim,
@@ -277,22 +366,8 @@ static void cross_attention_block(sac_context *ctx, const sac_layer *L, int32_t 
 
 static void feed_forward_block(sac_context *ctx, const sac_layer *L, int32_t n) {
     sac_activations *a = &ctx->act;
-    norm_rows(ctx->model, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
+    norm_rows(ctx, a->xn, a->x, n, &L->ffn_norm, &L->ffn_norm_b);
     feed_forward(ctx, L, n);
-}
-
-/* The batch's new keys and values into one layer's cache (starting layer_rows rows in), at
- * positions pos0 on. The cache keeps each kv head's rows together (head g's position p is row
- * g × n_ctx + p): attention then reads every head as one stream. */
-static void store_kv(sac_context *ctx, int64_t layer_rows, int32_t pos0, int32_t n) {
-    const sac_model_info *hp = &ctx->model->info;
-    const int64_t hd = hp->head_dim, kv_dim = (int64_t)hp->n_head_kv * hd;
-    for (int32_t t = 0; t < n; t++)
-        for (int32_t g = 0; g < hp->n_head_kv; g++) {
-            const int64_t row = layer_rows + (int64_t)g * ctx->n_ctx + pos0 + t, from = t * kv_dim + g * hd;
-            sac_kv_store(ctx->k_cache, ctx->kv_type, row, ctx->act.k + from, hp->head_dim);
-            sac_kv_store(ctx->v_cache, ctx->kv_type, row, ctx->act.v + from, hp->head_dim);
-        }
 }
 
 void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8_t *key_mask, int all_logits,
@@ -314,10 +389,9 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
         const sac_layer *L = &m->layers[l];
 
         /* Attention block: x += W_o · attention(norm(x)), keys and values appended to the cache */
-        norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
-        project_qkv(ctx, L, n);
+        norm_rows(ctx, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
         const int64_t layer_rows = (int64_t)l * ctx->n_ctx * hp->n_head_kv; /* rows before this layer's */
-        store_kv(ctx, layer_rows, pos0, n);
+        project_qkv(ctx, L, n, layer_rows);
         const int64_t layer_at = layer_rows * (int64_t)sac_kv_row_bytes(ctx->kv_type, hp->head_dim);
         attend(ctx, SAC_ATTENTION_SELF, l, n, (const char *)ctx->k_cache + layer_at,
                (const char *)ctx->v_cache + layer_at, ctx->kv_type, hp->head_dim,
@@ -333,7 +407,7 @@ void sac_forward(sac_context *ctx, const int32_t *tokens, int32_t n, const uint8
     /* Final norm and the output projection, for the rows the caller wants. */
     if (logits_row < 0) return;
     const int32_t first = all_logits ? 0 : n - 1, rows = n - first;
-    norm_rows(m, a->xn, a->x + first * E, rows, &m->output_norm, &m->output_norm_b);
+    norm_rows(ctx, a->xn, a->x + first * E, rows, &m->output_norm, &m->output_norm_b);
     matmul(ctx, &m->output, a->xn, rows, ctx->logits + (int64_t)logits_row * hp->n_vocab);
 }
 
@@ -347,13 +421,13 @@ void sac_encoder_forward(sac_context *ctx, const int32_t *tokens, int32_t n) {
     for (int32_t l = 0; l < hp->n_encoder_layer; l++) {
         const sac_layer *L = &m->enc_layers[l];
         /* bidirectional self-attention over the whole source */
-        norm_rows(m, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
-        project_qkv(ctx, L, n);
+        norm_rows(ctx, a->xn, a->x, n, &L->attn_norm, &L->attn_norm_b);
+        project_qkv(ctx, L, n, -1);
         attend(ctx, SAC_ATTENTION_ENCODER, l, n, a->k, a->v, SAC_KV_F32, E, hp->head_dim, ctx->src_mask, n, a->k, E);
         attention_block_output(ctx, L, n);
         feed_forward_block(ctx, L, n);
     }
-    norm_rows(m, a->xn, a->x, n, &m->enc_output_norm, &m->enc_output_norm_b);
+    norm_rows(ctx, a->xn, a->x, n, &m->enc_output_norm, &m->enc_output_norm_b);
 
     /* What every decoder layer's cross-attention reads: K|V projections of the encoder output. */
     for (int32_t l = 0; l < hp->n_layer; l++) {

@@ -50,6 +50,7 @@
  * 7-bit operand: its matvec keeps int16 dots. */
 #include "kernels.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -297,8 +298,18 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
 #ifdef __wasm_simd128__
     const v128_t idv = wasm_f32x4_splat(id);
     v128_t qi[8];
-    for (int k = 0; k < 8; k++) /* NaN → 0 */
-        qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], idv)));
+    if (amax <= FLT_MAX && id <= FLT_MAX) {
+        /* |x·id| <= ~127: adding 1.5·2^23 rounds it to an integer, to nearest even, in the low
+         * bits; one add and one integer subtract, where V8 makes the saturating conversion
+         * about seven instructions (quantize_rows, 128 rows of 768 in Node: 1.74 -> 1.28 ns a
+         * value) */
+        const v128_t magic = wasm_f32x4_splat(12582912.0f);
+        for (int k = 0; k < 8; k++)
+            qi[k] = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(v[k], idv), magic), magic);
+    } else {
+        for (int k = 0; k < 8; k++) /* NaN (inf · 0 among them) → 0 */
+            qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], idv)));
+    }
     for (int k = 0; k < 4; k++) wasm_v128_store(q + 8 * k, wasm_i16x8_narrow_i32x4(qi[2 * k], qi[2 * k + 1]));
 #else
     for (int j = 0; j < SAC_QK; j++) q[j] = (int16_t)sac_nearest_int(x[j] * id); /* NaN → 0 */
