@@ -151,7 +151,7 @@ static void rope_apply(const sac_model *m, float *vec, int32_t n_heads, const fl
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Attention: every (token, head) pair of the batch is one work item                         */
+/* Attention: the batch's (token, head) pairs, shared out by token or by head                */
 /* ---------------------------------------------------------------------------------------- */
 
 /* One attention call: causal self-attention over the KV cache, bidirectional encoder

@@ -1330,7 +1330,7 @@ static inline v128_t mins_of_pairs(v128_t m, const int16_t *bsums) {
 /* Q4_K's 16 bytes of nibbles against their activations, added to *lo (low nibbles, xl[0..15])
  * and *hi (high ones, xh[0..15]): the bytes widened first, as a 16-bit lane's high nibble
  * needs no mask after its shift (six operations where masking the bytes and widening each
- * half took seven; bench_kernels, Node, 1 thread: Q4_K matvec 40-41 -> 43-45 GFLOP/s). */
+ * half took seven; bench_kernels, Node, 1 thread: Q4_K matvec 39.5-41 -> 43-45 GFLOP/s). */
 static inline void nibbles_dot_wide(v128_t packed, const int16_t *xl, const int16_t *xh, v128_t *lo, v128_t *hi) {
     const v128_t low4 = wasm_i16x8_splat(0x0F);
     const v128_t e0 = wasm_u16x8_extend_low_u8x16(packed), e1 = wasm_u16x8_extend_high_u8x16(packed);
@@ -1342,8 +1342,8 @@ static inline void nibbles_dot_wide(v128_t packed, const int16_t *xl, const int1
 #endif
 
 /* Q4_K (qh NULL) and Q5_K: sub-blocks 2c and 2c + 1 are the low and high nibbles of 32 bytes
- * of qs; Q5_K's fifth bits are bits 2c and 2c + 1 of qh[l]. Each sub-block's two dot16_u8
- * are summed before scale8. */
+ * of qs; Q5_K's fifth bits are bits 2c and 2c + 1 of qh[l]. Each sub-block's two dots of 16
+ * (dot16_u8, or for Q4_K in the SIMD128 builds nibbles_dot_wide) are summed before scale8. */
 static inline v128_t kdot_nibbles(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, const kx_t *x,
                                   const int16_t *bsums, v128_t *msum) {
     const v128_t low4 = wasm_i8x16_splat(0x0F), sm = q4_K_scales_mins(scales);

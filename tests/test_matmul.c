@@ -905,6 +905,11 @@ static void test_activation_quantization_exact(void) {
     /* block 0 of row 0: amax 127 → d = 1, so x = k + 0.5 are exact ties */
     const float ties[] = {127.0f, 2.5f, -2.5f, 0.5f, -0.5f, 126.5f, -126.5f, 3.4999998f, -0.49999997f};
     for (int j = 0; j < 32; j++) x[j] = j < 9 ? ties[j] : (float)(j - 16) * 0.25f;
+    /* block 1: the same ties at d = 1024 (x · 1/d exact), and −0; block 2: amax 1e-36, whose d
+     * is subnormal but 1/d finite (the wasm quantizer's rounding by an added 1.5 · 2^23 takes
+     * it; d rounds to an f16 0) */
+    for (int j = 0; j < 32; j++) x[32 + j] = j < 9 ? ties[j] * 1024.0f : j == 9 ? -0.0f : (float)(j - 16) * 300.0f;
+    for (int j = 0; j < 32; j++) x[64 + j] = (float)(j - 15) * (1e-36f / 16.0f);
     for (int64_t n_batch = 1; n_batch <= n_batch_max; n_batch += 4) {
         float *y = run_matmul(pools[3], &w, x, n_batch);
         int q[128];
@@ -921,6 +926,8 @@ static void test_activation_quantization_exact(void) {
         }
         CHECK(bad == 0);
         CHECK(y[1] == 2.0f && y[2] == -2.0f && y[3] == 0.0f && y[4] == 0.0f && y[5] == 126.0f && y[6] == -126.0f);
+        CHECK(y[33] == 2048.0f && y[34] == -2048.0f && y[35] == 0.0f && y[36] == 0.0f && y[37] == 126.0f * 1024.0f);
+        CHECK(y[41] == 0.0f && y[64] == 0.0f && y[95] == 0.0f);
         free(y);
     }
     free(x);
