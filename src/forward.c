@@ -40,24 +40,8 @@ static void rmsnorm(float *out, const float *x, const sac_vector *w, int64_t n, 
 /* A step on each token of the batch on its own: a batch of several is shared out over the
  * pool's threads (a 128-token prefill's norms took ~2% of it, on one thread while the others
  * waited); one token is done where it is. */
-typedef void (*token_step)(void *arg, int32_t t0, int32_t t1);
-typedef struct token_job {
-    token_step step;
-    void *arg;
-    int32_t n;
-} token_job;
-
-static void token_task(void *arg, int ith, int nth) {
-    const token_job *job = arg;
-    int64_t t0, t1;
-    sac_split(job->n, ith, nth, &t0, &t1);
-    if (t0 < t1) job->step(job->arg, (int32_t)t0, (int32_t)t1);
-}
-
-static void for_tokens(sac_context *ctx, int32_t n, token_step step, void *arg) {
-    token_job job = {step, arg, n};
-    if (n >= 4) sac_pool_run(ctx->pool, token_task, &job);
-    else step(arg, 0, n);
+static void for_tokens(sac_context *ctx, int32_t n, sac_slice_fn step, void *arg) {
+    sac_pool_run_slices(ctx->pool, n, 4, step, arg);
 }
 
 typedef struct norm_job {
@@ -67,11 +51,11 @@ typedef struct norm_job {
     const sac_vector *w, *b;
 } norm_job;
 
-static void norm_tokens(void *arg, int32_t t0, int32_t t1) {
+static void norm_tokens(void *arg, int64_t t0, int64_t t1) {
     const norm_job *j = arg;
     const sac_model *m = j->m;
     const int64_t E = m->info.n_embd;
-    for (int32_t t = t0; t < t1; t++) {
+    for (int32_t t = (int32_t)t0; t < t1; t++) {
         if (!sac_arch_llama_like(m->arch)) layernorm(j->out + t * E, j->x + t * E, j->w, j->b, E, m->info.norm_eps);
         else rmsnorm(j->out + t * E, j->x + t * E, j->w, E, m->info.norm_eps);
     }
@@ -288,13 +272,13 @@ static void store_kv(sac_context *ctx, int64_t layer_rows, int32_t t) {
     }
 }
 
-static void place_tokens(void *arg, int32_t t0, int32_t t1) {
+static void place_tokens(void *arg, int64_t t0, int64_t t1) {
     const place_job *j = arg;
     sac_context *ctx = j->ctx;
     const sac_model *m = ctx->model;
     sac_activations *a = &ctx->act;
     const int64_t E = m->info.n_embd, kv_dim = (int64_t)m->info.n_head_kv * m->info.head_dim;
-    for (int32_t t = t0; t < t1; t++) {
+    for (int32_t t = (int32_t)t0; t < t1; t++) {
         if (!sac_arch_llama_like(m->arch)) {
             const float *row = a->qkv + t * 3 * E;
             memcpy(a->q + t * E, row, (size_t)E * sizeof(float));

@@ -28,10 +28,8 @@ typedef struct convert_task {
     void *work;
 } convert_task;
 
-static void convert_rows(void *arg, int ith, int nth) {
+static void convert_rows(void *arg, int64_t b0, int64_t b1) {
     const convert_task *c = arg;
-    int64_t b0, b1;
-    sac_split(c->n_batch, ith, nth, &b0, &b1);
     c->act->quantize_activations(c->x, c->n_in, c->n_batch, b0, b1, c->work);
 }
 
@@ -197,8 +195,7 @@ void sac_matmul_then(sac_pool *pool, const sac_matrix *w, const float *x, int64_
         c.task.act = work;
         convert_task q = {.act = act, .x = x, .n_in = w->n_in, .n_batch = n_batch, .work = work};
         /* a single row is quick to convert; more rows are worth a dispatch */
-        if (n_batch >= 4) sac_pool_run(pool, convert_rows, &q);
-        else convert_rows(&q, 0, 1);
+        sac_pool_run_slices(pool, n_batch, 4, convert_rows, &q);
     }
     c.unit = rows_per_unit(&c.task);
     const int threads = sac_pool_size(pool);

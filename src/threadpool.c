@@ -290,3 +290,25 @@ void sac_split(int64_t n, int ith, int nth, int64_t *start, int64_t *end) {
     *start = (n / nth) * ith + (n % nth) * ith / nth;
     *end = (n / nth) * (ith + 1) + (n % nth) * (ith + 1) / nth;
 }
+
+typedef struct slices_job {
+    sac_slice_fn fn;
+    void *arg;
+    int64_t n;
+} slices_job;
+
+static void run_slice(void *arg, int ith, int nth) {
+    const slices_job *job = arg;
+    int64_t i0, i1;
+    sac_split(job->n, ith, nth, &i0, &i1);
+    if (i0 < i1) job->fn(job->arg, i0, i1);
+}
+
+void sac_pool_run_slices(sac_pool *pool, int64_t n, int64_t min_items, sac_slice_fn fn, void *arg) {
+    if (n < min_items) {
+        if (n > 0) fn(arg, 0, n);
+        return;
+    }
+    slices_job job = {fn, arg, n};
+    sac_pool_run(pool, run_slice, &job);
+}

@@ -22,4 +22,9 @@ void sac_pool_run(sac_pool *pool, sac_task_fn fn, void *arg);
 /* The [start, end) slice of n items that thread ith of nth takes. */
 void sac_split(int64_t n, int ith, int nth, int64_t *start, int64_t *end);
 
+/* fn(arg, i0, i1) on each thread's non-empty sac_split slice of n items; with fewer than
+ * `min_items` items, once on all of them in the caller (a dispatch costs more than such work). */
+typedef void (*sac_slice_fn)(void *arg, int64_t i0, int64_t i1);
+void sac_pool_run_slices(sac_pool *pool, int64_t n, int64_t min_items, sac_slice_fn fn, void *arg);
+
 #endif

@@ -148,6 +148,41 @@ static void test_two_pools(void) {
     sac_pool_free(b);
 }
 
+/* sac_pool_run_slices: every item once, no empty slice; below min_items one call in the caller. */
+typedef struct slice_marks {
+    _Atomic int hits[200];
+    _Atomic int calls, empty;
+} slice_marks;
+
+static void mark_slice(void *arg, int64_t i0, int64_t i1) {
+    slice_marks *m = arg;
+    atomic_fetch_add(&m->calls, 1);
+    if (i0 >= i1) atomic_fetch_add(&m->empty, 1);
+    for (int64_t i = i0; i < i1; i++) atomic_fetch_add(&m->hits[i], 1);
+}
+
+static void test_run_slices(void) {
+    sac_pool *pool = NULL;
+    CHECK(sac_pool_new(3, &pool, NULL) == SAC_OK);
+    if (!pool) return;
+    const int64_t ns[] = {0, 1, 3, 4, 5, 200};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        slice_marks *m = calloc(1, sizeof *m);
+        CHECK(m != NULL);
+        if (!m) break;
+        sac_pool_run_slices(pool, ns[k], 4, mark_slice, m);
+        int bad = 0;
+        for (int64_t i = 0; i < 200; i++) bad += atomic_load(&m->hits[i]) != (i < ns[k]);
+        CHECK_MSG(bad == 0, "n=%lld: %d items not hit exactly once", (long long)ns[k], bad);
+        CHECK(atomic_load(&m->empty) == 0);
+        const int calls = atomic_load(&m->calls);
+        if (ns[k] < 4) CHECK_MSG(calls == (ns[k] > 0), "n=%lld: %d calls", (long long)ns[k], calls);
+        else CHECK_MSG(calls >= 1 && calls <= sac_pool_size(pool), "n=%lld: %d calls", (long long)ns[k], calls);
+        free(m);
+    }
+    sac_pool_free(pool);
+}
+
 int main(void) {
     RUN(test_split_properties);
     RUN(test_null_pool_runs_inline);
@@ -155,5 +190,6 @@ int main(void) {
     RUN(test_bad_arguments);
     RUN(test_many_runs);
     RUN(test_two_pools);
+    RUN(test_run_slices);
     return check_summary("test_threadpool");
 }
