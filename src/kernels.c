@@ -289,8 +289,14 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     amax4 = wasm_f32x4_max(amax4, wasm_i32x4_shuffle(amax4, amax4, 1, 0, 3, 2));
     float amax = wasm_f32x4_extract_lane(amax4, 0);
 #else
+    /* a NaN makes amax NaN, as f32x4.max does in wasm (fmaxf would drop it, and the NaN) */
     float amax = 0.0f;
-    for (int j = 0; j < SAC_QK; j++) amax = fmaxf(amax, fabsf(x[j]));
+    int nan = 0;
+    for (int j = 0; j < SAC_QK; j++) {
+        amax = fmaxf(amax, fabsf(x[j]));
+        nan |= isnan(x[j]);
+    }
+    if (nan) amax = NAN;
 #endif
     float d = amax / 127.0f;
     float id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -307,7 +313,10 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
         for (int k = 0; k < 8; k++)
             qi[k] = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_mul(v[k], idv), magic), magic);
     } else {
-        for (int k = 0; k < 8; k++) /* NaN (inf · 0 among them) → 0 */
+        /* NaN (inf · 0 among them) → 0; ±inf (a finite x over a d whose 1/d overflowed)
+         * saturates where sac_nearest_int gives 0, but that d is an f16 0 and every sum it
+         * enters starts at +0, so no result differs */
+        for (int k = 0; k < 8; k++)
             qi[k] = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], idv)));
     }
     for (int k = 0; k < 4; k++) wasm_v128_store(q + 8 * k, wasm_i16x8_narrow_i32x4(qi[2 * k], qi[2 * k + 1]));

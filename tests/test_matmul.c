@@ -1013,6 +1013,62 @@ static void test_int8_extremes(void) {
         }
 }
 
+/* Activation blocks a model should not produce but a hostile file can make it: every build
+ * gives the same results, to the bit. A block whose 1/d overflows (values near 1e-38) gives
+ * y = +0, never -0; a NaN in a block makes its d NaN and y NaN (the plain C quantizer once
+ * dropped it, as fmaxf ignores a NaN, where wasm's f32x4.max keeps it); an infinity makes d
+ * infinite (y NaN, as inf x 0); an all -0 block gives +0. Q8_0 weights take Q8_0 activations and
+ * Q4_1 weights take Q8_1 ones (whose block sum s enters y), in matvec and matmat. */
+static void test_activation_quantization_hostile(void) {
+    enum { N_IN = 32, ROWS = 5 };
+    float x[ROWS * N_IN];
+    for (int j = 0; j < N_IN; j++) {
+        x[0 * N_IN + j] = -1e-38f;
+        x[1 * N_IN + j] = j % 3 ? -1e-38f : 1e-38f;
+        x[2 * N_IN + j] = j == 7 ? NAN : 1.0f;
+        x[3 * N_IN + j] = -0.0f;
+        x[4 * N_IN + j] = j == 3 ? INFINITY : 1.0f;
+    }
+    const int want_nan[ROWS] = {0, 0, 1, 0, 1};
+    for (int type_k = 0; type_k < 2; type_k++)
+        for (int64_t n_out = 4; n_out <= 5; n_out++) {
+            uint32_t type = type_k ? SAC_TYPE_Q4_1 : SAC_TYPE_Q8_0;
+            void *data;
+            if (type == SAC_TYPE_Q8_0) {
+                block_q8_0 *b = calloc((size_t)n_out, sizeof *b);
+                for (int64_t o = 0; o < n_out; o++) {
+                    b[o].d = 0x3C00;
+                    memset(b[o].qs, o % 2 ? -3 : 2, sizeof b[o].qs);
+                }
+                data = b;
+            } else {
+                block_q4_1 *b = calloc((size_t)n_out, sizeof *b);
+                for (int64_t o = 0; o < n_out; o++) {
+                    b[o].d = 0x3C00;
+                    b[o].m = o % 2 ? 0xBC00 : 0x3C00; /* ±1 */
+                    memset(b[o].qs, 0x35, sizeof b[o].qs);
+                }
+                data = b;
+            }
+            sac_matrix w = {type, N_IN, n_out, data, 1};
+            for (int64_t n_batch = 1; n_batch <= ROWS; n_batch += ROWS - 1) {
+                float *y = run_matmul(pools[2], &w, x, n_batch);
+                for (int64_t b = 0; b < n_batch; b++)
+                    for (int64_t o = 0; o < n_out; o++) {
+                        float v = y[b * n_out + o];
+                        CHECK_MSG(want_nan[b] ? isnan(v) : (v == 0.0f && !signbit(v)),
+                                  "%s n_out=%lld n_batch=%lld y[%lld][%lld] = %g, want %s", sac_type_name(type),
+                                  (long long)n_out, (long long)n_batch, (long long)b, (long long)o, v,
+                                  want_nan[b] ? "NaN" : "+0");
+                        if (isnan(v)) y[b * n_out + o] = 1.0f; /* NaN payloads differ between CPUs */
+                    }
+                hash_results(y, n_batch * n_out);
+                free(y);
+            }
+            free(data);
+        }
+}
+
 static void test_work_size(void) {
     sac_matrix q8 = {SAC_TYPE_Q8_0, 4096, 10, NULL, 0}, f32 = {SAC_TYPE_F32, 4096, 10, NULL, 0};
     sac_matrix f16 = {SAC_TYPE_F16, 4096, 10, NULL, 0};
@@ -1264,6 +1320,7 @@ int main(void) {
     RUN(test_work_size_overflow_all_layouts);
     RUN(test_activation_quantization_exact);
     RUN(test_int8_extremes);
+    RUN(test_activation_quantization_hostile);
     RUN(test_f16_every_half);
     RUN(test_f16_every_finite_half);
     RUN(test_quant_every_scale);
