@@ -1692,16 +1692,64 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
     return acc;
 }
 
-/* One row at a time, its blocks in order, with no read-ahead: the weights are then one
- * sequential stream per thread, which the hardware prefetcher follows. Four rows at a time
- * (quant_rows4's scheme: the activations loaded once for four rows, the next four rows read
- * ahead) is faster in cache (Q4_K 41-42 against 33 GFLOP/s, Q6_K level: bench_kernels, Node,
- * 1 thread) but slower in decode, where the weights come from memory: bench_decode, Node, 2
- * threads, AMD EPYC (Zen 5), medians of 6 alternated runs, tokens/s, four rows -> one:
- * Q2_K 178 -> 187, Q3_K 105 -> 145, Q4_K 152 -> 206, Q5_K 92 -> 88, Q6_K 83 -> 94. The read-
- * ahead loads wait for memory in order, and four interleaved row streams defeat the
- * prefetcher without them (Q6_K 43-53). */
+#ifdef __wasm_simd128__
+/* kquant_matvec's step, as quant_rows4 for the 32-value formats: rows o..o+3 as the lanes of
+ * one vector, with the same read-ahead of the next four rows (every cache line of their share
+ * of each block, in order). The scales are converted exactly: a few per 256 values. */
+KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
+                           const char *ahead) {
+    int64_t nb = t->n_in / SAC_QK_K;
+    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
+    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
+    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0), slot[1];
+    for (int64_t blk = 0; blk < nb; blk++) {
+        const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
+        for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
+        size_t at = (size_t)blk * f.block_bytes;
+        const kx_t *x = KX(a) + blk * SAC_QK_K;
+        const int16_t *bs = a->bsums + blk * 16;
+        v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
+        v128_t s0 = f.dot(r0 + at, x, bs, &m0);
+        schedule_point(slot, s0);
+        v128_t s1 = f.dot(r1 + at, x, bs, &m1);
+        schedule_point(slot, s1);
+        v128_t s2 = f.dot(r2 + at, x, bs, &m2);
+        schedule_point(slot, s2);
+        v128_t s3 = f.dot(r3 + at, x, bs, &m3);
+        v128_t dx = wasm_f32x4_splat(a->d[blk]);
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, SCALES_EXACT, &unused);
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
+        if (f.has_min) {
+            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, SCALES_EXACT, &unused);
+            acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m0, m1, m2, m3)),
+                                                     wasm_f32x4_mul(dmin, dx)));
+        }
+    }
+    return acc;
+}
+#endif
+
 KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+    q8k_activations a = q8k_view(t);
+    int64_t o = o0;
+#ifdef __wasm_simd128__
+    for (; o + ROW_TILE <= o1; o += ROW_TILE) {
+        const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
+        wasm_v128_store(t->y + o, kquant_rows4(t, &a, f, o, ahead));
+    }
+#endif
+    for (; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
+}
+
+/* kquant_matvec one row at a time, its blocks in order, with no read-ahead: each thread's
+ * weights are then one sequential stream, which the hardware prefetcher follows. Slower in
+ * cache (Q4_K 41-42 against 33 GFLOP/s: bench_kernels, Node, 1 thread) but faster in decode,
+ * where the weights come from memory, for the types that take it: bench_decode, Node, 2
+ * threads, AMD EPYC (Zen 5), alternated runs, tokens/s, four rows -> one: Q3_K 106-156 ->
+ * 149-185, Q4_K 127-187 -> 175-259 (GPT-2-small Q4_K decode 101-124 -> 146-159). Q2_K, Q5_K
+ * and Q6_K keep four rows: level or slower by row (Q5_K 96-123 -> 83-94; Q6_K's run in
+ * Chromium fell from 156-179 to 97 tokens/s). */
+KERNEL void kquant_matvec_by_row(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
     q8k_activations a = q8k_view(t);
     for (int64_t o = o0; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
 }
@@ -2500,9 +2548,9 @@ void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 
 void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
 void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
-void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q3_K, o0, o1); }
+void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec_by_row(t, FORMAT_Q3_K, o0, o1); }
 void sac_matmat_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q3_K, o0, o1); }
-void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
+void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec_by_row(t, FORMAT_Q4_K, o0, o1); }
 void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
 void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, o0, o1); }
 void sac_matmat_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q5_K, o0, o1); }
