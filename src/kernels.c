@@ -289,7 +289,7 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     amax4 = wasm_f32x4_max(amax4, wasm_i32x4_shuffle(amax4, amax4, 1, 0, 3, 2));
     float amax = wasm_f32x4_extract_lane(amax4, 0);
 #else
-    /* a NaN makes amax NaN, as f32x4.max does in wasm (fmaxf would drop it, and the NaN) */
+    /* a NaN makes amax NaN, as f32x4.max does in wasm (fmaxf skips a NaN: the result lost it) */
     float amax = 0.0f;
     int nan = 0;
     for (int j = 0; j < SAC_QK; j++) {
@@ -1746,7 +1746,7 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0,
  * cache (Q4_K 41-42 against 33 GFLOP/s: bench_kernels, Node, 1 thread) but faster in decode,
  * where the weights come from memory, for the types that take it: bench_decode, Node, 2
  * threads, AMD EPYC (Zen 5), alternated runs, tokens/s, four rows -> one: Q3_K 106-156 ->
- * 149-185, Q4_K 127-187 -> 175-259 (GPT-2-small Q4_K decode 101-124 -> 146-159). Q2_K, Q5_K
+ * 149-185, Q4_K 127-187 -> 175-259 (GPT-2-small Q4_K decode 152-181 -> 199-206). Q2_K, Q5_K
  * and Q6_K keep four rows: level or slower by row (Q5_K 96-123 -> 83-94; Q6_K's run in
  * Chromium fell from 156-179 to 97 tokens/s). */
 KERNEL void kquant_matvec_by_row(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
