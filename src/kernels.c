@@ -1693,36 +1693,43 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
 }
 
 #ifdef __wasm_simd128__
-/* kquant_matvec's step, as quant_rows4 for the 32-value formats: rows o..o+3 as the lanes of
- * one vector, with the same read-ahead of the next four rows (every cache line of their share
- * of each block, in order). The scales are converted exactly: a few per 256 values. */
-KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
-                           const char *ahead) {
-    int64_t nb = t->n_in / SAC_QK_K;
-    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
-    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
-    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0), slot[1];
-    for (int64_t blk = 0; blk < nb; blk++) {
-        const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
-        for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
-        size_t at = (size_t)blk * f.block_bytes;
-        const kx_t *x = KX(a) + blk * SAC_QK_K;
-        const int16_t *bs = a->bsums + blk * 16;
-        v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
-        v128_t s0 = f.dot(r0 + at, x, bs, &m0);
-        schedule_point(slot, s0);
-        v128_t s1 = f.dot(r1 + at, x, bs, &m1);
-        schedule_point(slot, s1);
-        v128_t s2 = f.dot(r2 + at, x, bs, &m2);
-        schedule_point(slot, s2);
-        v128_t s3 = f.dot(r3 + at, x, bs, &m3);
-        v128_t dx = wasm_f32x4_splat(a->d[blk]);
-        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, SCALES_EXACT, &unused);
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
-        if (f.has_min) {
-            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, SCALES_EXACT, &unused);
-            acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m0, m1, m2, m3)),
-                                                     wasm_f32x4_mul(dmin, dx)));
+/* kquant_matvec's step: rows o..o+3 as the lanes of one vector. Each row's blocks are dotted
+ * in address order, a chunk of KQ_CHUNK blocks of one row after the other's, and their int32
+ * sums kept; then the float steps run for the four rows at once, block by block. In decode the
+ * weights come from memory, and a thread's reads that go forward through a row are what the
+ * hardware prefetcher follows: the four rows' blocks taken in turn, with a read-ahead of the
+ * next four rows (the 32-value formats' way), ran slower. bench_decode, Node, 2 threads, AMD
+ * EPYC (Zen 5), three alternated runs, tokens/s of one GPT-2-small token's matvecs, rows in
+ * turn with read-ahead (Q4_K: one row at a time) -> this: Q2_K 238-252 -> 250-263, Q4_K 258-265
+ * -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135. In cache (bench_kernels, 1
+ * thread) level, Q6_K +5-8%. Q3_K runs slower this way (131-185 against 189-195 by row). The
+ * scales are converted exactly: a few per 256 values. */
+#define KQ_CHUNK 16 /* blocks of a row per chunk: 4096 values, the whole row of most models */
+KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o) {
+    const int64_t nb = t->n_in / SAC_QK_K;
+    const char *r[ROW_TILE];
+    for (int i = 0; i < ROW_TILE; i++) r[i] = weight_row(t, o + i);
+    v128_t acc = wasm_f32x4_splat(0.0f), unused;
+    for (int64_t c0 = 0; c0 < nb; c0 += KQ_CHUNK) {
+        const int64_t n = nb - c0 < KQ_CHUNK ? nb - c0 : KQ_CHUNK;
+        v128_t s[ROW_TILE][KQ_CHUNK], m[ROW_TILE][KQ_CHUNK]; /* isum and msum lanes of row i, block c0 + k */
+        for (int i = 0; i < ROW_TILE; i++)
+            for (int64_t k = 0; k < n; k++) {
+                const int64_t blk = c0 + k;
+                m[i][k] = wasm_i32x4_splat(0);
+                s[i][k] = f.dot(r[i] + (size_t)blk * f.block_bytes, KX(a) + blk * SAC_QK_K, a->bsums + blk * 16, &m[i][k]);
+            }
+        for (int64_t k = 0; k < n; k++) {
+            const size_t at = (size_t)(c0 + k) * f.block_bytes;
+            const v128_t dx = wasm_f32x4_splat(a->d[c0 + k]);
+            const v128_t dw = f16_of_rows4(r[0], r[1], r[2], r[3], at + f.d_at, SCALES_EXACT, &unused);
+            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s[0][k], s[1][k], s[2][k], s[3][k])),
+                                                     wasm_f32x4_mul(dw, dx)));
+            if (f.has_min) {
+                const v128_t dmin = f16_of_rows4(r[0], r[1], r[2], r[3], at + f.dmin_at, SCALES_EXACT, &unused);
+                acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m[0][k], m[1][k], m[2][k], m[3][k])),
+                                                         wasm_f32x4_mul(dmin, dx)));
+            }
         }
     }
     return acc;
@@ -1733,22 +1740,13 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0,
     q8k_activations a = q8k_view(t);
     int64_t o = o0;
 #ifdef __wasm_simd128__
-    for (; o + ROW_TILE <= o1; o += ROW_TILE) {
-        const char *ahead = ahead_rows(t, o, ROW_TILE, ROW_TILE);
-        wasm_v128_store(t->y + o, kquant_rows4(t, &a, f, o, ahead));
-    }
+    for (; o + ROW_TILE <= o1; o += ROW_TILE) wasm_v128_store(t->y + o, kquant_rows4(t, &a, f, o));
 #endif
     for (; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
 }
 
-/* kquant_matvec one row at a time, its blocks in order, with no read-ahead: each thread's
- * weights are then one sequential stream, which the hardware prefetcher follows. Slower in
- * cache (Q4_K 41-42 against 33 GFLOP/s: bench_kernels, Node, 1 thread) but faster in decode,
- * where the weights come from memory, for the types that take it: bench_decode, Node, 2
- * threads, AMD EPYC (Zen 5), alternated runs, tokens/s, four rows -> one: Q3_K 106-156 ->
- * 149-185, Q4_K 127-187 -> 175-259 (GPT-2-small Q4_K decode 152-181 -> 199-206). Q2_K, Q5_K
- * and Q6_K keep four rows: level or slower by row (Q5_K 96-123 -> 83-94; Q6_K's run in
- * Chromium fell from 156-179 to 97 tokens/s). */
+/* kquant_matvec one row at a time, its blocks in order: Q3_K's, which runs faster this way in
+ * decode (bench_decode as above: 189-195 against 131-185 tokens/s four rows at a time). */
 KERNEL void kquant_matvec_by_row(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
     q8k_activations a = q8k_view(t);
     for (int64_t o = o0; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
@@ -2550,7 +2548,7 @@ void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_
 void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
 void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec_by_row(t, FORMAT_Q3_K, o0, o1); }
 void sac_matmat_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q3_K, o0, o1); }
-void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec_by_row(t, FORMAT_Q4_K, o0, o1); }
+void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
 void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
 void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, o0, o1); }
 void sac_matmat_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q5_K, o0, o1); }

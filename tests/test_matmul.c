@@ -518,6 +518,8 @@ static void check_type(uint32_t type) {
                 if (n_ins[a] == 4096 && (n_outs[c] == 67 || n_batches[d] == 7)) continue; /* time */
                 check_shape(type, n_ins[a], n_outs[c], n_batches[d], seed++ * 0x9E3779B97F4A7C15ull);
             }
+    if (is_k_quant(type)) /* rows of 19 blocks: the wasm matvec dots 16 of a row's blocks at a time */
+        for (int64_t n_batch = 1; n_batch <= 2; n_batch++) check_shape(type, 19 * 256, 13, n_batch, seed++ * 0x9E3779B97F4A7C15ull);
 }
 
 static void test_f32(void) { check_type(SAC_TYPE_F32); }
