@@ -1692,20 +1692,42 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
     return acc;
 }
 
+/* How a K-quant matvec walks its rows in the SIMD128 builds. In decode the weights come from
+ * memory, and which walk keeps the core fed depends on the format's work per byte and on the
+ * engine's code for it, so each build takes each type's fastest, as measured (bench_decode, AMD
+ * EPYC (Zen 5), GPT-2-small's matvecs, tokens/s, alternated runs):
+ *   KQ_IN_ORDER  four rows, each row's blocks in address order (kquant_rows4_in_order);
+ *   KQ_IN_TURN   four rows' blocks in turn, with a read-ahead of the next four rows (the
+ *                32-value formats' way; kquant_rows4_in_turn);
+ *   KQ_BY_ROW    one row at a time, its blocks in order, no read-ahead (kquant_dot).
+ * The SIMD128 build (Node, 2 threads; in turn or by row -> in order): Q2_K 238-252 -> 250-263,
+ * Q4_K (by row) 258-265 -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135; Q3_K
+ * 189-195 by row, 131-185 in order. The relaxed build (Chromium 156, 1 thread; its dot is one
+ * instruction a 16 values): in order is slower for Q2_K (219-239 -> 198-216), Q4_K (by row
+ * 205-211 -> 165-186) and Q6_K (95-96 -> 66-88), faster for Q5_K (85-87 -> 113-115); its
+ * GPT-2-small decode in Chromium, 2 threads: Q4_K 308-336 by row, 276-281 in order. All three
+ * give the same bits. */
+enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
+#ifdef RELAXED
+#define Q2_K_WALK KQ_IN_TURN
+#define Q4_K_WALK KQ_BY_ROW
+#define Q6_K_WALK KQ_IN_TURN
+#else
+#define Q2_K_WALK KQ_IN_ORDER
+#define Q4_K_WALK KQ_IN_ORDER
+#define Q6_K_WALK KQ_IN_ORDER
+#endif
+#define Q3_K_WALK KQ_BY_ROW
+#define Q5_K_WALK KQ_IN_ORDER
+
 #ifdef __wasm_simd128__
-/* kquant_matvec's step: rows o..o+3 as the lanes of one vector. Each row's blocks are dotted
- * in address order, a chunk of KQ_CHUNK blocks of one row after the other's, and their int32
- * sums kept; then the float steps run for the four rows at once, block by block. In decode the
- * weights come from memory, and a thread's reads that go forward through a row are what the
- * hardware prefetcher follows: the four rows' blocks taken in turn, with a read-ahead of the
- * next four rows (the 32-value formats' way), ran slower. bench_decode, Node, 2 threads, AMD
- * EPYC (Zen 5), three alternated runs, tokens/s of one GPT-2-small token's matvecs, rows in
- * turn with read-ahead (Q4_K: one row at a time) -> this: Q2_K 238-252 -> 250-263, Q4_K 258-265
- * -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135. In cache (bench_kernels, 1
- * thread) level, Q6_K +5-8%. Q3_K runs slower this way (131-185 against 189-195 by row). The
- * scales are converted exactly: a few per 256 values. */
+/* Rows o..o+3 as the lanes of one vector: each row's blocks dotted in address order, a chunk of
+ * KQ_CHUNK blocks of one row after the other's, their int32 sums kept; then the float steps for
+ * the four rows at once, block by block. A thread's reads then go forward through each row,
+ * which the hardware prefetcher follows, with no read-ahead. The scales are converted exactly:
+ * a few per 256 values. */
 #define KQ_CHUNK 16 /* blocks of a row per chunk: 4096 values, the whole row of most models */
-KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o) {
+KERNEL v128_t kquant_rows4_in_order(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o) {
     const int64_t nb = t->n_in / SAC_QK_K;
     const char *r[ROW_TILE];
     for (int i = 0; i < ROW_TILE; i++) r[i] = weight_row(t, o + i);
@@ -1734,22 +1756,57 @@ KERNEL v128_t kquant_rows4(const sac_kernel_task *t, const q8k_activations *a, k
     }
     return acc;
 }
+
+/* Rows o..o+3 as the lanes of one vector, as quant_rows4 for the 32-value formats: block by
+ * block, the four rows' in turn, with the same read-ahead of the next four rows (every cache
+ * line of their share of each block, in order). */
+KERNEL v128_t kquant_rows4_in_turn(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
+                                   const char *ahead) {
+    int64_t nb = t->n_in / SAC_QK_K;
+    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
+    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
+    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0), slot[1];
+    for (int64_t blk = 0; blk < nb; blk++) {
+        const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
+        for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
+        size_t at = (size_t)blk * f.block_bytes;
+        const kx_t *x = KX(a) + blk * SAC_QK_K;
+        const int16_t *bs = a->bsums + blk * 16;
+        v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
+        v128_t s0 = f.dot(r0 + at, x, bs, &m0);
+        schedule_point(slot, s0);
+        v128_t s1 = f.dot(r1 + at, x, bs, &m1);
+        schedule_point(slot, s1);
+        v128_t s2 = f.dot(r2 + at, x, bs, &m2);
+        schedule_point(slot, s2);
+        v128_t s3 = f.dot(r3 + at, x, bs, &m3);
+        v128_t dx = wasm_f32x4_splat(a->d[blk]);
+        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, SCALES_EXACT, &unused);
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
+        if (f.has_min) {
+            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, SCALES_EXACT, &unused);
+            acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m0, m1, m2, m3)),
+                                                     wasm_f32x4_mul(dmin, dx)));
+        }
+    }
+    return acc;
+}
 #endif
 
-KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+/* `walk` is a constant where this is inlined (one of the *_WALK above). */
+KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int walk, int64_t o0, int64_t o1) {
     q8k_activations a = q8k_view(t);
     int64_t o = o0;
 #ifdef __wasm_simd128__
-    for (; o + ROW_TILE <= o1; o += ROW_TILE) wasm_v128_store(t->y + o, kquant_rows4(t, &a, f, o));
+    if (walk == KQ_IN_ORDER)
+        for (; o + ROW_TILE <= o1; o += ROW_TILE) wasm_v128_store(t->y + o, kquant_rows4_in_order(t, &a, f, o));
+    if (walk == KQ_IN_TURN)
+        for (; o + ROW_TILE <= o1; o += ROW_TILE)
+            wasm_v128_store(t->y + o, kquant_rows4_in_turn(t, &a, f, o, ahead_rows(t, o, ROW_TILE, ROW_TILE)));
+#else
+    (void)walk;
 #endif
     for (; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
-}
-
-/* kquant_matvec one row at a time, its blocks in order: Q3_K's, which runs faster this way in
- * decode (bench_decode as above: 189-195 against 131-185 tokens/s four rows at a time). */
-KERNEL void kquant_matvec_by_row(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
-    q8k_activations a = q8k_view(t);
-    for (int64_t o = o0; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
 }
 
 #ifdef __wasm_simd128__
@@ -2544,15 +2601,15 @@ void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 #define FORMAT_Q6_K \
     ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0, Q6_K_LEVEL_OFFSET})
 
-void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, o0, o1); }
+void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, Q2_K_WALK, o0, o1); }
 void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
-void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec_by_row(t, FORMAT_Q3_K, o0, o1); }
+void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q3_K, Q3_K_WALK, o0, o1); }
 void sac_matmat_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q3_K, o0, o1); }
-void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, o0, o1); }
+void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, Q4_K_WALK, o0, o1); }
 void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
-void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, o0, o1); }
+void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, Q5_K_WALK, o0, o1); }
 void sac_matmat_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q5_K, o0, o1); }
-void sac_matvec_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q6_K, o0, o1); }
+void sac_matvec_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q6_K, Q6_K_WALK, o0, o1); }
 void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q6_K, o0, o1); }
 
 /* ------------------------------------------------------------------------------------------
