@@ -26,7 +26,7 @@ const RELAXED_DOT = 0x113; // i32x4.relaxed_dot_i8x16_i7x16_add_s
  * matvec (nibble_dot), and what they inline.
  */
 export const KERNEL_FUNCTIONS =
-  /^(sac_mat(vec|mat)_q[2-6]_K|sac_matmat_q[45]_[01]|sac_matvec_q4_[01]|kquant_(dot|rows4|matvec)|kdot_(q[2-6]_K|nibbles)|dot16_u8|nibble_dot|row_block_dot|quant_(rows4|matvec_rows|matvec))$/;
+  /^(sac_mat(vec|mat)_q[2-6]_K|sac_matmat_q[45]_[01]|sac_matvec_q4_[01]|kquant_(dot|rows4_in_(order|turn)|matvec)|kdot_(q[2-6]_K|nibbles)|dot16_u8|nibble_dot|row_block_dot|quant_(rows4|matvec_rows|matvec))$/;
 
 class Reader {
   constructor(bytes, pos = 0) {

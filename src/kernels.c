@@ -14,15 +14,15 @@
  *     n % 8 leftover products summed in order and added.
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
- * computed together (4 weight rows per step for the quantized matvec, 1 for the float one;
- * for the quantized matmat in wasm, panels of 8 weight rows against 4 or 6 activation rows at a
- * time (the K-quants 4), and in plain C 8, then 4 activation rows per weight row; for the float
- * matmat 4 activation rows per weight row, in wasm 2 f32 weight rows at a time), never the
- * arithmetic of one output. (The wasm F16 matvec moves a power-of-two scale from the weights to
- * the activations, which leaves every product exactly as it was: see f16_matvec_scaled; the
- * wasm Q4_0/Q4_1 matvec forms the same exact integer sums from whole bytes: see
- * nibble_activations. The quantized matvec steps store each row's sums before the next row's
- * loads, schedule_point, which orders V8's code and not the arithmetic.)
+ * computed together (4 weight rows per step for the quantized matvec, 1 for some K-quants (their
+ * *_WALK) and for the float one; for the quantized matmat in wasm, panels of 8 weight rows
+ * against 4 or 6 activation rows at a time (the K-quants 4), and in plain C 8, then 4 activation
+ * rows per weight row; for the float matmat 4 activation rows per weight row, in wasm 2 f32
+ * weight rows at a time), never the arithmetic of one output. (The wasm F16 matvec moves a
+ * power-of-two scale from the weights to the activations, which leaves every product exactly
+ * as it was: see f16_matvec_scaled; the wasm Q4_0/Q4_1 matvec forms the same exact integer sums
+ * from whole bytes: see nibble_activations. The quantized matvec steps store each row's sums
+ * before the next row's loads, schedule_point, which orders V8's code and not the arithmetic.)
  *
  * Each family has one generic body, and a type's kernels are that body specialized by the
  * type's format: its block size and a block decoder (quantized), or its element loaders
@@ -1702,11 +1702,11 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
  *   KQ_BY_ROW    one row at a time, its blocks in order, no read-ahead (kquant_dot).
  * The SIMD128 build (Node, 2 threads; in turn or by row -> in order): Q2_K 238-252 -> 250-263,
  * Q4_K (by row) 258-265 -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135; Q3_K
- * 189-195 by row, 131-185 in order. The relaxed build (Chromium 156, 1 thread; its dot is one
- * instruction a 16 values): in order is slower for Q2_K (219-239 -> 198-216), Q4_K (by row
- * 205-211 -> 165-186) and Q6_K (95-96 -> 66-88), faster for Q5_K (85-87 -> 113-115); its
- * GPT-2-small decode in Chromium, 2 threads: Q4_K 308-336 by row, 276-281 in order. All three
- * give the same bits. */
+ * 189-195 by row, 131-185 in order (and 106-156 in turn against 149-185 by row). The relaxed
+ * build (Chromium 156, 1 thread; its dot is one instruction per 16 values): in order is slower
+ * for Q2_K (219-239 -> 198-216), Q4_K (by row 205-211 -> 165-186) and Q6_K (95-96 -> 66-88),
+ * faster for Q5_K (85-87 -> 113-115); its GPT-2-small decode in Chromium, 2 threads: Q4_K
+ * 308-336 by row, 276-281 in order. All three give the same bits. */
 enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
 #ifdef RELAXED
 #define Q2_K_WALK KQ_IN_TURN
@@ -1726,7 +1726,7 @@ enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
  * the four rows at once, block by block. A thread's reads then go forward through each row,
  * which the hardware prefetcher follows, with no read-ahead. The scales are converted exactly:
  * a few per 256 values. */
-#define KQ_CHUNK 16 /* blocks of a row per chunk: 4096 values, the whole row of most models */
+#define KQ_CHUNK 16 /* blocks of a row per chunk: 4096 values */
 KERNEL v128_t kquant_rows4_in_order(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o) {
     const int64_t nb = t->n_in / SAC_QK_K;
     const char *r[ROW_TILE];
@@ -1800,7 +1800,7 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int walk, i
 #ifdef __wasm_simd128__
     if (walk == KQ_IN_ORDER)
         for (; o + ROW_TILE <= o1; o += ROW_TILE) wasm_v128_store(t->y + o, kquant_rows4_in_order(t, &a, f, o));
-    if (walk == KQ_IN_TURN)
+    else if (walk == KQ_IN_TURN)
         for (; o + ROW_TILE <= o1; o += ROW_TILE)
             wasm_v128_store(t->y + o, kquant_rows4_in_turn(t, &a, f, o, ahead_rows(t, o, ROW_TILE, ROW_TILE)));
 #else

@@ -9,7 +9,7 @@
  * contiguous; runs of 64 when a row holds every head, so that a run's rows stay in cache for
  * the block's next head), and
  *   - scores: four keys per step for one head, their sums folded together at the end, each
- *     key's row read in address order (see dot4);
+ *     key's row read in address order (natively f32 rows only; see dot4);
  *   - values: a piece of 32 output values at a time, which stay in registers over the run
  *     instead of being loaded and stored for every key.
  * The eight lanes are a GCC vector type: one AVX register natively, two SIMD128 registers in
@@ -207,11 +207,11 @@ INLINE float dot(const float *restrict a, const void *b, int32_t n, int bf16) {
  * stays faster for them (6.6-6.9 against 7.8-7.9 key after key). */
 INLINE void dot4(const float *restrict q, const void *const k[KEYS_PER_STEP], int32_t n, float out[KEYS_PER_STEP],
                  int bf16) {
-    const int32_t n8 = n - n % LANES;
     if (!bf16) {
         for (int r = 0; r < KEYS_PER_STEP; r++) out[r] = dot(q, k[r], n, bf16);
         return;
     }
+    const int32_t n8 = n - n % LANES;
     lanes8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, x, y;
     for (int32_t i = 0; i < n8; i += LANES) {
         memcpy(&x, q + i, sizeof x);
