@@ -1721,17 +1721,32 @@ enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
 #define Q5_K_WALK KQ_IN_ORDER
 
 #ifdef __wasm_simd128__
+/* acc after the block at byte `at` of rows r[0..3], given their isums and msums as lanes:
+ * kblock_add's float steps for four rows at once (the scales converted exactly: a few per 256
+ * values). */
+KERNEL v128_t kblock_add4(kquant_format f, v128_t acc, const char *const r[ROW_TILE], size_t at, v128_t isum,
+                          v128_t msum, float d_x) {
+    v128_t unused;
+    const v128_t dx = wasm_f32x4_splat(d_x);
+    const v128_t dw = f16_of_rows4(r[0], r[1], r[2], r[3], at + f.d_at, SCALES_EXACT, &unused);
+    acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(isum), wasm_f32x4_mul(dw, dx)));
+    if (f.has_min) {
+        const v128_t dmin = f16_of_rows4(r[0], r[1], r[2], r[3], at + f.dmin_at, SCALES_EXACT, &unused);
+        acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(msum), wasm_f32x4_mul(dmin, dx)));
+    }
+    return acc;
+}
+
 /* Rows o..o+3 as the lanes of one vector: each row's blocks dotted in address order, a chunk of
  * KQ_CHUNK blocks of one row after the other's, their int32 sums kept; then the float steps for
  * the four rows at once, block by block. A thread's reads then go forward through each row,
- * which the hardware prefetcher follows, with no read-ahead. The scales are converted exactly:
- * a few per 256 values. */
+ * which the hardware prefetcher follows, with no read-ahead. */
 #define KQ_CHUNK 16 /* blocks of a row per chunk: 4096 values */
 KERNEL v128_t kquant_rows4_in_order(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o) {
     const int64_t nb = t->n_in / SAC_QK_K;
     const char *r[ROW_TILE];
     for (int i = 0; i < ROW_TILE; i++) r[i] = weight_row(t, o + i);
-    v128_t acc = wasm_f32x4_splat(0.0f), unused;
+    v128_t acc = wasm_f32x4_splat(0.0f);
     for (int64_t c0 = 0; c0 < nb; c0 += KQ_CHUNK) {
         const int64_t n = nb - c0 < KQ_CHUNK ? nb - c0 : KQ_CHUNK;
         v128_t s[ROW_TILE][KQ_CHUNK], m[ROW_TILE][KQ_CHUNK]; /* isum and msum lanes of row i, block c0 + k */
@@ -1741,18 +1756,9 @@ KERNEL v128_t kquant_rows4_in_order(const sac_kernel_task *t, const q8k_activati
                 m[i][k] = wasm_i32x4_splat(0);
                 s[i][k] = f.dot(r[i] + (size_t)blk * f.block_bytes, KX(a) + blk * SAC_QK_K, a->bsums + blk * 16, &m[i][k]);
             }
-        for (int64_t k = 0; k < n; k++) {
-            const size_t at = (size_t)(c0 + k) * f.block_bytes;
-            const v128_t dx = wasm_f32x4_splat(a->d[c0 + k]);
-            const v128_t dw = f16_of_rows4(r[0], r[1], r[2], r[3], at + f.d_at, SCALES_EXACT, &unused);
-            acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s[0][k], s[1][k], s[2][k], s[3][k])),
-                                                     wasm_f32x4_mul(dw, dx)));
-            if (f.has_min) {
-                const v128_t dmin = f16_of_rows4(r[0], r[1], r[2], r[3], at + f.dmin_at, SCALES_EXACT, &unused);
-                acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m[0][k], m[1][k], m[2][k], m[3][k])),
-                                                         wasm_f32x4_mul(dmin, dx)));
-            }
-        }
+        for (int64_t k = 0; k < n; k++)
+            acc = kblock_add4(f, acc, r, (size_t)(c0 + k) * f.block_bytes, sum4_i32(s[0][k], s[1][k], s[2][k], s[3][k]),
+                              sum4_i32(m[0][k], m[1][k], m[2][k], m[3][k]), a->d[c0 + k]);
     }
     return acc;
 }
@@ -1763,31 +1769,24 @@ KERNEL v128_t kquant_rows4_in_order(const sac_kernel_task *t, const q8k_activati
 KERNEL v128_t kquant_rows4_in_turn(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
                                    const char *ahead) {
     int64_t nb = t->n_in / SAC_QK_K;
-    const char *r0 = weight_row(t, o), *r1 = weight_row(t, o + 1);
-    const char *r2 = weight_row(t, o + 2), *r3 = weight_row(t, o + 3);
-    v128_t acc = wasm_f32x4_splat(0.0f), unused = wasm_i32x4_splat(0), slot[1];
+    const char *r[ROW_TILE];
+    for (int i = 0; i < ROW_TILE; i++) r[i] = weight_row(t, o + i);
+    v128_t acc = wasm_f32x4_splat(0.0f), slot[1];
     for (int64_t blk = 0; blk < nb; blk++) {
         const volatile char *next = (const volatile char *)(ahead + (size_t)blk * ROW_TILE * f.block_bytes);
         for (size_t k = 0; k < ROW_TILE * f.block_bytes; k += CACHE_LINE) (void)next[k];
         size_t at = (size_t)blk * f.block_bytes;
         const kx_t *x = KX(a) + blk * SAC_QK_K;
         const int16_t *bs = a->bsums + blk * 16;
-        v128_t m0 = unused, m1 = unused, m2 = unused, m3 = unused;
-        v128_t s0 = f.dot(r0 + at, x, bs, &m0);
+        v128_t m0 = wasm_i32x4_splat(0), m1 = m0, m2 = m0, m3 = m0;
+        v128_t s0 = f.dot(r[0] + at, x, bs, &m0);
         schedule_point(slot, s0);
-        v128_t s1 = f.dot(r1 + at, x, bs, &m1);
+        v128_t s1 = f.dot(r[1] + at, x, bs, &m1);
         schedule_point(slot, s1);
-        v128_t s2 = f.dot(r2 + at, x, bs, &m2);
+        v128_t s2 = f.dot(r[2] + at, x, bs, &m2);
         schedule_point(slot, s2);
-        v128_t s3 = f.dot(r3 + at, x, bs, &m3);
-        v128_t dx = wasm_f32x4_splat(a->d[blk]);
-        v128_t dw = f16_of_rows4(r0, r1, r2, r3, at + f.d_at, SCALES_EXACT, &unused);
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(s0, s1, s2, s3)), wasm_f32x4_mul(dw, dx)));
-        if (f.has_min) {
-            v128_t dmin = f16_of_rows4(r0, r1, r2, r3, at + f.dmin_at, SCALES_EXACT, &unused);
-            acc = wasm_f32x4_sub(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4_i32(m0, m1, m2, m3)),
-                                                     wasm_f32x4_mul(dmin, dx)));
-        }
+        v128_t s3 = f.dot(r[3] + at, x, bs, &m3);
+        acc = kblock_add4(f, acc, r, at, sum4_i32(s0, s1, s2, s3), sum4_i32(m0, m1, m2, m3), a->d[blk]);
     }
     return acc;
 }
