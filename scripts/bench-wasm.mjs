@@ -19,6 +19,7 @@
 //                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
 //                               [--no-depth-capture] [--json OUT]
 //                               [--simd both] [--browser-rounds N] [--browser-only] [--no-wllama]
+//                               [--js-flags FLAGS]
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
@@ -33,7 +34,9 @@
 // as 'saccade Chromium relaxed' and 'saccade Chromium SIMD128'; --browser-rounds N repeats the
 // Chromium runs N times, interleaved, keeping each configuration's best; --browser-only skips the
 // native and Node runs (and the peers); --no-wllama skips wllama. The peers run again beside the
-// Chromium runs, and the Chromium ratios divide by those.
+// Chromium runs, and the Chromium ratios divide by those. --js-flags passes FLAGS to Chromium's
+// V8: `--no-enable-avx-vnni` compiles relaxed SIMD's int8 dot product as on a CPU without
+// AVX-VNNI (the report says how the dot was compiled).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +45,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { DEMO_PATHS, serve } from '../web/serve.mjs';
+import { relaxedDotLowering } from './relaxed-dot-lowering.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: opts } = parseArgs({
@@ -57,6 +61,7 @@ const { values: opts } = parseArgs({
     'browser-rounds': { type: 'string', default: '1' },
     'browser-only': { type: 'boolean', default: false },
     'no-wllama': { type: 'boolean', default: false },
+    'js-flags': { type: 'string', default: '' },
     json: { type: 'string', default: path.join(root, 'build/bench-wasm.json') },
   },
 });
@@ -219,14 +224,22 @@ if (depths.length) {
   loadSeen.push(os.loadavg()[0]);
 }
 
+let chromiumLowering;
 if (!opts['no-browser']) {
   const { chromium } = await import('playwright-core');
   const server = await serve({ root, isolated: true,
     allow: [...DEMO_PATHS, '/scripts/bench-page/', '/node_modules/@wllama/wllama/esm/', '/build/bench-models/'] });
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless'],
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--headless',
+      ...(opts['js-flags'] ? [`--js-flags=${opts['js-flags']}`] : [])],
   });
+  {
+    const page = await browser.newPage();
+    chromiumLowering = await page.evaluate(relaxedDotLowering);
+    await page.close();
+    log(`Chromium${opts['js-flags'] ? ` (--js-flags=${opts['js-flags']})` : ''}: ${chromiumLowering}`);
+  }
   const runPage = async (engine, args) => {
     const page = await browser.newPage(); // a fresh page per run: nothing left over
     try {
@@ -283,7 +296,8 @@ if (!opts['no-browser']) {
 }
 
 const load = { seen: loadSeen, cores: os.availableParallelism() };
-writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), prompt: PROMPT, decode: DECODE, repeat, load, stream: streamBest.gbs, results, long }, null, 2));
+writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), prompt: PROMPT, decode: DECODE, repeat, load,
+  stream: streamBest.gbs, chromium: { jsFlags: opts['js-flags'], lowering: chromiumLowering }, results, long }, null, 2));
 
 // ---------------------------------------------------------------------------------------------
 // Report
@@ -304,6 +318,7 @@ for (const type of types)
 console.log(`\nprefill ${PROMPT} tokens, decode ${DECODE}, best of ${repeat} interleaved rounds` +
   `${browserRounds > 1 ? ` (Chromium: best of ${browserRounds} interleaved rounds of the best of ${repeat} runs)` : ''}; ${load.cores} cores; ` +
   `load average (1 min) seen ${load.seen.map((x) => x.toFixed(1)).join(' → ')}`);
+if (chromiumLowering) console.log(`Chromium${opts['js-flags'] ? ` (--js-flags=${opts['js-flags']})` : ''}: ${chromiumLowering}`);
 const busiest = Math.max(...load.seen);
 if (busiest > load.cores)
   console.log(`WARNING: the load average reached ${busiest.toFixed(1)} on ${load.cores} cores. Engines whose threads ` +

@@ -1,24 +1,43 @@
 // Runs an Emscripten program built for the web (-sENVIRONMENT=web -sSINGLE_FILE=1
-// -sEXIT_RUNTIME=1) in headless Chromium and reports like Node would: its output in
-// PROGRAM.log and on stdout, its exit code as ours. For wasm features that Node 20 lacks or gets
-// wrong (relaxed SIMD's int8 dot product).
+// -sEXIT_RUNTIME=1) in headless Chromium and reports like Node would: its output in the log
+// (PROGRAM.log unless --log says) and on stdout, its exit code as ours. For wasm features that
+// Node 20 lacks or gets wrong (relaxed SIMD's int8 dot product).
 //
-//   node scripts/run-chromium.mjs PROGRAM.js
+//   node scripts/run-chromium.mjs [--js-flags=FLAGS] [--log=FILE] PROGRAM.js
+//
+// --js-flags goes to V8: `--no-enable-avx-vnni` makes it compile relaxed SIMD's int8 dot product
+// the way it does on a CPU without AVX-VNNI. V8 ignores a flag it does not know, so the first
+// line of the log says how this engine computes that dot (scripts/relaxed-dot-lowering.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-const program = process.argv[2];
+import { relaxedDotLowering } from './relaxed-dot-lowering.mjs';
+
+const options = { jsFlags: null, log: null };
+let program = null;
+for (const arg of process.argv.slice(2)) {
+  if (arg.startsWith('--js-flags=')) options.jsFlags = arg.slice('--js-flags='.length);
+  else if (arg.startsWith('--log=')) options.log = arg.slice('--log='.length);
+  else if (!arg.startsWith('--') && program === null) program = arg;
+  else {
+    program = null;
+    break;
+  }
+}
 if (!program) {
-  console.error('usage: node scripts/run-chromium.mjs PROGRAM.js');
+  console.error('usage: node scripts/run-chromium.mjs [--js-flags=FLAGS] [--log=FILE] PROGRAM.js');
   process.exit(2);
 }
+
 const TIMEOUT_MS = 600_000;
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium' });
+const args = options.jsFlags ? [`--js-flags=${options.jsFlags}`] : [];
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args });
 let status = 1;
 const lines = [];
 try {
   const page = await browser.newPage();
   page.on('pageerror', (e) => lines.push(`uncaught: ${e.message}`));
+  lines.push(await page.evaluate(relaxedDotLowering));
   await page.exposeFunction('saccadeOut', (s) => lines.push(s));
   const exited = new Promise((resolve) => page.exposeFunction('saccadeExit', resolve));
   await page.evaluate(() => {
@@ -36,6 +55,6 @@ try {
   await browser.close();
 }
 const text = lines.join('\n') + '\n';
-writeFileSync(`${program}.log`, text);
+writeFileSync(options.log ?? `${program}.log`, text);
 process.stdout.write(text);
 process.exit(status);

@@ -42,9 +42,10 @@ export const modelB = () => pick(MODEL_B, 'encdec-char-q8_0', 'Model B', 'source
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--headless=new', '--disable-gpu'];
 
-export function launch() {
+/** Headless Chromium; `extraArgs` after the usual ones (e.g. --js-flags for V8). */
+export function launch(extraArgs = []) {
   if (!existsSync('/usr/bin/chromium')) throw new Error('/usr/bin/chromium is missing: apt-get install -y chromium');
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 /** Servers of the repository root: { isolated, plain } (COOP/COEP on and off). */

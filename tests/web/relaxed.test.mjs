@@ -2,7 +2,9 @@
 // i7x16_add_s right), on an isolated page (threaded, 2 threads) and a plain one (single-threaded);
 // simd: 'simd128' falls back to the SIMD128 build; and the logits of every position are the same
 // bytes in both builds, for both shipped models (Q8_0) and generated Q4_0 and K-quant models —
-// the kernels differ, the integer dot products they compute do not.
+// the kernels differ, the integer dot products they compute do not. The same again with V8
+// compiling the relaxed dot as it does on CPUs without AVX-VNNI (pair sums that saturate past 16
+// bits, which the kernels' 7-bit operands must never reach).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
@@ -10,7 +12,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { devDir } from './dev-models.mjs';
-import { modelA, modelB, root, useBrowser } from './helpers.mjs';
+import { relaxedDotLowering } from '../../scripts/relaxed-dot-lowering.mjs';
+import { launch, modelA, modelB, root, useBrowser } from './helpers.mjs';
 
 const env = useBrowser();
 
@@ -28,10 +31,10 @@ function generated(type) {
 /**
  * In a page of `server`: loads `file` with `options`, returns its runtime and the bytes of every
  * position's logits. `noRelaxed`: the page's WebAssembly.validate refuses relaxed SIMD (an engine
- * without it).
+ * without it). `browser`: another Chromium than the file's.
  */
-async function run(server, file, options, noRelaxed = false) {
-  const page = await env.browser.newPage();
+async function run(server, file, options, noRelaxed = false, browser = env.browser) {
+  const page = await browser.newPage();
   try {
     if (noRelaxed)
       await page.addInitScript(() => {
@@ -100,4 +103,27 @@ test('an engine without relaxed SIMD gets the SIMD128 build, and simd: relaxed i
   assert.deepEqual([r.relaxed, r.relaxedReason], [false, 'this engine lacks relaxed SIMD']);
   await assert.rejects(() => run(env.srv.plain, modelA().file, { simd: 'relaxed' }, true),
     /the relaxed-SIMD build cannot run here: this engine lacks relaxed SIMD/);
+});
+
+test('V8 without AVX-VNNI (--no-enable-avx-vnni): the relaxed build gives the SIMD128 build\'s logits bytes', async () => {
+  await env.ready;
+  const browser = await launch(['--js-flags=--no-enable-avx-vnni']);
+  try {
+    const page = await browser.newPage();
+    const lowering = await page.evaluate(relaxedDotLowering);
+    await page.close();
+    assert.match(lowering, /^relaxed dot lowering: saturating pair sums/, 'the flag did not change how V8 compiles the dot');
+    const server = env.srv.isolated;
+    for (const file of [modelA().file, ...['q4_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'].map(generated)]) {
+      const relaxed = await run(server, file, { threads: 2 }, false, browser);
+      const simd128 = await run(server, file, { threads: 2, simd: 'simd128' }, false, browser);
+      const name = path.basename(file);
+      assert.equal(relaxed.relaxed, true, `${name}: ${relaxed.relaxedReason}`);
+      assert.equal(simd128.relaxed, false);
+      assert.ok(relaxed.bytes.length > 0);
+      assert.ok(Buffer.from(relaxed.bytes).equals(Buffer.from(simd128.bytes)), `${name}: the logits differ between the builds`);
+    }
+  } finally {
+    await browser.close();
+  }
 });

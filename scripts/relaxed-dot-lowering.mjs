@@ -1,0 +1,29 @@
+// How a page's engine computes relaxed SIMD's int8 dot product on operands outside the 7-bit
+// range the kernels keep to: whether V8 compiled it to one AVX-VNNI instruction or to the
+// sequence it uses without AVX-VNNI. Passed to Playwright's page.evaluate, so it is
+// self-contained. Used by scripts/run-chromium.mjs and tests/web/relaxed.test.mjs.
+
+/**
+ * In the page: one i32x4.relaxed_dot_i8x16_i7x16_add_s of 127s and 200s (200 is outside the
+ * 7-bit range the kernels keep to, where engines may differ). One AVX-VNNI vpdpbusd takes
+ * 4 · 127 · 200 = 101600; the lowering without it (pmaddubsw, pmaddwd) saturates each pair's
+ * 50800 to 32767 and gives 65534; an engine without relaxed SIMD refuses the module.
+ */
+export function relaxedDotLowering() {
+  const splat = (byte) => [0xfd, 0x0c, ...Array(16).fill(byte)]; // v128.const
+  const body = [0x00, ...splat(127), ...splat(200), ...splat(0),
+    0xfd, 0x93, 0x02, // i32x4.relaxed_dot_i8x16_i7x16_add_s
+    0xfd, 0x1b, 0x00, // i32x4.extract_lane 0
+    0x0b];
+  const bytes = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
+    0x03, 0x02, 0x01, 0x00, // one function
+    0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00, // export "f"
+    0x0a, body.length + 2, 0x01, body.length, ...body]);
+  if (!WebAssembly.validate(bytes)) return 'relaxed dot lowering: none (this engine lacks relaxed SIMD)';
+  const f = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.f;
+  let lane = 0;
+  for (let i = 0; i < 2000; i++) lane = f(); // long enough to reach the optimizing tier
+  const how = { 101600: 'exact (one AVX-VNNI instruction)', 65534: 'saturating pair sums (no AVX-VNNI)' }[lane] ?? 'unknown';
+  return `relaxed dot lowering: ${how}; 127·200 four times gives ${lane}`;
+}
