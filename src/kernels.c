@@ -43,11 +43,16 @@
  * results keep their bits. See RELAXED below. Chromium 156 on an AMD EPYC (Zen 5), which has
  * AVX-VNNI, compiles the dot to one vpdpbusd: the panels gained (Q4_0 matmat +50-55%, Q4_K
  * +20-25%), and so did the Q4_0 matvec (bench-wasm, GPT-2-small, 2 threads, two alternated
- * pairs: decode 279 -> 318 and 234 -> 301 tokens/s). On an older AMD EPYC without AVX-VNNI, where
- * V8 expands the op into several instructions, an earlier matvec with it ran Q4_0 decode 172
- * against 187 tokens/s (and Q8_0 146 against 175) while the K-quants' gained (Q4_K 183 against
- * 142); the 4-bit matvec was not measured there since. Q8_0's signed values cannot be the
- * 7-bit operand: its matvec keeps int16 dots. */
+ * pairs: decode 279 -> 318 and 234 -> 301 tokens/s). Without AVX-VNNI V8 expands the op into
+ * pmaddubsw, pmaddwd and paddd (measured on the same machine with --js-flags=
+ * --no-enable-avx-vnni, which the tests run too; an older AMD EPYC without it measured alike
+ * before): the K-quants' matvec still gains (GPT-2-small decode, 2 threads, against the
+ * SIMD128 build: Q2_K 278 / 232, Q3_K 210 / 191, Q5_K 193 / 185 tokens/s), the 4-bit
+ * formats' panels too (prefill Q4_0 652 / 518), but the K-quants' panels lose (69-72 against
+ * 77-91 GFLOP/s), so their matmat asks relaxed_dot_fused and takes the int16 panel then; the
+ * 4-bit matvec loses 3-5% (Q4_0 decode 273 / 285), and switching it the same way cost it 5-10%
+ * with AVX-VNNI (one function holding both paths), so it stays. Q8_0's signed values cannot be
+ * the 7-bit operand: its matvec keeps int16 dots. */
 #include "kernels.h"
 
 #include <float.h>
@@ -71,6 +76,20 @@
 #define RELAXED 1
 #define SAC_RELAXED_DOT_ADD(a, b7, acc) \
     ((v128_t)__builtin_wasm_fma_f32x4((__f32x4)(a), (__f32x4)(b7), (__f32x4)(acc)))
+
+/* Whether the engine computes the relaxed dot in one instruction (on x86, AVX-VNNI's vpdpbusd).
+ * Without it, V8 emits pmaddubsw, pmaddwd and paddd, and the K-quants' matmat runs faster on
+ * the SIMD128 build's int16 dots (Chromium 156 with --js-flags=--no-enable-avx-vnni; see
+ * kquant_matmat), which these builds keep for that case. The two differ on operands past 7
+ * bits, which the kernels never give it: four products 127 * 200 sum to 101600 in one
+ * vpdpbusd, while pmaddubsw saturates each pair's 50800 to 32767. (V8 on ARM never
+ * saturates.) Both ways give the same integer sums, so the choice changes no result. A few
+ * instructions, asked once per range of rows. */
+static inline __attribute__((always_inline)) int relaxed_dot_fused(void) {
+    volatile int8_t a = 127, b = (int8_t)200; /* volatile: nothing folded at compile time */
+    const v128_t dot = SAC_RELAXED_DOT_ADD(wasm_i8x16_splat(a), wasm_i8x16_splat(b), wasm_i32x4_splat(0));
+    return wasm_i32x4_extract_lane(dot, 0) == 4 * 127 * 200;
+}
 #endif
 
 /* Fused multiply-add would change rounding between paths; keep mul and add separate.
@@ -1594,7 +1613,6 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
     }
 }
 
-#ifndef RELAXED /* the relaxed builds' panel scales each group's sum instead */
 /* A block decoded, its levels multiplied by their group's scale in place: sc q fits int16
  * (at most 128 · 32 in magnitude, Q6_K's), so isum becomes one plain dot, and the same
  * integer as the sum over groups of sc · dot. Done once per decoded block, it serves every
@@ -1621,7 +1639,6 @@ KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
 #endif
     }
 }
-#endif
 
 #ifndef __wasm_simd128__
 /* isum: the integer dot of a decoded, scaled block with 256 activations (the plain-C
@@ -1813,21 +1830,51 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int walk, i
  * levels times their group's scale), as int16 pairs interleaved across the four rows, and the
  * group mins likewise, so one i32x4.dot_i16x8 with a splatted activation pair gives four rows'
  * partial isums (msums with a pair of bsums). The float steps are kblock_add's. */
-#define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 8.6 KB on the stack */
+#define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 10 KB on the stack */
 typedef struct kquant_panel {
-    /* pairs of scaled levels; in the relaxed builds, in w[k][0..63], quads of unsigned levels
-     * (lane i of w[k][c][q]: levels 4c..4c+3 of block k of row 4q + i) */
+    /* pairs of scaled levels (kpanel_step), or in w[k][0..63] quads of unsigned levels
+     * (kpanel_step_levels; lane i of w[k][c][q]: levels 4c..4c+3 of block k of row 4q + i) */
     v128_t w[KPANEL_BLOCKS][SAC_QK_K / 2][PANEL_QUADS];
     v128_t m[KPANEL_BLOCKS][8][PANEL_QUADS]; /* pairs of group mins */
     v128_t d[KPANEL_BLOCKS][PANEL_QUADS], dmin[KPANEL_BLOCKS][PANEL_QUADS];
-#ifdef RELAXED
+    /* kpanel_step_levels' only (which the SIMD128 builds never run; 1.5 KB unused there) */
     v128_t sc[KPANEL_BLOCKS][16][PANEL_QUADS]; /* group scales of four rows (int32) */
     v128_t scp[KPANEL_BLOCKS][8][PANEL_QUADS]; /* pairs of them (int16), as m: for the levels' offset */
-#endif
 } kquant_panel;
 
+/* Four rows' decoded block k (kdecode: scaled levels) into quad q of the panel, as kpanel_step
+ * takes them: pairs of levels. */
+KERNEL void kpanel_put_pairs(const kblock w[4], int k, int q, kquant_panel *p) {
+    for (int j = 0; j < SAC_QK_K / 8; j++) { /* eight levels: pairs 4j..4j+3 */
+        v128_t pairs[4];
+        interleave_pairs4(wasm_v128_load(w[0].q + 8 * j), wasm_v128_load(w[1].q + 8 * j),
+                          wasm_v128_load(w[2].q + 8 * j), wasm_v128_load(w[3].q + 8 * j), pairs);
+        for (int c = 0; c < 4; c++) p->w[k][4 * j + c][q] = pairs[c];
+    }
+}
+
+/* The same for kpanel_step_levels (the relaxed builds): the unsigned levels (f.decode, unscaled)
+ * as quads of bytes, and the group scales beside them. */
+KERNEL void kpanel_put_levels(kquant_format f, const kblock w[4], int k, int q, kquant_panel *p) {
+    const v128_t offset = wasm_i16x8_splat((int16_t)f.level_offset);
+    _Alignas(16) int16_t sc_pairs[8][4][2]; /* as kfill_panel's m */
+    for (int g = 0; g < 16; g++) { /* a group's 16 levels of each row, as bytes: four quads */
+        v128_t rows[4], quads4[4];
+        for (int i = 0; i < 4; i++)
+            rows[i] = wasm_u8x16_narrow_i16x8(wasm_i16x8_add(wasm_v128_load(w[i].q + 16 * g), offset),
+                                              wasm_i16x8_add(wasm_v128_load(w[i].q + 16 * g + 8), offset));
+        interleave_pairs4(rows[0], rows[1], rows[2], rows[3], quads4);
+        for (int c = 0; c < 4; c++) p->w[k][4 * g + c][q] = quads4[c];
+        p->sc[k][g][q] = wasm_i32x4_make(w[0].sc[g], w[1].sc[g], w[2].sc[g], w[3].sc[g]);
+        for (int i = 0; i < 4; i++) sc_pairs[g / 2][i][g % 2] = (int16_t)w[i].sc[g];
+    }
+    for (int g = 0; g < 8; g++) p->scp[k][g][q] = wasm_v128_load(sc_pairs[g]);
+}
+
+/* `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panel of
+ * kpanel_step_levels, else kpanel_step's. */
 KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, int quads, int64_t blk0, int nblk,
-                        kquant_panel *p) {
+                        int levels, kquant_panel *p) {
     for (int q = 0; q < quads; q++)
         for (int k = 0; k < nblk; k++) {
             kblock w[4];
@@ -1835,11 +1882,10 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
             _Alignas(16) float d[4], dmin[4];
             for (int i = 0; i < 4; i++) {
                 const char *block = weight_row(t, o + 4 * q + i) + (size_t)(blk0 + k) * f.block_bytes;
-#ifdef RELAXED
-                f.decode(block, &w[i]); /* unscaled: kpanel_step_levels scales each group's sum */
-#else
-                kdecode(f, block, &w[i]);
-#endif
+                if (levels)
+                    f.decode(block, &w[i]); /* unscaled: kpanel_step_levels scales each group's sum */
+                else
+                    kdecode(f, block, &w[i]);
                 d[i] = w[i].d;
                 dmin[i] = w[i].dmin;
                 for (int g = 0; g < 16; g++) m[g / 2][i][g % 2] = (int16_t)w[i].m[g];
@@ -1847,28 +1893,10 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
             for (int g = 0; g < 8; g++) p->m[k][g][q] = wasm_v128_load(m[g]);
             p->d[k][q] = wasm_v128_load(d);
             p->dmin[k][q] = wasm_v128_load(dmin);
-#ifdef RELAXED
-            const v128_t offset = wasm_i16x8_splat((int16_t)f.level_offset);
-            _Alignas(16) int16_t sc_pairs[8][4][2]; /* as m */
-            for (int g = 0; g < 16; g++) { /* a group's 16 levels of each row, as bytes: four quads */
-                v128_t rows[4], quads4[4];
-                for (int i = 0; i < 4; i++)
-                    rows[i] = wasm_u8x16_narrow_i16x8(wasm_i16x8_add(wasm_v128_load(w[i].q + 16 * g), offset),
-                                                      wasm_i16x8_add(wasm_v128_load(w[i].q + 16 * g + 8), offset));
-                interleave_pairs4(rows[0], rows[1], rows[2], rows[3], quads4);
-                for (int c = 0; c < 4; c++) p->w[k][4 * g + c][q] = quads4[c];
-                p->sc[k][g][q] = wasm_i32x4_make(w[0].sc[g], w[1].sc[g], w[2].sc[g], w[3].sc[g]);
-                for (int i = 0; i < 4; i++) sc_pairs[g / 2][i][g % 2] = (int16_t)w[i].sc[g];
-            }
-            for (int g = 0; g < 8; g++) p->scp[k][g][q] = wasm_v128_load(sc_pairs[g]);
-#else
-            for (int j = 0; j < SAC_QK_K / 8; j++) { /* eight levels: pairs 4j..4j+3 */
-                v128_t pairs[4];
-                interleave_pairs4(wasm_v128_load(w[0].q + 8 * j), wasm_v128_load(w[1].q + 8 * j),
-                                  wasm_v128_load(w[2].q + 8 * j), wasm_v128_load(w[3].q + 8 * j), pairs);
-                for (int c = 0; c < 4; c++) p->w[k][4 * j + c][q] = pairs[c];
-            }
-#endif
+            if (levels)
+                kpanel_put_levels(f, w, k, q, p);
+            else
+                kpanel_put_pairs(w, k, q, p);
         }
 }
 
@@ -1906,7 +1934,6 @@ KERNEL void kpanel_block_sums(const sac_kernel_task *t, const q8k_activations *a
     }
 }
 
-#ifndef RELAXED
 /* The panel against activation rows b..b+acts-1 (panel_sums_load). */
 KERNEL void kpanel_step(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
                         int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first) {
@@ -1929,8 +1956,8 @@ KERNEL void kpanel_step(const sac_kernel_task *t, const q8k_activations *a, kqua
     }
     panel_sums_store(t, o, quads, b, acts, acc);
 }
-#define KPANEL_STEP kpanel_step
-#else
+
+#ifdef RELAXED
 /* kpanel_step in the relaxed builds: the unsigned levels against the int8 activations, one
  * relaxed dot per four values of four rows, each group's sum times its scale, and the levels'
  * offset off with the group sums of x (bsums), as the register dots do (minus_offset): the
@@ -1973,27 +2000,48 @@ KERNEL void kpanel_step_levels(const sac_kernel_task *t, const q8k_activations *
     }
     panel_sums_store(t, o, quads, b, acts, acc);
 }
-#define KPANEL_STEP kpanel_step_levels
 #endif
 
-KERNEL void kpanel_pass(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
-                        int64_t o, int quads, int64_t blk0, int nblk) {
-    int64_t b = 0;
-    for (; b + KPANEL_ACTS <= t->n_batch; b += KPANEL_ACTS) KPANEL_STEP(t, a, f, p, o, quads, blk0, nblk, b, KPANEL_ACTS, blk0 == 0);
-    for (; b < t->n_batch; b++) KPANEL_STEP(t, a, f, p, o, quads, blk0, nblk, b, 1, blk0 == 0);
+/* The step of a panel filled with `levels`. */
+KERNEL void kpanel_step_of(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
+                           int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int levels) {
+#ifdef RELAXED
+    if (levels) {
+        kpanel_step_levels(t, a, f, p, o, quads, blk0, nblk, b, acts, blk0 == 0);
+        return;
+    }
+#endif
+    (void)levels;
+    kpanel_step(t, a, f, p, o, quads, blk0, nblk, b, acts, blk0 == 0);
 }
 
-KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int quads) {
+KERNEL void kpanel_pass(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, const kquant_panel *p,
+                        int64_t o, int quads, int64_t blk0, int nblk, int levels) {
+    int64_t b = 0;
+    for (; b + KPANEL_ACTS <= t->n_batch; b += KPANEL_ACTS) kpanel_step_of(t, a, f, p, o, quads, blk0, nblk, b, KPANEL_ACTS, levels);
+    for (; b < t->n_batch; b++) kpanel_step_of(t, a, f, p, o, quads, blk0, nblk, b, 1, levels);
+}
+
+KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o, int quads,
+                        int levels) {
     const int64_t nb = t->n_in / SAC_QK_K;
     kquant_panel p;
     for (int64_t blk0 = 0; blk0 < nb; blk0 += KPANEL_BLOCKS) {
         const int nblk = nb - blk0 < KPANEL_BLOCKS ? (int)(nb - blk0) : KPANEL_BLOCKS;
-        kfill_panel(t, f, o, quads, blk0, nblk, &p);
+        kfill_panel(t, f, o, quads, blk0, nblk, levels, &p);
         if (quads == PANEL_QUADS)
-            kpanel_pass(t, a, f, &p, o, PANEL_QUADS, blk0, nblk);
+            kpanel_pass(t, a, f, &p, o, PANEL_QUADS, blk0, nblk, levels);
         else
-            kpanel_pass(t, a, f, &p, o, 1, blk0, nblk);
+            kpanel_pass(t, a, f, &p, o, 1, blk0, nblk, levels);
     }
+}
+
+/* Rows from o in panels while four are left; returns the first row not done. */
+KERNEL int64_t kpanel_matmat(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
+                             int64_t o1, int levels) {
+    for (; o + 4 * PANEL_QUADS <= o1; o += 4 * PANEL_QUADS) kpanel_rows(t, a, f, o, PANEL_QUADS, levels);
+    for (; o + 4 <= o1; o += 4) kpanel_rows(t, a, f, o, 1, levels);
+    return o;
 }
 
 /* Rows [o0, o1), sac_matmul's unit, as quant_matmat takes them. Below four rows of batch the
@@ -2003,8 +2051,16 @@ KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0,
     q8k_activations a = q8k_view(t);
     int64_t o = o0;
     if (t->n_batch >= 4) {
-        for (; o + 4 * PANEL_QUADS <= o1; o += 4 * PANEL_QUADS) kpanel_rows(t, &a, f, o, PANEL_QUADS);
-        for (; o + 4 <= o1; o += 4) kpanel_rows(t, &a, f, o, 1);
+#ifdef RELAXED
+        /* without a one-instruction relaxed dot, kpanel_step's int16 dots are faster: Chromium
+         * 156, --no-enable-avx-vnni, GPT-2-small prefill of 128 tokens, 2 threads, relaxed build
+         * against SIMD128, two runs (tokens/s): Q2_K 594 / 605 and 559 / 615, Q3_K 584 / 693
+         * and 575 / 685, Q4_K 591 / 652 and 595 / 595, Q5_K 589 / 622 and 564 / 612, Q6_K
+         * 551 / 643 and 587 / 638 */
+        o = relaxed_dot_fused() ? kpanel_matmat(t, &a, f, o, o1, 1) : kpanel_matmat(t, &a, f, o, o1, 0);
+#else
+        o = kpanel_matmat(t, &a, f, o, o1, 0);
+#endif
     }
     for (int64_t b = 0; b < t->n_batch; b++)
         for (int64_t r = o; r < o1; r++) t->y[b * t->n_out + r] = kquant_dot(t, &a, f, r, b);
