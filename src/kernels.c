@@ -49,10 +49,9 @@
  * before): the K-quants' matvec still gains (GPT-2-small decode, 2 threads, against the
  * SIMD128 build: Q2_K 278 / 232, Q3_K 210 / 191, Q5_K 193 / 185 tokens/s), the 4-bit
  * formats' panels too (prefill Q4_0 652 / 518), but the K-quants' panels lose (69-72 against
- * 77-91 GFLOP/s), so their matmat asks relaxed_dot_fused and takes the int16 panel then; the
- * 4-bit matvec loses 3-5% (Q4_0 decode 273 / 285), and switching it the same way cost it 5-10%
- * with AVX-VNNI (one function holding both paths), so it stays. Q8_0's signed values cannot be
- * the 7-bit operand: its matvec keeps int16 dots. */
+ * 77-91 GFLOP/s) and so does the 4-bit matvec (Q4_0 decode 273 / 285), so those two ask
+ * relaxed_dot_fused and take their int16 paths then (TWO_PATHS). Q8_0's signed values cannot
+ * be the 7-bit operand: its matvec keeps int16 dots. */
 #include "kernels.h"
 
 #include <float.h>
@@ -78,9 +77,10 @@
     ((v128_t)__builtin_wasm_fma_f32x4((__f32x4)(a), (__f32x4)(b7), (__f32x4)(acc)))
 
 /* Whether the engine computes the relaxed dot in one instruction (on x86, AVX-VNNI's vpdpbusd).
- * Without it, V8 emits pmaddubsw, pmaddwd and paddd, and the K-quants' matmat runs faster on
- * the SIMD128 build's int16 dots (Chromium 156 with --js-flags=--no-enable-avx-vnni; see
- * kquant_matmat), which these builds keep for that case. The two differ on operands past 7
+ * Without it, V8 emits pmaddubsw, pmaddwd and paddd, and the K-quants' matmat and the 4-bit
+ * formats' matvec run faster on the SIMD128 build's int16 dots (Chromium 156 with
+ * --js-flags=--no-enable-avx-vnni; see kquant_matmat, TWO_PATHS), which these builds keep for
+ * that case. The two differ on operands past 7
  * bits, which the kernels never give it: four products 127 * 200 sum to 101600 in one
  * vpdpbusd, while pmaddubsw saturates each pair's 50800 to 32767. (V8 on ARM never
  * saturates.) Both ways give the same integer sums, so the choice changes no result. A few
@@ -662,6 +662,11 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
     return acc;
 }
 
+/* The activations quant_rows4 reads (a constant where it is inlined): as quantized (ACTS_PLAIN),
+ * prepared for the 4-bit formats' bytes (ACTS_NIBBLES, nibble_activations), or as int8 for
+ * nibble_dot (ACTS_NIBBLES_RELAXED). */
+enum { ACTS_PLAIN, ACTS_NIBBLES, ACTS_NIBBLES_RELAXED };
+
 #ifdef __wasm_simd128__
 /* quant_matvec's step: rows o..o+3 against the activations, as one vector whose lanes are the
  * four rows. Four weight rows share each load of the activation block. The weight scales are
@@ -702,13 +707,11 @@ static inline v128_t nibble_dot(const char *qs, const int8_t *x) {
 }
 #endif
 
-/* Row r's block dot in quant_rows4: decoded and against the int16 activations, or (the relaxed
- * builds' 4-bit matvec on its prepared activations: `prepared`, a constant where it is inlined)
- * nibble_dot. */
+/* Row r's block dot in quant_rows4: decoded and against the int16 activations, or nibble_dot. */
 KERNEL v128_t row_block_dot(quant_format f, const char *block, const q8_activations *a, int64_t blk, int prepared) {
 #ifdef RELAXED
     /* the nibbles are a block's last 16 bytes (Q4_0: after d; Q4_1: after d and m) */
-    if (prepared) return nibble_dot(block + f.block_bytes - 16, a->x8 + blk * SAC_QK);
+    if (prepared == ACTS_NIBBLES_RELAXED) return nibble_dot(block + f.block_bytes - 16, a->x8 + blk * SAC_QK);
 #endif
     (void)prepared;
     v128_t w[4];
@@ -782,7 +785,6 @@ static inline void decode_q4_1_bytes(const char *block, v128_t q[4]) {
     decode_bytes_and_high(((const block_q4_1 *)block)->qs, q);
 }
 
-#ifndef RELAXED /* the relaxed builds' matvec takes the nibbles by nibble_dot instead */
 /* The activations in that form: values 16..31 of each block become x[16..31] - 16 x[0..15]. */
 static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *prepared) {
     for (int64_t i = 0; i < n_in; i += SAC_QK) {
@@ -793,7 +795,6 @@ static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *p
         wasm_v128_store(prepared + i + 24, wasm_i16x8_sub(wasm_v128_load(q + i + 24), wasm_i16x8_shl(x1, 4)));
     }
 }
-#endif
 #endif
 
 KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
@@ -818,7 +819,9 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
     for (; o < o1; o++) t->y[o] = quant_dot(t, a, f, o, 0);
 }
 
-KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1) {
+/* `relaxed` (a constant where it is inlined; 1 only in the relaxed builds): the 4-bit formats
+ * take nibble_dot, else their prepared int16 dots. */
+KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1, int relaxed) {
     q8_activations a = q8_view(t, f.has_min);
 #ifdef __wasm_simd128__
     if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
@@ -829,25 +832,27 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
             a.offsets = offsets;
         }
 #ifdef RELAXED
-        int8_t x8[NIBBLE_PREPARED_MAX]; /* Q8_0 activations are within ±127 */
-        for (int64_t i = 0; i < t->n_in; i += 16)
-            wasm_v128_store(x8 + i, wasm_i8x16_narrow_i16x8(wasm_v128_load(a.q + i), wasm_v128_load(a.q + i + 8)));
-        a.x8 = x8;
-        quant_matvec_rows(t, &a, f, o0, o1, 1);
-        return;
-#else
+        if (relaxed) {
+            int8_t x8[NIBBLE_PREPARED_MAX]; /* Q8_0 activations are within ±127 */
+            for (int64_t i = 0; i < t->n_in; i += 16)
+                wasm_v128_store(x8 + i, wasm_i8x16_narrow_i16x8(wasm_v128_load(a.q + i), wasm_v128_load(a.q + i + 8)));
+            a.x8 = x8;
+            quant_matvec_rows(t, &a, f, o0, o1, ACTS_NIBBLES_RELAXED);
+            return;
+        }
+#endif
         int16_t prepared[NIBBLE_PREPARED_MAX];
         nibble_activations(a.q, t->n_in, prepared);
         a.q = prepared;
         f.decode = f.decode_bytes;
         /* a call of its own: one call after the branch would make f.decode a choice of two
          * decoders, called indirectly per block (4x slower) instead of inlined */
-        quant_matvec_rows(t, &a, f, o0, o1, 1);
+        quant_matvec_rows(t, &a, f, o0, o1, ACTS_NIBBLES);
         return;
-#endif
     }
 #endif
-    quant_matvec_rows(t, &a, f, o0, o1, 0);
+    (void)relaxed;
+    quant_matvec_rows(t, &a, f, o0, o1, ACTS_PLAIN);
 }
 
 #ifdef __wasm_simd128__
@@ -2036,31 +2041,18 @@ KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kqua
     }
 }
 
-/* Rows from o in panels while four are left; returns the first row not done. */
-KERNEL int64_t kpanel_matmat(const sac_kernel_task *t, const q8k_activations *a, kquant_format f, int64_t o,
-                             int64_t o1, int levels) {
-    for (; o + 4 * PANEL_QUADS <= o1; o += 4 * PANEL_QUADS) kpanel_rows(t, a, f, o, PANEL_QUADS, levels);
-    for (; o + 4 <= o1; o += 4) kpanel_rows(t, a, f, o, 1, levels);
-    return o;
-}
-
-/* Rows [o0, o1), sac_matmul's unit, as quant_matmat takes them. Below four rows of batch the
- * matvec's register dot per row is quicker than filling a panel (bench_kernels, 768x3072, 1
- * thread in Node: batch 2 -25 to -32%, 4 +16% but Q6_K -9%, 8 +40%, 128 +65 to +140%). */
-KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+/* `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panels of
+ * kpanel_step_levels, else kpanel_step's. Without AVX-VNNI the latter are faster in the relaxed
+ * builds too (see relaxed_dot_fused): Chromium 156, --no-enable-avx-vnni, GPT-2-small prefill of
+ * 128 tokens, 2 threads, relaxed build against SIMD128, two runs (tokens/s): Q2_K 594 / 605 and
+ * 559 / 615, Q3_K 584 / 693 and 575 / 685, Q4_K 591 / 652 and 595 / 595, Q5_K 589 / 622 and
+ * 564 / 612, Q6_K 551 / 643 and 587 / 638. */
+KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1, int levels) {
     q8k_activations a = q8k_view(t);
     int64_t o = o0;
     if (t->n_batch >= 4) {
-#ifdef RELAXED
-        /* without a one-instruction relaxed dot, kpanel_step's int16 dots are faster: Chromium
-         * 156, --no-enable-avx-vnni, GPT-2-small prefill of 128 tokens, 2 threads, relaxed build
-         * against SIMD128, two runs (tokens/s): Q2_K 594 / 605 and 559 / 615, Q3_K 584 / 693
-         * and 575 / 685, Q4_K 591 / 652 and 595 / 595, Q5_K 589 / 622 and 564 / 612, Q6_K
-         * 551 / 643 and 587 / 638 */
-        o = relaxed_dot_fused() ? kpanel_matmat(t, &a, f, o, o1, 1) : kpanel_matmat(t, &a, f, o, o1, 0);
-#else
-        o = kpanel_matmat(t, &a, f, o, o1, 0);
-#endif
+        for (; o + 4 * PANEL_QUADS <= o1; o += 4 * PANEL_QUADS) kpanel_rows(t, &a, f, o, PANEL_QUADS, levels);
+        for (; o + 4 <= o1; o += 4) kpanel_rows(t, &a, f, o, 1, levels);
     }
     for (int64_t b = 0; b < t->n_batch; b++)
         for (int64_t r = o; r < o1; r++) t->y[b * t->n_out + r] = kquant_dot(t, &a, f, r, b);
@@ -2088,7 +2080,8 @@ KERNEL void kquant_matmat_rows(const sac_kernel_task *t, const q8k_activations *
 }
 
 /* Each decoded weight block serves eight activation rows, or four. */
-KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1) {
+KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1, int levels) {
+    (void)levels;
     q8k_activations a = q8k_view(t);
     int64_t b = 0;
     for (; b + 2 * BATCH_TILE <= t->n_batch; b += 2 * BATCH_TILE) kquant_matmat_rows(t, &a, f, o0, o1, b, 2 * BATCH_TILE);
@@ -2618,6 +2611,27 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
     }
 }
 
+/* Kernels with a path for each way the engine may compute the relaxed dot (relaxed_dot_fused):
+ * TWO_PATHS(name, fused, other) defines kernel `name` to run `fused` where it is one
+ * instruction and `other` elsewhere; outside the relaxed builds, always `other`. In the relaxed
+ * builds each path is a function of its own, called through a pointer: binaryen inlines a
+ * function into its only caller whatever clang was told, and the 4-bit matvec's nibble_dot path
+ * inlined beside its int16 one ran 5-10% slower (Chromium, with AVX-VNNI). */
+#ifdef RELAXED
+typedef void (*kernel_fn)(const sac_kernel_task *t, int64_t o0, int64_t o1);
+static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, kernel_fn fused, kernel_fn other) {
+    volatile kernel_fn fn = relaxed_dot_fused() ? fused : other; /* volatile: a call through the pointer */
+    fn(t, o0, o1);
+}
+#define TWO_PATHS(name, fused, other)                                                                       \
+    static void name##_fused(const sac_kernel_task *t, int64_t o0, int64_t o1) { fused; }                  \
+    static void name##_other(const sac_kernel_task *t, int64_t o0, int64_t o1) { other; }                  \
+    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { run_by_lowering(t, o0, o1, name##_fused, name##_other); }
+#else
+#define TWO_PATHS(name, fused, other) \
+    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { other; }
+#endif
+
 #ifdef __wasm_simd128__
 #define SIMD_ONLY(bytes, small_levels) , bytes, small_levels
 #else
@@ -2629,15 +2643,15 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
 #define FORMAT_Q4_1 ((quant_format){sizeof(block_q4_1), decode_q4_1, 1, 0 SIMD_ONLY(decode_q4_1_bytes, 1)})
 #define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 SIMD_ONLY(NULL, 1)})
 
-void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1); }
+void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1, 0); }
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
-void sac_matvec_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q4_0, o0, o1); }
+TWO_PATHS(sac_matvec_q4_0, quant_matvec(t, FORMAT_Q4_0, o0, o1, 1), quant_matvec(t, FORMAT_Q4_0, o0, o1, 0))
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
-void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1); }
+void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1, 0); }
 void sac_matmat_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_0, o0, o1); }
-void sac_matvec_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q4_1, o0, o1); }
+TWO_PATHS(sac_matvec_q4_1, quant_matvec(t, FORMAT_Q4_1, o0, o1, 1), quant_matvec(t, FORMAT_Q4_1, o0, o1, 0))
 void sac_matmat_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_1, o0, o1); }
-void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1); }
+void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1, 0); }
 void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_1, o0, o1); }
 
 #ifdef __wasm_simd128__
@@ -2657,15 +2671,15 @@ void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
     ((kquant_format){sizeof(block_q6_K), offsetof(block_q6_K, d), 0, kdecode_q6_K, KDOT(kdot_q6_K) 0, Q6_K_LEVEL_OFFSET})
 
 void sac_matvec_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q2_K, Q2_K_WALK, o0, o1); }
-void sac_matmat_q2_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q2_K, o0, o1); }
+TWO_PATHS(sac_matmat_q2_K, kquant_matmat(t, FORMAT_Q2_K, o0, o1, 1), kquant_matmat(t, FORMAT_Q2_K, o0, o1, 0))
 void sac_matvec_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q3_K, Q3_K_WALK, o0, o1); }
-void sac_matmat_q3_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q3_K, o0, o1); }
+TWO_PATHS(sac_matmat_q3_K, kquant_matmat(t, FORMAT_Q3_K, o0, o1, 1), kquant_matmat(t, FORMAT_Q3_K, o0, o1, 0))
 void sac_matvec_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q4_K, Q4_K_WALK, o0, o1); }
-void sac_matmat_q4_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q4_K, o0, o1); }
+TWO_PATHS(sac_matmat_q4_K, kquant_matmat(t, FORMAT_Q4_K, o0, o1, 1), kquant_matmat(t, FORMAT_Q4_K, o0, o1, 0))
 void sac_matvec_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q5_K, Q5_K_WALK, o0, o1); }
-void sac_matmat_q5_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q5_K, o0, o1); }
+TWO_PATHS(sac_matmat_q5_K, kquant_matmat(t, FORMAT_Q5_K, o0, o1, 1), kquant_matmat(t, FORMAT_Q5_K, o0, o1, 0))
 void sac_matvec_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matvec(t, FORMAT_Q6_K, Q6_K_WALK, o0, o1); }
-void sac_matmat_q6_K(const sac_kernel_task *t, int64_t o0, int64_t o1) { kquant_matmat(t, FORMAT_Q6_K, o0, o1); }
+TWO_PATHS(sac_matmat_q6_K, kquant_matmat(t, FORMAT_Q6_K, o0, o1, 1), kquant_matmat(t, FORMAT_Q6_K, o0, o1, 0))
 
 /* ------------------------------------------------------------------------------------------
  * f32 primitives for attention
