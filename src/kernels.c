@@ -80,11 +80,10 @@
  * Without it, V8 emits pmaddubsw, pmaddwd and paddd, and the K-quants' matmat and the 4-bit
  * formats' matvec run faster on the SIMD128 build's int16 dots (Chromium 156 with
  * --js-flags=--no-enable-avx-vnni; see kquant_matmat, TWO_PATHS), which these builds keep for
- * that case. The two differ on operands past 7
- * bits, which the kernels never give it: four products 127 * 200 sum to 101600 in one
- * vpdpbusd, while pmaddubsw saturates each pair's 50800 to 32767. (V8 on ARM never
- * saturates.) Both ways give the same integer sums, so the choice changes no result. A few
- * instructions, asked once per range of rows. */
+ * that case. The two differ on operands past 7 bits, which the kernels never give it: four
+ * products 127 * 200 sum to 101600 in one vpdpbusd, while pmaddubsw saturates each pair's
+ * 50800 to 32767. (V8 on ARM never saturates.) Both ways give the same integer sums, so the
+ * choice changes no result. A few instructions, asked once per range of rows. */
 static inline __attribute__((always_inline)) int relaxed_dot_fused(void) {
     volatile int8_t a = 127, b = (int8_t)200; /* volatile: nothing folded at compile time */
     const v128_t dot = SAC_RELAXED_DOT_ADD(wasm_i8x16_splat(a), wasm_i8x16_splat(b), wasm_i32x4_splat(0));
@@ -2041,7 +2040,10 @@ KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kqua
     }
 }
 
-/* `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panels of
+/* Rows [o0, o1), sac_matmul's unit, as quant_matmat takes them. Below four rows of batch the
+ * matvec's register dot per row is quicker than filling a panel (bench_kernels, 768x3072, 1
+ * thread in Node: batch 2 -25 to -32%, 4 +16% but Q6_K -9%, 8 +40%, 128 +65 to +140%).
+ * `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panels of
  * kpanel_step_levels, else kpanel_step's. Without AVX-VNNI the latter are faster in the relaxed
  * builds too (see relaxed_dot_fused): Chromium 156, --no-enable-avx-vnni, GPT-2-small prefill of
  * 128 tokens, 2 threads, relaxed build against SIMD128, two runs (tokens/s): Q2_K 594 / 605 and
