@@ -9,10 +9,11 @@
 //
 // It prints how this engine compiles the relaxed dot (scripts/relaxed-dot-lowering.mjs): a CPU's
 // AVX-VNNI flag alone does not say (a VM may pass it through while V8 does not use it); with
-// --js-flags=--no-enable-avx-vnni V8 compiles it as without AVX-VNNI. On an AMD EPYC (Zen 5)
-// with AVX-VNNI, Chromium 156, the relaxed dot timed 34.3 G/s with one vpdpbusd and 35.4 G/s
-// without (int16 dot 45.7 and 52.2): something in this loop, not the dot, bounds it there, while
-// the kernels gain from the relaxed dot on that machine. Read its figure as a lower bound.
+// --js-flags='--no-enable-avx-vnni --no-enable-avx-vnni-int8' V8 compiles it as on x86 without
+// AVX-VNNI. On an AMD EPYC (Zen 5) with AVX-VNNI, Chromium 156, the relaxed dot timed 34.3 G/s
+// with one vpdpbusd and 35.4 G/s without (int16 dot 45.7 and 52.2): something in this loop, not
+// the dot, bounds it there, while the kernels gain from the relaxed dot on that machine. Read
+// its figure as a lower bound.
 //
 //   node scripts/bench-relaxed-dot.mjs [--js-flags=FLAGS]
 import { readFileSync } from 'node:fs';

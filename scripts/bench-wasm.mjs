@@ -19,7 +19,7 @@
 //                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
 //                               [--no-depth-capture] [--json OUT]
 //                               [--simd both] [--browser-rounds N] [--browser-only] [--no-wllama]
-//                               [--js-flags FLAGS]
+//                               [--js-flags=FLAGS]
 //
 // --threads 1,2 adds the 1-thread runs; --depths adds the long-context run: decode at those
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
@@ -35,8 +35,8 @@
 // Chromium runs N times, interleaved, keeping each configuration's best; --browser-only skips the
 // native and Node runs (and the peers); --no-wllama skips wllama. The peers run again beside the
 // Chromium runs, and the Chromium ratios divide by those. --js-flags passes FLAGS to Chromium's
-// V8: `--no-enable-avx-vnni` compiles relaxed SIMD's int8 dot product as on a CPU without
-// AVX-VNNI (the report says how the dot was compiled).
+// V8: `--js-flags='--no-enable-avx-vnni --no-enable-avx-vnni-int8'` compiles relaxed SIMD's int8
+// dot product as on an x86 CPU without AVX-VNNI (the report says how the dot was compiled).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

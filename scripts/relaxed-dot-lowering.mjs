@@ -1,13 +1,16 @@
 // How a page's engine computes relaxed SIMD's int8 dot product on operands outside the 7-bit
-// range the kernels keep to: whether V8 compiled it to one AVX-VNNI instruction or to the
-// sequence it uses without AVX-VNNI. Passed to Playwright's page.evaluate, so it is
-// self-contained. Used by scripts/run-chromium.mjs and tests/web/relaxed.test.mjs.
+// range the kernels keep to: as V8 does with AVX-VNNI (vpdpbusd), with AVX-VNNI-INT8 or on ARM
+// (signed products), or without either on x86 (pmaddubsw pair sums that saturate; the case
+// where src/kernels.c's relaxed builds take their int16 paths: relaxed_dot_saturating). Passed
+// to Playwright's page.evaluate, so it is self-contained. Used by scripts/run-chromium.mjs,
+// scripts/bench-wasm.mjs, scripts/bench-relaxed-dot.mjs and tests/web/relaxed.test.mjs.
 
 /**
  * In the page: one i32x4.relaxed_dot_i8x16_i7x16_add_s of 127s and 200s (200 is outside the
- * 7-bit range the kernels keep to, where engines may differ). One AVX-VNNI vpdpbusd takes
- * 4 · 127 · 200 = 101600; the lowering without it (pmaddubsw, pmaddwd) saturates each pair's
- * 50800 to 32767 and gives 65534; an engine without relaxed SIMD refuses the module.
+ * 7-bit range the kernels keep to, where engines may differ). AVX-VNNI's vpdpbusd takes 200 as
+ * unsigned: 4 · 127 · 200 = 101600; AVX-VNNI-INT8's vpdpbssd and ARM's dots as signed (-56):
+ * -28448; the lowering without them (pmaddubsw, pmaddwd) saturates each pair's 50800 to 32767
+ * and gives 65534; an engine without relaxed SIMD refuses the module.
  */
 export function relaxedDotLowering() {
   const splat = (byte) => [0xfd, 0x0c, ...Array(16).fill(byte)]; // v128.const
@@ -23,7 +26,8 @@ export function relaxedDotLowering() {
   if (!WebAssembly.validate(bytes)) return 'relaxed dot lowering: none (this engine lacks relaxed SIMD)';
   const f = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.f;
   let lane = 0;
-  for (let i = 0; i < 2000; i++) lane = f(); // long enough to reach the optimizing tier
-  const how = { 101600: 'exact (one AVX-VNNI instruction)', 65534: 'saturating pair sums (no AVX-VNNI)' }[lane] ?? 'unknown';
+  for (let i = 0; i < 2000; i++) lane = f(); // called often, in case a tier computed it otherwise
+  const how = { 101600: 'exact, unsigned by signed (AVX-VNNI)', [-28448]: 'exact, signed by signed (AVX-VNNI-INT8 or ARM)',
+    65534: 'saturating pair sums (x86 without AVX-VNNI)' }[lane] ?? 'unknown';
   return `relaxed dot lowering: ${how}; 127·200 four times gives ${lane}`;
 }

@@ -5,9 +5,10 @@
 //
 //   node scripts/run-chromium.mjs [--js-flags=FLAGS] [--log=FILE] PROGRAM.js
 //
-// --js-flags goes to V8: `--no-enable-avx-vnni` makes it compile relaxed SIMD's int8 dot product
-// the way it does on a CPU without AVX-VNNI. V8 ignores a flag it does not know, so the first
-// line of the log says how this engine computes that dot (scripts/relaxed-dot-lowering.mjs).
+// --js-flags goes to V8: `--no-enable-avx-vnni --no-enable-avx-vnni-int8` makes it compile
+// relaxed SIMD's int8 dot product the way it does on an x86 CPU without AVX-VNNI. V8 ignores a
+// flag it does not know, so the first line of the log says how this engine computes that dot
+// (scripts/relaxed-dot-lowering.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 

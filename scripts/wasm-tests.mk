@@ -9,10 +9,11 @@
 #                           test_matmul also runs in the relaxed build (st, src/kernels.c compiled
 #                           with -mrelaxed-simd and patched by scripts/relaxed-patch.mjs) in
 #                           headless Chromium, and its results hash must be the native one too:
-#                           once as V8 compiles the relaxed dot on this CPU (one instruction
-#                           where it has AVX-VNNI) and once as it does on CPUs without AVX-VNNI (--no-enable-avx-vnni:
-#                           pair sums that saturate past 16 bits), which the kernels' 7-bit
-#                           operands must keep exact.
+#                           once as V8 compiles the relaxed dot on this CPU, and on x86-64 twice
+#                           more as it does on CPUs without AVX-VNNI (pair sums that saturate
+#                           past 16 bits), where the kernels take their int16 paths: once so,
+#                           once with the relaxed paths forced (relaxed-forced), whose 7-bit
+#                           operands must keep the dots exact there too.
 #   make test-wasm-safe     every C test that can run in Node, built for wasm32 with threads
 #                           (the tests run 1-4) twice: with SAFE_HEAP (every load and store
 #                           checked against null, its alignment and the top of the heap) and with
@@ -96,16 +97,23 @@ $(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_
 # Node 20's V8 validates the relaxed dot product (--experimental-wasm-relaxed-simd) but computes
 # it wrong, so the relaxed test_matmul is a web program (single-threaded: Chromium gives
 # pthreads only to cross-origin isolated pages) that scripts/run-chromium.mjs runs in Chromium.
-$(WT)/relaxed-st/obj/kernels.o: src/kernels.c $(HEADERS) $(WT_CONFIG) | emcc-installed
-	@mkdir -p $(@D)
-	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd -c $< -o $@
-$(WT)/relaxed-st/libsaccade.a: $(patsubst src/%.c,$(WT)/st/obj/%.o,$(filter-out src/kernels.c,$(LIB_SRC))) $(WT)/relaxed-st/obj/kernels.o
-	rm -f $@ && $(EMAR) rcs $@ $^
-$(WT)/relaxed-web/%.js: tests/%.c $(WT)/relaxed-st/libsaccade.a $(HEADERS) $(WT_CONFIG) scripts/relaxed-patch.mjs
-	@mkdir -p $(@D)
-	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd $< $(WT)/relaxed-st/libsaccade.a -sEXIT_RUNTIME=1 \
-	  -sENVIRONMENT=web -sSINGLE_FILE=1 -sINITIAL_MEMORY=256MB --profiling-funcs -o $(@D)/unpatched-$(@F)
-	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $(@D)/unpatched-$(@F) $@
+# relaxed_build(name, kernels.c flags): build/wasm-tests/<name>-st (the library) and <name>-web
+# (the programs). `relaxed-forced` always takes the kernels' relaxed paths (SAC_RELAXED_PATH=1),
+# which the engine's lowering without AVX-VNNI would otherwise turn away from.
+define relaxed_build
+$(WT)/$(1)-st/obj/kernels.o: src/kernels.c $(HEADERS) $(WT_CONFIG) | emcc-installed
+	@mkdir -p $$(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd $(2) -c $$< -o $$@
+$(WT)/$(1)-st/libsaccade.a: $(patsubst src/%.c,$(WT)/st/obj/%.o,$(filter-out src/kernels.c,$(LIB_SRC))) $(WT)/$(1)-st/obj/kernels.o
+	rm -f $$@ && $(EMAR) rcs $$@ $$^
+$(WT)/$(1)-web/%.js: tests/%.c $(WT)/$(1)-st/libsaccade.a $(HEADERS) $(WT_CONFIG) scripts/relaxed-patch.mjs
+	@mkdir -p $$(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) -msimd128 -mrelaxed-simd $$< $(WT)/$(1)-st/libsaccade.a -sEXIT_RUNTIME=1 \
+	  -sENVIRONMENT=web -sSINGLE_FILE=1 -sINITIAL_MEMORY=256MB --profiling-funcs -o $$(@D)/unpatched-$$(@F)
+	node --experimental-wasm-relaxed-simd scripts/relaxed-patch.mjs $$(@D)/unpatched-$$(@F) $$@
+endef
+$(eval $(call relaxed_build,relaxed,))
+$(eval $(call relaxed_build,relaxed-forced,-DSAC_RELAXED_PATH=1))
 
 # The repository's package.json declares ES modules; these programs are CommonJS.
 $(WT)/package.json:
@@ -114,22 +122,31 @@ $(WT)/package.json:
 
 WT_KERNEL_PROGRAMS := $(foreach b,mt st plain,$(patsubst %,$(WT)/$(b)/%.js,$(WT_KERNEL_TESTS)))
 WT_RELAXED_PROGRAM := $(WT)/relaxed-web/test_matmul.js
+WT_RELAXED_FORCED_PROGRAM := $(WT)/relaxed-forced-web/test_matmul.js
+# V8 compiles relaxed SIMD's int8 dot product as on x86 CPUs without AVX-VNNI (and AVX-VNNI-INT8).
+WT_NO_VNNI_FLAGS := --no-enable-avx-vnni --no-enable-avx-vnni-int8
 
 .PHONY: test-wasm-kernels test-wasm-safe
 # The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
 # mode keeps gcc from contracting or reordering float operations.
-WT_KERNEL_DEPS := $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul $(WT_RELAXED_PROGRAM) node_modules/.stamp
+WT_KERNEL_DEPS := $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul $(WT_RELAXED_PROGRAM) $(WT_RELAXED_FORCED_PROGRAM) \
+  node_modules/.stamp
 test-wasm-kernels: $(WT_KERNEL_DEPS)
 	@TEST_JOBS=$(TEST_JOBS) tests/run_c.sh wasm-kernels $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
-	@for run in default:: no-vnni:--js-flags=--no-enable-avx-vnni; do \
-	  name=$${run%%:*}; flags=$${run#*:}; flags=$${flags#:}; log=$(WT)/relaxed-web/test_matmul.$$name.log; \
-	  node scripts/run-chromium.mjs $$flags --log=$$log $(WT_RELAXED_PROGRAM) >/dev/null; rc=$$?; \
+	@arch=$$(uname -m); for name in default no-vnni relaxed-paths; do \
+	  prog=$(WT_RELAXED_PROGRAM); flags=; log=$(WT)/relaxed-web/test_matmul.$$name.log; rm -f $$log; \
+	  case $$name in no-vnni) flags="$(WT_NO_VNNI_FLAGS)";; \
+	    relaxed-paths) prog=$(WT_RELAXED_FORCED_PROGRAM); flags="$(WT_NO_VNNI_FLAGS)";; esac; \
+	  if [ -n "$$flags" ] && [ "$$arch" != x86_64 ]; then \
+	    echo "[wasm-relaxed-web:$$name] skipped: V8's lowering without AVX-VNNI is x86-64's"; continue; fi; \
+	  node scripts/run-chromium.mjs $${flags:+--js-flags="$$flags"} --log=$$log $$prog >/dev/null; rc=$$?; \
 	  grep -E '^(FAIL|test_matmul: [0-9]+ passed)|CHECK|uncaught|timed out' $$log | head -20; \
-	  if [ $$rc != 0 ]; then echo "[wasm-relaxed-web $$name] test_matmul failed in Chromium (exit $$rc)"; exit 1; fi; \
+	  if [ $$rc != 0 ]; then echo "[wasm-relaxed-web:$$name] test_matmul failed in Chromium (exit $$rc)"; exit 1; fi; \
 	done
 	@ref=$$(grep -o 'results hash [0-9a-f]*' build/native/tests/test_matmul.log); status=0; \
-	for b in mt st plain relaxed-web:default relaxed-web:no-vnni; do \
+	for b in mt st plain relaxed-web:default relaxed-web:no-vnni relaxed-web:relaxed-paths; do \
 	  case $$b in relaxed-web:*) log=$(WT)/relaxed-web/test_matmul.$${b#*:}.log;; *) log=$(WT)/$$b/test_matmul.js.log;; esac; \
+	  if [ $$b != relaxed-web:default ] && [ "$$(uname -m)" != x86_64 ] && [ ! -e $$log ]; then continue; fi; \
 	  hash=$$(grep -o 'results hash [0-9a-f]*' $$log); \
 	  if [ -z "$$ref" ] || [ "$$hash" != "$$ref" ]; then \
 	    echo "[wasm-$$b] test_matmul: '$$hash' differs from native plain C: '$$ref'"; status=1; \
@@ -140,8 +157,8 @@ test-wasm-kernels: $(WT_KERNEL_DEPS)
 	    grep -q 'kernels compiled with wasm relaxed SIMD' $$log || { \
 	      echo "[wasm-$$b] test_matmul did not run the relaxed-SIMD kernels"; status=1; }; \
 	    echo "[wasm-$$b] $$(head -1 $$log)"; \
-	    if [ $$b = relaxed-web:no-vnni ] && ! grep -q '^relaxed dot lowering: saturating' $$log; then \
-	      echo "[wasm-$$b] --no-enable-avx-vnni did not give V8's lowering without AVX-VNNI"; status=1; fi;; \
+	    if [ $$b != relaxed-web:default ] && ! grep -q '^relaxed dot lowering: saturating' $$log; then \
+	      echo "[wasm-$$b] $(WT_NO_VNNI_FLAGS) did not give V8's lowering without AVX-VNNI"; status=1; fi;; \
 	  esac; \
 	done; exit $$status
 

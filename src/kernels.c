@@ -45,12 +45,11 @@
  * +20-25%), and so did the Q4_0 matvec (bench-wasm, GPT-2-small, 2 threads, two alternated
  * pairs: decode 279 -> 318 and 234 -> 301 tokens/s). Without AVX-VNNI V8 expands the op into
  * pmaddubsw, pmaddwd and paddd (measured on the same machine with --js-flags=
- * --no-enable-avx-vnni, which the tests run too; an older AMD EPYC without it measured alike
- * before): the K-quants' matvec still gains (GPT-2-small decode, 2 threads, against the
+ * --no-enable-avx-vnni, which the tests run too): the K-quants' matvec still gains (GPT-2-small decode, 2 threads, against the
  * SIMD128 build: Q2_K 278 / 232, Q3_K 210 / 191, Q5_K 193 / 185 tokens/s), the 4-bit
  * formats' panels too (prefill Q4_0 652 / 518), but the K-quants' panels lose (69-72 against
- * 77-91 GFLOP/s) and so does the 4-bit matvec (Q4_0 decode 273 / 285), so those two ask
- * relaxed_dot_fused and take their int16 paths then (TWO_PATHS). Q8_0's signed values cannot
+ * 77-91 GFLOP/s) and so does the 4-bit matvec (Q4_0 decode 273 / 284-286), so those two ask
+ * relaxed_dot_saturating and take their int16 paths then (TWO_PATHS). Q8_0's signed values cannot
  * be the 7-bit operand: its matvec keeps int16 dots. */
 #include "kernels.h"
 
@@ -76,18 +75,24 @@
 #define SAC_RELAXED_DOT_ADD(a, b7, acc) \
     ((v128_t)__builtin_wasm_fma_f32x4((__f32x4)(a), (__f32x4)(b7), (__f32x4)(acc)))
 
-/* Whether the engine computes the relaxed dot in one instruction (on x86, AVX-VNNI's vpdpbusd).
- * Without it, V8 emits pmaddubsw, pmaddwd and paddd, and the K-quants' matmat and the 4-bit
- * formats' matvec run faster on the SIMD128 build's int16 dots (Chromium 156 with
- * --js-flags=--no-enable-avx-vnni; see kquant_matmat, TWO_PATHS), which these builds keep for
- * that case. The two differ on operands past 7 bits, which the kernels never give it: four
- * products 127 * 200 sum to 101600 in one vpdpbusd, while pmaddubsw saturates each pair's
- * 50800 to 32767. (V8 on ARM never saturates.) Both ways give the same integer sums, so the
- * choice changes no result. A few instructions, asked once per range of rows. */
-static inline __attribute__((always_inline)) int relaxed_dot_fused(void) {
+/* Whether the engine computes the relaxed dot the way V8 does on x86 without AVX-VNNI:
+ * pmaddubsw, pmaddwd and paddd, where the K-quants' matmat and the 4-bit formats' matvec run
+ * faster on the SIMD128 build's int16 dots (Chromium 156 with --js-flags=--no-enable-avx-vnni;
+ * see kquant_matmat, TWO_PATHS), which these builds keep for that case. The lowerings differ
+ * on operands past 7 bits, which the kernels never give the dot: four products 127 * 200 sum
+ * to 101600 in AVX-VNNI's vpdpbusd (unsigned 200), to -28448 in AVX-VNNI-INT8's vpdpbssd and
+ * on ARM (signed: -56), while pmaddubsw saturates each pair's 50800 to 32767: 65534. Every way
+ * gives the same integer sums for 7-bit operands, so the choice changes no result. A few
+ * instructions, asked once per range of rows. SAC_RELAXED_PATH (tests only) fixes the answer:
+ * 1 for the relaxed paths everywhere, 0 for the int16 ones. */
+static inline __attribute__((always_inline)) int relaxed_dot_saturating(void) {
+#ifdef SAC_RELAXED_PATH
+    return !SAC_RELAXED_PATH;
+#else
     volatile int8_t a = 127, b = (int8_t)200; /* volatile: nothing folded at compile time */
     const v128_t dot = SAC_RELAXED_DOT_ADD(wasm_i8x16_splat(a), wasm_i8x16_splat(b), wasm_i32x4_splat(0));
-    return wasm_i32x4_extract_lane(dot, 0) == 4 * 127 * 200;
+    return wasm_i32x4_extract_lane(dot, 0) == 2 * 32767;
+#endif
 }
 #endif
 
@@ -1834,16 +1839,17 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int walk, i
  * levels times their group's scale), as int16 pairs interleaved across the four rows, and the
  * group mins likewise, so one i32x4.dot_i16x8 with a splatted activation pair gives four rows'
  * partial isums (msums with a pair of bsums). The float steps are kblock_add's. */
-#define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 10 KB on the stack */
+#define KPANEL_BLOCKS 2 /* super-blocks of each row in a panel: 8.6 KB on the stack (10 relaxed) */
 typedef struct kquant_panel {
     /* pairs of scaled levels (kpanel_step), or in w[k][0..63] quads of unsigned levels
      * (kpanel_step_levels; lane i of w[k][c][q]: levels 4c..4c+3 of block k of row 4q + i) */
     v128_t w[KPANEL_BLOCKS][SAC_QK_K / 2][PANEL_QUADS];
     v128_t m[KPANEL_BLOCKS][8][PANEL_QUADS]; /* pairs of group mins */
     v128_t d[KPANEL_BLOCKS][PANEL_QUADS], dmin[KPANEL_BLOCKS][PANEL_QUADS];
-    /* kpanel_step_levels' only (which the SIMD128 builds never run; 1.5 KB unused there) */
+#ifdef RELAXED /* kpanel_step_levels' */
     v128_t sc[KPANEL_BLOCKS][16][PANEL_QUADS]; /* group scales of four rows (int32) */
     v128_t scp[KPANEL_BLOCKS][8][PANEL_QUADS]; /* pairs of them (int16), as m: for the levels' offset */
+#endif
 } kquant_panel;
 
 /* Four rows' decoded block k (kdecode: scaled levels) into quad q of the panel, as kpanel_step
@@ -1857,8 +1863,9 @@ KERNEL void kpanel_put_pairs(const kblock w[4], int k, int q, kquant_panel *p) {
     }
 }
 
-/* The same for kpanel_step_levels (the relaxed builds): the unsigned levels (f.decode, unscaled)
- * as quads of bytes, and the group scales beside them. */
+#ifdef RELAXED
+/* The same for kpanel_step_levels: the unsigned levels (f.decode, unscaled) as quads of bytes,
+ * and the group scales beside them. */
 KERNEL void kpanel_put_levels(kquant_format f, const kblock w[4], int k, int q, kquant_panel *p) {
     const v128_t offset = wasm_i16x8_splat((int16_t)f.level_offset);
     _Alignas(16) int16_t sc_pairs[8][4][2]; /* as kfill_panel's m */
@@ -1874,6 +1881,7 @@ KERNEL void kpanel_put_levels(kquant_format f, const kblock w[4], int k, int q, 
     }
     for (int g = 0; g < 8; g++) p->scp[k][g][q] = wasm_v128_load(sc_pairs[g]);
 }
+#endif
 
 /* `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panel of
  * kpanel_step_levels, else kpanel_step's. */
@@ -1897,10 +1905,13 @@ KERNEL void kfill_panel(const sac_kernel_task *t, kquant_format f, int64_t o, in
             for (int g = 0; g < 8; g++) p->m[k][g][q] = wasm_v128_load(m[g]);
             p->d[k][q] = wasm_v128_load(d);
             p->dmin[k][q] = wasm_v128_load(dmin);
-            if (levels)
+#ifdef RELAXED
+            if (levels) {
                 kpanel_put_levels(f, w, k, q, p);
-            else
-                kpanel_put_pairs(w, k, q, p);
+                continue;
+            }
+#endif
+            kpanel_put_pairs(w, k, q, p);
         }
 }
 
@@ -2045,7 +2056,7 @@ KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kqua
  * thread in Node: batch 2 -25 to -32%, 4 +16% but Q6_K -9%, 8 +40%, 128 +65 to +140%).
  * `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panels of
  * kpanel_step_levels, else kpanel_step's. Without AVX-VNNI the latter are faster in the relaxed
- * builds too (see relaxed_dot_fused): Chromium 156, --no-enable-avx-vnni, GPT-2-small prefill of
+ * builds too (see relaxed_dot_saturating): Chromium 156, --no-enable-avx-vnni, GPT-2-small prefill of
  * 128 tokens, 2 threads, relaxed build against SIMD128, two runs (tokens/s): Q2_K 594 / 605 and
  * 559 / 615, Q3_K 584 / 693 and 575 / 685, Q4_K 591 / 652 and 595 / 595, Q5_K 589 / 622 and
  * 564 / 612, Q6_K 551 / 643 and 587 / 638. */
@@ -2613,25 +2624,24 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
     }
 }
 
-/* Kernels with a path for each way the engine may compute the relaxed dot (relaxed_dot_fused):
- * TWO_PATHS(name, fused, other) defines kernel `name` to run `fused` where it is one
- * instruction and `other` elsewhere; outside the relaxed builds, always `other`. In the relaxed
- * builds each path is a function of its own, called through a pointer: binaryen inlines a
- * function into its only caller whatever clang was told, and the 4-bit matvec's nibble_dot path
- * inlined beside its int16 one ran 5-10% slower (Chromium, with AVX-VNNI). */
+/* Kernels with two paths in the relaxed builds (see relaxed_dot_saturating): TWO_PATHS(name,
+ * relaxed, int16) defines kernel `name` to run `relaxed` unless the engine's relaxed dot
+ * saturates, then `int16`; outside the relaxed builds, always `int16`. Each path is a function
+ * of its own, called through a pointer: binaryen inlines a function into its only caller
+ * whatever clang was told, and the 4-bit matvec's relaxed path inlined beside its int16 one ran
+ * 5-10% slower (Chromium, with AVX-VNNI). */
 #ifdef RELAXED
-typedef void (*kernel_fn)(const sac_kernel_task *t, int64_t o0, int64_t o1);
-static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, kernel_fn fused, kernel_fn other) {
-    volatile kernel_fn fn = relaxed_dot_fused() ? fused : other; /* volatile: a call through the pointer */
+static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, sac_rows_fn relaxed, sac_rows_fn int16) {
+    volatile sac_rows_fn fn = relaxed_dot_saturating() ? int16 : relaxed; /* volatile: a call through the pointer */
     fn(t, o0, o1);
 }
-#define TWO_PATHS(name, fused, other)                                                                       \
-    static void name##_fused(const sac_kernel_task *t, int64_t o0, int64_t o1) { fused; }                  \
-    static void name##_other(const sac_kernel_task *t, int64_t o0, int64_t o1) { other; }                  \
-    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { run_by_lowering(t, o0, o1, name##_fused, name##_other); }
+#define TWO_PATHS(name, relaxed, int16)                                                                     \
+    static void name##_relaxed(const sac_kernel_task *t, int64_t o0, int64_t o1) { relaxed; }              \
+    static void name##_int16(const sac_kernel_task *t, int64_t o0, int64_t o1) { int16; }                  \
+    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { run_by_lowering(t, o0, o1, name##_relaxed, name##_int16); }
 #else
-#define TWO_PATHS(name, fused, other) \
-    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { other; }
+#define TWO_PATHS(name, relaxed, int16) \
+    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { int16; }
 #endif
 
 #ifdef __wasm_simd128__
