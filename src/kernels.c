@@ -45,12 +45,13 @@
  * +20-25%), and so did the Q4_0 matvec (bench-wasm, GPT-2-small, 2 threads, two alternated
  * pairs: decode 279 -> 318 and 234 -> 301 tokens/s). Without AVX-VNNI V8 expands the op into
  * pmaddubsw, pmaddwd and paddd (measured on the same machine with --js-flags=
- * --no-enable-avx-vnni, which the tests run too): the K-quants' matvec still gains (GPT-2-small decode, 2 threads, against the
- * SIMD128 build: Q2_K 278 / 232, Q3_K 210 / 191, Q5_K 193 / 185 tokens/s), the 4-bit
- * formats' panels too (prefill Q4_0 652 / 518), but the K-quants' panels lose (69-72 against
- * 77-91 GFLOP/s) and so does the 4-bit matvec (Q4_0 decode 273 / 284-286), so those two ask
- * relaxed_dot_saturating and take their int16 paths then (TWO_PATHS). Q8_0's signed values cannot
- * be the 7-bit operand: its matvec keeps int16 dots. */
+ * --no-enable-avx-vnni, which the tests run too): the K-quants' matvec still gains
+ * (GPT-2-small decode, 2 threads, against the SIMD128 build: Q2_K 278 / 232, Q3_K 210 / 191,
+ * Q5_K 193 / 185 tokens/s), the 4-bit formats' panels too (prefill Q4_0 652 / 518), but the
+ * K-quants' panels lose (69-72 against 77-91 GFLOP/s) and so does the 4-bit matvec (Q4_0
+ * decode 273 / 284-286), so those two ask relaxed_dot_saturating and take their int16 paths
+ * then (TWO_PATHS). Q8_0's signed values cannot be the 7-bit operand: its matvec keeps int16
+ * dots. */
 #include "kernels.h"
 
 #include <float.h>
@@ -2056,10 +2057,10 @@ KERNEL void kpanel_rows(const sac_kernel_task *t, const q8k_activations *a, kqua
  * thread in Node: batch 2 -25 to -32%, 4 +16% but Q6_K -9%, 8 +40%, 128 +65 to +140%).
  * `levels` (a constant where it is inlined; 1 only in the relaxed builds): the panels of
  * kpanel_step_levels, else kpanel_step's. Without AVX-VNNI the latter are faster in the relaxed
- * builds too (see relaxed_dot_saturating): Chromium 156, --no-enable-avx-vnni, GPT-2-small prefill of
- * 128 tokens, 2 threads, relaxed build against SIMD128, two runs (tokens/s): Q2_K 594 / 605 and
- * 559 / 615, Q3_K 584 / 693 and 575 / 685, Q4_K 591 / 652 and 595 / 595, Q5_K 589 / 622 and
- * 564 / 612, Q6_K 551 / 643 and 587 / 638. */
+ * builds too (see relaxed_dot_saturating): Chromium 156, --no-enable-avx-vnni, GPT-2-small
+ * prefill of 128 tokens, 2 threads, relaxed build against SIMD128, two runs (tokens/s): Q2_K
+ * 594 / 605 and 559 / 615, Q3_K 584 / 693 and 575 / 685, Q4_K 591 / 652 and 595 / 595, Q5_K
+ * 589 / 622 and 564 / 612, Q6_K 551 / 643 and 587 / 638. */
 KERNEL void kquant_matmat(const sac_kernel_task *t, kquant_format f, int64_t o0, int64_t o1, int levels) {
     q8k_activations a = q8k_view(t);
     int64_t o = o0;
