@@ -5,6 +5,9 @@
 // to Playwright's page.evaluate, so it is self-contained. Used by scripts/run-chromium.mjs,
 // scripts/bench-wasm.mjs, scripts/bench-relaxed-dot.mjs and tests/web/relaxed.test.mjs.
 
+/** Chromium's argument for V8 to compile the dot as on x86 CPUs without AVX-VNNI (nor AVX-VNNI-INT8). */
+export const WITHOUT_AVX_VNNI = '--js-flags=--no-enable-avx-vnni --no-enable-avx-vnni-int8';
+
 /**
  * In the page: one i32x4.relaxed_dot_i8x16_i7x16_add_s of 127s and 200s (200 is outside the
  * 7-bit range the kernels keep to, where engines may differ). AVX-VNNI's vpdpbusd takes 200 as

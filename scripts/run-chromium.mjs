@@ -3,21 +3,22 @@
 // (PROGRAM.log unless --log says) and on stdout, its exit code as ours. For wasm features that
 // Node 20 lacks or gets wrong (relaxed SIMD's int8 dot product).
 //
-//   node scripts/run-chromium.mjs [--js-flags=FLAGS] [--log=FILE] PROGRAM.js
+//   node scripts/run-chromium.mjs [--without-avx-vnni | --js-flags=FLAGS] [--log=FILE] PROGRAM.js
 //
-// --js-flags goes to V8: `--no-enable-avx-vnni --no-enable-avx-vnni-int8` makes it compile
-// relaxed SIMD's int8 dot product the way it does on an x86 CPU without AVX-VNNI. V8 ignores a
-// flag it does not know, so the first line of the log says how this engine computes that dot
-// (scripts/relaxed-dot-lowering.mjs).
+// --js-flags goes to V8; --without-avx-vnni gives it the flags that make it compile relaxed
+// SIMD's int8 dot product the way it does on an x86 CPU without AVX-VNNI (WITHOUT_AVX_VNNI). V8
+// ignores a flag it does not know, so the first line of the log says how this engine computes
+// that dot (scripts/relaxed-dot-lowering.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-import { relaxedDotLowering } from './relaxed-dot-lowering.mjs';
+import { relaxedDotLowering, WITHOUT_AVX_VNNI } from './relaxed-dot-lowering.mjs';
 
-const options = { jsFlags: null, log: null };
+const options = { chromiumArgs: [], log: null };
 let program = null;
 for (const arg of process.argv.slice(2)) {
-  if (arg.startsWith('--js-flags=')) options.jsFlags = arg.slice('--js-flags='.length);
+  if (arg.startsWith('--js-flags=')) options.chromiumArgs.push(arg);
+  else if (arg === '--without-avx-vnni') options.chromiumArgs.push(WITHOUT_AVX_VNNI);
   else if (arg.startsWith('--log=')) options.log = arg.slice('--log='.length);
   else if (!arg.startsWith('--') && program === null) program = arg;
   else {
@@ -26,13 +27,12 @@ for (const arg of process.argv.slice(2)) {
   }
 }
 if (!program) {
-  console.error('usage: node scripts/run-chromium.mjs [--js-flags=FLAGS] [--log=FILE] PROGRAM.js');
+  console.error('usage: node scripts/run-chromium.mjs [--without-avx-vnni | --js-flags=FLAGS] [--log=FILE] PROGRAM.js');
   process.exit(2);
 }
 
 const TIMEOUT_MS = 600_000;
-const args = options.jsFlags ? [`--js-flags=${options.jsFlags}`] : [];
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args });
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: options.chromiumArgs });
 let status = 1;
 const lines = [];
 try {

@@ -123,8 +123,6 @@ $(WT)/package.json:
 WT_KERNEL_PROGRAMS := $(foreach b,mt st plain,$(patsubst %,$(WT)/$(b)/%.js,$(WT_KERNEL_TESTS)))
 WT_RELAXED_PROGRAM := $(WT)/relaxed-web/test_matmul.js
 WT_RELAXED_FORCED_PROGRAM := $(WT)/relaxed-forced-web/test_matmul.js
-# V8 compiles relaxed SIMD's int8 dot product as on x86 CPUs without AVX-VNNI (and AVX-VNNI-INT8).
-WT_NO_VNNI_FLAGS := --no-enable-avx-vnni --no-enable-avx-vnni-int8
 
 .PHONY: test-wasm-kernels test-wasm-safe
 # The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
@@ -135,11 +133,11 @@ test-wasm-kernels: $(WT_KERNEL_DEPS)
 	@TEST_JOBS=$(TEST_JOBS) tests/run_c.sh wasm-kernels $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul
 	@arch=$$(uname -m); for name in default no-vnni relaxed-paths; do \
 	  prog=$(WT_RELAXED_PROGRAM); flags=; log=$(WT)/relaxed-web/test_matmul.$$name.log; rm -f $$log; \
-	  case $$name in no-vnni) flags="$(WT_NO_VNNI_FLAGS)";; \
-	    relaxed-paths) prog=$(WT_RELAXED_FORCED_PROGRAM); flags="$(WT_NO_VNNI_FLAGS)";; esac; \
+	  case $$name in no-vnni) flags=--without-avx-vnni;; \
+	    relaxed-paths) prog=$(WT_RELAXED_FORCED_PROGRAM); flags=--without-avx-vnni;; esac; \
 	  if [ -n "$$flags" ] && [ "$$arch" != x86_64 ]; then \
 	    echo "[wasm-relaxed-web:$$name] skipped: V8's lowering without AVX-VNNI is x86-64's"; continue; fi; \
-	  node scripts/run-chromium.mjs $${flags:+--js-flags="$$flags"} --log=$$log $$prog >/dev/null; rc=$$?; \
+	  node scripts/run-chromium.mjs $$flags --log=$$log $$prog >/dev/null; rc=$$?; \
 	  grep -E '^(FAIL|test_matmul: [0-9]+ passed)|CHECK|uncaught|timed out' $$log | head -20; \
 	  if [ $$rc != 0 ]; then echo "[wasm-relaxed-web:$$name] test_matmul failed in Chromium (exit $$rc)"; exit 1; fi; \
 	done
@@ -158,7 +156,7 @@ test-wasm-kernels: $(WT_KERNEL_DEPS)
 	      echo "[wasm-$$b] test_matmul did not run the relaxed-SIMD kernels"; status=1; }; \
 	    echo "[wasm-$$b] $$(head -1 $$log)"; \
 	    if [ $$b != relaxed-web:default ] && ! grep -q '^relaxed dot lowering: saturating' $$log; then \
-	      echo "[wasm-$$b] $(WT_NO_VNNI_FLAGS) did not give V8's lowering without AVX-VNNI"; status=1; fi;; \
+	      echo "[wasm-$$b] --without-avx-vnni did not give V8's lowering without AVX-VNNI"; status=1; fi;; \
 	  esac; \
 	done; exit $$status
 

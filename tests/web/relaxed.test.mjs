@@ -12,7 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { devDir } from './dev-models.mjs';
-import { relaxedDotLowering } from '../../scripts/relaxed-dot-lowering.mjs';
+import { relaxedDotLowering, WITHOUT_AVX_VNNI } from '../../scripts/relaxed-dot-lowering.mjs';
 import { launch, modelA, modelB, root, useBrowser } from './helpers.mjs';
 
 const env = useBrowser();
@@ -108,7 +108,7 @@ test('an engine without relaxed SIMD gets the SIMD128 build, and simd: relaxed i
 const noVnni = process.arch === 'x64' ? false : "V8's lowering without AVX-VNNI is x86-64's";
 test('V8 as on x86 without AVX-VNNI: the relaxed build gives the SIMD128 build\'s logits bytes', { skip: noVnni }, async () => {
   await env.ready;
-  const browser = await launch(['--js-flags=--no-enable-avx-vnni --no-enable-avx-vnni-int8']);
+  const browser = await launch([WITHOUT_AVX_VNNI]);
   try {
     const page = await browser.newPage();
     const lowering = await page.evaluate(relaxedDotLowering);
