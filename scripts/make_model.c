@@ -4,13 +4,14 @@
  *   build/tools/make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|phi3|encdec] [--type TYPE]
  *                          [--gpt2-small] [--tied] [--seed N]
  *                          [--rope-freqs] [--rope-scale F] [--attn-bias] [--vocab] [--ctx N]
- *                          [--n-vocab N]
+ *                          [--n-vocab N] [--n-head-kv N]
  *
  * --rope-freqs adds rope_freqs.weight (Llama 3.x frequency factors; llama only), --rope-scale
  * writes linear RoPE scaling by F (llama, qwen2, gemma, phi3), --attn-bias llama's optional attention biases.
  * --gpt2-small gives any architecture GPT-2 small's sizes (llama-like ones: 12 KV heads, RoPE on
  * all 64 head dims), --ctx N sets the context length (the long-context benchmark's models),
- * --n-vocab N the vocabulary size.
+ * --n-vocab N the vocabulary size, --n-head-kv N the KV heads of a llama-like architecture
+ * (grouped-query attention: N must divide the query heads).
  * --vocab adds a synthetic GPT-2-style tokenizer (vocabularies of 257 tokens or more), so that
  * llama.cpp's llama-bench and wllama load the file (scripts/bench-wasm.mjs).
  *
@@ -145,7 +146,7 @@ static int with_vocab(const uint8_t *in, size_t size, int32_t n_vocab, buf *out)
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-') {
         fprintf(stderr, "usage: make_model OUT.gguf [--arch gpt2|llama|qwen2|gemma|phi3|encdec] [--type TYPE] "
-                        "[--gpt2-small] [--tied] [--seed N] [--rope-freqs] [--rope-scale F] [--attn-bias] [--vocab] [--ctx N] [--n-vocab N]\n"
+                        "[--gpt2-small] [--tied] [--seed N] [--rope-freqs] [--rope-scale F] [--attn-bias] [--vocab] [--ctx N] [--n-vocab N] [--n-head-kv N]\n"
                         "  TYPE: f32 f16 bf16 q8_0 q4_0 q5_0 q4_1 q5_1 q2_k q3_k q4_k q5_k q6_k\n");
         return 1;
     }
@@ -153,7 +154,7 @@ int main(int argc, char **argv) {
     uint32_t type = SAC_TYPE_F32;
     int small = 0, tied = 0, rope_freqs = 0, attn_bias = 0, vocab = 0;
     float rope_scale = 0;
-    long ctx = 0, n_vocab = 0;
+    long ctx = 0, n_vocab = 0, n_head_kv = 0;
     unsigned long long seed = 1234;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
@@ -168,6 +169,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--n-vocab") && i + 1 < argc) {
             n_vocab = strtol(argv[++i], NULL, 10);
             if (n_vocab < 1 || n_vocab > 1 << 20) return fprintf(stderr, "make_model: --n-vocab must be 1 to 1048576\n"), 1;
+        } else if (!strcmp(a, "--n-head-kv") && i + 1 < argc) {
+            n_head_kv = strtol(argv[++i], NULL, 10);
+            if (n_head_kv < 1 || n_head_kv > 1024) return fprintf(stderr, "make_model: --n-head-kv must be 1 to 1024\n"), 1;
         } else if (!strcmp(a, "--ctx") && i + 1 < argc) {
             ctx = strtol(argv[++i], NULL, 10);
             if (ctx < 1 || ctx > 1 << 20) return fprintf(stderr, "make_model: --ctx must be 1 to 1048576\n"), 1;
@@ -190,6 +194,12 @@ int main(int argc, char **argv) {
     }
     if (ctx) s.n_ctx = (int32_t)ctx;
     if (n_vocab) s.n_vocab = (int32_t)n_vocab;
+    if (n_head_kv) {
+        if (!strcmp(arch, "gpt2") || !strcmp(arch, "encdec") || s.n_head % n_head_kv)
+            return fprintf(stderr, "make_model: --n-head-kv needs a llama-like --arch and must divide its %d heads\n",
+                           (int)s.n_head), 1;
+        s.n_head_kv = (int32_t)n_head_kv;
+    }
     const int64_t block = sac_type_traits_get(type)->block_size;
     if (s.n_embd % block || s.n_ff % block) { /* the small shape, for 256-value blocks */
         s.n_embd = 256;

@@ -199,6 +199,10 @@ void sac_capture_reset(sac_capture *c) {
     c->n_enc_rows = 0;
 }
 
+void sac_capture_truncate(sac_capture *c, int32_t n_rows) {
+    if (n_rows < c->n_rows) c->n_rows = n_rows;
+}
+
 sac_status sac_capture_set_source(sac_capture *c, int32_t n_src, sac_error *err) {
     sac_capture_reset(c);
     c->n_src = n_src;

@@ -55,6 +55,8 @@ sac_status sac_capture_start(sac_capture *c, int32_t n_past, sac_error *err);
 void sac_capture_stop(sac_capture *c);
 /* Forgets every row (the buffers stay for reuse). */
 void sac_capture_reset(sac_capture *c);
+/* Forgets the decoder rows from n_rows on (sac_context_truncate); the encoder's stay. */
+void sac_capture_truncate(sac_capture *c, int32_t n_rows);
 
 /* A new source of n_src tokens (after sac_capture_reset): makes room for its encoder rows
  * when capture is on. */

@@ -283,6 +283,18 @@ int32_t sac_context_kv_type(const sac_context *ctx) { return ctx ? ctx->kv_type 
 
 static int context_usable(const sac_context *ctx) { return ctx && ctx->model && ctx->k_cache && ctx->act.work; }
 
+sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep) {
+    if (!ctx) return SAC_ERR_ARG;
+    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (n_keep < 0 || n_keep > ctx->n_past)
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "cannot keep %d tokens: the context holds %d", n_keep, ctx->n_past);
+    if (n_keep == ctx->n_past) return SAC_OK;
+    ctx->n_past = n_keep;
+    ctx->logits_rows = 0; /* they were the forgotten last token's */
+    sac_capture_truncate(&ctx->capture, n_keep);
+    return SAC_OK;
+}
+
 sac_status sac_context_set_threads(sac_context *ctx, int32_t n_threads) {
     if (!ctx) return SAC_ERR_ARG;
     if (!context_usable(ctx))

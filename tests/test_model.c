@@ -165,6 +165,65 @@ static void test_kv_cache_decode_matches_full_sequence(void) {
         }
 }
 
+/* sac_context_truncate: a context that evaluated the first tokens of a prompt and then others,
+ * cut back to the shared tokens and given the rest of the prompt, has the logits and captured
+ * attention of the whole prompt evaluated at once, to the bit (no kernel depends on how the
+ * tokens were batched), for every cache type; and bad counts are refused. */
+static void test_truncate_reuses_the_prefix(void) {
+    const char *archs[] = {"gpt2", "llama"};
+    const uint32_t types[] = {SAC_TYPE_F32, SAC_TYPE_Q8_0, SAC_TYPE_Q4_0};
+    const int32_t kv_types[] = {SAC_KV_F32, SAC_KV_BF16, SAC_KV_Q8};
+    const int shared = 8, other[] = {90, 91, 92, 93, 94};
+    for (int a = 0; a < 2; a++)
+        for (int t = 0; t < 3; t++) {
+            test_model tm;
+            test_model_spec s = test_spec(archs[a], types[t]);
+            CHECK(test_model_make(&s, &tm) == 0);
+            sac_model *m = load(&tm);
+            if (!m) continue;
+            const int kv = kv_types[t];
+            sac_context_params p = sac_context_default_params();
+            p.capture_attention = 1;
+            p.kv_type = kv;
+            sac_context *whole = NULL, *cut = NULL;
+            CHECK(sac_context_new(m, &p, &whole) == SAC_OK && sac_context_new(m, &p, &cut) == SAC_OK);
+            CHECK(sac_eval(whole, prompt, N_PROMPT, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
+            /* the shared tokens in two batches, then others, cut back to the shared ones */
+            CHECK(sac_eval(cut, prompt, 3, NULL, 0) == SAC_OK && sac_eval(cut, prompt + 3, shared - 3, NULL, 0) == SAC_OK);
+            CHECK(sac_eval(cut, (const int32_t *)other, 5, NULL, 0) == SAC_OK);
+            CHECK(sac_context_truncate(cut, shared) == SAC_OK && sac_context_n_past(cut) == shared);
+            int32_t rows = -1;
+            CHECK(sac_logits(cut, &rows, NULL) != NULL || rows == 0);
+            CHECK(rows == 0); /* the forgotten token's logits are gone */
+            CHECK(sac_attention_n_rows(cut, SAC_ATTENTION_SELF) == shared);
+            CHECK(sac_eval(cut, prompt + shared, N_PROMPT - shared, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK);
+            const size_t V = (size_t)s.n_vocab;
+            const float *lw = sac_logits(whole, NULL, NULL), *lc = sac_logits(cut, &rows, NULL);
+            CHECK(rows == N_PROMPT - shared);
+            CHECK_MSG(memcmp(lw + (size_t)shared * V, lc, (size_t)rows * V * sizeof *lc) == 0,
+                      "%s %s, kv %s: logits after the cut differ", archs[a], sac_type_name(types[t]), sac_kv_type_name(kv));
+            for (int32_t q = 0; q < N_PROMPT; q++) {
+                const float *rw, *rc;
+                int32_t kw, kc;
+                CHECK(sac_attention_row(whole, q, &rw, &kw) == SAC_OK && sac_attention_row(cut, q, &rc, &kc) == SAC_OK);
+                CHECK_MSG(kw == kc && memcmp(rw, rc, (size_t)s.n_layer * s.n_head * kw * sizeof *rw) == 0,
+                          "%s %s: attention row %d differs", archs[a], sac_type_name(types[t]), q);
+            }
+            /* bad counts change nothing */
+            CHECK(sac_context_truncate(cut, N_PROMPT + 1) == SAC_ERR_ARG);
+            CHECK(strstr(sac_context_errmsg(cut), "cannot keep 21 tokens: the context holds 20") != NULL);
+            CHECK(sac_context_truncate(cut, -1) == SAC_ERR_ARG && sac_context_n_past(cut) == N_PROMPT);
+            CHECK(sac_context_truncate(cut, N_PROMPT) == SAC_OK && sac_logits(cut, &rows, NULL) && rows == N_PROMPT - shared);
+            CHECK(sac_context_truncate(cut, 0) == SAC_OK && sac_context_n_past(cut) == 0);
+            CHECK(sac_attention_n_rows(cut, SAC_ATTENTION_SELF) == 0);
+            sac_context_free(whole);
+            sac_context_free(cut);
+            sac_model_free(m);
+            test_model_free(&tm);
+        }
+    CHECK(sac_context_truncate(NULL, 0) == SAC_ERR_ARG);
+}
+
 /* Splitting a prompt into small batches changes nothing but the order of additions. */
 static void test_batch_size_does_not_change_logits(void) {
     const char *archs[] = {"gpt2", "llama", "qwen2", "gemma", "phi3"};
@@ -833,6 +892,7 @@ int main(void) {
     RUN(test_quantized_models_match_reference);
     RUN(test_more_quantized_types_match_reference);
     RUN(test_kv_cache_decode_matches_full_sequence);
+    RUN(test_truncate_reuses_the_prefix);
     RUN(test_batch_size_does_not_change_logits);
     RUN(test_threads_give_identical_results);
     RUN(test_set_threads_between_calls);

@@ -95,6 +95,11 @@ export class Engine {
     this.setCapture(capture);
   }
 
+  /** Keeps the first n tokens of the context and forgets the rest (sac_context_truncate). */
+  truncate(n) {
+    this.check(this.M._sac_context_truncate(this.ctx, n));
+  }
+
   setCapture(on) {
     this.check(this.M._sac_attention_enable(this.ctx, on ? 1 : 0));
   }

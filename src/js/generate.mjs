@@ -9,7 +9,7 @@ import { abortSignal, bool, int, number, optionsOf } from './options.mjs';
 import { StopText } from './stops.mjs';
 
 export const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'topP', 'repeatPenalty', 'repeatLastN', 'seed',
-  'stop', 'signal', 'attention', 'ignoreEos', 'decoderStart'];
+  'stop', 'signal', 'attention', 'ignoreEos', 'decoderStart', 'reuse'];
 
 /** The shortest decimal that is the same float32 as x (C's 0.8f reads back as 0.800000011920929). */
 function shortestFloat32(x) {
@@ -57,6 +57,7 @@ export function generateOptions(d, options, call = 'generate') {
     signal: abortSignal(o.signal),
     attention: bool('attention', o.attention),
     ignoreEos: bool('ignoreEos', o.ignoreEos),
+    reuse: bool('reuse', o.reuse, true),
     decoderStart: o.decoderStart,
     stopStrings: stops.filter((s) => typeof s == 'string'),
     stopIds: new Set(stops.filter((s) => typeof s == 'number')),
@@ -80,7 +81,7 @@ export class Run {
   aborted = false;
   dt = 0; // its detokenizer, freed when the run ends
   /** What complete() reports; filled in as the run goes. */
-  timings = { promptTokens: 0, promptMs: 0, generatedTokens: 0, generateMs: 0 };
+  timings = { promptTokens: 0, reusedTokens: 0, promptMs: 0, generatedTokens: 0, generateMs: 0 };
 
   constructor(engine) {
     this.engine = engine;
@@ -127,15 +128,17 @@ const nextTask = typeof setImmediate == 'function'
     })();
 
 /**
- * The steps of one generation. `begin()` starts a fresh context (encoding the source) with
- * capture as asked; `ids` are what the decoder evaluates first; `end()` runs when the run ends
- * without having been stopped or aborted by model.stop().
+ * The steps of one generation. `begin()` prepares the context with capture as asked: a fresh
+ * one (encoding the source), or the tokens it holds cut back to the first `keep` of `ids`,
+ * which it already holds; `ids` are what the decoder starts from, and it evaluates those after
+ * the first `keep`. `holding(ids)` learns the tokens the context holds after each evaluation.
+ * `end()` runs when the run ends without having been stopped or aborted by model.stop().
  *
  * Each step's text is what it releases: text that may begin a stop string waits (stops.mjs),
  * and a stop string is dropped with everything after it. An abort (the signal, or model.stop())
  * ends the generation with a step that has no token (id null) and finishReason 'aborted'.
  */
-export async function* steps(run, { engine, info, ids, o, withCross, begin, end }) {
+export async function* steps(run, { engine, info, ids, keep = 0, o, withCross, begin, holding = () => {}, end }) {
   const { M, heap, scratch } = engine;
   const ctx = engine.ctx;
   const stops = new StopText(o.stopStrings);
@@ -161,9 +164,12 @@ export async function* steps(run, { engine, info, ids, o, withCross, begin, end 
     writeSamplingParams(heap, scratch, o);
     engine.check(M._sac_sampler_init(ctx, scratch));
     begin();
-    engine.eval(ids);
+    holding(ids.slice(0, keep)); // what the context holds if the evaluation fails
+    engine.eval(ids.slice(keep));
+    const held = Array.from(ids);
+    holding(held);
     t1 = performance.now();
-    Object.assign(timings, { promptTokens: ids.length, promptMs: t1 - t0 });
+    Object.assign(timings, { promptTokens: ids.length - keep, reusedTokens: keep, promptMs: t1 - t0 });
     const { eosId } = info;
     for (let n = 1; n <= o.maxTokens; n++) {
       // Let the event loop run (abort events, timers) after every evaluation.
@@ -196,6 +202,8 @@ export async function* steps(run, { engine, info, ids, o, withCross, begin, end 
       run.live(); // the consumer may have disposed the model or started another call
       if (aborted()) return yield abortStep();
       engine.eval([id]);
+      held.push(id);
+      holding(held);
     }
   } finally {
     if (!run.stopped && !run.aborted) {

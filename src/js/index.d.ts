@@ -334,6 +334,13 @@ export interface GenerateOptions {
   ignoreEos?: boolean;
   /** Encoder–decoder models: the ids the decoder starts from. Default: [BOS]. */
   decoderStart?: ArrayLike<number>;
+  /**
+   * Keep the tokens the previous generation left in the context that this prompt starts with
+   * (a chat's earlier turns), evaluating only the rest: the same results, sooner. Default true;
+   * decoder-only models. Any other use of the context (forward, bench, setAblation,
+   * captureScores, captureQueryKeys) forgets them.
+   */
+  reuse?: boolean;
 }
 
 /** The attention of the query that produced a token, over every layer and head. */
@@ -391,6 +398,8 @@ export interface AbortedStep {
 export interface Timings {
   /** Tokens the prompt evaluated (for an encoder–decoder model, the decoder start). */
   promptTokens: number;
+  /** Tokens of the prompt kept from the previous generation, not evaluated again (GenerateOptions.reuse). */
+  reusedTokens: number;
   /** Evaluating the prompt (and encoding the source). */
   promptMs: number;
   /** Tokens generated (TokenSteps). */

@@ -16,12 +16,23 @@ const { SAC_EVAL_ALL_LOGITS, SAC_TOKENIZE_BOS, SAC_TOKENIZE_EOS, SAC_TOKENIZE_SP
 export const withShortfall = (reason, threads, wanted) =>
   threads < wanted ? `${reason}; only ${threads} of ${wanted} threads could be started` : reason;
 
+/** How many leading ids of `prompt` `held` shares, leaving at least the last to evaluate. */
+function sharedPrefix(held, prompt) {
+  const n = Math.min(held.length, prompt.length - 1);
+  let i = 0;
+  while (i < n && held[i] === prompt[i]) i++;
+  return i;
+}
+
 export class Model {
   #engine;
   #params;
   #run = null; // the generation that holds the context, if any
   #disposed = false;
   #source = null; // encoder–decoder models: the ids of the last encoded source
+  // The tokens a generation left in the context, for the next to reuse: { ids, captured } (captured:
+  // attention was captured for every one of them), or null when the context holds anything else.
+  #held = null;
 
   /**
    * @internal — use loadModel(). `cacheDone`: a promise (never rejected) of the final cache report,
@@ -123,6 +134,7 @@ export class Model {
     const e = this.#hasContext();
     this.#run?.stop(superseded());
     this.#run = null;
+    this.#held = null;
     return e;
   }
 
@@ -283,6 +295,7 @@ export class Model {
     const e = this.#hasContext();
     e.check(e.M._sac_attention_scores_enable(e.ctx, bool('on', on) ? 1 : 0));
     this.#params.scores = on; // the capture budget of later calls counts them
+    this.#held = null; // rows evaluated before lack their scores
   }
 
   /**
@@ -292,6 +305,7 @@ export class Model {
   captureQueryKeys(on) {
     const e = this.#hasContext();
     e.check(e.M._sac_context_capture_qk(e.ctx, bool('on', on) ? 1 : 0));
+    this.#held = null; // tokens evaluated before lack their queries and keys
   }
 
   /**
@@ -348,6 +362,7 @@ export class Model {
   /** Checks a generation's arguments and takes the context: { run, steps }. */
   #start(prompt, options, call) {
     const e = this.#hasContext();
+    const held = this.#held;
     const o = generateOptions(this.samplingDefaults, options, call);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
     if (ids.length === 0) fail('the prompt is empty');
@@ -369,9 +384,22 @@ export class Model {
     this.#takeOver();
     const run = new Run(e);
     this.#run = run;
+    // The tokens the last generation left that this prompt starts with are kept, not evaluated
+    // again (a chat's earlier turns): the same bits either way. Not when this run captures
+    // attention and those tokens' was not captured, nor for an encoder-decoder model.
+    const capture = o.attention || this.#params.attention;
+    const keep = o.reuse && !this.#encdec && held && (held.captured || !capture) ? sharedPrefix(held.ids, start) : 0;
+    const captured = capture && (keep === 0 || held.captured);
     return { run, steps: steps(run, {
-      engine: e, info: this.info, ids: start, o, withCross: source !== null,
-      begin: () => this.#reset(o.attention, source ?? undefined),
+      engine: e, info: this.info, ids: start, keep, o, withCross: source !== null,
+      begin: () => {
+        if (keep === 0) return this.#reset(o.attention, source ?? undefined);
+        e.truncate(keep);
+        e.setCapture(capture);
+      },
+      holding: (ids) => {
+        if (this.#run === run) this.#held = { ids, captured };
+      },
       end: () => {
         if (this.#run !== run) return;
         this.#run = null;

@@ -143,8 +143,12 @@ describe('complete', () => {
       assert.equal(r.text, joined(steps));
       assert.deepEqual(r.tokens, steps.map((s) => s.id));
       assert.equal(r.finishReason, 'maxTokens');
-      assert.deepEqual(Object.keys(r.timings), ['promptTokens', 'promptMs', 'generatedTokens', 'generateMs', 'totalMs']);
-      assert.equal(r.timings.promptTokens, m.tokenize(prompt, { bos: m.info.addBos }).length);
+      assert.deepEqual(Object.keys(r.timings), ['promptTokens', 'reusedTokens', 'promptMs', 'generatedTokens', 'generateMs', 'totalMs']);
+      // generate left the prompt in the context: all of it but the last token is kept
+      const n = m.tokenize(prompt, { bos: m.info.addBos }).length;
+      assert.deepEqual([r.timings.promptTokens, r.timings.reusedTokens], [1, n - 1]);
+      const fresh = await m.complete(prompt, { ...greedy, maxTokens: 7, reuse: false });
+      assert.deepEqual([fresh.timings.promptTokens, fresh.timings.reusedTokens, fresh.tokens], [n, 0, r.tokens]);
       assert.equal(r.timings.generatedTokens, 7);
       for (const k of ['promptMs', 'generateMs', 'totalMs']) assert.ok(r.timings[k] >= 0, k);
       assert.ok(r.timings.totalMs >= r.timings.promptMs + r.timings.generateMs);

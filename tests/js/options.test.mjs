@@ -47,7 +47,7 @@ describe('call options', () => {
 
   test('generate: { max_tokens: 5 } is an error listing the options, not 64 tokens', async () => {
     await rejects(() => m.generate([1, 2], { max_tokens: 5 }),
-      /^unknown option 'max_tokens' for generate; the options are: maxTokens, temperature, topK, topP, repeatPenalty, repeatLastN, seed, stop, signal, attention, ignoreEos, decoderStart$/);
+      /^unknown option 'max_tokens' for generate; the options are: maxTokens, temperature, topK, topP, repeatPenalty, repeatLastN, seed, stop, signal, attention, ignoreEos, decoderStart, reuse$/);
     assert.equal((await collect(m.generate([1, 2], { maxTokens: 5, ignoreEos: true }))).length, 5);
   });
 
