@@ -523,12 +523,32 @@ static int is_stop(const stop_set *s, int32_t tok) {
     return 0;
 }
 
-/* From a fresh context: evaluates `ids` (an encoder-decoder model encodes them and evaluates
- * `start`), samples up to -n tokens, stopping at a token of `stop` (unless --ignore-eos) or a
- * full context, and prints the JSON line. *reply, when asked for, gets the text (malloc'd). */
+/* The tokens a chat's context holds after a turn, for the next turn to keep (as the JS
+ * library's generate does): the prompt, then the generated tokens that were evaluated. */
+typedef struct held_tokens {
+    int32_t *ids;
+    int32_t n;
+} held_tokens;
+
+/* How many leading ids of the prompt `held` shares, leaving at least the last to evaluate. */
+static int32_t shared_prefix(const held_tokens *held, const int32_t *ids, int32_t n) {
+    int32_t i = 0, most = held->n < n - 1 ? held->n : n - 1;
+    while (i < most && held->ids[i] == ids[i]) i++;
+    return i;
+}
+
+/* From a fresh context, or (held, decoder-only) keeping the tokens of `ids` the context already
+ * holds: evaluates `ids` (an encoder-decoder model encodes them and evaluates `start`), samples
+ * up to -n tokens, stopping at a token of `stop` (unless --ignore-eos) or a full context, and
+ * prints the JSON line. *reply, when asked for, gets the text (malloc'd); *held what the
+ * context holds after it (empty after a failure). */
 static int generate_from(sac_model *m, sac_context *ctx, const options *o, const int32_t *ids, int32_t n,
-                         const int32_t *start, int32_t n_start, const stop_set *stop, char **reply) {
-    sac_context_reset(ctx);
+                         const int32_t *start, int32_t n_start, const stop_set *stop, char **reply,
+                         held_tokens *held) {
+    int32_t keep = held && !start ? shared_prefix(held, ids, n) : 0;
+    if (held) held->n = 0;
+    if (keep && sac_context_truncate(ctx, keep) != SAC_OK) keep = 0; /* (held is what the context holds) */
+    if (!keep) sac_context_reset(ctx);
     /* Every token but the last is evaluated, so at most n_ctx + 1 come out, whatever -n says. */
     int64_t cap = (int64_t)sac_context_n_ctx(ctx) + 1;
     if (o->n_predict < cap) cap = o->n_predict;
@@ -551,7 +571,7 @@ static int generate_from(sac_model *m, sac_context *ctx, const options *o, const
     if (!out) rc = fail("out of memory");
     else if (sac_sampler_init(ctx, &o->sampling) != SAC_OK ||
              (start ? sac_encode(ctx, ids, n, NULL) != SAC_OK || sac_eval(ctx, start, n_start, NULL, 0) != SAC_OK
-                    : sac_eval(ctx, ids, n, NULL, 0) != SAC_OK))
+                    : sac_eval(ctx, ids + keep, n - keep, NULL, 0) != SAC_OK))
         rc = fail("%s", sac_context_errmsg(ctx));
     double t_prefill = now_ms() - t0, t1 = now_ms();
     while (!rc && n_out < o->n_predict) {
@@ -595,6 +615,15 @@ static int generate_from(sac_model *m, sac_context *ctx, const options *o, const
             *reply = text;
             text = NULL;
         }
+        /* the prompt, then the generated tokens evaluated: every one but the last */
+        const int32_t n_held = sac_context_n_past(ctx);
+        int32_t *grown = held && n_held ? realloc(held->ids, (size_t)n_held * sizeof *grown) : NULL;
+        if (grown) {
+            memcpy(grown, ids, (size_t)n * sizeof *grown);
+            memcpy(grown + n, out, (size_t)(n_held - n) * sizeof *grown);
+            held->ids = grown;
+            held->n = n_held;
+        }
     }
     sac_detokenizer_free(dt);
     free(text);
@@ -610,7 +639,7 @@ static int cmd_generate(sac_model *m, const options *o) {
     sac_context *ctx = new_context(m, o, 0);
     int32_t eos = sac_token_eos(m);
     stop_set stop = {&eos, eos >= 0};
-    int rc = !ctx || generate_from(m, ctx, o, ids, n, start, n_start, &stop, NULL);
+    int rc = !ctx || generate_from(m, ctx, o, ids, n, start, n_start, &stop, NULL, NULL);
     sac_context_free(ctx);
     free(start);
     free(ids);
@@ -694,13 +723,15 @@ static char *read_line(int *oom) {
     return line;
 }
 
-/* Generates one reply to the conversation and adds it as the assistant's turn. */
-static int chat_turn(sac_model *m, sac_context *ctx, const options *o, conversation *c, const stop_set *stop) {
+/* Generates one reply to the conversation and adds it as the assistant's turn; the tokens
+ * the last turn left in the context that the conversation starts with are kept (`held`). */
+static int chat_turn(sac_model *m, sac_context *ctx, const options *o, conversation *c, const stop_set *stop,
+                     held_tokens *held) {
     int32_t *ids = NULL, n = chat_ids(m, c, &ids);
     if (n < 0) return 1;
     if (n == 0) return free(ids), fail("the prompt is empty");
     char *reply = NULL;
-    int rc = generate_from(m, ctx, o, ids, n, NULL, 0, stop, &reply);
+    int rc = generate_from(m, ctx, o, ids, n, NULL, 0, stop, &reply, held);
     free(ids);
     if (!rc && !add_turn(c, "assistant", reply ? reply : "", reply != NULL)) rc = fail("out of memory");
     if (rc) free(reply);
@@ -731,19 +762,21 @@ static int cmd_chat(sac_model *m, const options *o) {
     if (sac_token_eog(m, stop.ids, n_stop, &n_stop) != SAC_OK) return free(stop.ids), fail("%s", sac_model_errmsg(m));
     sac_context *ctx = new_context(m, o, 0);
     conversation c = {0};
+    held_tokens held = {0};
     int rc = !ctx;
     if (!rc && o->system && !add_turn(&c, "system", (char *)o->system, 0)) rc = fail("out of memory");
     if (!rc && o->prompt) {
-        rc = add_turn(&c, "user", (char *)o->prompt, 0) ? chat_turn(m, ctx, o, &c, &stop) : fail("out of memory");
+        rc = add_turn(&c, "user", (char *)o->prompt, 0) ? chat_turn(m, ctx, o, &c, &stop, &held) : fail("out of memory");
     } else {
         int oom = 0;
         for (char *line; !rc && (line = read_line(&oom));) {
             if (!*line) free(line); /* blank lines are no turn */
-            else rc = add_turn(&c, "user", line, 1) ? chat_turn(m, ctx, o, &c, &stop) : (free(line), fail("out of memory"));
+            else rc = add_turn(&c, "user", line, 1) ? chat_turn(m, ctx, o, &c, &stop, &held) : (free(line), fail("out of memory"));
         }
         if (!rc && oom) rc = fail("out of memory");
     }
     free_conversation(&c);
+    free(held.ids);
     sac_context_free(ctx);
     free(stop.ids);
     return rc;

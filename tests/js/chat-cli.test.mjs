@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { chatModel, FAMILY_TOKENS, TEMPLATES, tokenId } from './chat-models.mjs';
-import { root } from './helpers.mjs';
+import { root, withModel } from './helpers.mjs';
 
 const cli = path.join(root, 'src/js/cli.mjs');
 const nativeCli = path.join(root, 'build/saccade');
@@ -155,6 +155,26 @@ describe('generate --chat without a template, and refusals', () => {
     assert.equal(native.stderr, 'saccade: --chat needs a decoder-only model; this model is encdec\n');
     assert.equal(js.stderr, native.stderr);
     assert.equal(js.status, 1);
+  });
+});
+
+test('each turn keeps what the last one left in the context: the replies a fresh context gives', async () => {
+  // the shipped character model, sampled at temperature 1: its replies change with any change
+  // to what it reads
+  const file = path.join(root, 'models/shakespeare-char-q8_0.gguf');
+  const args = ['generate', file, '--chat', '--system', 'ROMEO:', '--temp', 1, '--seed', 7, '-n', 24];
+  const turns = same(await both(args, 'What light\nBut soft\nIt is the east\n'));
+  assert.equal(turns.length, 3);
+  await withModel(file, { threads: 1 }, async (m) => {
+    const messages = [{ role: 'system', content: 'ROMEO:' }];
+    for (const [i, content] of ['What light', 'But soft', 'It is the east'].entries()) {
+      messages.push({ role: 'user', content });
+      const steps = [];
+      for await (const step of m.chat(messages, { temperature: 1, seed: 7, maxTokens: 24, reuse: false })) steps.push(step);
+      assert.deepEqual(turns[i].prompt_tokens, steps[0].prompt.ids);
+      assert.deepEqual(turns[i].tokens, steps.map((step) => step.id), `turn ${i}`);
+      messages.push({ role: 'assistant', content: steps.map((step) => step.text).join('') });
+    }
   });
 });
 
