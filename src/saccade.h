@@ -211,11 +211,13 @@ uint64_t sac_context_memory(const sac_model *model, const sac_context_params *pa
 /* Forgets every token: the next eval starts at position 0. */
 void sac_context_reset(sac_context *ctx);
 /* Keeps the first n_keep tokens and forgets the rest: the next eval continues at position
- * n_keep, and gives the same bits as if the kept tokens had just been evaluated with it (the
- * kernels' results do not depend on how tokens were batched). A host reuses what a new prompt
- * shares with the tokens already evaluated, as a chat's next turn shares the earlier turns.
- * Captured attention rows from n_keep on are forgotten too; an encoder-decoder context keeps
- * its source. SAC_ERR_ARG unless 0 <= n_keep <= sac_context_n_past. */
+ * n_keep, and its logits and attention are the same bits as if the kept tokens had just been
+ * evaluated with it (the kernels' results do not depend on how tokens were batched). A host
+ * reuses what a new prompt shares with the tokens already evaluated, as a chat's next turn
+ * shares the earlier turns. Captured attention rows from n_keep on are forgotten, and with
+ * capture off all of them; score and q/k capture that began after the kept tokens were
+ * evaluated still lack theirs; an encoder-decoder context keeps its source. n_keep = 0 is
+ * sac_context_reset. SAC_ERR_ARG unless 0 <= n_keep <= sac_context_n_past. */
 sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep);
 /* Tokens currently in the KV cache. */
 int32_t sac_context_n_past(const sac_context *ctx);

@@ -130,15 +130,16 @@ const nextTask = typeof setImmediate == 'function'
 /**
  * The steps of one generation. `begin()` prepares the context with capture as asked: a fresh
  * one (encoding the source), or the tokens it holds cut back to the first `keep` of `ids`,
- * which it already holds; `ids` are what the decoder starts from, and it evaluates those after
- * the first `keep`. `holding(ids)` learns the tokens the context holds after each evaluation.
+ * which it already holds, and returns `keep` (0: fresh); `ids` are what the decoder starts
+ * from, and it evaluates those after the first `keep`. `holding(ids)` learns the tokens the
+ * context holds after each evaluation.
  * `end()` runs when the run ends without having been stopped or aborted by model.stop().
  *
  * Each step's text is what it releases: text that may begin a stop string waits (stops.mjs),
  * and a stop string is dropped with everything after it. An abort (the signal, or model.stop())
  * ends the generation with a step that has no token (id null) and finishReason 'aborted'.
  */
-export async function* steps(run, { engine, info, ids, keep = 0, o, withCross, begin, holding = () => {}, end }) {
+export async function* steps(run, { engine, info, ids, o, withCross, begin, holding = () => {}, end }) {
   const { M, heap, scratch } = engine;
   const ctx = engine.ctx;
   const stops = new StopText(o.stopStrings);
@@ -163,7 +164,7 @@ export async function* steps(run, { engine, info, ids, keep = 0, o, withCross, b
     }
     writeSamplingParams(heap, scratch, o);
     engine.check(M._sac_sampler_init(ctx, scratch));
-    begin();
+    const keep = begin() ?? 0;
     holding(ids.slice(0, keep)); // what the context holds if the evaluation fails
     engine.eval(ids.slice(keep));
     const held = Array.from(ids);

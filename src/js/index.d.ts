@@ -338,7 +338,8 @@ export interface GenerateOptions {
    * Keep the tokens the previous generation left in the context that this prompt starts with
    * (a chat's earlier turns), evaluating only the rest: the same results, sooner. Default true;
    * decoder-only models. Any other use of the context (forward, bench, setAblation,
-   * captureScores, captureQueryKeys) forgets them.
+   * captureScores, captureQueryKeys, also during a generation) forgets them; a generation that
+   * captures attention keeps only tokens whose attention was captured.
    */
   reuse?: boolean;
 }

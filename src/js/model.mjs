@@ -33,6 +33,7 @@ export class Model {
   // The tokens a generation left in the context, for the next to reuse: { ids, captured } (captured:
   // attention was captured for every one of them), or null when the context holds anything else.
   #held = null;
+  #heldEpoch = 0; // counts #forget()s: a generation records what it holds only while none came
 
   /**
    * @internal — use loadModel(). `cacheDone`: a promise (never rejected) of the final cache report,
@@ -134,8 +135,14 @@ export class Model {
     const e = this.#hasContext();
     this.#run?.stop(superseded());
     this.#run = null;
-    this.#held = null;
+    this.#forget();
     return e;
+  }
+
+  /** The next generation starts from a fresh context, and the running one stops recording what it holds. */
+  #forget() {
+    this.#held = null;
+    this.#heldEpoch++;
   }
 
   /**
@@ -295,7 +302,7 @@ export class Model {
     const e = this.#hasContext();
     e.check(e.M._sac_attention_scores_enable(e.ctx, bool('on', on) ? 1 : 0));
     this.#params.scores = on; // the capture budget of later calls counts them
-    this.#held = null; // rows evaluated before lack their scores
+    this.#forget(); // rows evaluated before lack their scores
   }
 
   /**
@@ -305,7 +312,7 @@ export class Model {
   captureQueryKeys(on) {
     const e = this.#hasContext();
     e.check(e.M._sac_context_capture_qk(e.ctx, bool('on', on) ? 1 : 0));
-    this.#held = null; // tokens evaluated before lack their queries and keys
+    this.#forget(); // tokens evaluated before lack their queries and keys
   }
 
   /**
@@ -362,7 +369,6 @@ export class Model {
   /** Checks a generation's arguments and takes the context: { run, steps }. */
   #start(prompt, options, call) {
     const e = this.#hasContext();
-    const held = this.#held;
     const o = generateOptions(this.samplingDefaults, options, call);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
     if (ids.length === 0) fail('the prompt is empty');
@@ -381,24 +387,33 @@ export class Model {
     // evaluated: the start, then every sampled token but the last
     if (o.attention) this.#checkCapture(start.length + Math.max(0, o.maxTokens - 1), source?.length,
       'lower maxTokens or contextLength, or turn attention off');
+    const held = this.#held;
     this.#takeOver();
+    const epoch = this.#heldEpoch;
     const run = new Run(e);
     this.#run = run;
-    // The tokens the last generation left that this prompt starts with are kept, not evaluated
-    // again (a chat's earlier turns): the same bits either way. Not when this run captures
-    // attention and those tokens' was not captured, nor for an encoder-decoder model.
     const capture = o.attention || this.#params.attention;
-    const keep = o.reuse && !this.#encdec && held && (held.captured || !capture) ? sharedPrefix(held.ids, start) : 0;
-    const captured = capture && (keep === 0 || held.captured);
+    let captured = capture;
     return { run, steps: steps(run, {
-      engine: e, info: this.info, ids: start, keep, o, withCross: source !== null,
+      engine: e, info: this.info, ids: start, o, withCross: source !== null,
+      // The tokens the last generation left that this prompt starts with are kept, not evaluated
+      // again (a chat's earlier turns): the same bits either way. Not when this run captures
+      // attention and theirs was not captured, nor for an encoder-decoder model, nor after a
+      // #forget() since generate() was called. Returns how many ids were kept.
       begin: () => {
-        if (keep === 0) return this.#reset(o.attention, source ?? undefined);
+        const keep = o.reuse && !this.#encdec && held && this.#heldEpoch === epoch && (held.captured || !capture)
+          ? sharedPrefix(held.ids, start) : 0;
+        if (keep === 0) {
+          this.#reset(o.attention, source ?? undefined);
+          return 0;
+        }
+        captured = capture && held.captured;
+        e.setCapture(capture); // first: truncating with capture off forgets every captured row
         e.truncate(keep);
-        e.setCapture(capture);
+        return keep;
       },
       holding: (ids) => {
-        if (this.#run === run) this.#held = { ids, captured };
+        if (this.#run === run && this.#heldEpoch === epoch) this.#held = { ids, captured };
       },
       end: () => {
         if (this.#run !== run) return;

@@ -23,21 +23,22 @@ async function timed(m, prompt, options) {
 
 describe('reuse', () => {
   for (const [name, kvType] of [['gpt2-q8_0', 'f32'], ['llama-q4_0', 'bf16'], ['llama-f32', 'q8']])
-    test(`${name}, ${kvType} KV cache: the next prompt's shared tokens are kept, with the same steps as a fresh context`, async () => {
+    test(`${name}, ${kvType} KV cache: the context cut back to the shared tokens gives a fresh context's steps, attention to the bit`, async () => {
       await withModel(fixture(name), { threads: 2, kvType }, async (m) => {
-        const a = await m.complete(first, { ...greedy, maxTokens: 6 });
+        const o = { maxTokens: 5, attention: true };
+        const a = await m.complete(first, { ...greedy, ...o, maxTokens: 6 });
         assert.equal(a.timings.reusedTokens, 0);
-        // the context holds `first` and the first five generated tokens (the sixth was not evaluated)
-        const next = [...first, ...a.tokens, 30, 31];
-        const kept = await run(m, next, { maxTokens: 5, attention: false });
-        const timings = await timed(m, [...next, 40], { maxTokens: 1, reuse: false });
-        assert.deepEqual([timings.promptTokens, timings.reusedTokens], [next.length + 1, 0]);
-        const fresh = await run(m, next, { maxTokens: 5, reuse: false });
+        // the context holds `first` and five generated tokens; the next prompt shares `first` and three
+        const next = [...first, ...a.tokens.slice(0, 3), 30, 31];
+        const kept = await run(m, next, o);
+        const fresh = await run(m, next, { ...o, reuse: false });
         assert.deepEqual(kept, fresh);
-        // `first` again (all but its last token kept), then `next`: `first` and five generated tokens kept
-        assert.equal((await timed(m, first, { maxTokens: 6 })).reusedTokens, first.length - 1);
-        const t = await timed(m, next, { maxTokens: 2 });
-        assert.deepEqual([t.promptTokens, t.reusedTokens], [next.length - first.length - 5, first.length + 5]);
+        // the same state again: how many were kept
+        await m.complete(first, { ...greedy, ...o, maxTokens: 6 });
+        const t = await timed(m, next, o);
+        assert.deepEqual([t.promptTokens, t.reusedTokens], [2, first.length + 3]);
+        const f = await timed(m, [...next, 40], { ...o, reuse: false });
+        assert.deepEqual([f.promptTokens, f.reusedTokens], [next.length + 1, 0]);
       });
     });
 
@@ -102,15 +103,46 @@ describe('reuse', () => {
     await withModel(file, {}, async (m) => {
       const conversation = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }];
       const options = { temperature: 0, maxTokens: 6 };
-      let reply = '';
-      for await (const step of m.chat(conversation, options)) reply += step.text;
-      conversation.push({ role: 'assistant', content: reply }, { role: 'user', content: 'Again' });
-      const kept = await collect(m.chat(conversation, options));
-      const fresh = await collect(m.chat(conversation, { ...options, reuse: false }));
+      const turn = async (messages, o = options) => collect(m.chat(messages, o));
+      const reply = (await turn(conversation)).map((s) => s.text).join('');
+      const second = [...conversation, { role: 'assistant', content: reply }, { role: 'user', content: 'Again' }];
+      const kept = await turn(second);
+      const fresh = await turn(second, { ...options, reuse: false });
       assert.deepEqual(kept.map((s) => [s.id, s.text]), fresh.map((s) => [s.id, s.text]));
-      const { ids } = kept[0].prompt;
-      const again = await m.complete(ids, options);
-      assert.ok(again.timings.reusedTokens === ids.length - 1, `${again.timings.reusedTokens} of ${ids.length}`);
+      // the first turn again, then the second turn's ids: the first turn's prompt at least is kept
+      const firstIds = (await turn(conversation))[0].prompt.ids;
+      const t = (await m.complete(fresh[0].prompt.ids, options)).timings;
+      assert.ok(t.reusedTokens >= firstIds.length, `${t.reusedTokens} kept, the first turn's prompt has ${firstIds.length}`);
+    });
+  });
+
+  test('a generation without capture after one with it leaves no attention rows, as a fresh context', async () => {
+    await withModel(fixture('gpt2-q8_0'), { threads: 1 }, async (m) => {
+      await run(m, first, { maxTokens: 4, attention: true });
+      assert.equal(m.capturedRows(), first.length + 3);
+      const t = await timed(m, first, { maxTokens: 2 });
+      assert.equal(t.reusedTokens, first.length - 1);
+      assert.equal(m.capturedRows(), 0);
+      assert.throws(() => m.attention(0, 0));
+    });
+  });
+
+  test('score and q/k capture turned on during a generation, or before its first step: the next starts fresh and has them', async () => {
+    await withModel(fixture('gpt2-q8_0'), { threads: 1 }, async (m) => {
+      // during a generation: it stops recording what it holds
+      const steps = m.generate(first, { ...greedy, maxTokens: 4, attention: true });
+      await steps.next();
+      m.captureScores(true);
+      await collect(steps);
+      const t = await timed(m, first, { maxTokens: 2, attention: true });
+      assert.equal(t.reusedTokens, 0);
+      assert.equal(m.attentionScores('self').to, first.length + 1);
+      // between generate() and its first step
+      await run(m, first, { maxTokens: 3 });
+      const late = m.generate(first, { ...greedy, maxTokens: 2 });
+      m.captureQueryKeys(true);
+      await collect(late);
+      assert.equal(m.queryKeys(0, 0).queries, first.length + 1);
     });
   });
 });
