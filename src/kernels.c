@@ -50,8 +50,9 @@
  * Q5_K 193 / 185 tokens/s), the 4-bit formats' panels too (prefill Q4_0 652 / 518), but the
  * K-quants' panels lose (69-72 against 77-91 GFLOP/s) and so does the 4-bit matvec (Q4_0
  * decode 273 / 284-286), so those two ask relaxed_dot_saturating and take their int16 paths
- * then (TWO_PATHS). Q8_0's signed values cannot be the 7-bit operand: its matvec keeps int16
- * dots. */
+ * then (TWO_PATHS). Q8_0's values + 128 fill 8 bits: its matmat takes them as the unsigned
+ * operand only where the engine's dot is vpdpbusd, whose unsigned operand has all 8 bits
+ * (relaxed_dot_unsigned8: Chromium prefill Q8_0 +27-30%); its matvec keeps int16 dots. */
 #include "kernels.h"
 
 #include <float.h>
@@ -86,13 +87,30 @@
  * gives the same integer sums for 7-bit operands, so the choice changes no result. A few
  * instructions, asked once per range of rows. SAC_RELAXED_PATH (tests only) fixes the answer:
  * 1 for the relaxed paths everywhere, 0 for the int16 ones. */
+static inline __attribute__((always_inline)) int32_t relaxed_dot_probe(void) {
+    volatile int8_t a = 127, b = (int8_t)200; /* volatile: nothing folded at compile time */
+    const v128_t dot = SAC_RELAXED_DOT_ADD(wasm_i8x16_splat(a), wasm_i8x16_splat(b), wasm_i32x4_splat(0));
+    return wasm_i32x4_extract_lane(dot, 0);
+}
+
 static inline __attribute__((always_inline)) int relaxed_dot_saturating(void) {
 #ifdef SAC_RELAXED_PATH
     return !SAC_RELAXED_PATH;
 #else
-    volatile int8_t a = 127, b = (int8_t)200; /* volatile: nothing folded at compile time */
-    const v128_t dot = SAC_RELAXED_DOT_ADD(wasm_i8x16_splat(a), wasm_i8x16_splat(b), wasm_i32x4_splat(0));
-    return wasm_i32x4_extract_lane(dot, 0) == 2 * 32767;
+    return relaxed_dot_probe() == 2 * 32767;
+#endif
+}
+
+/* Whether the engine computes the relaxed dot as AVX-VNNI's vpdpbusd, which takes its second
+ * operand as unsigned bytes, all 8 bits of them, and sums without saturating: then Q8_0's
+ * matmat takes its weights + 128 (0..255) as that operand (FORMAT_Q8_0_U8), where no other
+ * lowering may. SAC_RELAXED_PATH=0 (tests) answers no; =1 leaves the probe to answer, as
+ * forcing this path where the dot saturates or is signed would give wrong sums. */
+static inline __attribute__((always_inline)) int relaxed_dot_unsigned8(void) {
+#if defined(SAC_RELAXED_PATH) && !SAC_RELAXED_PATH
+    return 0;
+#else
+    return relaxed_dot_probe() == 4 * 127 * 200;
 #endif
 }
 #endif
@@ -442,6 +460,20 @@ static inline void decode_q8_0(const char *block, v128_t q[4]) {
     q[3] = wasm_i16x8_extend_high_i8x16(hi);
 }
 
+#ifdef RELAXED
+/* Q8_0's values + 128 (0..255: the offset is left to the dot, as Q4_0's 8), for the matmat of
+ * the relaxed builds where the relaxed dot takes unsigned bytes whole (FORMAT_Q8_0_U8). */
+static inline void decode_q8_0_u8(const char *block, v128_t q[4]) {
+    const int8_t *qs = ((const block_q8_0 *)block)->qs;
+    const v128_t sign = wasm_i8x16_splat((int8_t)0x80);
+    v128_t lo = wasm_v128_xor(wasm_v128_load(qs), sign), hi = wasm_v128_xor(wasm_v128_load(qs + 16), sign);
+    q[0] = wasm_u16x8_extend_low_u8x16(lo);
+    q[1] = wasm_u16x8_extend_high_u8x16(lo);
+    q[2] = wasm_u16x8_extend_low_u8x16(hi);
+    q[3] = wasm_u16x8_extend_high_u8x16(hi);
+}
+#endif
+
 /* 16 bytes of nibbles (low ones values 0-15, high ones 16-31) as they are, 0 to 15, taken apart
  * in 16-bit lanes: there a shift is one instruction (an 8-bit lane shift is several on x86), and
  * the format's offset is left to the dot (quant_format). */
@@ -612,8 +644,9 @@ typedef struct quant_format {
 #ifdef __wasm_simd128__
     /* Q4_0, Q4_1: the matvec's decoder of whole bytes (nibble_activations); NULL elsewhere */
     decode_fn decode_bytes;
-    /* the decode gives levels 0..31 (all but Q8_0): the relaxed builds' panel takes them as the
-     * relaxed dot's 7-bit operand (panel_step's `levels`) */
+    /* the decode gives unsigned levels that the relaxed builds' panel takes as the relaxed
+     * dot's second operand (panel_step's `levels`): 0..31 (7 bits, any engine), or Q8_0's
+     * 0..255 where the dot is vpdpbusd (FORMAT_Q8_0_U8, relaxed_dot_unsigned8) */
     int small_levels;
 #endif
 } quant_format;
@@ -991,9 +1024,10 @@ KERNEL void panel_block_sums(const sac_kernel_task *t, const q8_activations *a, 
  * it) four values of four rows against four activation values a dot, where the int16 dot and
  * its add take two; the levels' offset comes off with sum(x) at each block's start. The integer
  * sums are the same, and so are the results. bench_kernels in Chromium, 1 thread, AMD EPYC
- * (Zen 5): matmat Q4_0 64-69 -> 91-113 GFLOP/s, Q5_0 and Q4_1 +40-50%. Q8_0's values are not
- * 7-bit: as two dots a quad (its value + 127 split into two 7-bit halves, or the activations
- * likewise) it gained 0-7%, and a value of -128 has no such split, so it keeps the int16 panel. */
+ * (Zen 5): matmat Q4_0 64-69 -> 91-113 GFLOP/s, Q5_0 and Q4_1 +40-50%. Q8_0's values + 128
+ * fill all 8 bits, which only vpdpbusd takes exactly (FORMAT_Q8_0_U8, relaxed_dot_unsigned8):
+ * 75-79 -> 104-122 GFLOP/s; elsewhere Q8_0 keeps the int16 panel (as two 7-bit dots a quad it
+ * had gained 0-7%: as many multiplies as pmaddwd). */
 KERNEL void panel_step(const sac_kernel_task *t, const q8_activations *a, quant_format f, const quant_panel *p,
                        int64_t o, int quads, int64_t blk0, int nblk, int64_t b, int acts, int first, int levels) {
     const int64_t n_batch = t->n_batch;
@@ -2632,14 +2666,19 @@ void sac_quantize_activations_bf16(const float *x, int64_t n_in, int64_t n_batch
  * whatever clang was told, and the 4-bit matvec's relaxed path inlined beside its int16 one ran
  * 5-10% slower (Chromium, with AVX-VNNI). */
 #ifdef RELAXED
-static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, sac_rows_fn relaxed, sac_rows_fn int16) {
-    volatile sac_rows_fn fn = relaxed_dot_saturating() ? int16 : relaxed; /* volatile: a call through the pointer */
+static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, int relaxed_ok, sac_rows_fn relaxed,
+                            sac_rows_fn int16) {
+    volatile sac_rows_fn fn = relaxed_ok ? relaxed : int16; /* volatile: a call through the pointer */
     fn(t, o0, o1);
 }
-#define TWO_PATHS(name, relaxed, int16)                                                                     \
-    static void name##_relaxed(const sac_kernel_task *t, int64_t o0, int64_t o1) { relaxed; }              \
-    static void name##_int16(const sac_kernel_task *t, int64_t o0, int64_t o1) { int16; }                  \
-    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { run_by_lowering(t, o0, o1, name##_relaxed, name##_int16); }
+/* TWO_PATHS_IF(ok, ...): `relaxed` where `ok` holds (relaxed_dot_unsigned8: Q8_0's matmat). */
+#define TWO_PATHS_IF(ok, name, relaxed, int16)                                                         \
+    static void name##_relaxed(const sac_kernel_task *t, int64_t o0, int64_t o1) { relaxed; }         \
+    static void name##_int16(const sac_kernel_task *t, int64_t o0, int64_t o1) { int16; }             \
+    void name(const sac_kernel_task *t, int64_t o0, int64_t o1) {                                    \
+        run_by_lowering(t, o0, o1, ok, name##_relaxed, name##_int16);                                \
+    }
+#define TWO_PATHS(name, relaxed, int16) TWO_PATHS_IF(!relaxed_dot_saturating(), name, relaxed, int16)
 #else
 #define TWO_PATHS(name, relaxed, int16) \
     void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { int16; }
@@ -2657,7 +2696,13 @@ static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, sa
 #define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 SIMD_ONLY(NULL, 1)})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1, 0); }
+#ifdef RELAXED
+#define FORMAT_Q8_0_U8 ((quant_format){sizeof(block_q8_0), decode_q8_0_u8, 0, 128, NULL, 1})
+TWO_PATHS_IF(relaxed_dot_unsigned8(), sac_matmat_q8_0, quant_matmat(t, FORMAT_Q8_0_U8, o0, o1),
+             quant_matmat(t, FORMAT_Q8_0, o0, o1))
+#else
 void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
+#endif
 TWO_PATHS(sac_matvec_q4_0, quant_matvec(t, FORMAT_Q4_0, o0, o1, 1), quant_matvec(t, FORMAT_Q4_0, o0, o1, 0))
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
 void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1, 0); }

@@ -20,6 +20,7 @@
 #include "activation.h"
 #include "check.h"
 #include "matmul.h"
+#include "quants.h"
 #include "types.h"
 
 #define U 0x1p-24
@@ -346,6 +347,11 @@ static size_t weight_bytes(uint32_t type, int64_t n_in, int64_t n_out) {
     return row_bytes * (size_t)n_out;
 }
 
+/* When set, Q8_0 weights get any byte as a value, -128 (which no quantizer writes, but a file
+ * may hold) and 127 in every block: the relaxed builds' matmat takes them + 128 as unsigned
+ * bytes (kernels.c's FORMAT_Q8_0_U8). */
+static int q8_0_any_byte;
+
 /* Random weights in the given type (quantized via the library's own quantizer, whose bytes
  * test_types checks against ggml's rules). */
 static void *make_weights(uint32_t type, int64_t n_in, int64_t n_out, uint64_t *s) {
@@ -358,6 +364,13 @@ static void *make_weights(uint32_t type, int64_t n_in, int64_t n_out, uint64_t *
     }
     tr->from_float(f, data, n_in * n_out);
     free(f);
+    if (q8_0_any_byte && type == SAC_TYPE_Q8_0)
+        for (int64_t k = 0; k < n_in * n_out / SAC_QK; k++) {
+            block_q8_0 *b = (block_q8_0 *)data + k;
+            for (int j = 0; j < SAC_QK; j++) b->qs[j] = (int8_t)(uint8_t)rng_next(s);
+            b->qs[k % SAC_QK] = -128;
+            b->qs[(k + 7) % SAC_QK] = 127;
+        }
     return data;
 }
 
@@ -524,7 +537,16 @@ static void check_type(uint32_t type) {
 
 static void test_f32(void) { check_type(SAC_TYPE_F32); }
 static void test_f16(void) { check_type(SAC_TYPE_F16); }
-static void test_q8_0(void) { check_type(SAC_TYPE_Q8_0); }
+static void test_q8_0(void) {
+    check_type(SAC_TYPE_Q8_0);
+    q8_0_any_byte = 1;
+    const int64_t n_batches[] = {1, 2, 7, 17};
+    for (int d = 0; d < 4; d++) {
+        check_shape(SAC_TYPE_Q8_0, 96, 67, n_batches[d], 501 + d);
+        check_shape(SAC_TYPE_Q8_0, 4096, 13, n_batches[d], 601 + d);
+    }
+    q8_0_any_byte = 0;
+}
 static void test_q4_0(void) { check_type(SAC_TYPE_Q4_0); }
 static void test_q5_0(void) { check_type(SAC_TYPE_Q5_0); }
 static void test_bf16(void) { check_type(SAC_TYPE_BF16); }
