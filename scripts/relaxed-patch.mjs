@@ -25,11 +25,11 @@ const RELAXED_DOT = 0x113; // i32x4.relaxed_dot_i8x16_i7x16_add_s
  * matmat's leftover rows), the 4- and 5-bit formats' matmat (its panel), the 4-bit formats'
  * matvec (nibble_dot), what they inline, the paths of the kernels that have two (kernels.c's
  * TWO_PATHS: the K-quant matmat's name_relaxed and name_int16, whose leftover rows take the
- * matvec's dot; the 4-bit matvec's and Q8_0 matmat's name_relaxed only), and run_by_lowering,
- * whose probe of the engine's dot binaryen may inline into the kernel itself.
+ * matvec's dot; the 4-bit matvec's and Q8_0 matmat's name_relaxed only), whose name function
+ * also holds the probe of the engine's dot (relaxed_dot_saturating, relaxed_dot_unsigned8).
  */
 export const KERNEL_FUNCTIONS =
-  /^(run_by_lowering|sac_matvec_q[2-6]_K|sac_matmat_q[2-6]_K(_relaxed|_int16)?|sac_matmat_q[45]_[01]|sac_matmat_q8_0(_relaxed)?|sac_matvec_q4_[01](_relaxed)?|kquant_(dot|rows4_in_(order|turn)|matvec)|kdot_(q[2-6]_K|nibbles)|dot16_u8|nibble_dot|row_block_dot|quant_(rows4|matvec_rows|matvec))$/;
+  /^(sac_matvec_q[2-6]_K|sac_matmat_q[2-6]_K(_relaxed|_int16)?|sac_matmat_q[45]_[01]|sac_matmat_q8_0(_relaxed)?|sac_matvec_q4_[01](_relaxed)?|kquant_(dot|rows4_in_(order|turn)|matvec)|kdot_(q[2-6]_K|nibbles)|dot16_u8|nibble_dot|row_block_dot|quant_(rows4|matvec_rows|matvec))$/;
 
 class Reader {
   constructor(bytes, pos = 0) {

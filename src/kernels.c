@@ -81,12 +81,14 @@
  * pmaddubsw, pmaddwd and paddd, where the K-quants' matmat and the 4-bit formats' matvec run
  * faster on the SIMD128 build's int16 dots (Chromium 156 with --js-flags=--no-enable-avx-vnni;
  * see kquant_matmat, TWO_PATHS), which these builds keep for that case. The lowerings differ
- * on operands past 7 bits, which the kernels never give the dot: four products 127 * 200 sum
- * to 101600 in AVX-VNNI's vpdpbusd (unsigned 200), to -28448 in AVX-VNNI-INT8's vpdpbssd and
- * on ARM (signed: -56), while pmaddubsw saturates each pair's 50800 to 32767: 65534. Every way
- * gives the same integer sums for 7-bit operands, so the choice changes no result. A few
- * instructions, asked once per range of rows. SAC_RELAXED_PATH (tests only) fixes the answer:
- * 1 for the relaxed paths everywhere, 0 for the int16 ones. */
+ * on operands past 7 bits, which the kernels give the dot only under vpdpbusd
+ * (relaxed_dot_unsigned8): four products 127 * 200 sum to 101600 in AVX-VNNI's vpdpbusd
+ * (unsigned 200), to -28448 in AVX-VNNI-INT8's vpdpbssd and on ARM (signed: -56), while
+ * pmaddubsw saturates each pair's 50800 to 32767: 65534. Every way gives the same integer sums
+ * for 7-bit operands, so the choice changes no result. A few instructions, asked once per
+ * range of rows (V8's two compilers share one lowering of the op, so the probe's answer is the
+ * kernel's). SAC_RELAXED_PATH (tests only) fixes the answer: 1 for the 7-bit relaxed paths
+ * everywhere, 0 for the int16 ones. */
 static inline __attribute__((always_inline)) int32_t relaxed_dot_probe(void) {
     volatile int8_t a = 127, b = (int8_t)200; /* volatile: nothing folded at compile time */
     const v128_t dot = SAC_RELAXED_DOT_ADD(wasm_i8x16_splat(a), wasm_i8x16_splat(b), wasm_i32x4_splat(0));

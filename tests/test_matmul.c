@@ -961,9 +961,9 @@ static void test_activation_quantization_exact(void) {
 /* The int8 extremes, with results known exactly: Q8_0 weights of -128 (no quantizer writes it,
  * a hostile file can) and 127, Q4_0 levels 0 and 15 (q - 8 = -8, 7), against activations of
  * exactly ±127 (amax 127: d = 1, q = x) and of ±1e-38 (127 / amax overflows: d = 0). Every
- * block has d_w = 1, so y is the integer dot itself. The relaxed-SIMD kernels split Q8_0's
- * activations into x+ and x- and take Q4_0's levels unsigned (minus 8 sum(x)): every sign
- * pattern, each thread count, matvec and matmat tiles with leftovers. */
+ * block has d_w = 1, so y is the integer dot itself. The relaxed-SIMD kernels take Q4_0's
+ * levels unsigned (minus 8 sum(x)), and under vpdpbusd Q8_0's matmat its values + 128 (minus
+ * 128 sum(x)): every sign pattern, each thread count, matvec and matmat tiles with leftovers. */
 static void test_int8_extremes(void) {
     const int64_t n_in = 96, nb = n_in / 32, n_batch_max = 6;
     const int64_t n_outs[] = {4, 5};
