@@ -3,9 +3,9 @@
 // (i32x4.relaxed_dot_i8x16_i7x16_add_s) against the SIMD128 int16 dot the kernels use
 // (i32x4.dot_i16x8_s + i32x4.add), in multiply-adds per second on one thread. V8 lowers the
 // relaxed dot to one instruction only where it chooses to use AVX-VNNI (or Arm's sdot); expanded
-// (pmaddubsw + pmaddwd + paddd) it loses to the int16 dot, and the Q8_0-family kernels keep the
-// int16 dot for that reason (src/kernels.c). Eight independent accumulators, so throughput, not
-// latency, is timed.
+// (pmaddubsw + pmaddwd + paddd) it loses to the int16 dot, and the kernels that lose with it take
+// their int16 paths there (src/kernels.c's TWO_PATHS). Eight independent accumulators, so
+// throughput, not latency, is timed.
 //
 // It prints how this engine compiles the relaxed dot (scripts/relaxed-dot-lowering.mjs): a CPU's
 // AVX-VNNI flag alone does not say (a VM may pass it through while V8 does not use it); with
