@@ -52,7 +52,7 @@
  * decode 273 / 284-286), so those two ask relaxed_dot_saturating and take their int16 paths
  * then (TWO_PATHS). Q8_0's values + 128 fill 8 bits: its matmat takes them as the unsigned
  * operand only where the engine's dot is vpdpbusd, whose unsigned operand has all 8 bits
- * (relaxed_dot_unsigned8: Chromium prefill Q8_0 +27-30%); its matvec keeps int16 dots. */
+ * (relaxed_dot_unsigned8: Chromium prefill Q8_0 +22-32%); its matvec keeps int16 dots. */
 #include "kernels.h"
 
 #include <float.h>
@@ -2680,11 +2680,11 @@ static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, in
     void name(const sac_kernel_task *t, int64_t o0, int64_t o1) {                                    \
         run_by_lowering(t, o0, o1, ok, name##_relaxed, name##_int16);                                \
     }
-#define TWO_PATHS(name, relaxed, int16) TWO_PATHS_IF(!relaxed_dot_saturating(), name, relaxed, int16)
 #else
-#define TWO_PATHS(name, relaxed, int16) \
+#define TWO_PATHS_IF(ok, name, relaxed, int16) \
     void name(const sac_kernel_task *t, int64_t o0, int64_t o1) { int16; }
 #endif
+#define TWO_PATHS(name, relaxed, int16) TWO_PATHS_IF(!relaxed_dot_saturating(), name, relaxed, int16)
 
 #ifdef __wasm_simd128__
 #define SIMD_ONLY(bytes, small_levels) , bytes, small_levels
@@ -2698,13 +2698,10 @@ static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, in
 #define FORMAT_Q5_1 ((quant_format){sizeof(block_q5_1), decode_q5_1, 1, 0 SIMD_ONLY(NULL, 1)})
 
 void sac_matvec_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q8_0, o0, o1, 0); }
-#ifdef RELAXED
+/* (expanded only in the relaxed builds, where decode_q8_0_u8 is) */
 #define FORMAT_Q8_0_U8 ((quant_format){sizeof(block_q8_0), decode_q8_0_u8, 0, 128, NULL, 1})
 TWO_PATHS_IF(relaxed_dot_unsigned8(), sac_matmat_q8_0, quant_matmat(t, FORMAT_Q8_0_U8, o0, o1),
              quant_matmat(t, FORMAT_Q8_0, o0, o1))
-#else
-void sac_matmat_q8_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q8_0, o0, o1); }
-#endif
 TWO_PATHS(sac_matvec_q4_0, quant_matvec(t, FORMAT_Q4_0, o0, o1, 1), quant_matvec(t, FORMAT_Q4_0, o0, o1, 0))
 void sac_matmat_q4_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q4_0, o0, o1); }
 void sac_matvec_q5_0(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_0, o0, o1, 0); }
