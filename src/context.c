@@ -292,11 +292,12 @@ sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep) {
         sac_context_reset(ctx);
         return SAC_OK;
     }
-    if (n_keep == ctx->n_past) return SAC_OK;
-    ctx->n_past = n_keep;
-    ctx->logits_rows = 0; /* they were the forgotten last token's */
     /* with capture off, the rows kept would outlive the capture that made them */
     sac_capture_truncate(&ctx->capture, ctx->capture.on ? n_keep : 0);
+    if (n_keep < ctx->n_past) {
+        ctx->n_past = n_keep;
+        ctx->logits_rows = 0; /* they were the forgotten last token's */
+    }
     return SAC_OK;
 }
 

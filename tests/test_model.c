@@ -215,8 +215,11 @@ static void test_truncate_reuses_the_prefix(void) {
             CHECK(strstr(sac_context_errmsg(cut), "cannot keep 21 tokens: the context holds 20") != NULL);
             CHECK(sac_context_truncate(cut, -1) == SAC_ERR_ARG && sac_context_n_past(cut) == N_PROMPT);
             CHECK(sac_context_truncate(cut, N_PROMPT) == SAC_OK && sac_logits(cut, &rows, NULL) && rows == N_PROMPT - shared);
-            /* with capture off, the kept tokens keep no rows (the capture that made them ended) */
-            CHECK(sac_attention_enable(cut, 0) == SAC_OK && sac_context_truncate(cut, 4) == SAC_OK);
+            /* with capture off, the kept tokens keep no rows (the capture that made them ended),
+             * also when all of them are kept */
+            CHECK(sac_attention_enable(cut, 0) == SAC_OK && sac_context_truncate(cut, N_PROMPT) == SAC_OK);
+            CHECK(sac_context_n_past(cut) == N_PROMPT && sac_attention_n_rows(cut, SAC_ATTENTION_SELF) == 0);
+            CHECK(sac_context_truncate(cut, 4) == SAC_OK);
             CHECK(sac_context_n_past(cut) == 4 && sac_attention_n_rows(cut, SAC_ATTENTION_SELF) == 0);
             CHECK(sac_context_truncate(cut, 0) == SAC_OK && sac_context_n_past(cut) == 0);
             sac_context_free(whole);

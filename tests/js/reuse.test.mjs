@@ -124,6 +124,11 @@ describe('reuse', () => {
       assert.equal(t.reusedTokens, first.length - 1);
       assert.equal(m.capturedRows(), 0);
       assert.throws(() => m.attention(0, 0));
+      // the same when the next prompt starts with every token the context holds
+      const b = await m.complete(first, { ...greedy, maxTokens: 4, attention: true });
+      const whole = await timed(m, [...first, ...b.tokens], { maxTokens: 2 });
+      assert.equal(whole.reusedTokens, first.length + 3);
+      assert.equal(m.capturedRows(), 0);
     });
   });
 
