@@ -10,7 +10,8 @@
  * reads them cannot be faster).
  *
  * make bench-kv-attention (BENCH_KV_ARGS) builds and runs it natively and in wasm (Node).
- * arguments: [heads per block (default 12; 6 is what each of 2 threads takes)] [tokens (default 24)] */
+ * arguments: [heads per block (default 12; 6 is what each of 2 threads takes)] [tokens (default 24)]
+ * [query heads per kv head (default 1; 4: 3 kv heads, as a grouped-query model keeps them)] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,7 +65,7 @@ static void pass_read(run *r) {
     const sac_kv_heads *a = &r->heads;
     const int64_t row = (int64_t)sac_kv_row_bytes(a->kv_type, a->head_dim), words = a->n_keys * row / 4;
     uint32_t acc = 0;
-    for (int32_t g = 0; g < HEADS; g++) {
+    for (int32_t g = 0; g < HEADS / a->group; g++) { /* each kv head's rows once */
         const uint32_t *k = (const void *)((const char *)a->k + g * (a->head_stride / a->head_dim) * row);
         const uint32_t *v = (const void *)((const char *)a->v + g * (a->head_stride / a->head_dim) * row);
 #ifdef __wasm_simd128__
@@ -94,6 +95,7 @@ static float sweep(const float *buf, int64_t n) {
 int main(int argc, char **argv) {
     const int32_t block = argc > 1 ? atoi(argv[1]) : HEADS;
     const int tokens = argc > 2 ? atoi(argv[2]) : 24;
+    const int32_t group = argc > 3 ? atoi(argv[3]) : 1;
     const int32_t depths[] = {128, 2048};
     const int32_t max_keys = 2048;
     const int64_t stride = (int64_t)HEADS * HEAD_DIM, cache = max_keys * stride;
@@ -104,7 +106,9 @@ int main(int argc, char **argv) {
     float *evict = malloc(sizeof(float) * (size_t)sweep_n);
     void *kc[LAYERS], *vc[LAYERS];
     uint8_t *mask = malloc((size_t)max_keys);
-    if (!q || !k || !v || !out || !scores || !evict || !mask || block < 1 || block > SAC_KV_HEAD_BLOCK) return 1;
+    if (!q || !k || !v || !out || !scores || !evict || !mask || block < 1 || block > SAC_KV_HEAD_BLOCK || group < 1 ||
+        HEADS % group)
+        return 1;
     for (int l = 0; l < LAYERS; l++)
         if (!(kc[l] = malloc(sizeof(float) * (size_t)cache)) || !(vc[l] = malloc(sizeof(float) * (size_t)cache))) return 1;
     for (int64_t i = 0; i < sweep_n; i++) evict[i] = (float)(i & 7);
@@ -113,8 +117,8 @@ int main(int argc, char **argv) {
     memset(mask, 1, (size_t)max_keys);
     float *rows[SAC_KV_HEAD_BLOCK];
     for (int32_t h = 0; h < block; h++) rows[h] = scores + (int64_t)h * max_keys;
-    printf("ns per key per head (%d layers of %d heads of %d in blocks of %d, 1 thread, %d MB swept between "
-           "tokens; the best of %d tokens)\n", LAYERS, HEADS, HEAD_DIM, block, SWEEP_MB, tokens);
+    printf("ns per key per head (%d layers of %d heads of %d, %d per kv head, in blocks of %d, 1 thread, %d MB swept "
+           "between tokens; the best of %d tokens)\n", LAYERS, HEADS, HEAD_DIM, group, block, SWEEP_MB, tokens);
     printf("%-5s %6s %8s %8s %8s %8s %8s\n", "kv", "keys", "scores", "softmax", "mix", "total", "read");
     float sink = 0.0f;
     for (int32_t type = SAC_KV_F32; type <= SAC_KV_Q8; type++) {
@@ -132,7 +136,7 @@ int main(int argc, char **argv) {
                         const int32_t h1 = h0 + block < HEADS ? h0 + block : HEADS;
                         run r = {.heads = {.q = q, .k = kc[l], .v = vc[l], .kv_type = type, .kv_stride = HEAD_DIM,
                                            .head_stride = max_keys * HEAD_DIM,
-                                           .head_dim = HEAD_DIM, .group = 1, .h0 = h0, .h1 = h1, .n_keys = n, .own = n - 1,
+                                           .head_dim = HEAD_DIM, .group = group, .h0 = h0, .h1 = h1, .n_keys = n, .own = n - 1,
                                            .key_mask = mask, .scale = 0.125f, .rows = rows},
                                  .max = max, .out = out};
                         double t0 = now();
@@ -147,7 +151,7 @@ int main(int argc, char **argv) {
                 for (int l = 0; l < LAYERS; l++) { /* the floor, from the same cache state */
                     sink += sweep(evict + (int64_t)l * (sweep_n / LAYERS), sweep_n / LAYERS);
                     run r = {.heads = {.k = kc[l], .v = vc[l], .kv_type = type, .head_stride = max_keys * HEAD_DIM,
-                                       .head_dim = HEAD_DIM, .n_keys = n}};
+                                       .head_dim = HEAD_DIM, .group = group, .n_keys = n}};
                     const double t0 = now();
                     pass_read(&r);
                     t[3] += now() - t0;

@@ -9,7 +9,9 @@
  * contiguous; runs of 64 when a row holds every head, so that a run's rows stay in cache for
  * the block's next head), and
  *   - scores: four keys per step for one head, their sums folded together at the end, each
- *     key's row read in address order (natively f32 rows only; see dot4);
+ *     key's row read in address order (natively f32 rows only; see dot4); or, where query
+ *     heads share a kv head (grouped-query attention), up to four of them a key, each key's
+ *     row read once for them;
  *   - values: a piece of 32 output values at a time, which stay in registers over the run
  *     instead of being loaded and stored for every key.
  * The eight lanes are a GCC vector type: one AVX register natively, two SIMD128 registers in
@@ -42,6 +44,8 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 #define KEYS_PER_STEP 4
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
 #define KEY_RUN 64     /* keys per run of interleaved rows */
+#define GROUP_STEP 4   /* query heads of a group scored together from one read of a key row */
+#define QUERY_LANES_MAX 256 /* longest head whose queries scores_group puts in load8's lanes */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -145,6 +149,30 @@ INLINE void dot4(const float *restrict q, const void *const k[KEYS_PER_STEP], in
         for (int r = 0; r < KEYS_PER_STEP; r++) out[r] = leftover(out[r], q, k[r], n8, n, bf16);
 }
 
+/* dot(q[h], k) for the nq query heads of a group that share the key row k, the row read once
+ * for all of them, each head's sums as dot's. in_lanes: each q[h] already holds its values in
+ * the lanes load8 gives this type's rows (then n % 8 == 0). */
+INLINE void dot_heads(const float *const q[GROUP_STEP], int nq, int in_lanes, const void *k, int32_t n,
+                      float out[GROUP_STEP], int bf16) {
+    const int32_t n8 = n - n % LANES;
+    v128_t acc[2 * GROUP_STEP], qa, qb, ka, kb;
+    for (int h = 0; h < 2 * nq; h++) acc[h] = wasm_f32x4_splat(0.0f);
+    for (int32_t i = 0; i < n8; i += LANES) {
+        load8(k, i, bf16, &ka, &kb);
+        for (int h = 0; h < nq; h++) {
+            if (in_lanes) qa = wasm_v128_load(q[h] + i), qb = wasm_v128_load(q[h] + i + 4);
+            else as_loaded(wasm_v128_load(q[h] + i), wasm_v128_load(q[h] + i + 4), bf16, &qa, &qb);
+            acc[2 * h] = wasm_f32x4_add(acc[2 * h], wasm_f32x4_mul(qa, ka));
+            acc[2 * h + 1] = wasm_f32x4_add(acc[2 * h + 1], wasm_f32x4_mul(qb, kb));
+        }
+    }
+    for (int h = 0; h < nq; h++) {
+        v128_t lo, hi;
+        in_order(acc[2 * h], acc[2 * h + 1], bf16, &lo, &hi);
+        out[h] = leftover(fold_v(lo, hi), q[h], k, n8, n, bf16);
+    }
+}
+
 /* out[0, PIECE) += Σ_{j in [j0, j1)} w[j] · v_j[0, PIECE), key by key, the sums in registers
  * in load8's lanes. */
 INLINE void mix_piece(float *restrict out, const float *restrict w, const void *v, int64_t stride, int32_t j0,
@@ -230,6 +258,22 @@ INLINE void dot4(const float *restrict q, const void *const k[KEYS_PER_STEP], in
     out[3] = leftover(fold(a3), q, k[3], n8, n, bf16);
 }
 
+/* dot(q[h], k) for the nq query heads of a group that share the key row k (as wasm's). */
+INLINE void dot_heads(const float *const q[GROUP_STEP], int nq, int in_lanes, const void *k, int32_t n,
+                      float out[GROUP_STEP], int bf16) {
+    const int32_t n8 = n - n % LANES;
+    lanes8 acc[GROUP_STEP], x, y;
+    for (int h = 0; h < nq; h++) acc[h] = (lanes8){0};
+    for (int32_t i = 0; i < n8; i += LANES) {
+        load8(k, i, bf16, &y);
+        for (int h = 0; h < nq; h++) {
+            memcpy(&x, q[h] + i, sizeof x);
+            acc[h] = acc[h] + x * y;
+        }
+    }
+    for (int h = 0; h < nq; h++) out[h] = leftover(fold(acc[h]), q[h], k, n8, n, bf16);
+}
+
 /* out[0, PIECE) += Σ_{j in [j0, j1)} w[j] · v_j[0, PIECE), key by key, the sums in registers. */
 INLINE void mix_piece(float *restrict out, const float *restrict w, const void *v, int64_t stride, int32_t j0,
                       int32_t j1, int bf16) {
@@ -273,30 +317,85 @@ INLINE float keep(const sac_kv_heads *a, float *row, int32_t j, float s, float m
     return x > m ? x : m;
 }
 
+/* Keys [j0, j1) of query head h0 + h alone, four keys a step. */
+INLINE void scores_head(const sac_kv_heads *a, int32_t h, int32_t j0, int32_t j1, float *max, int bf16) {
+    const int32_t hd = a->head_dim, head = a->h0 + h;
+    const float *q = a->q + (int64_t)head * hd;
+    const void *kh = value_ptr(a->k, (int64_t)(head / a->group) * a->head_stride, bf16);
+    float *row = a->rows[h], m = max[h];
+    int32_t j = j0;
+    for (; j + KEYS_PER_STEP <= j1; j += KEYS_PER_STEP) {
+        const void *k[KEYS_PER_STEP];
+        for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(kh, (int64_t)(j + r) * a->kv_stride, bf16);
+        float s[KEYS_PER_STEP];
+        dot4(q, k, hd, s, bf16);
+        for (int r = 0; r < KEYS_PER_STEP; r++) m = keep(a, row, j + r, s[r], m);
+    }
+    for (; j < j1; j++) {
+        const void *k = value_ptr(kh, (int64_t)j * a->kv_stride, bf16);
+        m = keep(a, row, j, visible(a, j) ? dot(q, k, hd, bf16) : 0.0f, m);
+    }
+    max[h] = m;
+}
+
+/* Keys [j0, j1) of the nq query heads from h0 + h on, each key's row read once for them;
+ * m[r]: head h + r's running maximum. */
+INLINE void score_keys(const sac_kv_heads *a, int32_t h, int nq, const float *const q[GROUP_STEP], int in_lanes,
+                       int32_t j0, int32_t j1, float m[GROUP_STEP], int bf16) {
+    const void *kh = value_ptr(a->k, (int64_t)((a->h0 + h) / a->group) * a->head_stride, bf16);
+    float s[GROUP_STEP];
+    for (int32_t j = j0; j < j1; j++) {
+        dot_heads(q, nq, in_lanes, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), a->head_dim, s, bf16);
+        for (int r = 0; r < nq; r++) m[r] = keep(a, a->rows[h + r], j, s[r], m[r]);
+    }
+}
+
+/* Keys [j0, j1) of the nq query heads from h0 + h on, which share a kv head: each key row
+ * read once for them (grouped-query attention). */
+INLINE void scores_group(const sac_kv_heads *a, int32_t h, int nq, int32_t j0, int32_t j1, float *max, int bf16) {
+    const int32_t hd = a->head_dim;
+    const float *q[GROUP_STEP];
+    float m[GROUP_STEP];
+    for (int r = 0; r < nq; r++) q[r] = a->q + (int64_t)(a->h0 + h + r) * hd, m[r] = max[h + r];
+#ifdef __wasm_simd128__
+    /* bf16 rows come out of load8 split by parity: the queries put in those lanes once here
+     * rather than shuffled for every key */
+    float lanes[GROUP_STEP][QUERY_LANES_MAX] __attribute__((aligned(16)));
+    if (bf16 && hd % LANES == 0 && hd <= QUERY_LANES_MAX) {
+        const float *ql[GROUP_STEP];
+        for (int r = 0; r < nq; r++) {
+            for (int32_t i = 0; i < hd; i += LANES)
+                for (int t = 0; t < 4; t++) lanes[r][i + t] = q[r][i + 2 * t], lanes[r][i + 4 + t] = q[r][i + 2 * t + 1];
+            ql[r] = lanes[r];
+        }
+        score_keys(a, h, nq, ql, 1, j0, j1, m, bf16);
+    } else
+#endif
+        score_keys(a, h, nq, q, 0, j0, j1, m, bf16);
+    for (int r = 0; r < nq; r++) max[h + r] = m[r];
+}
+
+/* Query heads from h0 + h on that share its kv head, at most GROUP_STEP. */
+static inline int group_run(const sac_kv_heads *a, int32_t h) {
+    const int32_t head = a->h0 + h, last = a->h1 - head < GROUP_STEP ? a->h1 : head + GROUP_STEP;
+    int n = 1;
+    while (head + n < last && (head + n) / a->group == head / a->group) n++;
+    return n;
+}
+
 INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
-    const int32_t hd = a->head_dim, nh = a->h1 - a->h0;
+    const int32_t nh = a->h1 - a->h0;
     for (int32_t h = 0; h < nh; h++) max[h] = -INFINITY;
     const int32_t run = key_run(a);
     for (int32_t j0 = 0; j0 < a->n_keys; j0 += run) {
         const int32_t j1 = a->n_keys - j0 < run ? a->n_keys : j0 + run;
-        for (int32_t h = 0; h < nh; h++) {
-            const int32_t head = a->h0 + h;
-            const float *q = a->q + (int64_t)head * hd;
-            const void *kh = value_ptr(a->k, (int64_t)(head / a->group) * a->head_stride, bf16);
-            float *row = a->rows[h], m = max[h];
-            int32_t j = j0;
-            for (; j + KEYS_PER_STEP <= j1; j += KEYS_PER_STEP) {
-                const void *k[KEYS_PER_STEP];
-                for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = value_ptr(kh, (int64_t)(j + r) * a->kv_stride, bf16);
-                float s[KEYS_PER_STEP];
-                dot4(q, k, hd, s, bf16);
-                for (int r = 0; r < KEYS_PER_STEP; r++) m = keep(a, row, j + r, s[r], m);
-            }
-            for (; j < j1; j++) {
-                const void *k = value_ptr(kh, (int64_t)j * a->kv_stride, bf16);
-                m = keep(a, row, j, visible(a, j) ? dot(q, k, hd, bf16) : 0.0f, m);
-            }
-            max[h] = m;
+        for (int32_t h = 0; h < nh;) {
+            const int n = group_run(a, h);
+            if (n == 4) scores_group(a, h, 4, j0, j1, max, bf16); /* constants: each its own loop */
+            else if (n == 3) scores_group(a, h, 3, j0, j1, max, bf16);
+            else if (n == 2) scores_group(a, h, 2, j0, j1, max, bf16);
+            else scores_head(a, h, j0, j1, max, bf16);
+            h += n;
         }
     }
 }
@@ -500,14 +599,25 @@ static void mix_q8(const sac_kv_heads *a, float *out) {
     }
 }
 
-void sac_kv_scores(const sac_kv_heads *a, float *max) {
-    if (a->kv_type == SAC_KV_Q8) scores_q8(a, max);
-    else if (a->kv_type == SAC_KV_BF16) scores(a, max, 1);
-    else scores(a, max, 0);
-}
+static void scores_f32(const sac_kv_heads *a, float *max) { scores(a, max, 0); }
+static void scores_bf16(const sac_kv_heads *a, float *max) { scores(a, max, 1); }
+static void mix_f32(const sac_kv_heads *a, float *out) { mix(a, out, 0); }
+static void mix_bf16(const sac_kv_heads *a, float *out) { mix(a, out, 1); }
 
-void sac_kv_mix(const sac_kv_heads *a, float *out) {
-    if (a->kv_type == SAC_KV_Q8) mix_q8(a, out);
-    else if (a->kv_type == SAC_KV_BF16) mix(a, out, 1);
-    else mix(a, out, 0);
-}
+/* The passes of each cache type, called through a table: each stays a function of its own in
+ * wasm, where binaryen would otherwise inline it (its only caller) into attention's task, and
+ * V8 compiles the one large function worse. */
+typedef struct kv_passes {
+    void (*scores)(const sac_kv_heads *, float *);
+    void (*mix)(const sac_kv_heads *, float *);
+} kv_passes;
+
+static const kv_passes passes[] = {
+    [SAC_KV_F32] = {scores_f32, mix_f32},
+    [SAC_KV_BF16] = {scores_bf16, mix_bf16},
+    [SAC_KV_Q8] = {scores_q8, mix_q8},
+};
+
+void sac_kv_scores(const sac_kv_heads *a, float *max) { passes[a->kv_type].scores(a, max); }
+
+void sac_kv_mix(const sac_kv_heads *a, float *out) { passes[a->kv_type].mix(a, out); }

@@ -1,8 +1,9 @@
 /* test_kv_attention — attention's block passes over the KV cache (kv_attention.c) give, for
  * every head, the bits of one head at a time with sac_dot_f32 and sac_axpy_f32 (what attention
  * did before the passes were blocked): whatever the block of heads, the head_dim (leftovers
- * of head_dim % 8 included), the query heads per kv head, hidden keys, and the layout (rows of
- * every head interleaved, or each head's rows together with room to spare). Over a bf16 cache,
+ * of head_dim % 8 included), the query heads per kv head (scored together from one read of a
+ * key row, up to four at a time), hidden keys, and the layout (rows of every head interleaved,
+ * or each head's rows together with room to spare). Over a bf16 cache,
  * the bits of the same head-by-head computation on the bf16-rounded keys and values. Over a q8
  * cache, the bits of the computation kv_cache.h and kv_attention.c define, written here key by
  * key from the cache's bytes (so the SIMD128 build's vector passes are checked against plain C
@@ -138,6 +139,8 @@ static void test_blocks_match_head_by_head(void) {
                 for (int32_t block = 1; block <= 12; block += 5) {
                     check_shape(12, 12, dims[d], 37, block, type, by_head);
                     check_shape(12, 4, dims[d], 20, block, type, by_head); /* 3 query heads per kv head */
+                    check_shape(16, 2, dims[d], 23, block, type, by_head); /* 8: runs of 4, some cut by the block */
+                    check_shape(20, 4, dims[d], 9, block, type, by_head);  /* 5: a run of 4 and one alone */
                     check_shape(8, 1, dims[d], 1, block, type, by_head);   /* one key, one kv head */
                 }
             check_shape(20, 10, 64, 300, SAC_KV_HEAD_BLOCK, type, by_head);
