@@ -17,7 +17,7 @@
 //
 //   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--threads 2] [--repeat 3]
 //                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
-//                               [--no-depth-capture] [--json OUT]
+//                               [--no-depth-capture] [--no-gqa] [--json OUT]
 //                               [--simd both] [--browser-rounds N] [--browser-only] [--no-wllama]
 //                               [--js-flags=FLAGS]
 //
@@ -25,7 +25,9 @@
 // depths on a GPT-2-small-sized llama-shaped model (Q8_0, context 4096), saccade beside llama.cpp,
 // what attention capture costs there (bench --attention-cost: capture on and off by turns, token
 // by token in one context, so both halves see the same depths and machine; --no-depth-capture
-// skips it), and saccade in Node with bf16 and q8 KV caches (--kv-type; their capture cost too).
+// skips it), and saccade in Node with bf16 and q8 KV caches (--kv-type; their capture cost too);
+// then the same decode on its grouped-query twin (12 query heads over 3 kv heads, as real llama
+// models group them; --no-gqa skips it), saccade (native, Node f32 and q8) beside llama.cpp.
 // saccade's KV cache is otherwise f32; llama-bench's is its default, f16.
 //
 // In Chromium saccade runs the build its loader picks: the relaxed-SIMD one where the engine
@@ -57,6 +59,7 @@ const { values: opts } = parseArgs({
     'no-browser': { type: 'boolean', default: false },
     'no-peers': { type: 'boolean', default: false },
     'no-depth-capture': { type: 'boolean', default: false },
+    'no-gqa': { type: 'boolean', default: false },
     simd: { type: 'string', default: 'auto' },
     'browser-rounds': { type: 'string', default: '1' },
     'browser-only': { type: 'boolean', default: false },
@@ -79,6 +82,7 @@ const browserRounds = Number(opts['browser-rounds']);
 // Chromium's saccade runs: [result key, loadModel's simd option]
 const chromiumSaccade = opts.simd === 'both' ? [['saccade', 'relaxed'], ['saccade128', 'simd128']] : [['saccade', undefined]];
 const depthCapture = !opts['no-depth-capture'];
+const depthGqa = !opts['no-gqa'];
 
 for (const f of ['build/saccade', 'build/tools/make_model', 'build/tools/bench_stream', 'dist/saccade-mt.wasm', 'dist/saccade-st.wasm'])
   if (!existsSync(path.join(root, f))) throw new Error(`${f} is missing: run \`make bench-wasm\``);
@@ -190,15 +194,24 @@ for (let round = 1; round <= repeat; round++) {
 const long = {};
 if (depths.length) {
   const maxDepth = Math.max(...depths);
-  const file = model('llama-small-q8_0-tok', ['--arch', 'llama', '--gpt2-small', '--type', 'q8_0', '--ctx', String(Math.max(4096, maxDepth + DECODE))]);
+  const shape = ['--arch', 'llama', '--gpt2-small', '--type', 'q8_0', '--ctx', String(Math.max(4096, maxDepth + DECODE))];
+  const file = model('llama-small-q8_0-tok', shape);
+  const gqaFile = depthGqa ? model('llama-small-gqa4-q8_0-tok', [...shape, '--n-head-kv', '3']) : null;
   const t = Math.max(...threadCounts);
+  /** llama.cpp's decode at depth d: -pg d,32 less -p d. */
+  const llamaAtDepth = (which, f, d) => {
+    const tests = benchLlama(which, f, t, ['-p', String(d), '-n', '0', '-pg', `${d},${DECODE}`]);
+    const p = tests.find((x) => x.n_gen === 0), pg = tests.find((x) => x.n_gen > 0);
+    const decode = DECODE / (pg.avg_ns / 1e9 - p.avg_ns / 1e9);
+    return { decode: decode > 0 ? decode : 0 };
+  };
   for (let round = 1; round <= repeat; round++)
     for (const d of depths) {
       log(`long context, round ${round} of ${repeat}: depth ${d}`);
       const r = (long[d] ??= {});
       const native = [path.join(root, 'build/saccade'), []], node = [process.execPath, [path.join(root, 'src/js/cli.mjs')]];
-      const atDepth = ([cmd, args], kvType, captureCost = false) =>
-        benchSaccade(cmd, args, file, t, { prompt: d, ctx: d + DECODE, depth: d, kvType, captureCost });
+      const atDepth = ([cmd, args], kvType, captureCost = false, f = file) =>
+        benchSaccade(cmd, args, f, t, { prompt: d, ctx: d + DECODE, depth: d, kvType, captureCost });
       keepBest(r, 'native', { decode: atDepth(native, 'f32').decode });
       keepBest(r, 'node', { decode: atDepth(node, 'f32').decode });
       keepBest(r, 'node_bf16', { decode: atDepth(node, 'bf16').decode });
@@ -213,13 +226,13 @@ if (depths.length) {
           (r[key] ??= []).push(capture / decode);
         }
       }
-      if (usePeers)
-        for (const which of ['native', 'wasm']) {
-          const tests = benchLlama(which, file, t, ['-p', String(d), '-n', '0', '-pg', `${d},${DECODE}`]);
-          const p = tests.find((x) => x.n_gen === 0), pg = tests.find((x) => x.n_gen > 0);
-          const decode = DECODE / (pg.avg_ns / 1e9 - p.avg_ns / 1e9);
-          keepBest(r, `llama_${which}`, { decode: decode > 0 ? decode : 0 });
-        }
+      if (usePeers) for (const which of ['native', 'wasm']) keepBest(r, `llama_${which}`, llamaAtDepth(which, file, d));
+      if (gqaFile) {
+        keepBest(r, 'gqa_native', { decode: atDepth(native, 'f32', false, gqaFile).decode });
+        keepBest(r, 'gqa_node', { decode: atDepth(node, 'f32', false, gqaFile).decode });
+        keepBest(r, 'gqa_node_q8', { decode: atDepth(node, 'q8', false, gqaFile).decode });
+        if (usePeers) for (const which of ['native', 'wasm']) keepBest(r, `gqa_llama_${which}`, llamaAtDepth(which, gqaFile, d));
+      }
     }
   loadSeen.push(os.loadavg()[0]);
 }
@@ -405,6 +418,19 @@ if (depths.length) {
   const kept8 = last.node_q8.decode / first.node_q8.decode;
   console.log(`saccade wasm decode at depth ${depths[depths.length - 1]} / at ${depths[0]}: ${kept.toFixed(2)}x (f32 KV), ` +
     `${kept16.toFixed(2)}x (bf16 KV), ${kept8.toFixed(2)}x (q8 KV)`);
+  if (long[depths[0]].gqa_node) {
+    console.log(`\ngrouped-query twin (12 query heads over 3 kv heads): decode tok/s at depth\n`);
+    const gw = [7, 14, 14, 14, 16, 16];
+    console.log(row(['depth', 'saccade native', 'saccade Node', 'Node q8 KV', 'llama.cpp native', 'llama.cpp wasm'], gw));
+    for (const d of depths) {
+      const r = long[d];
+      console.log(row([d, f1(r.gqa_native?.decode), f1(r.gqa_node?.decode), f1(r.gqa_node_q8?.decode),
+        f1(r.gqa_llama_native?.decode), f1(r.gqa_llama_wasm?.decode)], gw));
+    }
+    const kept = (key) => (last[key] && first[key] ? (last[key].decode / first[key].decode).toFixed(2) : '-');
+    console.log(`depth ${depths[depths.length - 1]} / ${depths[0]}: saccade native ${kept('gqa_native')}, Node ${kept('gqa_node')}, ` +
+      `Node q8 KV ${kept('gqa_node_q8')}, llama.cpp native ${kept('gqa_llama_native')}, wasm ${kept('gqa_llama_wasm')}`);
+  }
   if (depths[0] === 128 && depths[depths.length - 1] === 2048) {
     targets.push(['saccade wasm (Node) decode at depth 2048 / 128', kept, 0.7]);
     targets.push(['saccade wasm (Node, bf16 KV) decode at depth 2048 / 128', kept16, 0.7]);
