@@ -5,9 +5,9 @@
  * ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), then the head_dim % 8 leftover products summed in
  * order and added. The weighted sum adds w_j·v_j to each output value in key order, as
  * sac_axpy_f32 key after key does. What changes is only which values are worked on together:
- * both passes go head by head through runs of keys (all the keys when each head's rows are
- * contiguous; runs of 64 when a row holds every head, so that a run's rows stay in cache for
- * the block's next head), and
+ * both passes go through runs of keys (all the keys when each head's rows are contiguous;
+ * runs of 64 when a row holds every head, so that a run's rows stay in cache for the block's
+ * next heads), head by head or, for scores, a kv head's query heads together, and
  *   - scores: four keys per step for one head, their sums folded together at the end, each
  *     key's row read in address order (natively f32 rows only; see dot4); or, where query
  *     heads share a kv head (grouped-query attention), up to four of them a key, each key's
@@ -45,7 +45,7 @@ typedef float lanes8 __attribute__((vector_size(LANES * sizeof(float))));
 #define PIECE 32       /* output values a value run keeps in registers: 4 × 8 lanes */
 #define KEY_RUN 64     /* keys per run of interleaved rows */
 #define GROUP_STEP 4   /* query heads of a group scored together from one read of a key row */
-#define QUERY_LANES_MAX 256 /* longest head whose queries scores_group puts in load8's lanes */
+#define QUERY_LANES_MAX 256 /* wasm: longest head whose queries scores_group puts in load8's lanes */
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -258,7 +258,8 @@ INLINE void dot4(const float *restrict q, const void *const k[KEYS_PER_STEP], in
     out[3] = leftover(fold(a3), q, k[3], n8, n, bf16);
 }
 
-/* dot(q[h], k) for the nq query heads of a group that share the key row k (as wasm's). */
+/* dot(q[h], k) for the nq query heads of a group that share the key row k (as wasm's; in_lanes
+ * is always 0 here: load8 gives a row's values in order). */
 INLINE void dot_heads(const float *const q[GROUP_STEP], int nq, int in_lanes, const void *k, int32_t n,
                       float out[GROUP_STEP], int bf16) {
     const int32_t n8 = n - n % LANES;
@@ -618,6 +619,11 @@ static const kv_passes passes[] = {
     [SAC_KV_Q8] = {scores_q8, mix_q8},
 };
 
-void sac_kv_scores(const sac_kv_heads *a, float *max) { passes[a->kv_type].scores(a, max); }
+/* Any type but bf16 and q8 is read as f32. */
+static const kv_passes *passes_of(int32_t kv_type) {
+    return &passes[kv_type == SAC_KV_BF16 || kv_type == SAC_KV_Q8 ? kv_type : SAC_KV_F32];
+}
 
-void sac_kv_mix(const sac_kv_heads *a, float *out) { passes[a->kv_type].mix(a, out); }
+void sac_kv_scores(const sac_kv_heads *a, float *max) { passes_of(a->kv_type)->scores(a, max); }
+
+void sac_kv_mix(const sac_kv_heads *a, float *out) { passes_of(a->kv_type)->mix(a, out); }

@@ -4,7 +4,7 @@
  * Two layouts of the rows: by head (each kv head's rows one after another, as the model's KV
  * cache keeps them: every head's pass is one sequential stream of memory), or interleaved
  * (a row holds every head, as the encoder's batch and the cross-attention keys do: the passes
- * then walk the rows in runs, each head of the block in turn over a run that stays cached).
+ * then walk the rows in runs, the block's heads in turn over a run that stays cached).
  * Every score and every output value gets the same float operations, in the same
  * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
  * depend on the block, the thread, or the path (wasm SIMD128 or plain C). A bf16 cache is

@@ -145,6 +145,8 @@ static void test_blocks_match_head_by_head(void) {
                 }
             check_shape(20, 10, 64, 300, SAC_KV_HEAD_BLOCK, type, by_head);
             check_shape(6, 3, 20, 131, 4, type, by_head); /* interleaved: several runs, the last not a multiple of 4 */
+            check_shape(16, 4, 24, 150, 11, type, by_head); /* groups of 4 (and 3, cut by the block) over runs */
+            if (type != SAC_KV_Q8) check_shape(8, 2, 264, 70, 8, type, by_head); /* longer than wasm's bf16 query copy */
         }
 }
 
