@@ -13,19 +13,27 @@
 //     heads = 144 thumbnails) with a 200-token prompt and 64 generated tokens; also the cost of
 //     switching the view there (everything re-pooled; rollout computed for every row).
 //
-//   node scripts/bench-web.mjs [--runs 5] [--json] [--first-token] [--against DIR]
+//  3. (--chat, alone) a chat's turns on that GPT-2-small-shaped model with a chat template
+//     (ChatML) written beside it: a first message of CHAT_FIRST tokens, then one of CHAT_NEXT; from
+//     the click to the first generated token drawn, and the worker's own time to it (the page's
+//     "first after"), each turn in a fresh page.
+//
+//   node scripts/bench-web.mjs [--runs 5] [--json] [--first-token | --chat] [--against DIR]
 //   node scripts/bench-web.mjs --screenshot web/screenshot.png   only the README's screenshot (Model A)
 //
-// --first-token: part 1 only. --against DIR: part 1 for this tree and for another checkout of the
-// repository (its web/, src/js/, dist/ and models/, e.g. an older commit's), in interleaved runs
-// (the order alternates each run), for before/after figures taken under the same load, and their
-// difference paired by round.
+// --first-token: part 1 only. --against DIR: part 1 (or 3) for this tree and for another checkout
+// of the repository (its web/, src/js/, dist/ and models/, e.g. an older commit's), in interleaved
+// runs (the order alternates each run), for before/after figures taken under the same load, and
+// their difference paired by round.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { DEFAULT_MODEL } from '../web/config.mjs';
 import { serve } from '../web/serve.mjs';
 import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
 import { devModel, root } from '../tests/web/dev-models.mjs';
+import { TEMPLATES } from '../tests/js/chat-models.mjs';
+import { addMetadata } from '../tests/js/gguf.mjs';
 
 const args = process.argv.slice(2);
 const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -37,6 +45,8 @@ const { chromium } = await import('playwright-core');
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 const log = (...a) => asJson || console.log(...a);
+/** Best / median. */
+const cell = (xs) => xs.length ? `${Math.min(...xs).toFixed(0)} / ${median(xs).toFixed(0)}` : '—';
 
 const A = modelA();
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -69,6 +79,67 @@ if (args.includes('--screenshot')) {
 }
 const large = devModel('gpt2-small-q8_0');
 const results = { model: path.relative(root, A.file), defaultModel: DEFAULT_MODEL, firstToken: {}, render: {} };
+
+// 3. a chat's turns (--chat): the second evaluates only its new tokens (prompt reuse), and the
+// page is sent only the attention rows it does not hold
+const CHAT_FIRST = 700; // tokens of the first message ('az' is one token of the synthetic vocabulary)
+const CHAT_NEXT = 20;
+if (args.includes('--chat')) {
+  const name = 'build/web-models/chat-gpt2-small-q8_0.gguf';
+  const bytes = addMetadata(readFileSync(large), [['tokenizer.chat_template', 'string', TEMPLATES.chatml]]);
+  for (const dir of [root, ...(against ? [path.resolve(against)] : [])]) {
+    mkdirSync(path.join(dir, 'build/web-models'), { recursive: true });
+    writeFileSync(path.join(dir, name), bytes);
+  }
+  /** Both turns in a fresh page: [{ drawn, worker }] (ms from the click). */
+  const turns = async (server) => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/web/?model=/${name}`);
+    await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 120_000 });
+    if (!(await page.isChecked('#chat-mode'))) throw new Error('the page did not offer chat for the model with a template');
+    await page.fill('#max-tokens', '4');
+    await page.fill('#seed', '1');
+    const out = [];
+    for (const n of [CHAT_FIRST, CHAT_NEXT]) {
+      await page.fill('#prompt', 'az'.repeat(n));
+      const drawn = await page.evaluate(() => new Promise((resolve) => {
+        const output = document.getElementById('output');
+        const t0 = performance.now();
+        const seen = new MutationObserver(() => {
+          if (!output.querySelector('.tok.gen')) return;
+          seen.disconnect();
+          resolve(performance.now() - t0);
+        });
+        seen.observe(output, { childList: true, subtree: true });
+        document.getElementById('generate').click();
+      }));
+      await done(page);
+      const worker = Number(/first after (\d+) ms/.exec(await page.textContent('#speed'))?.[1]);
+      out.push({ drawn, worker });
+    }
+    await context.close();
+    return out;
+  };
+  const chatRuns = new Map(trees.map((t) => [t.name, []]));
+  await turns(trees[0].servers.isolated); // not counted: the server compresses each file on its first request
+  for (let r = 0; r < RUNS; r++)
+    for (const tree of r % 2 ? [...trees].reverse() : trees) chatRuns.get(tree.name).push(await turns(tree.servers.isolated));
+  results.chat = {};
+  log(`\nchat turns (GPT-2-small-shaped, Q8_0, ChatML; first message ${CHAT_FIRST} tokens, then ${CHAT_NEXT}; ` +
+    `ms from the click; best / median of ${RUNS}):`);
+  log('| | first turn, drawn | worker | next turn, drawn | worker |');
+  log('|---|---|---|---|---|');
+  for (const [tree, list] of chatRuns) {
+    const at = (turn, key) => list.map((x) => x[turn][key]);
+    results.chat[tree] = { first: list.map((x) => x[0]), next: list.map((x) => x[1]) };
+    log(`| ${tree} | ${cell(at(0, 'drawn'))} | ${cell(at(0, 'worker'))} | ${cell(at(1, 'drawn'))} | ${cell(at(1, 'worker'))} |`);
+  }
+  await browser.close();
+  for (const tree of trees) for (const srv of Object.values(tree.servers)) await srv.close();
+  if (asJson) console.log(JSON.stringify(results, null, 2));
+  process.exit(0);
+}
 
 // 1. navigation → first token, and its phases
 const PHASES = [
@@ -135,7 +206,6 @@ async function loadTwice(server) {
   return out;
 }
 
-const cell = (xs) => xs.length ? `${Math.min(...xs).toFixed(0)} / ${median(xs).toFixed(0)}` : '—';
 const span = (list, name) => {
   const s = list.map((r) => r.phases[name]).filter(Boolean);
   return s.length ? `${median(s.map((p) => p.start)).toFixed(0)}–${median(s.map((p) => p.end)).toFixed(0)}` : '—';

@@ -43,6 +43,7 @@ const stats = {
   navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null,
   // where the time to the first token went: name → { start, end } in ms since navigation (scripts/bench-web.mjs)
   phases: { ...bootPhases, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
+  keptRows: 0, // the last generation's self rows kept from the one before (its prompt began with their tokens)
 };
 const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
 window.saccadeDemo = { state, stats, chat };
@@ -316,6 +317,7 @@ async function generate() {
     return;
   }
   state.generation++;
+  const held = state.store.held(); // rows a prompt that begins with the same tokens keeps (a chat's next turn)
   state.store.clear();
   state.hover = null;
   state.run = { prompt: $('prompt').value, options };
@@ -328,9 +330,11 @@ async function generate() {
   const requested = performance.now();
   try {
     const done = await client.generate(prompt, options, {
+      held: held.ids,
       onPhases: (list) => notePhases(list, { epoch: true }),
       onStart: (msg) => {
-        state.store.start(msg);
+        state.store.start(msg, held);
+        stats.keptRows = msg.keep;
         scheduleRender();
       },
       onToken: (msg) => {

@@ -98,10 +98,12 @@ export class ModelClient {
   /**
    * Generates: `onStart` with the worker's 'start' message once the prompt is evaluated, then
    * `onToken` with each 'token' message. Resolves to the 'done' message ({ reason, count, ms })
-   * when the generation ends (also when stopped). `onPhases`: the time to the first token, before `onStart`.
+   * when the generation ends (also when stopped). `onPhases`: the time to the first token, before
+   * `onStart`. `held`: the ids of the tokens whose self rows the caller holds (protocol.mjs).
    */
-  generate(prompt, options, { onStart, onToken, onPhases } = {}) {
-    return this.#request((id) => toWorker.generate(id, prompt, options), { onStart, onToken: onToken ?? (() => {}), onPhases });
+  generate(prompt, options, { onStart, onToken, onPhases, held } = {}) {
+    return this.#request((id) => toWorker.generate(id, prompt, options, held),
+      { onStart, onToken: onToken ?? (() => {}), onPhases });
   }
 
   stop() {

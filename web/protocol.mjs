@@ -49,8 +49,13 @@ export const toWorker = {
   preopen: (url) => ({ type: TO_WORKER.PREOPEN, url }),
   /** A model from `url` (through the browser cache) or `file` (a File or Blob); `threads` undefined: the library's choice. */
   load: (id, { url, file, threads }) => ({ type: TO_WORKER.LOAD, id, url, file, threads }),
-  /** `prompt`: text or token ids (the source, for encoder–decoder models); `options`: the library's generate options. */
-  generate: (id, prompt, options) => ({ type: TO_WORKER.GENERATE, id, prompt, options }),
+  /**
+   * `prompt`: text or token ids (the source, for encoder–decoder models); `options`: the library's
+   * generate options; `held`: the ids of the decoder tokens whose self rows the page still holds
+   * from the last generation (row q: token q's), so that the 'start' can leave out the rows of a
+   * prompt that begins with them (a chat's next turn). Rows depend only on the tokens up to theirs.
+   */
+  generate: (id, prompt, options, held = []) => ({ type: TO_WORKER.GENERATE, id, prompt, options, held }),
   /** Ends the running generation (its 'done' says STOPPED). */
   stop: () => ({ type: TO_WORKER.STOP }),
   /** A look inside (worker-probe.mjs): `what` is 'row', 'softmax' or 'compare', `args` its arguments. */
@@ -76,9 +81,12 @@ export const toPage = {
   /**
    * The prompt is evaluated: `tokens` [{ id, text, label }] (the decoder's), `source` (the encoder's,
    * or null), and the attention rows before the first generated token's: `self` and `cross` rows
-   * 0 … tokens.length − 2, `encoder` every source row (each null when empty or not captured).
+   * 0 … tokens.length − 2, `encoder` every source row (each null when empty or not captured);
+   * but `self` from row `keep` on: the rows before it are those the page holds (the request's
+   * `held` tokens begin with the prompt's first `keep`).
    */
-  start: (id, { tokens, source, self, cross, encoder }) => ({ type: TO_PAGE.START, id, tokens, source, self, cross, encoder }),
+  start: (id, { tokens, source, self, cross, encoder, keep = 0 }) =>
+    ({ type: TO_PAGE.START, id, tokens, source, self, cross, encoder, keep }),
   /** A generated `token` { id, text, label } and the query row `query` that produced it (`self`, `cross`). */
   token: (id, { token, query, self, cross, ms }) => ({ type: TO_PAGE.TOKEN, id, token, query, self, cross, ms }),
   /** The generation ended: `reason` is a key of REASONS (the last step's finishReason, or STOPPED). */

@@ -178,20 +178,33 @@ function label(id, text) {
   return hasTokenizer ? model.detokenize([id]) || `⟨${id}⟩` : `⟨${id}⟩`;
 }
 
-/** Captured rows [0, to) of `kind` as one block (a copy the message can transfer), or null. */
-const rows = (kind, to) => (to > 0 ? model.attentionRows(kind, 0, to).data : null);
+/** Captured rows [from, to) of `kind` as one block (a copy the message can transfer), or null. */
+const rows = (kind, to, from = 0) => (to > from ? model.attentionRows(kind, from, to).data : null);
 
-/** The 'start' message: the decoder's `ids` (the first step's query row is ids.length - 1) and the rows before it. */
-function startMessage(id, ids, encdec) {
+/** How many of `ids` the page's `held` tokens begin with. */
+function sharedPrefix(held, ids) {
+  let n = 0;
+  while (n < held.length && n < ids.length && held[n] === ids[n]) n++;
+  return n;
+}
+
+/**
+ * The 'start' message: the decoder's `ids` (the first step's query row is ids.length - 1) and the
+ * rows before it, but for the self rows the page holds (`held`, its tokens): a row depends only
+ * on the tokens up to its own, so those of a shared beginning are the page's already.
+ */
+function startMessage(id, ids, encdec, held) {
   const query = ids.length - 1;
-  if (!encdec) return toPage.start(id, { tokens: tokensOf(ids), source: null, self: rows('self', query), cross: null, encoder: null });
+  const keep = encdec || !Array.isArray(held) ? 0 : Math.min(sharedPrefix(held, ids), query);
+  if (!encdec)
+    return toPage.start(id, { tokens: tokensOf(ids), source: null, self: rows('self', query, keep), cross: null, encoder: null, keep });
   const source = tokensOf(model.sourceIds);
   return toPage.start(id, { tokens: tokensOf(ids), source, self: rows('self', query), cross: rows('cross', query),
     encoder: rows('encoder', model.capturedRows('encoder')) });
 }
 
 /** `prompt`: text or ids, or { messages } for a chat turn (model.chat: its prompt ids come with the first step). */
-async function generate({ id, prompt, options }) {
+async function generate({ id, prompt, options, held }) {
   if (!model) return fail(id, new Error('no model is loaded'));
   generation?.abort(stopped());
   const controller = new AbortController();
@@ -231,7 +244,7 @@ async function generate({ id, prompt, options }) {
         postMessage(toPage.phases(id, [...phases, { name: 'first-eval', start: epoch(evaluating), end: epoch() }]));
         if (encdec) evaluated.source = model.sourceIds;
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);
-        const msg = startMessage(id, decoderIds, encdec);
+        const msg = startMessage(id, decoderIds, encdec, held);
         postMessage(msg, transfers(msg));
       }
       count++;

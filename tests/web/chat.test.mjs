@@ -2,7 +2,8 @@
 // file has a chat template (a random llama written by the test, with the ChatML template),
 // not for one without; turns shown as a conversation; each reply the library's model.chat
 // reply (the worker imports @huggingface/jinja from the demo server); the views showing the
-// whole conversation the template wrote; no console errors.
+// whole conversation the template wrote, with the library's attention rows to the bit, of which
+// the next turn is sent only those the page does not hold; no console errors.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,17 +18,18 @@ const file = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_T
 const url = (server, model) => `${server.url}/web/?model=/${path.relative(root, model)}`;
 const options = { temperature: 0, seed: 1, maxTokens: 6 };
 
-/** What the library says for this conversation: { text (the reply), promptIds }. */
+/** What the library says for this conversation: { text (the reply), promptIds, rows (every self row's bits) }. */
 async function expected(messages) {
   const model = await loadModel(file);
   try {
     let text = '';
     let promptIds = null;
-    for await (const step of model.chat(messages, options)) {
+    for await (const step of model.chat(messages, { ...options, attention: true })) {
       promptIds ??= step.prompt.ids;
       text += step.text;
     }
-    return { text, promptIds };
+    const { data } = model.attentionRows('self');
+    return { text, promptIds, rows: Array.from(new Uint32Array(data.buffer, data.byteOffset, data.length)) };
   } finally {
     model.dispose();
   }
@@ -73,6 +75,7 @@ describe('demo page: chat mode', () => {
 
   test('two turns: each reply is model.chat\'s, and the views show the whole conversation', async () => {
     const conversation = [];
+    let before = null; // the last turn's prompt ids
     for (const text of ['Hi there', 'Tell me more']) {
       conversation.push({ role: 'user', content: text });
       const want = await expected(conversation);
@@ -89,6 +92,15 @@ describe('demo page: chat mode', () => {
       assert.equal(await page.$$eval('#output .tok', (s) => s.length), want.promptIds.length + generated);
       const queries = await page.evaluate(() => window.saccadeDemo.state.store.queries('self'));
       assert.equal(queries, want.promptIds.length + generated - 1);
+      // the page holds the library's rows to the bit; the next turn was sent only the rows it did
+      // not hold (its prompt begins with the last turn's, and the reply's tokens)
+      const rows = await page.evaluate(() => window.saccadeDemo.state.store.rows.self.flatMap((r) =>
+        Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length))));
+      assert.deepEqual(rows, want.rows);
+      const kept = await page.evaluate(() => window.saccadeDemo.stats.keptRows);
+      if (before) assert.ok(kept >= before.length && kept < want.promptIds.length, `kept ${kept} rows`);
+      else assert.equal(kept, 0);
+      before = want.promptIds;
       assert.ok((await canvasStats(page, '#heatmap')).colored > 0.05, 'the heatmap is drawn');
     }
   });

@@ -104,12 +104,31 @@ export class AttentionStore {
       throw new Error(`${block.length} floats are not whole ${kind} rows from row ${from}`);
   }
 
-  /** The prompt (and, for encoder–decoder models, the source) from the worker's 'start'. */
-  start({ tokens, self, cross, source, encoder }) {
+  /**
+   * What the next generation may keep (pass it to start): the self rows, their tokens' ids
+   * (what the worker compares a new prompt with: protocol.mjs) and the aggregates made of them.
+   */
+  held() {
+    const rows = this.rows.self;
+    const cache = [...this.cache].filter(([key]) => key.startsWith('self/'));
+    return { ids: this.tokens.slice(0, rows.length).map((t) => t.id), rows, cache };
+  }
+
+  /**
+   * The prompt (and, for encoder–decoder models, the source) from the worker's 'start'; its self
+   * rows from `keep` on, the ones before it taken from `held` (this store's held() before).
+   */
+  start({ tokens, self, cross, source, encoder, keep = 0 }, held = null) {
+    if (keep > (held?.rows.length ?? 0)) throw new Error(`the worker kept ${keep} rows, but only ${held?.rows.length ?? 0} are held`);
     this.clear();
     this.tokens = tokens.map((t) => ({ ...t, generated: false }));
     this.source = source ?? [];
-    this.#addRows('self', 0, self);
+    if (keep) {
+      // a row and its aggregates depend only on the rows up to it (rollout included): the first `keep` stay
+      this.rows.self = held.rows.slice(0, keep);
+      for (const [key, rows] of held.cache) this.cache.set(key, rows.slice(0, keep));
+    }
+    this.#addRows('self', keep, self);
     this.#addRows('cross', 0, cross);
     this.#addRows('encoder', 0, encoder);
   }
