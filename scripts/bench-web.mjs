@@ -14,9 +14,12 @@
 //     switching the view there (everything re-pooled; rollout computed for every row).
 //
 //  3. (--chat, alone) a chat's turns on that GPT-2-small-shaped model with a chat template
-//     (ChatML) written beside it: a first message of CHAT_FIRST tokens, then one of CHAT_NEXT; from
-//     the click to the first generated token drawn, and the worker's own time to it (the page's
-//     "first after"), each turn in a fresh page.
+//     (ChatML) written beside it (build/web-models/chat-gpt2-small-q8_0.gguf, in the other
+//     checkout too with --against): a first message of CHAT_FIRST tokens, then one of CHAT_NEXT,
+//     in a fresh page each round; from the click to the first generated token in the page (after
+//     the render that shows it: the next turn's draws the whole conversation's views, the first
+//     turn's only the text), the worker's own time to it (the page's "first after"), and the
+//     attention rows the next turn kept from the first (the rest are sent).
 //
 //   node scripts/bench-web.mjs [--runs 5] [--json] [--first-token | --chat] [--against DIR]
 //   node scripts/bench-web.mjs --screenshot web/screenshot.png   only the README's screenshot (Model A)
@@ -103,7 +106,7 @@ if (args.includes('--chat')) {
     const out = [];
     for (const n of [CHAT_FIRST, CHAT_NEXT]) {
       await page.fill('#prompt', 'az'.repeat(n));
-      const drawn = await page.evaluate(() => new Promise((resolve) => {
+      const drawn = await page.evaluate(() => new Promise((resolve, reject) => {
         const output = document.getElementById('output');
         const t0 = performance.now();
         const seen = new MutationObserver(() => {
@@ -113,27 +116,31 @@ if (args.includes('--chat')) {
         });
         seen.observe(output, { childList: true, subtree: true });
         document.getElementById('generate').click();
+        setTimeout(() => reject(new Error(`no token: ${document.getElementById('speed').textContent}`)), 120_000);
       }));
       await done(page);
       const worker = Number(/first after (\d+) ms/.exec(await page.textContent('#speed'))?.[1]);
-      out.push({ drawn, worker });
+      if (!Number.isFinite(worker)) throw new Error(`no first-token time in "${await page.textContent('#speed')}"`);
+      const kept = await page.evaluate(() => window.saccadeDemo.stats.keptRows ?? null); // (null: a page without it)
+      out.push({ drawn, worker, kept });
     }
     await context.close();
     return out;
   };
   const chatRuns = new Map(trees.map((t) => [t.name, []]));
-  await turns(trees[0].servers.isolated); // not counted: the server compresses each file on its first request
+  for (const tree of trees) await turns(tree.servers.isolated); // not counted: the server compresses each file on its first request
   for (let r = 0; r < RUNS; r++)
     for (const tree of r % 2 ? [...trees].reverse() : trees) chatRuns.get(tree.name).push(await turns(tree.servers.isolated));
   results.chat = {};
   log(`\nchat turns (GPT-2-small-shaped, Q8_0, ChatML; first message ${CHAT_FIRST} tokens, then ${CHAT_NEXT}; ` +
     `ms from the click; best / median of ${RUNS}):`);
-  log('| | first turn, drawn | worker | next turn, drawn | worker |');
-  log('|---|---|---|---|---|');
+  log('| | first turn, in the page | worker | next turn, in the page | worker | rows kept |');
+  log('|---|---|---|---|---|---|');
   for (const [tree, list] of chatRuns) {
     const at = (turn, key) => list.map((x) => x[turn][key]);
     results.chat[tree] = { first: list.map((x) => x[0]), next: list.map((x) => x[1]) };
-    log(`| ${tree} | ${cell(at(0, 'drawn'))} | ${cell(at(0, 'worker'))} | ${cell(at(1, 'drawn'))} | ${cell(at(1, 'worker'))} |`);
+    log(`| ${tree} | ${cell(at(0, 'drawn'))} | ${cell(at(0, 'worker'))} | ${cell(at(1, 'drawn'))} | ${cell(at(1, 'worker'))} | ` +
+      `${list[0][1].kept ?? '—'} |`);
   }
   await browser.close();
   for (const tree of trees) for (const srv of Object.values(tree.servers)) await srv.close();

@@ -319,6 +319,7 @@ async function generate() {
   state.generation++;
   const held = state.store.held(); // rows a prompt that begins with the same tokens keeps (a chat's next turn)
   state.store.clear();
+  stats.keptRows = 0;
   state.hover = null;
   state.run = { prompt: $('prompt').value, options };
   clearViews();

@@ -74,6 +74,8 @@ if (startup.has('prepare')) prepare({ threads: Number(startup.get('prepare')) ||
 
 /** What the last generation evaluated: { ids, source }, for the probes to read its rows again. */
 let evaluated = null;
+/** The ids of the decoder tokens whose self rows this model's generations sent the page, row q token q's. */
+let sentIds = [];
 
 async function probe({ id, what, args }) {
   try {
@@ -97,6 +99,7 @@ async function load({ id, url, file, threads }) {
   generation?.abort(stopped());
   model?.dispose();
   model = null;
+  sentIds = [];
   const controller = new AbortController();
   loading = controller;
   const { signal } = controller;
@@ -191,11 +194,13 @@ function sharedPrefix(held, ids) {
 /**
  * The 'start' message: the decoder's `ids` (the first step's query row is ids.length - 1) and the
  * rows before it, but for the self rows the page holds (`held`, its tokens): a row depends only
- * on the tokens up to its own, so those of a shared beginning are the page's already.
+ * on the tokens up to its own, so those of a shared beginning are the page's already (if this
+ * worker sent them: the page's word alone is not taken).
  */
 function startMessage(id, ids, encdec, held) {
   const query = ids.length - 1;
-  const keep = encdec || !Array.isArray(held) ? 0 : Math.min(sharedPrefix(held, ids), query);
+  const keep = encdec || !Array.isArray(held) ? 0 : Math.min(sharedPrefix(held, ids), sharedPrefix(sentIds, ids), query);
+  sentIds = encdec ? [] : ids.slice(0, query);
   if (!encdec)
     return toPage.start(id, { tokens: tokensOf(ids), source: null, self: rows('self', query, keep), cross: null, encoder: null, keep });
   const source = tokensOf(model.sourceIds);
@@ -248,6 +253,7 @@ async function generate({ id, prompt, options, held }) {
         postMessage(msg, transfers(msg));
       }
       count++;
+      if (!encdec && step.attention) sentIds.push(evaluated.ids[query]); // row `query` goes with this token
       if (!step.finishReason) evaluated.ids.push(step.id); // the next step evaluates it
       reason = step.finishReason;
       const token = { id: step.id, text: step.text, label: label(step.id, step.text) };

@@ -49,6 +49,29 @@ async function send(page, text) {
   await frames(page);
 }
 
+/** The ids of the tokens whose rows the page holds: what its next request names. */
+const heldIds = (page) => page.evaluate(() => {
+  const { tokens, rows } = window.saccadeDemo.state.store;
+  return tokens.slice(0, rows.self.length).map((t) => t.id);
+});
+
+/** Whether every aggregate of the page's store equals, to the bit, that of a store given all its rows afresh (or where not). */
+const freshAggregates = (page) => page.evaluate(() => {
+  const live = window.saccadeDemo.state.store;
+  const fresh = new live.constructor(window.saccadeDemo.state.model.info);
+  const rows = live.rows.self;
+  const block = new Float32Array(rows.reduce((n, r) => n + r.length, 0));
+  rows.reduce((at, r) => (block.set(r, at), at + r.length), 0);
+  fresh.start({ tokens: live.tokens, self: block });
+  for (const selection of ['mean', 'max', 'all', 'rollout'])
+    for (let layer = 0; layer < live.layers; layer++) {
+      const a = live.matrix('self', layer, selection);
+      const b = fresh.matrix('self', layer, selection);
+      for (let q = 0; q < a.nq; q++) if (a.row(q).some((x, j) => !Object.is(x, b.row(q)[j]))) return `${selection}, layer ${layer}, row ${q}`;
+    }
+  return true;
+});
+
 describe('demo page: chat mode', () => {
   let context;
   let page;
@@ -75,7 +98,8 @@ describe('demo page: chat mode', () => {
 
   test('two turns: each reply is model.chat\'s, and the views show the whole conversation', async () => {
     const conversation = [];
-    let before = null; // the last turn's prompt ids
+    let before = []; // the last turn's prompt ids
+    let held = []; // the ids of the tokens whose rows the page holds
     for (const text of ['Hi there', 'Tell me more']) {
       conversation.push({ role: 'user', content: text });
       const want = await expected(conversation);
@@ -97,12 +121,49 @@ describe('demo page: chat mode', () => {
       const rows = await page.evaluate(() => window.saccadeDemo.state.store.rows.self.flatMap((r) =>
         Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length))));
       assert.deepEqual(rows, want.rows);
-      const kept = await page.evaluate(() => window.saccadeDemo.stats.keptRows);
-      if (before) assert.ok(kept >= before.length && kept < want.promptIds.length, `kept ${kept} rows`);
-      else assert.equal(kept, 0);
+      // as many as the rows the page held share tokens with this prompt (all but its last)
+      let shared = 0;
+      while (shared < held.length && shared < want.promptIds.length - 1 && held[shared] === want.promptIds[shared]) shared++;
+      assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), shared);
+      if (held.length) assert.ok(shared >= before.length, `only ${shared} rows kept`); // the last prompt, and the reply
+      assert.equal(await freshAggregates(page), true); // those of kept rows too
       before = want.promptIds;
+      held = await heldIds(page);
+      await page.selectOption('#head', 'rollout'); // the aggregates are computed (and kept) before the next turn
+      await frames(page);
       assert.ok((await canvasStats(page, '#heatmap')).colored > 0.05, 'the heatmap is drawn');
     }
+  });
+
+  test('a prompt that begins as the last one did: its rows are kept, the rest sent, and the views agree', async () => {
+    await page.uncheck('#chat-mode');
+    const rowsOf = async (prompt) => {
+      const model = await loadModel(file);
+      try {
+        const steps = [];
+        for await (const step of model.generate(prompt, { ...options, attention: true })) steps.push(step);
+        const { data } = model.attentionRows('self');
+        return Array.from(new Uint32Array(data.buffer, data.byteOffset, data.length));
+      } finally {
+        model.dispose();
+      }
+    };
+    for (const prompt of ['Hello world, said the model', 'Hello there']) {
+      const held = await heldIds(page);
+      await send(page, prompt);
+      const ids = await page.evaluate(() => window.saccadeDemo.state.store.tokens.filter((t) => !t.generated).map((t) => t.id));
+      let shared = 0;
+      while (shared < held.length && shared < ids.length - 1 && held[shared] === ids[shared]) shared++;
+      assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), shared);
+      const rows = await page.evaluate(() => window.saccadeDemo.state.store.rows.self.flatMap((r) =>
+        Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length))));
+      assert.deepEqual(rows, await rowsOf(prompt));
+      assert.equal(await freshAggregates(page), true);
+      await page.selectOption('#head', 'rollout');
+      await frames(page);
+    }
+    assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), 'Hello '.length, 'a part of the rows kept');
+    await page.check('#chat-mode');
   });
 
   test('New chat forgets the conversation; no console errors', async () => {

@@ -91,6 +91,38 @@ test('the store keeps rows in order, and head rows are views of what the worker 
   assert.deepEqual(store.labels('self').rows.slice(0, 2), ['p0', 'p1']);
 });
 
+test('a start that keeps the held rows: they and their aggregates stay, the rest come in its block, and a block mostly left behind is not held', () => {
+  const { store, full, layers, heads } = filledStore({ prompt: 40, generated: 3 });
+  store.matrix('self', 1, 'rollout'); // aggregates of every row, kept with them
+  const held = store.held();
+  assert.equal(held.rows.length, 42);
+  assert.deepEqual(held.ids, store.tokens.slice(0, 42).map((t) => t.id));
+  const startBlock = held.rows[0].buffer; // the first 39 rows came in one block
+  // a prompt whose first 5 tokens are the held ones: rows 0-4 kept, 5-8 sent
+  const rand = rng(11);
+  const sent = [];
+  for (let q = 5; q < 9; q++)
+    for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) sent.push(...row(rand, q));
+  const tokens = Array.from({ length: 10 }, (_, i) => ({ id: i < 5 ? i : 50 + i, text: `n${i}`, label: `n${i}` }));
+  store.start({ tokens, self: Float32Array.from(sent), keep: 5 }, held);
+  assert.equal(store.queries('self'), 9);
+  for (let q = 0; q < 5; q++) {
+    for (let l = 0; l < layers; l++)
+      for (let h = 0; h < heads; h++) assert.deepEqual(Array.from(store.headRow('self', l, h, q)), full[q][l][h].map(Math.fround));
+    assert.notEqual(store.rows.self[q].buffer, startBlock, 'row copied out of the block it no longer fills');
+  }
+  // aggregates as a store given all nine rows at once computes them
+  const fresh = new AttentionStore({ layers, heads });
+  const all = new Float32Array(store.rows.self.reduce((n, r) => n + r.length, 0));
+  store.rows.self.reduce((at, r) => (all.set(r, at), at + r.length), 0);
+  fresh.start({ tokens, self: all });
+  for (const selection of ['mean', 'rollout'])
+    for (let l = 0; l < layers; l++)
+      for (let q = 0; q < 9; q++)
+        assert.deepEqual(store.matrix('self', l, selection).row(q), fresh.matrix('self', l, selection).row(q));
+  assert.throws(() => store.start({ tokens, self: null, keep: 20 }, store.held()), /kept 20 rows/);
+});
+
 test('aggregates: mean and max over heads, the mean of everything', () => {
   const { store, full, layers, heads } = filledStore();
   for (let l = 0; l < layers; l++) {

@@ -61,6 +61,16 @@ export function selectionTitle(selection, layer) {
   return selection === 'rollout' ? `${a.title} through layer ${layer}` : `${a.title} · layer ${layer}`;
 }
 
+/**
+ * Rows kept from earlier blocks (each row a view of the block it came in), copied out of any
+ * block of which they keep less than half: a kept row would otherwise hold its whole block.
+ */
+function unpinned(rows) {
+  const kept = new Map(); // buffer → bytes of it kept
+  for (const r of rows) kept.set(r.buffer, (kept.get(r.buffer) ?? 0) + r.byteLength);
+  return rows.map((r) => (2 * kept.get(r.buffer) < r.buffer.byteLength ? r.slice() : r));
+}
+
 export class AttentionStore {
   constructor({ layers, heads, encoderLayers = 0 }) {
     this.layers = layers;
@@ -125,7 +135,7 @@ export class AttentionStore {
     this.source = source ?? [];
     if (keep) {
       // a row and its aggregates depend only on the rows up to it (rollout included): the first `keep` stay
-      this.rows.self = held.rows.slice(0, keep);
+      this.rows.self = unpinned(held.rows.slice(0, keep));
       for (const [key, rows] of held.cache) this.cache.set(key, rows.slice(0, keep));
     }
     this.#addRows('self', keep, self);
