@@ -139,7 +139,7 @@ bench-decode: build/tools/bench_decode build/bench-decode/bench_decode.cjs
 
 # Attention's passes over a KV cache left as a decode token leaves it, ns per key per head, f32 and
 # bf16, beside a plain read of the same bytes (scripts/bench_kv_attention.c), native and wasm.
-# BENCH_KV_ARGS: heads per block (12; 6 is each of 2 threads' share), tokens.
+# BENCH_KV_ARGS: heads per block (12; 6 is each of 2 threads' share), tokens, query heads per kv head (1).
 BENCH_KV_ARGS ?= 12 24
 BENCH_KV_SRC  := $(addprefix src/,kv_attention.c kv_cache.c)
 # Binaryen inlines a function with one caller into it: here the passes into main, a function V8
