@@ -49,6 +49,13 @@ async function send(page, text) {
   await frames(page);
 }
 
+/** The rows a prompt of `ids` keeps of those of the `held` tokens: as many as begin it, all but its last at most. */
+function rowsToKeep(held, ids) {
+  let n = 0;
+  while (n < held.length && n < ids.length - 1 && held[n] === ids[n]) n++;
+  return n;
+}
+
 /** The ids of the tokens whose rows the page holds: what its next request names. */
 const heldIds = (page) => page.evaluate(() => {
   const { tokens, rows } = window.saccadeDemo.state.store;
@@ -122,8 +129,7 @@ describe('demo page: chat mode', () => {
         Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length))));
       assert.deepEqual(rows, want.rows);
       // as many as the rows the page held share tokens with this prompt (all but its last)
-      let shared = 0;
-      while (shared < held.length && shared < want.promptIds.length - 1 && held[shared] === want.promptIds[shared]) shared++;
+      const shared = rowsToKeep(held, want.promptIds);
       assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), shared);
       if (held.length) assert.ok(shared >= before.length, `only ${shared} rows kept`); // the last prompt, and the reply
       assert.equal(await freshAggregates(page), true); // those of kept rows too
@@ -152,9 +158,7 @@ describe('demo page: chat mode', () => {
       const held = await heldIds(page);
       await send(page, prompt);
       const ids = await page.evaluate(() => window.saccadeDemo.state.store.tokens.filter((t) => !t.generated).map((t) => t.id));
-      let shared = 0;
-      while (shared < held.length && shared < ids.length - 1 && held[shared] === ids[shared]) shared++;
-      assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), shared);
+      assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), rowsToKeep(held, ids));
       const rows = await page.evaluate(() => window.saccadeDemo.state.store.rows.self.flatMap((r) =>
         Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length))));
       assert.deepEqual(rows, await rowsOf(prompt));
