@@ -46,7 +46,8 @@ static const char *usage =
     "Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line\n"
     "of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the\n"
     "conversation. Replies stop at the template's end-of-turn token. A model without a template\n"
-    "gets the turns as plain text, one per line, and a note on stderr.\n"
+    "gets the turns as plain text, one per line, and a note on stderr. When the conversation outgrows\n"
+    "the context (--ctx), its oldest exchanges are left out until it takes half, with a note on stderr.\n"
     "saccade --version: the version.\n";
 
 /* ---------------------------------------------------------------------------------------- */
@@ -658,7 +659,7 @@ typedef struct conversation {
 
 /* Adds a turn; `owned` content is freed with the conversation. 0 when out of memory. */
 static int add_turn(conversation *c, const char *role, char *content, int owned) {
-    if (c->n == c->cap) {
+    if (c->n == c->cap || c->n_owned == c->cap) { /* owned texts outlive the turns a full context drops */
         if (c->cap > INT32_MAX / 2 - 1) return 0;
         int32_t cap = c->cap ? 2 * c->cap : 8;
         sac_chat_message *msg = realloc(c->msg, (size_t)cap * sizeof *msg);
@@ -679,16 +680,16 @@ static void free_conversation(conversation *c) {
     free(c->msg);
 }
 
-/* The conversation as prompt ids: the chat template applied, special tokens parsed, and BOS
- * added when the model asks for it and the template did not already write it. */
-static int32_t chat_ids(sac_model *m, const conversation *c, int32_t **ids) {
+/* Messages as prompt ids: the chat template applied, special tokens parsed, and BOS added
+ * when the model asks for it and the template did not already write it. */
+static int32_t chat_ids(sac_model *m, const sac_chat_message *msg, int32_t n_msg, int32_t **ids) {
     size_t len = 0;
-    sac_status st = sac_chat_apply_template(m, NULL, 0, c->msg, c->n, 1, NULL, 0, &len);
+    sac_status st = sac_chat_apply_template(m, NULL, 0, msg, n_msg, 1, NULL, 0, &len);
     if (st != SAC_OK && st != SAC_ERR_ARG) return fail("%s", sac_model_errmsg(m)), -1;
     if (len == SIZE_MAX) return fail("out of memory"), -1;
     char *text = malloc(len + 1);
     if (!text) return fail("out of memory"), -1;
-    if (sac_chat_apply_template(m, NULL, 0, c->msg, c->n, 1, text, len + 1, &len) != SAC_OK)
+    if (sac_chat_apply_template(m, NULL, 0, msg, n_msg, 1, text, len + 1, &len) != SAC_OK)
         return free(text), fail("%s", sac_model_errmsg(m)), -1;
     int32_t n = 0;
     st = sac_tokenize(m, text, len, SAC_TOKENIZE_SPECIAL, NULL, 0, &n);
@@ -697,7 +698,7 @@ static int32_t chat_ids(sac_model *m, const conversation *c, int32_t **ids) {
     *ids = n < INT32_MAX ? malloc(((size_t)n + 1) * sizeof **ids) : NULL;
     if (!*ids) return free(text), fail("out of memory"), -1;
     if (sac_tokenize(m, text, len, SAC_TOKENIZE_SPECIAL, *ids + 1, n, &n) != SAC_OK)
-        return free(text), fail("%s", sac_model_errmsg(m)), -1;
+        return free(text), free(*ids), *ids = NULL, fail("%s", sac_model_errmsg(m)), -1;
     free(text);
     if (sac_token_add_bos(m) && bos >= 0 && (n == 0 || (*ids)[1] != bos)) {
         (*ids)[0] = bos;
@@ -705,6 +706,64 @@ static int32_t chat_ids(sac_model *m, const conversation *c, int32_t **ids) {
     }
     memmove(*ids, *ids + 1, (size_t)n * sizeof **ids);
     return n;
+}
+
+/* The prompt ids of the conversation's `head` leading messages and those from `from` on (into
+ * `kept`, room for c->n messages). */
+static int32_t ids_without(sac_model *m, const conversation *c, int32_t head, int32_t from, sac_chat_message *kept,
+                           int32_t **ids) {
+    memcpy(kept, c->msg, (size_t)head * sizeof *kept);
+    memcpy(kept + head, c->msg + from, (size_t)(c->n - from) * sizeof *kept);
+    return chat_ids(m, kept, head + c->n - from, ids);
+}
+
+/* The conversation's prompt ids as the model will read them, by the JS library's rule
+ * (fitConversation in src/js/chat.mjs): all of it while the prompt leaves the reply room
+ * (min(-n, half the context)); else without its oldest exchanges — a user message and what
+ * follows it up to the next one, after the leading system messages — as few as bring the prompt
+ * down to half the context (or all but the last, when none does). Those leave `c` for good (how
+ * many: *dropped), so that the next turns keep what the context holds. */
+static int32_t fit_conversation(sac_model *m, const options *o, int32_t n_ctx, conversation *c, int32_t **ids,
+                                int32_t *dropped) {
+    *dropped = 0;
+    int32_t n = chat_ids(m, c->msg, c->n, ids);
+    const int32_t half = n_ctx / 2, room = o->n_predict < half ? o->n_predict : half;
+    if (n < 0 || (int64_t)n + room <= n_ctx) return n;
+    int32_t head = 0, n_starts = 0;
+    while (head < c->n && !strcmp(c->msg[head].role, "system")) head++;
+    int32_t *starts = malloc((size_t)c->n * sizeof *starts); /* where each exchange begins */
+    sac_chat_message *kept = malloc((size_t)c->n * sizeof *kept);
+    if (!starts || !kept) return free(starts), free(kept), fail("out of memory"), -1;
+    for (int32_t i = head; i < c->n; i++)
+        if (!strcmp(c->msg[i].role, "user")) starts[n_starts++] = i;
+    /* the prompt shortens as exchanges go: the fewest of them out (1 .. n_starts - 1) that
+     * bring it to half, by a binary search */
+    int32_t lo = 1, hi = n_starts - 1, best = -1, best_n = 0, *best_ids = NULL;
+    while (lo <= hi) {
+        const int32_t j = lo + (hi - lo) / 2;
+        int32_t *cand = NULL, cn = ids_without(m, c, head, starts[j], kept, &cand);
+        if (cn < 0) return free(starts), free(kept), free(best_ids), -1;
+        if (cn <= half) {
+            free(best_ids);
+            best_ids = cand, best_n = cn, best = j, hi = j - 1;
+        } else {
+            free(cand);
+            lo = j + 1;
+        }
+    }
+    if (best < 0 && n_starts > 1) { /* none does: as many out as may go */
+        best = n_starts - 1;
+        if ((best_n = ids_without(m, c, head, starts[best], kept, &best_ids)) < 0) return free(starts), free(kept), -1;
+    }
+    free(kept);
+    if (best < 0) return free(starts), n; /* one exchange: nothing may go */
+    *dropped = starts[best] - head;
+    free(starts);
+    memmove(c->msg + head, c->msg + head + *dropped, (size_t)(c->n - head - *dropped) * sizeof *c->msg);
+    c->n -= *dropped;
+    free(*ids);
+    *ids = best_ids;
+    return best_n;
 }
 
 /* One line of stdin without its line ending (malloc'd), or NULL at the end or on an error. */
@@ -727,12 +786,19 @@ static char *read_line(int *oom) {
  * the last turn left in the context that the conversation starts with are kept (`held`). */
 static int chat_turn(sac_model *m, sac_context *ctx, const options *o, conversation *c, const stop_set *stop,
                      held_tokens *held) {
-    int32_t *ids = NULL, n = chat_ids(m, c, &ids);
-    if (n < 0) return 1;
+    const int32_t n_ctx = sac_context_n_ctx(ctx);
+    int32_t *ids = NULL, dropped, n = fit_conversation(m, o, n_ctx, c, &ids, &dropped);
+    if (n < 0) return free(ids), 1;
     if (n == 0) return free(ids), fail("the prompt is empty");
     char *reply = NULL;
     int rc = generate_from(m, ctx, o, ids, n, NULL, 0, stop, &reply, held);
     free(ids);
+    /* said once the turn went through, as the Node CLI learns it from the reply's first step */
+    if (!rc && dropped == 1)
+        fprintf(stderr, "saccade: the conversation outgrew the context (%d tokens): its oldest message is left out\n", n_ctx);
+    else if (!rc && dropped)
+        fprintf(stderr, "saccade: the conversation outgrew the context (%d tokens): its %d oldest messages are left out\n",
+                n_ctx, dropped);
     if (!rc && !add_turn(c, "assistant", reply ? reply : "", reply != NULL)) rc = fail("out of memory");
     if (rc) free(reply);
     return rc;

@@ -334,6 +334,7 @@ async function generate() {
       held: held.ids,
       onPhases: (list) => notePhases(list, { epoch: true }),
       onStart: (msg) => {
+        chat.started(msg);
         state.store.start(msg, held);
         stats.keptRows = msg.keep;
         scheduleRender();

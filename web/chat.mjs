@@ -2,9 +2,12 @@
 // turns above the prompt box, and every request the whole conversation plus the new user turn
 // (the worker renders it with the template and generates the reply). The views show what the
 // model read — every turn, as the template wrote it — so attention works on the conversation.
+// When the conversation outgrows the context, the model leaves its oldest exchanges out
+// (model.chat's dropOldest): they stay on the page, greyed, and are no longer sent.
 //
-// app.mjs calls: setModel(loaded) after a load; active; request(text) to send a turn; reply(text)
-// for each streamed piece; finish(ok) when the generation ends; its UI is made here.
+// app.mjs calls: setModel(loaded) after a load; active; request(text) to send a turn; started(msg)
+// on its 'start'; reply(text) for each streamed piece; finish(ok) when the generation ends; its
+// UI is made here.
 
 const STYLE = `
 #chat-bar { display: flex; gap: 8px 14px; align-items: center; margin: 4px 0; }
@@ -15,6 +18,8 @@ const STYLE = `
 #chat-turns .turn.assistant { align-self: flex-start; background: #f2f4f7; }
 #chat-turns .turn.system { align-self: center; background: #fef6e7; font-size: 0.9em; }
 #chat-turns .turn.pending { opacity: 0.75; }
+#chat-turns .turn.dropped { opacity: 0.45; border: 1px dashed #98a2b3; }
+#chat-turns .turn.dropped::before { content: attr(data-role) ' — left out: no longer in the model\'s context'; }
 `;
 
 export class ChatMode {
@@ -24,9 +29,12 @@ export class ChatMode {
   #label;
   #toggle;
   #system;
-  /** The committed turns: [{ role, content }]. */
+  /** The committed turns the model still reads: [{ role, content }]. */
   messages = [];
-  #pending = null; // { user, reply, element } while a turn is generated
+  /** Turns a full context made the model leave out (model.chat's dropOldest), shown greyed. */
+  dropped = [];
+  #elements = new WeakMap(); // message -> its element
+  #pending = null; // { before, user, reply, element, dropped } while a turn is generated
 
   /** `bar` and `turns`: empty containers of the page; `prompt`/`label`: the prompt box and its label. */
   constructor({ bar, turns, prompt, label }) {
@@ -64,6 +72,7 @@ export class ChatMode {
 
   reset() {
     this.messages = [];
+    this.dropped = [];
     this.#pending = null;
     this.#turns.replaceChildren();
     this.#show();
@@ -76,9 +85,9 @@ export class ChatMode {
     this.#label.textContent = on ? 'Your message' : 'Prompt';
   }
 
-  #turn(role, content, pending = false) {
+  #turn(role, content, pending = false, dropped = false) {
     const el = document.createElement('div');
-    el.className = `turn ${role}${pending ? ' pending' : ''}`;
+    el.className = `turn ${role}${pending ? ' pending' : ''}${dropped ? ' dropped' : ''}`;
     el.dataset.role = role;
     el.textContent = content;
     this.#turns.append(el);
@@ -93,13 +102,27 @@ export class ChatMode {
     const messages = [...this.messages];
     if (messages.length === 0 && system) { // the system prompt opens a new conversation
       messages.push({ role: 'system', content: system });
-      this.#turn('system', system, true);
+      this.#elements.set(messages[0], this.#turn('system', system, true));
     }
     const user = { role: 'user', content: text };
-    this.#turn('user', text, true);
-    this.#pending = { before: messages, user, reply: '', element: this.#turn('assistant', '', true) };
+    const userElement = this.#turn('user', text, true);
+    this.#pending = { before: messages, user, userElement, reply: '', element: this.#turn('assistant', '', true) };
     this.#prompt.value = '';
     return { messages: [...messages, user] };
+  }
+
+  /**
+   * The turn's prompt is evaluated ('start'): `dropped` of the oldest messages after the system
+   * ones did not fit in the context with it; the model reads the conversation without them.
+   */
+  started({ dropped = 0 }) {
+    const p = this.#pending;
+    if (!p || !dropped) return;
+    let head = 0;
+    while (head < p.before.length && p.before[head].role === 'system') head++;
+    p.dropped = p.before.slice(head, head + dropped);
+    p.before = [...p.before.slice(0, head), ...p.before.slice(head + dropped)];
+    for (const m of p.dropped) this.#elements.get(m)?.classList.add('dropped');
   }
 
   /** A piece of the reply as it streams in. */
@@ -116,12 +139,20 @@ export class ChatMode {
     if (!p) return;
     this.#pending = null;
     if (ok) {
-      this.messages = [...p.before, p.user, { role: 'assistant', content: p.reply }];
+      const reply = { role: 'assistant', content: p.reply };
+      this.messages = [...p.before, p.user, reply];
+      this.dropped.push(...(p.dropped ?? []));
+      this.#elements.set(p.user, p.userElement).set(reply, p.element);
       for (const el of this.#turns.querySelectorAll('.pending')) el.classList.remove('pending');
     } else {
       this.#prompt.value = p.user.content;
       this.#turns.replaceChildren();
-      for (const m of this.messages) this.#turn(m.role, m.content);
+      const head = this.messages.findIndex((m) => m.role !== 'system');
+      const system = head < 0 ? this.messages : this.messages.slice(0, head);
+      const show = (m, dropped) => this.#elements.set(m, this.#turn(m.role, m.content, false, dropped));
+      for (const m of system) show(m, false);
+      for (const m of this.dropped) show(m, true);
+      for (const m of this.messages.slice(system.length)) show(m, false);
     }
   }
 }

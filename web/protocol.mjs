@@ -83,10 +83,11 @@ export const toPage = {
    * or null), and the attention rows before the first generated token's: `self` and `cross` rows
    * 0 … tokens.length − 2, `encoder` every source row (each null when empty or not captured);
    * but `self` from row `keep` on: the rows before it are those the page holds (the request's
-   * `held` tokens begin with the prompt's first `keep`).
+   * `held` tokens begin with the prompt's first `keep`). A chat turn's `dropped`: how many of its
+   * oldest messages (after the system ones) the model no longer read (model.chat's prompt.dropped).
    */
-  start: (id, { tokens, source, self, cross, encoder, keep = 0 }) =>
-    ({ type: TO_PAGE.START, id, tokens, source, self, cross, encoder, keep }),
+  start: (id, { tokens, source, self, cross, encoder, keep = 0, dropped = 0 }) =>
+    ({ type: TO_PAGE.START, id, tokens, source, self, cross, encoder, keep, dropped }),
   /** A generated `token` { id, text, label } and the query row `query` that produced it (`self`, `cross`). */
   token: (id, { token, query, self, cross, ms }) => ({ type: TO_PAGE.TOKEN, id, token, query, self, cross, ms }),
   /** The generation ended: `reason` is a key of REASONS (the last step's finishReason, or STOPPED). */

@@ -197,12 +197,14 @@ function sharedPrefix(held, ids) {
  * on the tokens up to its own, so those of a shared beginning are the page's already (if this
  * worker sent them: the page's word alone is not taken).
  */
-function startMessage(id, ids, encdec, held) {
+function startMessage(id, ids, encdec, held, dropped = 0) {
   const query = ids.length - 1;
   const keep = encdec || !Array.isArray(held) ? 0 : Math.min(sharedPrefix(held, ids), sharedPrefix(sentIds, ids), query);
   sentIds = encdec ? [] : ids.slice(0, query);
-  if (!encdec)
-    return toPage.start(id, { tokens: tokensOf(ids), source: null, self: rows('self', query, keep), cross: null, encoder: null, keep });
+  if (!encdec) {
+    const self = rows('self', query, keep);
+    return toPage.start(id, { tokens: tokensOf(ids), source: null, self, cross: null, encoder: null, keep, dropped });
+  }
   const source = tokensOf(model.sourceIds);
   return toPage.start(id, { tokens: tokensOf(ids), source, self: rows('self', query), cross: rows('cross', query),
     encoder: rows('encoder', model.capturedRows('encoder')) });
@@ -249,7 +251,7 @@ async function generate({ id, prompt, options, held }) {
         postMessage(toPage.phases(id, [...phases, { name: 'first-eval', start: epoch(evaluating), end: epoch() }]));
         if (encdec) evaluated.source = model.sourceIds;
         if (query !== decoderIds.length - 1) throw new Error(`the first step's query row is ${query}, not ${decoderIds.length - 1}`);
-        const msg = startMessage(id, decoderIds, encdec, held);
+        const msg = startMessage(id, decoderIds, encdec, held, step.prompt?.dropped);
         postMessage(msg, transfers(msg));
       }
       count++;

@@ -9,6 +9,8 @@
 //   (templates that write bos_token themselves), as llama.cpp does: never two BOS.
 // - The reply stops at any end-of-generation token of the vocabulary (EOS, <|im_end|>,
 //   <|eot_id|>, <end_of_turn>, ...: sac_token_eog), with finishReason 'eos'.
+// - A conversation longer than the context loses its oldest exchanges (dropOldest, on by
+//   default): see fitConversation.
 // - A file without a template gets the contents joined by newlines, and says so.
 // @huggingface/jinja is imported only when a template is rendered, so the library loads
 // without it (a browser without a bundler or import map, or a worker, which import maps do
@@ -18,9 +20,13 @@ import { GENERATE_OPTIONS, generateOptions } from './generate.mjs';
 import { constants } from './layout.mjs';
 import { bool, optionsOf } from './options.mjs';
 
-const CHAT_ONLY = ['addGenerationPrompt', 'template', 'templateArgs', 'jinja'];
+const CHAT_ONLY = ['addGenerationPrompt', 'template', 'templateArgs', 'jinja', 'dropOldest'];
 
 export const NO_TEMPLATE_NOTE = 'the model has no chat template (tokenizer.chat_template): the turns are plain text, one per line';
+
+/** What the CLIs say when a turn left messages out (the native CLI's words are the same). */
+export const droppedNote = (dropped, nCtx) =>
+  `the conversation outgrew the context (${nCtx} tokens): its ${dropped === 1 ? 'oldest message is' : `${dropped} oldest messages are`} left out`;
 
 let jinjaImport = null; // the import of @huggingface/jinja, once it succeeded or is under way
 
@@ -134,9 +140,51 @@ function promptIds(model, text) {
 }
 
 /**
+ * The conversation as the model will read it: all of it while its prompt leaves the reply room
+ * (min(maxTokens, half the context)); else without its oldest exchanges — a user message and
+ * what follows it up to the next one, after the leading system messages — as few as bring the
+ * prompt down to half the context, so that the next turns, sent without them, keep the rest
+ * (prompt reuse) until the context fills again. The last user message's exchange always stays;
+ * when it and the system messages alone are too long, generate refuses the prompt as it would.
+ * Returns { text, ids, template, messages, dropped }.
+ */
+async function fitConversation(model, engine, turns, o, maxTokens) {
+  const read = async (kept) => {
+    const { text, template } = await render(model, engine, kept, o);
+    return { text, ids: promptIds(model, text), template, messages: kept };
+  };
+  const all = await read(turns);
+  const half = Math.floor(engine.nCtx / 2);
+  if (!o.dropOldest || all.ids.length + Math.min(maxTokens, half) <= engine.nCtx) return { ...all, dropped: 0 };
+  let head = 0;
+  while (head < turns.length && turns[head].role === 'system') head++;
+  const starts = []; // where each exchange after the leading system messages begins
+  for (let i = head; i < turns.length; i++) if (turns[i].role === 'user') starts.push(i);
+  const without = (j) => read([...turns.slice(0, head), ...turns.slice(starts[j])]); // exchanges 0..j-1 left out
+  if (starts.length < 2) return { ...all, dropped: 0 };
+  // the fewest exchanges to leave out (1 .. starts.length - 1) for half the context: the
+  // prompt shortens as exchanges go, so a binary search finds it
+  let lo = 1;
+  let hi = starts.length - 1;
+  let best = null;
+  while (lo <= hi) {
+    const j = (lo + hi) >> 1;
+    const candidate = await without(j);
+    if (candidate.ids.length <= half) {
+      best = { ...candidate, dropped: starts[j] - head };
+      hi = j - 1;
+    } else lo = j + 1;
+  }
+  if (best) return best;
+  const last = starts.length - 1; // none reaches half: as many out as may go
+  return { ...(await without(last)), dropped: starts[last] - head };
+}
+
+/**
  * model.chat(messages, options): the steps of generate for the conversation's next turn. The
- * first step also carries `prompt: { text, ids, template }` (template false: no template, the
- * turns were joined as plain text).
+ * first step also carries `prompt: { text, ids, template, messages, dropped }` (template false:
+ * no template, the turns were joined as plain text; messages: the ones the model read, dropped:
+ * how many it did not, see fitConversation).
  */
 export function chat(model, engine, messages, options) {
   const all = optionsOf(options, [...GENERATE_OPTIONS, ...CHAT_ONLY], 'chat');
@@ -150,6 +198,7 @@ export function chat(model, engine, messages, options) {
   if (o.template !== undefined && typeof o.template != 'string') fail(`template must be a string, got ${typeof o.template}`);
   if (o.templateArgs !== undefined && (o.templateArgs === null || typeof o.templateArgs != 'object'))
     fail('templateArgs must be an object of extra template variables');
+  o.dropOldest = o.dropOldest === undefined ? true : bool('dropOldest', o.dropOldest);
   const turns = checkMessages(messages);
   const checked = generateOptions(model.samplingDefaults, gen); // bad options throw here, at the call
   const eog = checked.ignoreEos ? [] : endOfGeneration(engine);
@@ -158,12 +207,11 @@ export function chat(model, engine, messages, options) {
   const run = { ...gen, seed: checked.seed, stop: [...userStops, ...eog] };
   const eogIds = new Set(eog.filter((id) => !userStops.includes(id)));
   return (async function* steps() {
-    const { text, template } = await render(model, engine, turns, o);
-    const ids = promptIds(model, text);
+    const prompt = await fitConversation(model, engine, turns, o, checked.maxTokens);
     let first = true;
-    for await (const step of model.generate(ids, run)) {
+    for await (const step of model.generate(prompt.ids, run)) {
       const out = step.finishReason === 'stop' && eogIds.has(step.id) ? { ...step, finishReason: 'eos' } : step;
-      if (first) out.prompt = { text, ids, template };
+      if (first) out.prompt = prompt;
       first = false;
       yield out;
     }

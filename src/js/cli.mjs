@@ -5,7 +5,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { NO_TEMPLATE_NOTE } from './chat.mjs';
+import { droppedNote, NO_TEMPLATE_NOTE } from './chat.mjs';
 import { loadModel } from './index.mjs';
 import { KV_TYPES } from './layout.mjs';
 
@@ -37,7 +37,8 @@ scale per 32, a bit over a quarter of f32, and scores keys with integer dot prod
 Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line
 of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the
 conversation. Replies stop at the template's end-of-turn token. A model without a template
-gets the turns as plain text, one per line, and a note on stderr.
+gets the turns as plain text, one per line, and a note on stderr. When the conversation outgrows
+the context (--ctx), its oldest exchanges are left out until it takes half, with a note on stderr.
 saccade --version: the version.
 `;
 
@@ -264,8 +265,10 @@ async function generation(model, steps, ids, t0) {
   const tokens = [];
   let text = '';
   let t1 = t0;
+  let prompt;
   for await (const t of steps) {
     if (tokens.length === 0) t1 = performance.now(); // prefill ends with the first token
+    prompt ??= t.prompt;
     ids ??= t.prompt.ids;
     tokens.push(t.id);
     text += t.text;
@@ -276,7 +279,7 @@ async function generation(model, steps, ids, t0) {
   const json = `{"prompt_tokens":${jsonIds(ids)},"tokens":${jsonIds(tokens)}${textField},` +
     `"timings":{"prefill_ms":${(t1 - t0).toFixed(3)},"decode_ms":${(t2 - t1).toFixed(3)},` +
     `"threads":${model.runtime.threads}}}`;
-  return { json, text };
+  return { json, text, prompt };
 }
 
 const samplingOf = (o) => {
@@ -308,10 +311,15 @@ async function chat(model, o) {
   if (isEncdec(model)) throw new UsageError('--chat needs a decoder-only model; this model is encdec');
   if (!model.info.hasTokenizer) throw new UsageError('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata');
   if (model.info.metadata['tokenizer.chat_template'] === undefined) process.stderr.write(`saccade: ${NO_TEMPLATE_NOTE}\n`);
-  const messages = o.system === undefined ? [] : [{ role: 'system', content: o.system }];
+  let messages = o.system === undefined ? [] : [{ role: 'system', content: o.system }];
   const turn = async (content) => {
     messages.push({ role: 'user', content });
     const reply = await generation(model, model.chat(messages, samplingOf(o)), undefined, performance.now());
+    if (reply.prompt?.dropped) {
+      // the next turns go on without them, keeping what the context holds
+      process.stderr.write(`saccade: ${droppedNote(reply.prompt.dropped, model.runtime.contextLength)}\n`);
+      messages = [...reply.prompt.messages];
+    }
     process.stdout.write(reply.json + '\n');
     messages.push({ role: 'assistant', content: reply.text });
   };

@@ -431,6 +431,13 @@ export interface ChatMessage {
 export interface ChatOptions extends Omit<GenerateOptions, 'decoderStart'> {
   /** End the prompt with the assistant's turn opened (the template's add_generation_prompt). Default true. */
   addGenerationPrompt?: boolean;
+  /**
+   * When the prompt would leave the reply less than min(maxTokens, half the context), leave out
+   * the oldest exchanges after the leading system messages (a user message and what follows it),
+   * as few as bring the prompt down to half the context; the first step's prompt says which
+   * (`messages`, `dropped`). Default true; false refuses a conversation that does not fit.
+   */
+  dropOldest?: boolean;
   /** A Jinja chat template to use instead of the file's tokenizer.chat_template. */
   template?: string;
   /** Extra template variables (tools, documents, date_string, ...). */
@@ -450,7 +457,14 @@ export type ChatStep = GenerateStep & {
    * On the first step: the prompt the conversation became. `template` is false when the file
    * has no chat template and the turns were joined as plain text, one per line.
    */
-  prompt?: { text: string; ids: number[]; template: boolean };
+  prompt?: {
+    text: string;
+    ids: number[];
+    template: boolean;
+    /** The messages the model read: all, or without the `dropped` oldest after the system ones (dropOldest). */
+    messages: ChatMessage[];
+    dropped: number;
+  };
 };
 
 export type AttentionKind = 'self' | 'cross' | 'encoder';

@@ -178,6 +178,41 @@ test('each turn keeps what the last one left in the context: the replies a fresh
   });
 });
 
+test('a conversation longer than --ctx: both CLIs leave out the oldest exchanges, as model.chat does, and say so', async () => {
+  const file = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml });
+  const questions = Array.from({ length: 7 }, (_, i) => `Question ${i}: and what then?`);
+  const args = ['generate', file, '--chat', '--system', 'Be brief.', '--ctx', 260, '--temp', 0, '-n', 6, '--ignore-eos'];
+  const { native, js } = await both(args, questions.join('\n') + '\n');
+  const turns = same({ native, js });
+  assert.equal(turns.length, 7);
+  const notes = native.stderr.split('\n').filter(Boolean);
+  assert.ok(notes.length >= 1 && notes.every((l) => /^saccade: the conversation outgrew the context \(260 tokens\): its \d+ oldest messages are left out$/.test(l)),
+    native.stderr);
+  await withModel(file, { threads: 1, contextLength: 260 }, async (m) => {
+    let messages = [{ role: 'system', content: 'Be brief.' }];
+    let dropped = 0;
+    for (const [i, content] of questions.entries()) {
+      messages.push({ role: 'user', content });
+      const steps = [];
+      for await (const step of m.chat(messages, { temperature: 0, maxTokens: 6, ignoreEos: true })) steps.push(step);
+      const { prompt } = steps[0];
+      assert.deepEqual(turns[i].prompt_tokens, prompt.ids, `turn ${i}`);
+      assert.ok(prompt.ids.length + 6 <= 260);
+      if (prompt.dropped) dropped++;
+      messages = [...prompt.messages, { role: 'assistant', content: steps.map((s) => s.text).join('') }];
+    }
+    assert.equal(dropped, notes.length);
+  });
+  // a last message too long for the context with the system one: both refuse it alike
+  const grown = questions.map((q, i) => `${q} ${'x'.repeat(20 * i)}`);
+  const refused = await both(['generate', file, '--chat', '--ctx', 100, '--temp', 0, '-n', 6, '--ignore-eos'], grown.join('\n') + '\n');
+  assert.equal(refused.native.status, 1);
+  assert.equal(refused.js.status, 1);
+  assert.equal(refused.js.stderr, refused.native.stderr);
+  assert.match(refused.native.stderr, /left out\n.*saccade: \d+ tokens do not fit in the context: it holds 100 tokens/s);
+  assert.equal(untimed(refused.js.stdout), untimed(refused.native.stdout));
+});
+
 test('--version: package.json\'s version, from both CLIs', async () => {
   const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
   const { native, js } = await both(['--version']);

@@ -116,6 +116,87 @@ describe('model.chat streams like generate', () => {
   });
 });
 
+describe('model.chat: a conversation longer than the context (dropOldest)', () => {
+  // a system message, then exchanges of 56 tokens (ChatML; 54 llama2): all 7 take 400, and
+  // half of a 260-token context is reached by leaving out 5 (120 tokens; 4 leave 176)
+  const long = (n, system = true) => {
+    const messages = system ? [{ role: 'system', content: 'Be brief.' }] : [];
+    for (let i = 0; i < n; i++)
+      messages.push({ role: 'user', content: `Question ${i}: and what then?` }, { role: 'assistant', content: `Answer ${i}.` });
+    return messages.slice(0, -1); // ends with the user's turn
+  };
+  const promptOf = async (model, messages, o = {}) => (await collect(model.chat(messages, { ...greedy, maxTokens: 1, ...o })))[0].prompt;
+
+  test('the fewest oldest exchanges that bring the prompt to half the context are left out; the system message and the last turn stay', async () => {
+    for (const name of ['chatml', 'llama2']) {
+      const file = family(name);
+      const messages = long(7);
+      await withModel(file, { contextLength: 1024 }, async (big) => {
+        const length = async (j) => (await promptOf(big, [messages[0], ...messages.slice(1 + 2 * j)], { dropOldest: false })).ids.length;
+        assert.ok((await length(0)) > 260, 'the conversation is longer than the context');
+        await withModel(file, { contextLength: 260 }, async (model) => {
+          const steps = await collect(model.chat(messages, { ...greedy, attention: true, ignoreEos: true }));
+          const { prompt } = steps[0];
+          assert.ok(prompt.dropped > 0 && prompt.dropped % 2 === 0, `${name}: whole exchanges (${prompt.dropped} messages)`);
+          const j = prompt.dropped / 2;
+          assert.deepEqual(prompt.messages, [messages[0], ...messages.slice(1 + prompt.dropped)]);
+          assert.equal(prompt.ids.length, await length(j));
+          assert.ok(prompt.ids.length <= 130, `${name}: ${prompt.ids.length} tokens, more than half the context`);
+          assert.ok((await length(j - 1)) > 130, `${name}: one exchange fewer would have reached half too`);
+          // the reply is generate's on those ids
+          const plain = await collect(model.generate(prompt.ids, { ...greedy, attention: true, ignoreEos: true, reuse: false }));
+          assert.deepEqual(steps.map((s) => s.id), plain.map((s) => s.id));
+          // sent on without them (with the reply), the next turn keeps the rest: nothing more goes
+          const next = [...prompt.messages, { role: 'assistant', content: steps.map((s) => s.text).join('') },
+            { role: 'user', content: 'Go on' }];
+          const again = await promptOf(model, next);
+          assert.equal(again.dropped, 0);
+        });
+      });
+    }
+  });
+
+  test('the reply\'s room counts: min(maxTokens, half the context) must be left after the prompt', async () => {
+    await withModel(family('chatml'), { contextLength: 260 }, async (model) => {
+      const messages = long(7);
+      const tail = [messages[0], ...messages.slice(7)]; // 232 tokens
+      assert.equal((await promptOf(model, tail, { maxTokens: 28 })).dropped, 0); // 232 + 28 = 260
+      const cut = await promptOf(model, tail, { maxTokens: 29 });
+      assert.equal(cut.dropped, 4);
+      assert.equal(cut.ids.length, 120);
+      assert.equal((await promptOf(model, tail, { maxTokens: 1e6 })).dropped, 4); // room: half the context
+    });
+  });
+
+  test('a conversation with room for the reply, or dropOldest: false, is read whole', async () => {
+    await withModel(family('chatml'), { contextLength: 96 }, async (model) => {
+      const short = long(1);
+      const p = await promptOf(model, short);
+      assert.equal(p.dropped, 0);
+      assert.deepEqual(p.messages, short);
+      await assert.rejects(collect(model.chat(long(7), { ...greedy, dropOldest: false })), { name: 'SaccadeError', message: /do not fit in the context/ });
+      assert.throws(() => model.chat(short, { dropOldest: 'yes' }), { name: 'SaccadeError', message: /dropOldest/ });
+    });
+  });
+
+  test('a template that wants turns to alternate still gets them (whole exchanges go); no system message', async () => {
+    await withModel(family('gemma'), { contextLength: 96 }, async (model) => {
+      const messages = long(7, false);
+      const p = await promptOf(model, messages);
+      assert.ok(p.dropped > 0);
+      assert.deepEqual(p.messages, messages.slice(p.dropped));
+      assert.equal(p.messages[0].role, 'user');
+    });
+  });
+
+  test('when the last turn alone does not fit, the prompt is refused as generate refuses it', async () => {
+    await withModel(family('chatml'), { contextLength: 96 }, async (model) => {
+      const messages = [...long(3), { role: 'assistant', content: 'ok' }, { role: 'user', content: 'x'.repeat(120) }];
+      await assert.rejects(collect(model.chat(messages, greedy)), { name: 'SaccadeError', message: /do not fit in the context/ });
+    });
+  });
+});
+
 describe('model.chat: no template, and failures', () => {
   test('a file without a template: the contents one per line, as plain text, and prompt.template false', async () => {
     await withModel(chatModel({ name: 'none-api', addBos: true }), {}, async (model) => {

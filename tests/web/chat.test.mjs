@@ -23,13 +23,13 @@ async function expected(messages) {
   const model = await loadModel(file);
   try {
     let text = '';
-    let promptIds = null;
+    let prompt = null;
     for await (const step of model.chat(messages, { ...options, attention: true })) {
-      promptIds ??= step.prompt.ids;
+      prompt ??= step.prompt;
       text += step.text;
     }
     const { data } = model.attentionRows('self');
-    return { text, promptIds, rows: Array.from(new Uint32Array(data.buffer, data.byteOffset, data.length)) };
+    return { text, promptIds: prompt.ids, prompt, rows: Array.from(new Uint32Array(data.buffer, data.byteOffset, data.length)) };
   } finally {
     model.dispose();
   }
@@ -168,6 +168,32 @@ describe('demo page: chat mode', () => {
     }
     assert.equal(await page.evaluate(() => window.saccadeDemo.stats.keptRows), 'Hello '.length, 'a part of the rows kept');
     await page.check('#chat-mode');
+  });
+
+  test('a conversation longer than the context: its oldest exchanges are left out, shown greyed', async () => {
+    await page.click('#chat-new');
+    let conversation = [];
+    const gone = [];
+    const line = (i) => `Message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(2)}`.trim();
+    for (let i = 0; i < 5; i++) {
+      conversation.push({ role: 'user', content: line(i) });
+      const want = await expected(conversation);
+      await send(page, line(i));
+      assert.match(await page.textContent('#speed'), / · [a-z ]+$/, 'the turn ended without an error');
+      gone.push(...conversation.slice(0, want.prompt.dropped));
+      conversation = [...want.prompt.messages, { role: 'assistant', content: want.text }];
+      assert.deepEqual(await page.evaluate(() => window.saccadeDemo.chat.messages), conversation);
+      // the views hold what the model read, with the library's rows
+      const ids = await page.evaluate(() => window.saccadeDemo.state.store.tokens.filter((t) => !t.generated).map((t) => t.id));
+      assert.deepEqual(ids, want.promptIds);
+      const rows = await page.evaluate(() => window.saccadeDemo.state.store.rows.self.flatMap((r) =>
+        Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length))));
+      assert.deepEqual(rows, want.rows);
+      const turns = await page.$$eval('#chat-turns .turn', (els) => els.map((e) => [e.dataset.role, e.textContent, e.classList.contains('dropped')]));
+      assert.deepEqual(turns, [...gone.map((m) => [m.role, m.content, true]), ...conversation.map((m) => [m.role, m.content, false])]);
+    }
+    assert.ok(gone.length >= 4, `${gone.length} messages left out`);
+    assert.equal(await freshAggregates(page), true);
   });
 
   test('New chat forgets the conversation; no console errors', async () => {
