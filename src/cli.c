@@ -46,8 +46,10 @@ static const char *usage =
     "Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line\n"
     "of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the\n"
     "conversation. Replies stop at the template's end-of-turn token. A model without a template\n"
-    "gets the turns as plain text, one per line, and a note on stderr. When the conversation outgrows\n"
-    "the context (--ctx), its oldest exchanges are left out until it takes half, with a note on stderr.\n"
+    "gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt would leave\n"
+    "the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges after the system\n"
+    "turn are left out, as few as bring it to half (or all but the last), with a note on stderr; a last\n"
+    "turn too long even so fails. -n must be at least 1.\n"
     "saccade --version: the version.\n";
 
 /* ---------------------------------------------------------------------------------------- */
@@ -653,29 +655,38 @@ static int cmd_generate(sac_model *m, const options *o) {
 
 typedef struct conversation {
     sac_chat_message *msg;
-    char **owned; /* the texts this conversation allocated, freed with it */
-    int32_t n, n_owned, cap;
+    unsigned char *owned; /* owned[i]: msg[i].content was allocated here, freed with its turn */
+    int32_t n, cap;
 } conversation;
 
-/* Adds a turn; `owned` content is freed with the conversation. 0 when out of memory. */
+/* Adds a turn; `owned` content is freed with the turn. 0 when out of memory. */
 static int add_turn(conversation *c, const char *role, char *content, int owned) {
-    if (c->n == c->cap || c->n_owned == c->cap) { /* owned texts outlive the turns a full context drops */
+    if (c->n == c->cap) {
         if (c->cap > INT32_MAX / 2 - 1) return 0;
         int32_t cap = c->cap ? 2 * c->cap : 8;
         sac_chat_message *msg = realloc(c->msg, (size_t)cap * sizeof *msg);
         if (msg) c->msg = msg;
-        char **own = realloc(c->owned, (size_t)cap * sizeof *own);
+        unsigned char *own = realloc(c->owned, (size_t)cap);
         if (own) c->owned = own;
         if (!msg || !own) return 0;
         c->cap = cap;
     }
+    c->owned[c->n] = owned != 0;
     c->msg[c->n++] = (sac_chat_message){role, content};
-    if (owned) c->owned[c->n_owned++] = content;
     return 1;
 }
 
+/* Takes turns [from, from + count) out of the conversation, freeing what they own. */
+static void drop_turns(conversation *c, int32_t from, int32_t count) {
+    for (int32_t i = from; i < from + count; i++)
+        if (c->owned[i]) free((char *)c->msg[i].content);
+    memmove(c->msg + from, c->msg + from + count, (size_t)(c->n - from - count) * sizeof *c->msg);
+    memmove(c->owned + from, c->owned + from + count, (size_t)(c->n - from - count));
+    c->n -= count;
+}
+
 static void free_conversation(conversation *c) {
-    for (int32_t i = 0; i < c->n_owned; i++) free(c->owned[i]);
+    drop_turns(c, 0, c->n);
     free(c->owned);
     free(c->msg);
 }
@@ -759,8 +770,7 @@ static int32_t fit_conversation(sac_model *m, const options *o, int32_t n_ctx, c
     if (best < 0) return free(starts), n; /* one exchange: nothing may go */
     *dropped = starts[best] - head;
     free(starts);
-    memmove(c->msg + head, c->msg + head + *dropped, (size_t)(c->n - head - *dropped) * sizeof *c->msg);
-    c->n -= *dropped;
+    drop_turns(c, head, *dropped);
     free(*ids);
     *ids = best_ids;
     return best_n;
@@ -808,6 +818,7 @@ static int cmd_chat(sac_model *m, const options *o) {
     if (o->tokens || o->text || o->bos || o->decoder_start)
         return fail("--chat does not take --tokens, --text, --bos or --decoder-start");
     if (is_encdec(m)) return fail("--chat needs a decoder-only model; this model is encdec");
+    if (o->n_predict == 0) return fail("--chat needs -n of at least 1: a turn with no reply");
     sac_model_info in;
     sac_model_get_info(m, &in);
     if (!in.has_tokenizer) return fail("chat needs a tokenizer; the file has no tokenizer.ggml.* metadata");

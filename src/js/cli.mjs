@@ -37,8 +37,10 @@ scale per 32, a bit over a quarter of f32, and scores keys with integer dot prod
 Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line
 of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the
 conversation. Replies stop at the template's end-of-turn token. A model without a template
-gets the turns as plain text, one per line, and a note on stderr. When the conversation outgrows
-the context (--ctx), its oldest exchanges are left out until it takes half, with a note on stderr.
+gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt would leave
+the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges after the system
+turn are left out, as few as bring it to half (or all but the last), with a note on stderr; a last
+turn too long even so fails. -n must be at least 1.
 saccade --version: the version.
 `;
 
@@ -309,18 +311,19 @@ async function chat(model, o) {
   if (o.tokens !== undefined || o.text !== undefined || o.bos || o.decoderStart !== undefined)
     throw new UsageError('--chat does not take --tokens, --text, --bos or --decoder-start');
   if (isEncdec(model)) throw new UsageError('--chat needs a decoder-only model; this model is encdec');
+  if (o.nPredict === 0) throw new UsageError('--chat needs -n of at least 1: a turn with no reply');
   if (!model.info.hasTokenizer) throw new UsageError('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata');
   if (model.info.metadata['tokenizer.chat_template'] === undefined) process.stderr.write(`saccade: ${NO_TEMPLATE_NOTE}\n`);
   let messages = o.system === undefined ? [] : [{ role: 'system', content: o.system }];
   const turn = async (content) => {
     messages.push({ role: 'user', content });
     const reply = await generation(model, model.chat(messages, samplingOf(o)), undefined, performance.now());
-    if (reply.prompt?.dropped) {
+    process.stdout.write(reply.json + '\n');
+    if (reply.prompt.dropped) {
       // the next turns go on without them, keeping what the context holds
       process.stderr.write(`saccade: ${droppedNote(reply.prompt.dropped, model.runtime.contextLength)}\n`);
       messages = [...reply.prompt.messages];
     }
-    process.stdout.write(reply.json + '\n');
     messages.push({ role: 'assistant', content: reply.text });
   };
   if (o.prompt !== undefined) await turn(o.prompt);

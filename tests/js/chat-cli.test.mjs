@@ -181,28 +181,45 @@ test('each turn keeps what the last one left in the context: the replies a fresh
 test('a conversation longer than --ctx: both CLIs leave out the oldest exchanges, as model.chat does, and say so', async () => {
   const file = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml });
   const questions = Array.from({ length: 7 }, (_, i) => `Question ${i}: and what then?`);
-  const args = ['generate', file, '--chat', '--system', 'Be brief.', '--ctx', 260, '--temp', 0, '-n', 6, '--ignore-eos'];
-  const { native, js } = await both(args, questions.join('\n') + '\n');
-  const turns = same({ native, js });
-  assert.equal(turns.length, 7);
-  const notes = native.stderr.split('\n').filter(Boolean);
-  assert.ok(notes.length >= 1 && notes.every((l) => /^saccade: the conversation outgrew the context \(260 tokens\): its \d+ oldest messages are left out$/.test(l)),
-    native.stderr);
-  await withModel(file, { threads: 1, contextLength: 260 }, async (m) => {
-    let messages = [{ role: 'system', content: 'Be brief.' }];
-    let dropped = 0;
-    for (const [i, content] of questions.entries()) {
-      messages.push({ role: 'user', content });
-      const steps = [];
-      for await (const step of m.chat(messages, { temperature: 0, maxTokens: 6, ignoreEos: true })) steps.push(step);
-      const { prompt } = steps[0];
-      assert.deepEqual(turns[i].prompt_tokens, prompt.ids, `turn ${i}`);
-      assert.ok(prompt.ids.length + 6 <= 260);
-      if (prompt.dropped) dropped++;
-      messages = [...prompt.messages, { role: 'assistant', content: steps.map((s) => s.text).join('') }];
-    }
-    assert.equal(dropped, notes.length);
-  });
+  // -n 6: the reply's room is 6 tokens; -n 1000: half the context (sampled replies that end at
+  // an end-of-turn token, so that turns with room for less than -n are kept whole)
+  const runs = [
+    { n: 6, args: ['--temp', 0, '--ignore-eos'], sampling: { temperature: 0, ignoreEos: true } },
+    { n: 1000, args: ['--temp', 1, '--seed', 3], sampling: { temperature: 1, seed: 3 } },
+  ];
+  for (const { n, args, sampling } of runs) {
+    const { native, js } = await both(['generate', file, '--chat', '--system', 'Be brief.', '--ctx', 260, '-n', n, ...args],
+      questions.join('\n') + '\n');
+    const turns = same({ native, js });
+    assert.equal(turns.length, 7);
+    const notes = native.stderr.split('\n').filter(Boolean);
+    assert.ok(notes.length >= 1 && notes.every((l) => /^saccade: the conversation outgrew the context \(260 tokens\): its \d+ oldest messages are left out$/.test(l)),
+      native.stderr);
+    await withModel(file, { threads: 1, contextLength: 260 }, async (m) => {
+      let messages = [{ role: 'system', content: 'Be brief.' }];
+      let dropped = 0;
+      let wholeThoughShort = 0; // later turns read whole with less room than -n
+      for (const [i, content] of questions.entries()) {
+        messages.push({ role: 'user', content });
+        const steps = [];
+        for await (const step of m.chat(messages, { ...sampling, maxTokens: n })) steps.push(step);
+        const { prompt } = steps[0];
+        assert.deepEqual(turns[i].prompt_tokens, prompt.ids, `-n ${n}, turn ${i}`);
+        assert.deepEqual(turns[i].tokens, steps.map((s) => s.id), `-n ${n}, turn ${i}`);
+        assert.ok(prompt.ids.length + Math.min(n, 130) <= 260);
+        if (prompt.dropped) dropped++;
+        else if (i > 0 && prompt.ids.length + n > 260) wholeThoughShort++;
+        messages = [...prompt.messages, { role: 'assistant', content: steps.map((s) => s.text).join('') }];
+      }
+      assert.equal(dropped, notes.length);
+      if (n === 1000) assert.ok(wholeThoughShort > 0, 'a turn kept whole with room for less than -n');
+    });
+  }
+  // -n 0 has no reply to a turn: both refuse it
+  const none = await both(['generate', file, '--chat', '-n', 0], 'Hi\n');
+  assert.equal(none.native.stderr, 'saccade: --chat needs -n of at least 1: a turn with no reply\n');
+  assert.equal(none.js.stderr, none.native.stderr);
+  assert.deepEqual([none.native.status, none.js.status], [1, 1]);
   // a last message too long for the context with the system one: both refuse it alike
   const grown = questions.map((q, i) => `${q} ${'x'.repeat(20 * i)}`);
   const refused = await both(['generate', file, '--chat', '--ctx', 100, '--temp', 0, '-n', 6, '--ignore-eos'], grown.join('\n') + '\n');

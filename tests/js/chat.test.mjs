@@ -156,6 +156,20 @@ describe('model.chat: a conversation longer than the context (dropOldest)', () =
     }
   });
 
+  test('a prompt of exactly half the context is short enough; when none is, all but the last exchange go', async () => {
+    await withModel(family('chatml'), { contextLength: 240 }, async (model) => {
+      const p = await promptOf(model, long(7)); // leaving out 5 exchanges: 120 tokens, half of 240
+      assert.deepEqual([p.dropped, p.ids.length], [10, 120]);
+    });
+    await withModel(family('chatml'), { contextLength: 100 }, async (model) => {
+      const messages = long(7); // even the last exchange alone takes 64 tokens, more than half of 100
+      const steps = await collect(model.chat(messages, { ...greedy, ignoreEos: true }));
+      assert.deepEqual([steps[0].prompt.dropped, steps[0].prompt.ids.length], [12, 64]);
+      assert.deepEqual(steps[0].prompt.messages, [messages[0], messages.at(-1)]);
+      assert.equal(steps.length, greedy.maxTokens, 'the reply is generated');
+    });
+  });
+
   test('the reply\'s room counts: min(maxTokens, half the context) must be left after the prompt', async () => {
     await withModel(family('chatml'), { contextLength: 260 }, async (model) => {
       const messages = long(7);
