@@ -43,13 +43,13 @@ static const char *usage =
     "scale per 32, a bit over a quarter of f32, and scores keys with integer dot products).\n"
     "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
     "(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the\n"
-    "Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line\n"
-    "of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the\n"
-    "conversation. Replies stop at the template's end-of-turn token. A model without a template\n"
-    "gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt would leave\n"
-    "the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges after the system\n"
-    "turn are left out, as few as bring it to half (or all but the last), with a note on stderr; a last\n"
-    "turn too long even so fails. -n must be at least 1.\n"
+    "Node CLI runs any template); --system TEXT adds a system turn first (none if TEXT is empty).\n"
+    "Without --prompt, every line of stdin is a user turn: each gets a reply (one JSON object per line)\n"
+    "that stays in the conversation. Replies stop at the template's end-of-turn token. A model without\n"
+    "a template gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt\n"
+    "would leave the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges\n"
+    "after the system turn are left out, as few as bring it to half (or all but the last), with a note\n"
+    "on stderr; a last turn too long even so fails. -n must be at least 1.\n"
     "saccade --version: the version.\n";
 
 /* ---------------------------------------------------------------------------------------- */
@@ -841,7 +841,9 @@ static int cmd_chat(sac_model *m, const options *o) {
     conversation c = {0};
     held_tokens held = {0};
     int rc = !ctx;
-    if (!rc && o->system && !add_turn(&c, "system", (char *)o->system, 0)) rc = fail("out of memory");
+    /* an empty --system adds no turn (templates disagree on an empty one: Python's Jinja writes
+     * llama2's <<SYS>> block for it, @huggingface/jinja does not) */
+    if (!rc && o->system && *o->system && !add_turn(&c, "system", (char *)o->system, 0)) rc = fail("out of memory");
     if (!rc && o->prompt) {
         rc = add_turn(&c, "user", (char *)o->prompt, 0) ? chat_turn(m, ctx, o, &c, &stop, &held) : fail("out of memory");
     } else {

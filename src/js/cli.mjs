@@ -34,13 +34,13 @@ halving the cache and what long-context decoding reads; q8 keeps them as 8-bit i
 scale per 32, a bit over a quarter of f32, and scores keys with integer dot products).
 --chat: the prompt is a user turn of a conversation, formatted with the model's chat template
 (tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the
-Node CLI runs any template); --system TEXT adds a system turn first. Without --prompt, every line
-of stdin is a user turn: each gets a reply (one JSON object per line) that stays in the
-conversation. Replies stop at the template's end-of-turn token. A model without a template
-gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt would leave
-the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges after the system
-turn are left out, as few as bring it to half (or all but the last), with a note on stderr; a last
-turn too long even so fails. -n must be at least 1.
+Node CLI runs any template); --system TEXT adds a system turn first (none if TEXT is empty).
+Without --prompt, every line of stdin is a user turn: each gets a reply (one JSON object per line)
+that stays in the conversation. Replies stop at the template's end-of-turn token. A model without
+a template gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt
+would leave the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges
+after the system turn are left out, as few as bring it to half (or all but the last), with a note
+on stderr; a last turn too long even so fails. -n must be at least 1.
 saccade --version: the version.
 `;
 
@@ -314,7 +314,8 @@ async function chat(model, o) {
   if (o.nPredict === 0) throw new UsageError('--chat needs -n of at least 1: a turn with no reply');
   if (!model.info.hasTokenizer) throw new UsageError('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata');
   if (model.info.metadata['tokenizer.chat_template'] === undefined) process.stderr.write(`saccade: ${NO_TEMPLATE_NOTE}\n`);
-  let messages = o.system === undefined ? [] : [{ role: 'system', content: o.system }];
+  // an empty --system adds no turn, as the native CLI (templates disagree on an empty one)
+  let messages = o.system === undefined || o.system === '' ? [] : [{ role: 'system', content: o.system }];
   const turn = async (content) => {
     messages.push({ role: 'user', content });
     const reply = await generation(model, model.chat(messages, samplingOf(o)), undefined, performance.now());

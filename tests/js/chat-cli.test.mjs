@@ -86,6 +86,15 @@ describe('generate --chat on the published templates: both CLIs give the same pr
     });
   }
 
+  test('an empty --system adds no turn: both CLIs give the prompt of no --system (llama2, whose template writes an empty one differently in Python\'s Jinja and @huggingface/jinja)', async () => {
+    const file = chatModel({ name: 'llama2', template: TEMPLATES.llama2, ...FAMILY_TOKENS.llama2 });
+    const [empty] = same(await both(['generate', file, '--chat', '--system', '', '--prompt', 'Hi', ...sampling]));
+    const [none] = same(await both(['generate', file, '--chat', '--prompt', 'Hi', ...sampling]));
+    assert.deepEqual(empty.prompt_tokens, none.prompt_tokens);
+    const [some] = same(await both(['generate', file, '--chat', '--system', 'x', '--prompt', 'Hi', ...sampling]));
+    assert.ok(some.prompt_tokens.length > none.prompt_tokens.length);
+  });
+
   test('gemma: a system turn is refused by both with the template\'s message', async () => {
     const file = chatModel({ name: 'gemma', template: TEMPLATES.gemma, ...FAMILY_TOKENS.gemma });
     const { native, js } = await both(['generate', file, '--chat', '--system', 'x', '--prompt', 'Hi']);
