@@ -160,8 +160,8 @@ async function fitConversation(model, engine, turns, o, maxTokens) {
   while (head < turns.length && turns[head].role === 'system') head++;
   const starts = []; // where each exchange after the leading system messages begins
   for (let i = head; i < turns.length; i++) if (turns[i].role === 'user') starts.push(i);
+  if (starts.length < 2) return { ...all, dropped: 0 }; // the last exchange stays
   const without = (j) => read([...turns.slice(0, head), ...turns.slice(starts[j])]); // exchanges 0..j-1 left out
-  if (starts.length < 2) return { ...all, dropped: 0 };
   // the fewest exchanges to leave out (1 .. starts.length - 1) for half the context: the
   // prompt shortens as exchanges go, so a binary search finds it
   let lo = 1;
