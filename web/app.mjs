@@ -26,7 +26,7 @@ const params = new URLSearchParams(location.search);
 const state = {
   model: null, // the worker's 'loaded' message: { info, name, runtime, from, bytes, ms }
   store: null,
-  generation: 0, // increments with every generation (the views' pooled rows are keyed by it)
+  generation: 0, // increments with every generation (the row panel is keyed by it)
   running: false,
   kind: 'self',
   layer: 0,
@@ -491,7 +491,7 @@ function render() {
   const labels = store.labels(state.kind);
   heatmap.render({
     matrix: m,
-    key: `${state.generation}/${state.kind}/${state.layer}/${state.head}`,
+    key: `${state.kind}/${state.layer}/${state.head}`,
     rowLabels: labels.rows,
     colLabels: labels.cols,
     rowWrote: labels.wrote,
@@ -499,7 +499,7 @@ function render() {
     scale: state.scale,
   });
   modelView.setAblated(state.ablate.kind === state.kind ? state.ablate.heads : []); // probe hook
-  modelView.render(store, state.kind, state, state.scale, state.generation);
+  modelView.render(store, state.kind, state, state.scale);
   syncRowPanel(); // probe hook
   if (store.encdec) {
     const useSelection = state.kind === 'cross';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { hoverWeights } from '../../web/views/hover.mjs';
-import { Pooled } from '../../web/views/pool.mjs';
+import { blockSize, Pooled } from '../../web/views/pool.mjs';
 import { AttentionStore } from '../../web/views/store.mjs';
 
 /** A deterministic pseudo-random generator (xorshift32) in [0, 1). */
@@ -77,6 +77,53 @@ test('pooling: max over blocks, the same whether rows come at once or one by one
   assert.equal(pixels[0], Math.round(once.data[0] * 1000) + 1);
   assert.equal(pixels[7], 0xdead, 'above the diagonal');
   assert.equal(pixels[63], Math.round(once.data[15] * 1000) + 1);
+});
+
+test('stepped block sizes: 1-4, then 2^e × 1, 1.25, 1.5 (the next at least the need)', () => {
+  const sizes = new Set(Array.from({ length: 200 }, (_, i) => blockSize(i + 1, true)));
+  assert.deepEqual([...sizes], [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256]);
+  for (let need = 1; need < 300; need++) assert.ok(blockSize(need, true) >= need && blockSize(need, true) < 1.5 * need + 1);
+  assert.equal(blockSize(21, false), 21);
+});
+
+test('pooled maps across generations: the rows a start kept stay pooled, only the others are pooled again, the same as afresh', () => {
+  for (const stepped of [false, true])
+    for (const keep of [0, 1, 17, 24, 40]) {
+      const { store, layers, heads } = filledStore({ prompt: 40, generated: 3 });
+      const pooled = new Pooled(8, { stepped });
+      pooled.update(store.matrix('self', 1, 2));
+      const blockBefore = pooled.block;
+      const held = store.held();
+      store.clear(); // the page clears the store before the worker's 'start'
+      assert.equal(pooled.update(store.matrix('self', 1, 2)), false, 'an emptied store leaves the pooled rows');
+      assert.deepEqual([pooled.w, pooled.h], [0, 0]);
+      const rand = rng(keep + 5);
+      const sent = [];
+      for (let q = keep; q < 44; q++) for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) sent.push(...row(rand, q));
+      const tokens = Array.from({ length: 45 }, (_, i) => ({ id: i < keep ? i : 90 + i, text: `n${i}`, label: `n${i}` }));
+      store.start({ tokens, self: Float32Array.from(sent), keep }, keep ? held : null);
+      const m = store.matrix('self', 1, 2);
+      const read = new Set();
+      pooled.update({ ...m, row: (q) => (read.add(q), m.row(q)) });
+      const fresh = new Pooled(8, { stepped });
+      fresh.update(m);
+      assert.deepEqual(pooled.data, fresh.data, `keep ${keep}`);
+      assert.equal(pooled.block, fresh.block);
+      // rows before the kept rows' last whole block were not read again (the block size stayed)
+      assert.equal(pooled.block, blockBefore);
+      const first = Math.min(...read);
+      assert.equal(first, Math.floor(keep / pooled.block) * pooled.block, `keep ${keep}: from row ${first}`);
+    }
+  // a store of another model: its rows are never taken for those pooled from the first one
+  const a = filledStore({ prompt: 10, generated: 0 }).store;
+  const b = filledStore({ prompt: 10, generated: 0, seed: 9 }).store;
+  assert.notEqual(a.lineage, b.lineage);
+  const pooled = new Pooled(4);
+  pooled.update(a.matrix('self', 0, 0));
+  const read = new Set();
+  const mb = b.matrix('self', 0, 0);
+  pooled.update({ ...mb, row: (q) => (read.add(q), mb.row(q)) });
+  assert.equal(read.size, 9);
 });
 
 test('the store keeps rows in order, and head rows are views of what the worker sent', () => {

@@ -81,8 +81,9 @@ export class HeatmapView {
   }
 
   /**
-   * Draws `matrix` ({ nq, nk, row(q) }). `key` names what it is (kind, layer, selection and the
-   * generation): the pooled rows are kept while it stays the same and only new rows are added.
+   * Draws `matrix` ({ nq, nk, row(q) }). `key` names what it is (kind, layer, selection): the
+   * pooled rows are kept while it stays the same and only new rows are added (across generations,
+   * those the store kept: pool.mjs).
    * `rowWrote[q]` (optional): the token row q wrote, shown as "at→wrote".
    */
   render({ matrix, key, rowLabels, colLabels, rowWrote = null, title, scale = 'linear' }) {

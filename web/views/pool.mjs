@@ -1,11 +1,22 @@
 // Downsampling past screen resolution: a map of n × n cells drawn into p pixels is max-pooled
 // into blocks of ⌈n / p⌉ × ⌈n / p⌉ cells (a sharp peak stays visible). Rows are pooled as they
 // arrive, and block colours are kept: a new token costs one row of blocks, unless the block size
-// grows, which re-pools everything (rarely: each time the context passes a multiple of p).
+// grows, which re-pools everything (each time the context passes a multiple of p; with `stepped`
+// blocks, sizes of 1-4 then 2^e × 1, 1.25 or 1.5, only each time it grows by a fifth to a third).
+// A new generation whose store kept the first rows (a chat's next turn: matrix.kept) keeps their
+// blocks too, and pools only the rows after them.
+
+/** The block size for `need` cells per block: itself, or (stepped) the next of 1-4, 5, 6, 8, 10, 12, 16, 20, 24, 32, … */
+export function blockSize(need, stepped) {
+  if (!stepped || need <= 4) return need;
+  const e = 2 ** Math.floor(Math.log2(need));
+  return [e, e * 1.25, e * 1.5, e * 2].find((b) => b >= need);
+}
 
 export class Pooled {
-  /** `capacity`: the most blocks per side (the pixels the map is drawn into). */
-  constructor(capacity) {
+  /** `capacity`: the most blocks per side (the pixels the map is drawn into); `stepped`: see blockSize. */
+  constructor(capacity, { stepped = false } = {}) {
+    this.stepped = stepped;
     this.capacity = Math.max(1, Math.floor(capacity));
     this.data = new Float32Array(this.capacity * this.capacity); // -1: no data (above the diagonal)
     this.colors = new Uint32Array(this.capacity * this.capacity);
@@ -23,9 +34,32 @@ export class Pooled {
     this.coloredW = 0; // block columns coloured in the rows above dirtyRow
   }
 
-  /** Pools the rows of `m` ({ nq, nk, row(q) }) not seen yet. Returns whether anything changed. */
+  /** Forgets the rows from `rows` on: the block rows that hold any of them. */
+  #truncate(rows) {
+    if (!this.block || rows === 0) return this.reset();
+    const b0 = Math.floor(rows / this.block);
+    this.data.fill(-1, b0 * this.capacity);
+    this.rowsDone = Math.min(this.rowsDone, b0 * this.block);
+    this.dirtyRow = Math.min(this.dirtyRow, b0);
+  }
+
+  /**
+   * Pools the rows of `m` ({ nq, nk, row(q), and from a store lineage, kept }) not seen yet.
+   * Returns whether anything changed.
+   */
   update(m) {
-    const block = Math.max(1, Math.ceil(Math.max(m.nq, m.nk) / this.capacity));
+    if (m.lineage !== undefined && m.lineage !== this.lineage) {
+      // other rows than those pooled: an emptied store (a generation about to start) leaves them
+      // for what comes next; rows the next store kept (m.kept) stay pooled, the rest go
+      if (m.nq === 0) {
+        this.w = this.h = 0;
+        return false;
+      }
+      const kept = m.kept && m.kept.lineage === this.lineage ? m.kept.rows : 0;
+      this.lineage = m.lineage;
+      if (kept < this.rowsDone) this.#truncate(kept);
+    }
+    const block = blockSize(Math.max(1, Math.ceil(Math.max(m.nq, m.nk) / this.capacity)), this.stepped);
     if (block !== this.block || m.nq < this.rowsDone) {
       this.reset();
       this.block = block;

@@ -71,6 +71,8 @@ function unpinned(rows) {
   return rows.map((r) => (2 * kept.get(r.buffer) < r.buffer.byteLength ? r.slice() : r));
 }
 
+let lineages = 0;
+
 export class AttentionStore {
   constructor({ layers, heads, encoderLayers = 0 }) {
     this.layers = layers;
@@ -87,6 +89,10 @@ export class AttentionStore {
     this.rows = { self: [], cross: [], encoder: [] }; // per kind, row q: a view of the block it came in
     this.cache = new Map(); // `${kind}/${selection}` → aggregate rows
     this.version = (this.version ?? 0) + 1;
+    /** What the rows are: a new number with every clear; `kept`: { lineage, rows } when the first
+     * self rows are those of an earlier lineage (a start that kept them), so pooled views keep them. */
+    this.lineage = ++lineages; // unique across stores: a new model's store never names an old one's rows
+    this.kept = null;
   }
 
   get encdec() {
@@ -121,7 +127,7 @@ export class AttentionStore {
   held() {
     const rows = this.rows.self;
     const cache = [...this.cache].filter(([key]) => key.startsWith('self/'));
-    return { ids: this.tokens.slice(0, rows.length).map((t) => t.id), rows, cache };
+    return { ids: this.tokens.slice(0, rows.length).map((t) => t.id), rows, cache, lineage: this.lineage };
   }
 
   /**
@@ -137,6 +143,7 @@ export class AttentionStore {
       // a row and its aggregates depend only on the rows up to it (rollout included): the first `keep` stay
       this.rows.self = unpinned(held.rows.slice(0, keep));
       for (const [key, rows] of held.cache) this.cache.set(key, rows.slice(0, keep));
+      if (held.lineage !== undefined) this.kept = { lineage: held.lineage, rows: keep };
     }
     this.#addRows('self', keep, self);
     this.#addRows('cross', 0, cross);
@@ -191,12 +198,14 @@ export class AttentionStore {
   matrix(kind, layer, selection) {
     const nq = this.queries(kind);
     const nk = this.keys(kind);
+    // which rows these are, for views that pool them (pool.mjs): self rows may be kept across starts
+    const lineage = this.lineage, kept = kind === 'self' ? this.kept : null;
     if (typeof selection == 'number')
-      return { kind, layer, selection, nq, nk, row: (q) => this.headRow(kind, layer, selection, q) };
+      return { kind, layer, selection, nq, nk, lineage, kept, row: (q) => this.headRow(kind, layer, selection, q) };
     const rows = this.#aggregate(kind, selection, nq);
-    if (AGGREGATES[selection].wholeModel) return { kind, layer, selection, nq, nk, row: (q) => rows[q] };
+    if (AGGREGATES[selection].wholeModel) return { kind, layer, selection, nq, nk, lineage, kept, row: (q) => rows[q] };
     return {
-      kind, layer, selection, nq, nk,
+      kind, layer, selection, nq, nk, lineage, kept,
       row: (q) => {
         const k = this.keysOf(kind, q);
         return rows[q].subarray(layer * k, (layer + 1) * k);

@@ -86,8 +86,12 @@ export class ModelView {
     return { layer, head };
   }
 
-  /** Draws every head of `kind`; `generation` changes when the store starts a new generation. */
-  render(store, kind, { layer: selLayer, head: selHead }, scale, generation) {
+  /**
+   * Draws every head of `kind`. The thumbnails' pooled rows follow the store (pool.mjs: a new
+   * generation keeps those its store kept); their block sizes are stepped, so that a chat's next
+   * turn seldom re-pools all 144 maps of a 12 × 12 model.
+   */
+  render(store, kind, { layer: selLayer, head: selHead }, scale) {
     const layers = store.layersOf(kind);
     const heads = store.heads;
     const dpr = Math.min(3, globalThis.devicePixelRatio || 1);
@@ -112,8 +116,8 @@ export class ModelView {
     for (let l = 0; l < layers; l++)
       for (let h = 0; h < heads; h++) {
         const i = l * heads + h;
-        const key = `${generation}/${kind}/${l}/${h}`;
-        if (!this.cells[i] || this.cells[i].capacity !== cellPx) this.cells[i] = new Pooled(cellPx);
+        const key = `${kind}/${l}/${h}`;
+        if (!this.cells[i] || this.cells[i].capacity !== cellPx) this.cells[i] = new Pooled(cellPx, { stepped: true });
         if (this.keys[i] !== key) {
           this.cells[i].reset();
           this.keys[i] = key;
