@@ -114,6 +114,49 @@ test('pooled maps across generations: the rows a start kept stay pooled, only th
       const first = Math.min(...read);
       assert.equal(first, Math.floor(keep / pooled.block) * pooled.block, `keep ${keep}: from row ${first}`);
     }
+  // a map not drawn during a turn: the next turn's kept rows are the skipped turn's, not its own
+  // (the skipped one kept only 4 of the rows it pooled); a turn whose block size changes; the
+  // colours painted after each equal a fresh map's
+  const rowFor = (ids, q) => {
+    let x = 7;
+    for (let i = 0; i <= q; i++) x = (x * 31 + ids[i]) % 1000003;
+    return Array.from({ length: q + 1 }, (_, k) => ((x + k * 13) % 101) / 101);
+  };
+  const turn = (store, ids, keep) => {
+    const held = store.held();
+    store.clear();
+    const self = Float32Array.from(Array.from({ length: ids.length - 1 - keep }, (_, i) => rowFor(ids, keep + i)).flat());
+    store.start({ tokens: ids.map((id) => ({ id, text: '', label: '' })), self, keep }, held);
+  };
+  const painted = (p) => {
+    const pixels = new Uint32Array(16 * 16);
+    p.paint(pixels, 16, 0, 0, 16, 16, (v) => Math.round(v * 1000) + 1, 0xdead, 'k');
+    return pixels;
+  };
+  for (const stepped of [false, true]) {
+    const store = new AttentionStore({ layers: 1, heads: 1 });
+    const a = Array.from({ length: 12 }, (_, i) => i + 1);
+    turn(store, a, 0);
+    const map = new Pooled(4, { stepped });
+    map.update(store.matrix('self', 0, 0));
+    const b = [1, 2, 3, 4, 9, 9, 9, 9, 9, 9, 9, 9, 9];
+    turn(store, b, 4); // not drawn
+    turn(store, [...b.slice(0, 12), 5], 11);
+    const fresh = () => {
+      const f = new Pooled(4, { stepped });
+      f.update(store.matrix('self', 0, 0));
+      return f;
+    };
+    map.update(store.matrix('self', 0, 0));
+    assert.deepEqual(map.data, fresh().data, 'after a turn the map missed');
+    assert.deepEqual(painted(map), painted(fresh()));
+    const grown = Array.from({ length: 30 }, (_, i) => (i < 13 ? [...b.slice(0, 12), 5][i] : 40 + i));
+    turn(store, grown, 12); // 12 rows kept, the block size grows
+    map.update(store.matrix('self', 0, 0));
+    assert.deepEqual([map.block, map.data], [fresh().block, fresh().data], 'after a turn that changed the block size');
+    assert.deepEqual(painted(map), painted(fresh()));
+  }
+
   // a store of another model: its rows are never taken for those pooled from the first one
   const a = filledStore({ prompt: 10, generated: 0 }).store;
   const b = filledStore({ prompt: 10, generated: 0, seed: 9 }).store;

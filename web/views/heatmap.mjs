@@ -82,8 +82,9 @@ export class HeatmapView {
 
   /**
    * Draws `matrix` ({ nq, nk, row(q) }). `key` names what it is (kind, layer, selection): the
-   * pooled rows are kept while it stays the same and only new rows are added (across generations,
-   * those the store kept: pool.mjs).
+   * pooled rows are kept while it stays the same and the map's size too, and only new rows are
+   * added (across generations, those the store kept: pool.mjs; the page's map usually changes
+   * size with a new generation, so there it pools afresh, one map).
    * `rowWrote[q]` (optional): the token row q wrote, shown as "at→wrote".
    */
   render({ matrix, key, rowLabels, colLabels, rowWrote = null, title, scale = 'linear' }) {
@@ -119,7 +120,8 @@ export class HeatmapView {
       this.key = key;
     }
     this.pooled.update(matrix);
-    const { w, h, block } = this.pooled;
+    const { w, h } = this.pooled;
+    const block = this.pooled.block || 1; // (0 while an emptied store has given no rows yet)
     const bcell = cell * block; // CSS px per block (square cells)
     const every = labelled ? 1 : Math.max(1, Math.ceil(10 / bcell)); // labels: every block's first token
     const x0 = Math.round(ml * dpr);
@@ -200,7 +202,7 @@ export class HeatmapView {
   /** The cell under a pointer event: { q, k, value } (the block's first cell when pooled), or null. */
   hit(event) {
     const L = this.layout;
-    if (!L) return null;
+    if (!L || !L.w || !L.h) return null;
     const rect = this.canvas.getBoundingClientRect();
     const x = event.clientX - rect.left - L.ml;
     const y = event.clientY - rect.top - L.mt;

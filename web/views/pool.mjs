@@ -2,7 +2,7 @@
 // into blocks of ⌈n / p⌉ × ⌈n / p⌉ cells (a sharp peak stays visible). Rows are pooled as they
 // arrive, and block colours are kept: a new token costs one row of blocks, unless the block size
 // grows, which re-pools everything (each time the context passes a multiple of p; with `stepped`
-// blocks, sizes of 1-4 then 2^e × 1, 1.25 or 1.5, only each time it grows by a fifth to a third).
+// blocks, sizes of 1-4 then 2^e × 1, 1.25 or 1.5, only each time it grows by at least a fifth).
 // A new generation whose store kept the first rows (a chat's next turn: matrix.kept) keeps their
 // blocks too, and pools only the rows after them.
 
@@ -45,7 +45,7 @@ export class Pooled {
 
   /**
    * Pools the rows of `m` ({ nq, nk, row(q), and from a store lineage, kept }) not seen yet.
-   * Returns whether anything changed.
+   * Returns whether it pooled any.
    */
   update(m) {
     if (m.lineage !== undefined && m.lineage !== this.lineage) {
