@@ -747,24 +747,21 @@ static int32_t fit_conversation(sac_model *m, const options *o, int32_t n_ctx, c
     if (!starts || !kept) return free(starts), free(kept), fail("out of memory"), -1;
     for (int32_t i = head; i < c->n; i++)
         if (!strcmp(c->msg[i].role, "user")) starts[n_starts++] = i;
-    /* the prompt shortens as exchanges go: the fewest of them out (1 .. n_starts - 1) that
-     * bring it to half, by a binary search */
-    int32_t lo = 1, hi = n_starts - 1, best = -1, best_n = 0, *best_ids = NULL;
+    /* the fewest exchanges out (1 .. last) that bring the prompt to half, or (none does) all that
+     * may go: the prompt shortens as exchanges go, so a binary search finds it */
+    const int32_t last = n_starts - 1;
+    int32_t lo = 1, hi = last, best = -1, best_n = 0, *best_ids = NULL;
     while (lo <= hi) {
         const int32_t j = lo + (hi - lo) / 2;
         int32_t *cand = NULL, cn = ids_without(m, c, head, starts[j], kept, &cand);
         if (cn < 0) return free(starts), free(kept), free(best_ids), -1;
-        if (cn <= half) {
+        if (cn <= half || j == last) {
             free(best_ids);
             best_ids = cand, best_n = cn, best = j, hi = j - 1;
         } else {
             free(cand);
             lo = j + 1;
         }
-    }
-    if (best < 0 && n_starts > 1) { /* none does: as many out as may go */
-        best = n_starts - 1;
-        if ((best_n = ids_without(m, c, head, starts[best], kept, &best_ids)) < 0) return free(starts), free(kept), -1;
     }
     free(kept);
     if (best < 0) return free(starts), n; /* one exchange: nothing may go */

@@ -162,22 +162,21 @@ async function fitConversation(model, engine, turns, o, maxTokens) {
   for (let i = head; i < turns.length; i++) if (turns[i].role === 'user') starts.push(i);
   if (starts.length < 2) return { ...all, dropped: 0 }; // the last exchange stays
   const without = (j) => read([...turns.slice(0, head), ...turns.slice(starts[j])]); // exchanges 0..j-1 left out
-  // the fewest exchanges to leave out (1 .. starts.length - 1) for half the context: the
-  // prompt shortens as exchanges go, so a binary search finds it
+  // the fewest exchanges to leave out (1 .. last) that bring the prompt to half the context, or
+  // (none does) all that may go: the prompt shortens as exchanges go, so a binary search finds it
+  const last = starts.length - 1;
   let lo = 1;
-  let hi = starts.length - 1;
+  let hi = last;
   let best = null;
   while (lo <= hi) {
     const j = (lo + hi) >> 1;
     const candidate = await without(j);
-    if (candidate.ids.length <= half) {
+    if (candidate.ids.length <= half || j === last) {
       best = { ...candidate, dropped: starts[j] - head };
       hi = j - 1;
     } else lo = j + 1;
   }
-  if (best) return best;
-  const last = starts.length - 1; // none reaches half: as many out as may go
-  return { ...(await without(last)), dropped: starts[last] - head };
+  return best;
 }
 
 /**

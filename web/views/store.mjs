@@ -143,7 +143,7 @@ export class AttentionStore {
       // a row and its aggregates depend only on the rows up to it (rollout included): the first `keep` stay
       this.rows.self = unpinned(held.rows.slice(0, keep));
       for (const [key, rows] of held.cache) this.cache.set(key, rows.slice(0, keep));
-      if (held.lineage !== undefined) this.kept = { lineage: held.lineage, rows: keep };
+      this.kept = { lineage: held.lineage, rows: keep };
     }
     this.#addRows('self', keep, self);
     this.#addRows('cross', 0, cross);
@@ -198,14 +198,14 @@ export class AttentionStore {
   matrix(kind, layer, selection) {
     const nq = this.queries(kind);
     const nk = this.keys(kind);
-    // which rows these are, for views that pool them (pool.mjs): self rows may be kept across starts
-    const lineage = this.lineage, kept = kind === 'self' ? this.kept : null;
-    if (typeof selection == 'number')
-      return { kind, layer, selection, nq, nk, lineage, kept, row: (q) => this.headRow(kind, layer, selection, q) };
+    // lineage and kept: which rows these are, for views that pool them (pool.mjs); self rows may
+    // be kept across starts
+    const m = { kind, layer, selection, nq, nk, lineage: this.lineage, kept: kind === 'self' ? this.kept : null };
+    if (typeof selection == 'number') return { ...m, row: (q) => this.headRow(kind, layer, selection, q) };
     const rows = this.#aggregate(kind, selection, nq);
-    if (AGGREGATES[selection].wholeModel) return { kind, layer, selection, nq, nk, lineage, kept, row: (q) => rows[q] };
+    if (AGGREGATES[selection].wholeModel) return { ...m, row: (q) => rows[q] };
     return {
-      kind, layer, selection, nq, nk, lineage, kept,
+      ...m,
       row: (q) => {
         const k = this.keysOf(kind, q);
         return rows[q].subarray(layer * k, (layer + 1) * k);
