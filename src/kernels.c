@@ -1471,8 +1471,7 @@ static inline void q6_K_levels(const uint8_t *ql, const uint8_t *qh, int kk, v12
 static inline v128_t kdot_q6_K(const char *block, const kx_t *x, const int16_t *bsums, v128_t *msum) {
     (void)msum;
     const block_q6_K *b = (const block_q6_K *)block;
-    const v128_t sc[2] = {wasm_i16x8_load8x8(b->scales), wasm_i16x8_load8x8(b->scales + 8)};
-    v128_t isum = wasm_i32x4_splat(0);
+    v128_t isum = wasm_i32x4_splat(0), sc[2];
     for (int h = 0; h < 2; h++) {
         v128_t p[8];
         for (int kk = 0; kk < 2; kk++) {
@@ -1480,6 +1479,14 @@ static inline v128_t kdot_q6_K(const char *block, const kx_t *x, const int16_t *
             q6_K_levels(b->ql + 64 * h, b->qh + 32 * h, kk, q);
             UNROLLED for (int k = 0; k < 4; k++) p[2 * k + kk] = dot16_u8(q[k], x + 128 * h + 32 * k + 16 * kk);
         }
+        /* The scales come after the levels in the block (bytes 192-207 of 210), and a half's
+         * are read after its levels, so that the block's bytes are read in address order:
+         * read first, as before, they cost decode a third of its speed (bench_decode,
+         * GPT-2-small's matvecs, Node, 2 threads: 148-168 -> 196-212 tokens/s, 1 thread
+         * 74-75 -> 107-108; the model's decode in bench-wasm 127-132 -> 184; the bits
+         * alike), though not in cache (bench_kernels 29.4-31.1 -> 31.0-31.6 GFLOP/s). So the
+         * hardware prefetcher is the likely cause (no counters here to tell). */
+        sc[h] = wasm_i16x8_load8x8(b->scales + 8 * h);
         isum = wasm_i32x4_add(isum, scale8(p, sc[h]));
     }
     return minus_offset(isum, sc[0], sc[1], bsums, Q6_K_LEVEL_OFFSET);
@@ -1764,12 +1771,14 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
  *                32-value formats' way; kquant_rows4_in_turn);
  *   KQ_BY_ROW    one row at a time, its blocks in order, no read-ahead (kquant_dot).
  * The SIMD128 build (Node, 2 threads; in turn or by row -> in order): Q2_K 238-252 -> 250-263,
- * Q4_K (by row) 258-265 -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135; Q3_K
- * 189-195 by row, 131-185 in order (and 106-156 in turn against 149-185 by row). The relaxed
+ * Q4_K (by row) 258-265 -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135 (since
+ * kdot_q6_K reads its scales after its levels: in turn 114-117, by row 106-109, in order
+ * 195-201); Q3_K 189-195 by row, 131-185 in order (and 106-156 in turn against 149-185 by row). The relaxed
  * build (Chromium 156, 1 thread; its dot is one instruction per 16 values): in order is slower
  * for Q2_K (219-239 -> 198-216), Q4_K (by row 205-211 -> 165-186) and Q6_K (95-96 -> 66-88),
  * faster for Q5_K (85-87 -> 113-115); its GPT-2-small decode in Chromium, 2 threads: Q4_K
- * 308-336 by row, 276-281 in order. All three give the same bits. */
+ * 308-336 by row, 276-281 in order; Q6_K (scales read last) 162-167 in turn, 157-161 in order.
+ * All three give the same bits. */
 enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
 #ifdef RELAXED
 #define Q2_K_WALK KQ_IN_TURN
