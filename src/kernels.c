@@ -1479,9 +1479,9 @@ static inline v128_t kdot_q6_K(const char *block, const kx_t *x, const int16_t *
             q6_K_levels(b->ql + 64 * h, b->qh + 32 * h, kk, q);
             UNROLLED for (int k = 0; k < 4; k++) p[2 * k + kk] = dot16_u8(q[k], x + 128 * h + 32 * k + 16 * kk);
         }
-        /* The scales come after the levels in the block (bytes 192-207 of 210), and a half's
-         * are read after its levels, so that the block's bytes are read in address order:
-         * read first, as before, they cost decode a third of its speed (bench_decode,
+        /* The scales close the block (bytes 192-207 of 210): a half's are read after its
+         * levels, so that a block's first read is at its start, not at its end. Read first,
+         * as before, they cost decode a quarter to 30% of its speed (bench_decode,
          * GPT-2-small's matvecs, Node, 2 threads: 148-168 -> 196-212 tokens/s, 1 thread
          * 74-75 -> 107-108; the model's decode in bench-wasm 127-132 -> 184; the bits
          * alike), though not in cache (bench_kernels 29.4-31.1 -> 31.0-31.6 GFLOP/s). So the
@@ -1777,7 +1777,8 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
  * build (Chromium 156, 1 thread; its dot is one instruction per 16 values): in order is slower
  * for Q2_K (219-239 -> 198-216), Q4_K (by row 205-211 -> 165-186) and Q6_K (95-96 -> 66-88),
  * faster for Q5_K (85-87 -> 113-115); its GPT-2-small decode in Chromium, 2 threads: Q4_K
- * 308-336 by row, 276-281 in order; Q6_K (scales read last) 162-167 in turn, 157-161 in order.
+ * 308-336 by row, 276-281 in order; Q6_K (scales read last; bench-wasm, 2 threads) 162-167 in
+ * turn, 157-161 in order.
  * All three give the same bits. */
 enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
 #ifdef RELAXED
