@@ -41,6 +41,7 @@ const state = {
 };
 const stats = {
   navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null,
+  textAt: [], // when the text was drawn while a generation ran (performance.now())
   // where the time to the first token went: name → { start, end } in ms since navigation (scripts/bench-web.mjs)
   phases: { ...bootPhases, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
   keptRows: 0, // the last generation's self rows kept from the one before (its prompt began with their tokens)
@@ -352,7 +353,7 @@ async function generate() {
         stats.tokens = count;
         stats.tokensPerSecond = count > 1 ? ((count - 1) * 1000) / (last - first) : null;
         $('speed').textContent = speedText(count, first, last, options.seed);
-        scheduleRender();
+        scheduleRender({ newToken: true });
       },
     });
     $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${REASONS[done.reason]}`;
@@ -419,9 +420,38 @@ const modelView = new ModelView($('thumbnails'), {
 });
 Object.assign(window.saccadeDemo, { heatmap, alignment });
 
+// Drawing holds the page's thread, which the generation's threads want too: they take every core
+// by default. On 2 cores, at 600 tokens of a GPT-2-small-sized model, the views took 12-17 ms a
+// frame and the text ~2 ms, and decode ran at 52-64 tokens/s, where drawing nothing it ran at
+// 97-103. So while tokens stream, the text is drawn at most every TEXT_EVERY_MS, and the views
+// again only once their last drawing is at most VIEWS_SHARE of the time since it began (decode
+// 74-85 tokens/s there; at 50 tokens 89-99 against 75-80); anything else that asks for a render
+// (a selection, hover, resize, the generation's start and end) is drawn at once.
+const TEXT_EVERY_MS = 50;
+const VIEWS_SHARE = 0.25;
+window.saccadeDemo.renderPace = { TEXT_EVERY_MS, VIEWS_SHARE }; // (for tests)
 let frame = 0;
-function scheduleRender() {
+let textDueAt = 0; // performance.now() before which a new token's frame draws nothing
+let viewsDueAt = 0; // … draws only the text
+let later = { timer: 0, at: Infinity }; // the render a new token's frame put off (renderLater)
+function scheduleRender({ newToken = false } = {}) {
+  if (!newToken) {
+    textDueAt = viewsDueAt = 0;
+    clearTimeout(later.timer);
+    later = { timer: 0, at: Infinity };
+  }
   if (!frame) frame = requestAnimationFrame(render);
+}
+
+/** A new token's render that is not due yet: it comes at `at` (or sooner, if one already will). */
+function renderLater(at) {
+  if (later.at <= at) return;
+  clearTimeout(later.timer);
+  const timer = setTimeout(() => {
+    later = { timer: 0, at: Infinity };
+    scheduleRender({ newToken: true });
+  }, at - performance.now());
+  later = { timer, at };
 }
 
 function clearViews() {
@@ -484,9 +514,13 @@ function render() {
     return;
   }
   const t0 = performance.now();
+  if (state.running && t0 < textDueAt) return renderLater(textDueAt);
   output.sync(store.tokens);
   source.sync(store.source);
   if (state.running) $('output').scrollTop = $('output').scrollHeight;
+  if (state.running) stats.textAt.push(t0);
+  textDueAt = state.running ? t0 + TEXT_EVERY_MS : 0;
+  if (state.running && t0 < viewsDueAt) return renderLater(viewsDueAt);
   const m = currentMatrix();
   const labels = store.labels(state.kind);
   heatmap.render({
@@ -516,7 +550,9 @@ function render() {
   showLegend();
   showLessonScore();
   applyHover();
-  if (store.queries('self') > 0) stats.renderMs.push({ ms: performance.now() - t0, context: store.tokens.length });
+  const ms = performance.now() - t0;
+  viewsDueAt = state.running ? t0 + ms / VIEWS_SHARE : 0;
+  if (store.queries('self') > 0) stats.renderMs.push({ ms, context: store.tokens.length, at: t0, streaming: state.running });
 }
 
 // -------------------------------------------------------------------------------------------
