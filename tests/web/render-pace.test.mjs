@@ -13,7 +13,7 @@ import { useBrowser, watchErrors } from './helpers.mjs';
 const env = useBrowser();
 // GPT-2 small's shape (12 layers × 12 heads): a generation slow enough to act in, whose views cost
 const model = devModel('gpt2-small-q8_0');
-const VIEW_COST_MS = 10; // added to each drawing of the heatmap, so that no drawing is cheap
+const VIEW_COST_MS = 25; // added to each drawing of the heatmap, so that no drawing is cheap
 
 const done = (page) => page.waitForFunction(() => document.getElementById('stop').disabled
   && / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 120_000 });
