@@ -1,6 +1,7 @@
 // The demo page: picks and loads a model (in a Web Worker, see worker.mjs), streams a
 // generation, and draws its attention live. Reading order: page state → loading → runtime
-// status → generating → the views (rendered once per animation frame) → hover → export.
+// status → generating → the views (drawn at most once per animation frame, paced while tokens
+// stream) → hover → export.
 //
 // URL parameters: ?model=URL (any GGUF), ?source=a|b or a real model's key (the model switch),
 // ?threads=N, ?prompt=TEXT, ?max=N (max tokens), ?seed=N, ?run (generate as soon as the model is
@@ -41,7 +42,7 @@ const state = {
 };
 const stats = {
   navigationToFirstToken: null, renderMs: [], tokens: 0, tokensPerSecond: null,
-  textAt: [], // when the text was drawn while a generation ran (performance.now())
+  textAt: [], // when the text was drawn while state.running (a generation or a comparison), performance.now()
   // where the time to the first token went: name → { start, end } in ms since navigation (scripts/bench-web.mjs)
   phases: { ...bootPhases, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
   keptRows: 0, // the last generation's self rows kept from the one before (its prompt began with their tokens)
@@ -353,7 +354,7 @@ async function generate() {
         stats.tokens = count;
         stats.tokensPerSecond = count > 1 ? ((count - 1) * 1000) / (last - first) : null;
         $('speed').textContent = speedText(count, first, last, options.seed);
-        scheduleRender({ newToken: true });
+        scheduleRender({ newToken: count > 1 }); // (a generation's first token is drawn at once)
       },
     });
     $('speed').textContent = `${speedText(count, first, last, options.seed)} · ${REASONS[done.reason]}`;
@@ -506,6 +507,7 @@ function render() {
     // frame draws its text, the next one the views, which it need not wait for.
     output.sync(store.tokens);
     source.sync(store.source);
+    chat.drawReply();
     if (stats.navigationToFirstToken === null) return;
     notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
     stats.firstTokenPainted = performance.now(); // (the browser paints when this returns)
@@ -515,12 +517,17 @@ function render() {
   }
   const t0 = performance.now();
   if (state.running && t0 < textDueAt) return renderLater(textDueAt);
+  const grew = store.tokens.length > output.spans.length; // (the end's drawing may add the last tokens)
   output.sync(store.tokens);
   source.sync(store.source);
-  if (state.running) $('output').scrollTop = $('output').scrollHeight;
+  chat.drawReply();
+  if (state.running || grew) $('output').scrollTop = $('output').scrollHeight;
   if (state.running) stats.textAt.push(t0);
   textDueAt = state.running ? t0 + TEXT_EVERY_MS : 0;
-  if (state.running && t0 < viewsDueAt) return renderLater(viewsDueAt);
+  if (state.running && t0 < viewsDueAt) {
+    if (state.hover || state.cell) applyHover(); // the new tokens' highlights and the readout
+    return renderLater(viewsDueAt);
+  }
   const m = currentMatrix();
   const labels = store.labels(state.kind);
   heatmap.render({

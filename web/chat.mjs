@@ -125,16 +125,22 @@ export class ChatMode {
     for (const m of p.dropped) this.#elements.get(m)?.classList.add('dropped');
   }
 
-  /** A piece of the reply as it streams in. */
+  /** A piece of the reply as it streams in (shown by drawReply). */
   reply(text) {
-    if (!this.#pending) return;
-    this.#pending.reply += text;
-    this.#pending.element.textContent = this.#pending.reply;
+    if (this.#pending) this.#pending.reply += text;
+  }
+
+  /** Shows the reply so far: the page calls it when it draws the text (at its pace). */
+  drawReply() {
+    const p = this.#pending;
+    if (!p || p.element.textContent === p.reply) return;
+    p.element.textContent = p.reply;
     this.#turns.scrollTop = this.#turns.scrollHeight;
   }
 
   /** The turn ended: kept in the conversation when it succeeded, else taken back (the text returns to the box). */
   finish(ok) {
+    this.drawReply();
     const p = this.#pending;
     if (!p) return;
     this.#pending = null;

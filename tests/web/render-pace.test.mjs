@@ -36,6 +36,9 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
         for (const end = performance.now() + cost; performance.now() < end;);
         return render(args);
       };
+      const output = document.getElementById('output'); // a box the text outgrows
+      output.style.height = '40px';
+      output.style.overflow = 'auto';
       return window.saccadeDemo.renderPace;
     }, VIEW_COST_MS);
     // a pace that leaves the generation most of the page's thread: text at most ~20 times a
@@ -64,6 +67,7 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     const s = await page.evaluate(() => ({
       renders: window.saccadeDemo.stats.renderMs, textAt: window.saccadeDemo.stats.textAt,
       tokens: window.saccadeDemo.state.store.tokens.length, spans: document.querySelectorAll('#output .tok').length,
+      scroll: (({ scrollTop, clientHeight, scrollHeight }) => ({ scrollTop, clientHeight, scrollHeight }))(document.getElementById('output')),
     }));
     const list = s.renders.slice(renders);
     const streaming = list.filter((r) => r.streaming);
@@ -73,13 +77,15 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     assert.ok(forced && forced.at >= picked.at, 'the selection was drawn');
     assert.ok(forced.at < before.at + before.ms / pace.VIEWS_SHARE,
       `the selection was drawn ${(forced.at - before.at).toFixed(1)} ms after the last drawing (${before.ms.toFixed(1)} ms), not at once`);
-    for (let i = 1; i < list.length; i++) {
-      const [a, b] = [list[i - 1], list[i]];
-      if (!a.streaming || !b.streaming || b === forced) continue;
+    // the generation's start and its first token are drawn at once; the drawings after them, paced
+    for (let i = 2; i < streaming.length; i++) {
+      const [a, b] = [streaming[i - 1], streaming[i]];
+      if (b === forced) continue;
       assert.ok(b.at - a.at >= a.ms / pace.VIEWS_SHARE - 1,
         `views drawn ${(b.at - a.at).toFixed(1)} ms after a drawing of ${a.ms.toFixed(1)} ms`);
     }
-    // the generation's first two drawings are drawn at once: its cleared views, then its start
+    // a generation's cleared views, its start and its first token are drawn at once: the gaps
+    // from its first token's drawing on are paced
     const text = s.textAt.slice(texts + 2);
     assert.ok(text.length >= 3, `${text.length} text drawings while streaming`);
     for (let i = 1; i < text.length; i++)
@@ -89,6 +95,8 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     assert.equal(last.streaming, false, 'the end is drawn');
     assert.equal(last.context, s.tokens);
     assert.equal(s.spans, s.tokens);
+    assert.ok(s.scroll.scrollHeight > s.scroll.clientHeight, `the text fits its box: ${JSON.stringify(s.scroll)}`);
+    assert.ok(s.scroll.scrollTop + s.scroll.clientHeight >= s.scroll.scrollHeight - 1, `the text's end is not in view: ${JSON.stringify(s.scroll)}`);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();
