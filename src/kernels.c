@@ -1773,13 +1773,12 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
  * The SIMD128 build (Node, 2 threads; in turn or by row -> in order): Q2_K 238-252 -> 250-263,
  * Q4_K (by row) 258-265 -> 265-292, Q5_K 121-125 -> 166-167, Q6_K 118-121 -> 124-135 (since
  * kdot_q6_K reads its scales after its levels: in turn 114-117, by row 106-109, in order
- * 195-201); Q3_K 189-195 by row, 131-185 in order (and 106-156 in turn against 149-185 by row). The relaxed
- * build (Chromium 156, 1 thread; its dot is one instruction per 16 values): in order is slower
- * for Q2_K (219-239 -> 198-216), Q4_K (by row 205-211 -> 165-186) and Q6_K (95-96 -> 66-88),
- * faster for Q5_K (85-87 -> 113-115); its GPT-2-small decode in Chromium, 2 threads: Q4_K
- * 308-336 by row, 276-281 in order; Q6_K (scales read last; bench-wasm, 2 threads) 162-167 in
- * turn, 157-161 in order.
- * All three give the same bits. */
+ * 195-201); Q3_K 189-195 by row, 131-185 in order (and 106-156 in turn against 149-185 by
+ * row). The relaxed build (Chromium 156, 1 thread; its dot is one instruction per 16 values):
+ * in order is slower for Q2_K (219-239 -> 198-216), Q4_K (by row 205-211 -> 165-186) and Q6_K
+ * (95-96 -> 66-88), faster for Q5_K (85-87 -> 113-115); its GPT-2-small decode in Chromium, 2
+ * threads: Q4_K 308-336 by row, 276-281 in order; Q6_K (scales read last; bench-wasm) 162-167
+ * in turn, 157-161 in order. All three give the same bits. */
 enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
 #ifdef RELAXED
 #define Q2_K_WALK KQ_IN_TURN

@@ -497,6 +497,13 @@ function showLessonScore() {
   if ($('lesson-input').textContent !== text) $('lesson-input').textContent = text;
 }
 
+/** The text: the token lines and a chat's reply so far. */
+function drawText(store) {
+  output.sync(store.tokens);
+  source.sync(store.source);
+  chat.drawReply();
+}
+
 function render() {
   frame = 0;
   const { store } = state;
@@ -505,9 +512,7 @@ function render() {
     // Until the page's first token is drawn, only text. Before it, the views would be drawn
     // empty (tens of ms on a cold page), holding this thread when the token comes; the token's
     // frame draws its text, the next one the views, which it need not wait for.
-    output.sync(store.tokens);
-    source.sync(store.source);
-    chat.drawReply();
+    drawText(store);
     if (stats.navigationToFirstToken === null) return;
     notePhases([{ name: 'first-token-render', start: stats.navigationToFirstToken, end: performance.now() }]);
     stats.firstTokenPainted = performance.now(); // (the browser paints when this returns)
@@ -518,9 +523,7 @@ function render() {
   const t0 = performance.now();
   if (state.running && t0 < textDueAt) return renderLater(textDueAt);
   const grew = store.tokens.length > output.spans.length; // (the end's drawing may add the last tokens)
-  output.sync(store.tokens);
-  source.sync(store.source);
-  chat.drawReply();
+  drawText(store);
   if (state.running || grew) $('output').scrollTop = $('output').scrollHeight;
   if (state.running) stats.textAt.push(t0);
   textDueAt = state.running ? t0 + TEXT_EVERY_MS : 0;
