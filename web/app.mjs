@@ -14,6 +14,7 @@ import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpen
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
 import { hoverWeights, rowOf, sides } from './views/hover.mjs';
+import { RenderPace, TEXT_EVERY_MS, VIEWS_SHARE } from './views/pace.mjs';
 import { AGGREGATES, AttentionStore, HEAD_EXPLAIN, aggregatesFor, selectionTitle } from './views/store.mjs';
 import { RowPanel, renderComparison } from './views/probe.mjs';
 import { ModelView } from './views/thumbnails.mjs';
@@ -421,38 +422,14 @@ const modelView = new ModelView($('thumbnails'), {
 });
 Object.assign(window.saccadeDemo, { heatmap, alignment });
 
-// Drawing holds the page's thread, which the generation's threads want too: they take every core
-// by default. On 2 cores, at 600 tokens of a GPT-2-small-sized model, the views took 12-17 ms a
-// frame and the text ~2 ms, and decode ran at 52-64 tokens/s, where drawing nothing it ran at
-// 97-103. So while tokens stream, the text is drawn at most every TEXT_EVERY_MS, and the views
-// again only once their last drawing is at most VIEWS_SHARE of the time since it began (decode
-// 74-85 tokens/s there; at 50 tokens 89-99 against 75-80); anything else that asks for a render
-// (a selection, hover, resize, the generation's start and end) is drawn at once.
-const TEXT_EVERY_MS = 50;
-const VIEWS_SHARE = 0.25;
+// While tokens stream, drawing is paced (web/views/pace.mjs): the text at most every
+// TEXT_EVERY_MS, the views (12-17 ms a frame at 600 tokens of GPT-2 small) again only once their
+// last drawing is at most VIEWS_SHARE of the time since it began. On 2 cores that took decode
+// there from 52-64 to 74-85 tokens/s (at 50 tokens from 75-80 to 89-99; 97-103 drawing nothing).
 window.saccadeDemo.renderPace = { TEXT_EVERY_MS, VIEWS_SHARE }; // (for tests)
-let frame = 0;
-let textDueAt = 0; // performance.now() before which a new token's frame draws nothing
-let viewsDueAt = 0; // … draws only the text
-let later = { timer: 0, at: Infinity }; // the render a new token's frame put off (renderLater)
+const pace = new RenderPace(render);
 function scheduleRender({ newToken = false } = {}) {
-  if (!newToken) {
-    textDueAt = viewsDueAt = 0;
-    clearTimeout(later.timer);
-    later = { timer: 0, at: Infinity };
-  }
-  if (!frame) frame = requestAnimationFrame(render);
-}
-
-/** A new token's render that is not due yet: it comes at `at` (or sooner, if one already will). */
-function renderLater(at) {
-  if (later.at <= at) return;
-  clearTimeout(later.timer);
-  const timer = setTimeout(() => {
-    later = { timer: 0, at: Infinity };
-    scheduleRender({ newToken: true });
-  }, at - performance.now());
-  later = { timer, at };
+  pace.request({ newToken }); // (not the event a listener passes)
 }
 
 function clearViews() {
@@ -505,7 +482,6 @@ function drawText(store) {
 }
 
 function render() {
-  frame = 0;
   const { store } = state;
   if (!store) return;
   if (stats.firstTokenPainted === null && (state.running || stats.navigationToFirstToken !== null)) {
@@ -521,15 +497,14 @@ function render() {
     return;
   }
   const t0 = performance.now();
-  if (state.running && t0 < textDueAt) return renderLater(textDueAt);
+  if (!pace.textDue(t0, state.running)) return;
   const grew = store.tokens.length > output.spans.length; // (the end's drawing may add the last tokens)
   drawText(store);
   if (state.running || grew) $('output').scrollTop = $('output').scrollHeight;
   if (state.running) stats.textAt.push(t0);
-  textDueAt = state.running ? t0 + TEXT_EVERY_MS : 0;
-  if (state.running && t0 < viewsDueAt) {
+  if (!pace.viewsDue(t0, state.running)) {
     if (state.hover || state.cell) applyHover(); // the new tokens' highlights and the readout
-    return renderLater(viewsDueAt);
+    return;
   }
   const m = currentMatrix();
   const labels = store.labels(state.kind);
@@ -561,7 +536,7 @@ function render() {
   showLessonScore();
   applyHover();
   const ms = performance.now() - t0;
-  viewsDueAt = state.running ? t0 + ms / VIEWS_SHARE : 0;
+  pace.viewsDrawn(t0, ms, state.running);
   if (store.queries('self') > 0) stats.renderMs.push({ ms, context: store.tokens.length, at: t0, streaming: state.running });
 }
 

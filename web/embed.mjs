@@ -23,6 +23,7 @@ import { DEFAULT_MODEL } from './config.mjs';
 import { REASONS } from './protocol.mjs';
 import { HeatmapView } from './views/heatmap.mjs';
 import { hoverWeights } from './views/hover.mjs';
+import { RenderPace } from './views/pace.mjs';
 import { AGGREGATES, AttentionStore, aggregatesFor, selectionTitle } from './views/store.mjs';
 import { TokenLine } from './views/tokens.mjs';
 
@@ -60,7 +61,7 @@ export class SaccadeAttention extends HTMLElement {
   #generation = 0;
   #running = false;
   #hover = null;
-  #frame = 0;
+  #pace = new RenderPace(() => this.#render());
   #visible = null;
   #loaded = null; // the src last loaded
   #ui;
@@ -238,7 +239,7 @@ export class SaccadeAttention extends HTMLElement {
           this.#store.add(msg);
           if (count++ === 0) first = msg.ms;
           last = msg.ms;
-          this.#schedule();
+          this.#schedule({ newToken: count > 1 }); // (a generation's first token is drawn at once)
         },
       });
       const rate = count > 1 ? ` · ${(((count - 1) * 1000) / (last - first)).toFixed(0)} tokens/s` : '';
@@ -269,17 +270,25 @@ export class SaccadeAttention extends HTMLElement {
     this.#heatmap.mark(marks);
   }
 
-  #schedule() {
-    if (!this.#frame) this.#frame = requestAnimationFrame(() => this.#render());
+  /** Draws at the next frame; a new token's drawing is paced while tokens stream (views/pace.mjs). */
+  #schedule({ newToken = false } = {}) {
+    this.#pace.request({ newToken });
   }
 
   #render() {
-    this.#frame = 0;
     const store = this.#store;
     if (!store) return;
+    const t0 = performance.now();
+    const streaming = this.#running;
+    if (!this.#pace.textDue(t0, streaming)) return;
+    const grew = store.tokens.length > this.#line.spans.length; // (the end's drawing may add the last tokens)
     this.#line.sync(store.tokens);
     this.#sourceLine.sync(store.source);
-    if (this.#running) this.#ui.output.scrollTop = this.#ui.output.scrollHeight;
+    if (streaming || grew) this.#ui.output.scrollTop = this.#ui.output.scrollHeight;
+    if (!this.#pace.viewsDue(t0, streaming)) {
+      if (this.#hover) this.#applyHover(); // the new tokens' highlights
+      return;
+    }
     const { kind, layer, head } = this.#selection();
     const labels = store.labels(kind);
     this.#heatmap.render({
@@ -292,6 +301,7 @@ export class SaccadeAttention extends HTMLElement {
       scale: this.getAttribute('scale') ?? 'linear',
     });
     this.#applyHover();
+    this.#pace.viewsDrawn(t0, performance.now() - t0, streaming);
   }
 }
 
