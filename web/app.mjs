@@ -38,6 +38,7 @@ const state = {
   cell: null, // { q, k }: the heatmap cell under the pointer or the keyboard cursor
   source: null, // what the model was loaded from (a URL or a File), for the export
   run: null, // the last generation's settings: { prompt, options }, for the export
+  speed: null, // the streaming generation's speed line, shown when its text is drawn
   lessonGreedy: false, // the alignment lesson set temperature 0
   ablate: { kind: 'self', heads: [] }, // heads to ablate in the comparison (web/views/probe.mjs)
 };
@@ -328,6 +329,7 @@ async function generate() {
   clearViews();
   setRunning(true);
   $('speed').textContent = `generating (seed ${options.seed})…`;
+  state.speed = null;
   let first = null;
   let last = null;
   let count = 0;
@@ -354,7 +356,7 @@ async function generate() {
         }
         stats.tokens = count;
         stats.tokensPerSecond = count > 1 ? ((count - 1) * 1000) / (last - first) : null;
-        $('speed').textContent = speedText(count, first, last, options.seed);
+        state.speed = speedText(count, first, last, options.seed); // (shown with the text: a DOM change is a frame's layout)
         scheduleRender({ newToken: count > 1 }); // (a generation's first token is drawn at once)
       },
     });
@@ -420,7 +422,7 @@ const modelView = new ModelView($('thumbnails'), {
     scheduleRender();
   },
 });
-Object.assign(window.saccadeDemo, { heatmap, alignment });
+Object.assign(window.saccadeDemo, { heatmap, alignment, modelView });
 
 // While tokens stream, drawing is paced (web/views/pace.mjs): the text at most every
 // TEXT_EVERY_MS, the views (12-17 ms a frame at 600 tokens of GPT-2 small) again only once their
@@ -474,11 +476,12 @@ function showLessonScore() {
   if ($('lesson-input').textContent !== text) $('lesson-input').textContent = text;
 }
 
-/** The text: the token lines and a chat's reply so far. */
+/** The text: the token lines, a chat's reply so far, and while tokens stream, their speed. */
 function drawText(store) {
   output.sync(store.tokens);
   source.sync(store.source);
   chat.drawReply();
+  if (state.running && state.speed !== null && $('speed').textContent !== state.speed) $('speed').textContent = state.speed;
 }
 
 function render() {

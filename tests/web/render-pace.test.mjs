@@ -46,6 +46,11 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     assert.ok(pace.TEXT_EVERY_MS >= 40 && pace.VIEWS_SHARE > 0 && pace.VIEWS_SHARE <= 0.5, JSON.stringify(pace));
     const [renders, texts] = await page.evaluate(() => [window.saccadeDemo.stats.renderMs.length, window.saccadeDemo.stats.textAt.length]);
     await page.fill('#max-tokens', '120');
+    await page.evaluate(() => { // the speed line's changes: each is a frame's layout, so they come with the text's
+      window.speedChanges = 0;
+      new MutationObserver((records) => { window.speedChanges += records.length; })
+        .observe(document.getElementById('speed'), { childList: true, characterData: true, subtree: true });
+    });
     await page.click('#generate');
     // mid-stream, right after a drawing of the views: a new head, drawn before the views were due
     const picked = await page.evaluate((before) => new Promise((resolve) => {
@@ -65,6 +70,7 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     assert.ok(picked, 'the generation ended before the views were drawn twice');
     await done(page);
     const s = await page.evaluate(() => ({
+      speedChanges: window.speedChanges,
       renders: window.saccadeDemo.stats.renderMs, textAt: window.saccadeDemo.stats.textAt,
       tokens: window.saccadeDemo.state.store.tokens.length, spans: document.querySelectorAll('#output .tok').length,
       scroll: (({ scrollTop, clientHeight, scrollHeight }) => ({ scrollTop, clientHeight, scrollHeight }))(document.getElementById('output')),
@@ -91,6 +97,8 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     for (let i = 1; i < text.length; i++)
       if (text[i] !== forced.at)
         assert.ok(text[i] - text[i - 1] >= pace.TEXT_EVERY_MS, `text drawn ${(text[i] - text[i - 1]).toFixed(1)} ms apart`);
+    // ('generating…', one per text drawing while streaming, the end's line)
+    assert.ok(s.speedChanges <= text.length + 4, `the speed line changed ${s.speedChanges} times for ${text.length} text drawings`);
     const last = s.renders.at(-1);
     assert.equal(last.streaming, false, 'the end is drawn');
     assert.equal(last.context, s.tokens);
