@@ -367,6 +367,7 @@ async function generate() {
     $('speed').textContent = `error: ${e.message}`;
     console.warn(`saccade: ${e.message}`);
   } finally {
+    state.speed = null; // (an ablation comparison runs too, and must not bring it back)
     setRunning(false);
     $('export-png').disabled = $('export-json').disabled = state.store.queries('self') === 0;
     scheduleRender();

@@ -123,8 +123,12 @@ export class ModelClient {
     this.#worker.postMessage(toWorker.preopen(new URL(url, document.baseURI).href));
   }
 
+  /** Stops the worker; the requests it had not answered are rejected. */
   terminate() {
     this.#worker.terminate();
+    const error = new Error('the model worker was stopped');
+    error.name = 'AbortError';
+    for (const p of this.#pending.values()) p.reject(error);
     this.#pending.clear();
   }
 

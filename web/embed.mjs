@@ -112,9 +112,11 @@ export class SaccadeAttention extends HTMLElement {
 
   disconnectedCallback() {
     this.#visible?.disconnect();
-    this.#client?.terminate();
+    this.#pace.cancel();
+    this.#client?.terminate(); // (a generation under way ends with its error, and the widget can generate again)
     this.#client = null;
     this.#loaded = null;
+    this.#model = null; // (it lived in that worker; the widget loads it again when back on the page)
   }
 
   attributeChangedCallback(name, before, after) {
@@ -250,7 +252,7 @@ export class SaccadeAttention extends HTMLElement {
       this.#emit('error', e);
     } finally {
       this.#running = false;
-      this.#ui.go.disabled = false;
+      this.#ui.go.disabled = !this.#model;
       this.#ui.stop.disabled = true;
       this.#schedule();
     }

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 
 import { buildInMemory } from '../../scripts/bundle-web.mjs';
 import { MODELS } from '../../web/config.mjs';
-import { modelA, root, useBrowser, watchErrors } from './helpers.mjs';
+import { modelA, root, useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
 const A = modelA();
@@ -71,11 +71,7 @@ describe('the page runs its bundles only', () => {
 
   for (const mode of ['isolated', 'plain']) {
     test(`${mode}: no module of web/ or src/js/ on the way to the first token`, async () => {
-      await env.ready;
-      const context = await env.browser.newContext();
-      const page = await context.newPage();
-      const errors = watchErrors(page);
-      try {
+      await withPage(env, async ({ page, errors }) => {
         const r = await moduleRequests(page, `${env.srv[mode].url}/web/?${A.query ? `${A.query}&` : ''}run&max=2&seed=1`);
         assert.deepEqual(r.modules, []);
         assert.deepEqual(r.bundles, ['/web/bundle/app.mjs', '/web/bundle/worker.mjs']);
@@ -84,18 +80,12 @@ describe('the page runs its bundles only', () => {
         assert.match(runtime, mode === 'isolated' ? /threaded build/ : /single-threaded build/);
         await page.waitForFunction(() => document.getElementById('stop').disabled);
         assert.deepEqual(errors, []);
-      } finally {
-        await context.close();
-      }
+      });
     });
   }
 
   test('under the service worker shim: the bundled worker runs from its mount, threaded', async () => {
-    await env.ready;
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    try {
+    await withPage(env, async ({ page, errors }) => {
       const base = `${env.srv.plain.url}/web/`;
       await page.goto(`${base}?${A.query}`);
       await page.evaluate(() => navigator.serviceWorker.register('coi-serviceworker.js', { scope: './' })
@@ -107,8 +97,6 @@ describe('the page runs its bundles only', () => {
       assert.match(await page.textContent('#status-text'), /threaded build.*by the service worker shim/);
       await page.waitForFunction(() => document.getElementById('stop').disabled);
       assert.deepEqual(errors, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadModel } from '../../src/js/index.mjs';
 import { chatModel, FAMILY_TOKENS, TEMPLATES } from '../js/chat-models.mjs';
 import { devDir } from './dev-models.mjs';
-import { canvasStats, frames, modelA, root, useBrowser, watchErrors } from './helpers.mjs';
+import { canvasStats, frames, modelA, root, openPage, useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
 const file = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml, dir: devDir });
@@ -85,10 +85,7 @@ describe('demo page: chat mode', () => {
   let errors;
 
   before(async () => {
-    await env.ready;
-    context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    page = await context.newPage();
-    errors = watchErrors(page);
+    ({ context, page, errors } = await openPage(env, { viewport: { width: 1280, height: 1000 } }));
     await page.goto(url(env.srv.isolated, file));
     await waitLoaded(page);
     await page.fill('#max-tokens', String(options.maxTokens));
@@ -212,11 +209,7 @@ describe('demo page: chat mode', () => {
 });
 
 test('demo page: a model without a chat template offers no chat mode', async () => {
-  await env.ready;
-  const context = await env.browser.newContext();
-  try {
-    const page = await context.newPage();
-    const errors = watchErrors(page);
+  await withPage(env, async ({ page, errors }) => {
     const A = modelA();
     await page.goto(`${env.srv.plain.url}/web/${A.query ? `?${A.query}` : ''}`);
     await waitLoaded(page);
@@ -224,7 +217,5 @@ test('demo page: a model without a chat template offers no chat mode', async () 
     assert.equal(await page.isVisible('#chat-turns'), false);
     assert.equal(await page.textContent('#prompt-label'), 'Prompt');
     assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-  }
+  });
 });

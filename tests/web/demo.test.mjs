@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { devModel } from './dev-models.mjs';
-import { artifacts, canvasStats, cutOnce, frames, modelA, root, screenshot, watchErrors, useBrowser } from './helpers.mjs';
+import { artifacts, canvasStats, cutOnce, frames, modelA, root, openPage, screenshot, watchErrors, useBrowser } from './helpers.mjs';
 
 const A = modelA();
 const N = 12; // tokens to generate
@@ -46,12 +46,10 @@ const demoUrl = (server) => `${server.url}/web/${A.query ? `?${A.query}` : ''}`;
 
 /** A fresh browser context with the demo page loaded from `server`: { context, page, errors }. */
 async function openDemo(server) {
-  const context = await env.browser.newContext();
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(demoUrl(server));
-  await waitLoaded(page);
-  return { context, page, errors };
+  const opened = await openPage(env);
+  await opened.page.goto(demoUrl(server));
+  await waitLoaded(opened.page);
+  return opened;
 }
 
 /** Indices of the output spans whose highlight variable is set. */

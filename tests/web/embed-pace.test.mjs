@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { TEXT_EVERY_MS, VIEWS_SHARE } from '../../web/views/pace.mjs';
 import { devModel, root } from './dev-models.mjs';
-import { useBrowser, watchErrors } from './helpers.mjs';
+import { useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
 // GPT-2 small's shape (12 layers × 12 heads): a generation slow enough to act in
@@ -44,11 +44,7 @@ window.generated = new Promise((resolve) => document.addEventListener('saccade-g
   max-tokens="${MAX_TOKENS}" seed="1" layer="11" autoplay></saccade-attention>`;
 
 test('while tokens stream the embed draws its text and heatmap at their pace, a selection at once, the end in full', async () => {
-  await env.ready;
-  const context = await env.browser.newContext();
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  try {
+  await withPage(env, async ({ page, errors }) => {
     const url = `${env.srv.isolated.url}/web/embed-pace.html`;
     await page.route(url, (route) => route.fulfill({
       contentType: 'text/html',
@@ -107,7 +103,5 @@ test('while tokens stream the embed draws its text and heatmap at their pace, a 
     assert.equal(lastViews.rows, 50 + MAX_TOKENS - 1); // (the last token was written, never read)
     assert.equal(spans, 50 + MAX_TOKENS);
     assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-  }
+  });
 });

@@ -3,9 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { canvasStats, frames, modelA, screenshot, watchErrors, useBrowser } from './helpers.mjs';
+import path from 'node:path';
+
+import { devModel } from './dev-models.mjs';
+import { canvasStats, frames, modelA, root, screenshot, watchErrors, useBrowser, withPage } from './helpers.mjs';
 
 const A = modelA();
+const slow = devModel('gpt2-small-q8_0'); // (GPT-2 small's shape: a generation long enough to interrupt)
 const env = useBrowser();
 
 
@@ -70,3 +74,53 @@ for (const mode of ['isolated', 'plain']) {
     await context.close();
   });
 }
+
+test('a widget taken off the page while it generates, and put back, generates again', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    const url = `${env.srv.plain.url}/web/embed-lifecycle.html`;
+    await page.route(url, (route) => route.fulfill({
+      contentType: 'text/html',
+      body: `<!doctype html><script type="module" src="/web/embed.mjs"></script>
+        <saccade-attention src="/${path.relative(root, slow).split(path.sep).join('/')}" prompt="az" max-tokens="40" seed="1" autoplay></saccade-attention>`,
+    }));
+    await page.goto(url);
+    const widget = page.locator('saccade-attention');
+    // at its first token drawn (a frame after it came), while it generates the rest
+    const running = await page.evaluate(() => new Promise((resolve) => {
+      const el = document.querySelector('saccade-attention');
+      const wait = () => {
+        if (!el.shadowRoot.querySelector('.tok.gen')) return requestAnimationFrame(wait);
+        const seen = (window.seen = []);
+        for (const name of ['saccade-load', 'saccade-generated', 'saccade-error'])
+          document.addEventListener(name, (e) => seen.push({ name, count: e.detail?.count, message: e.detail?.message }));
+        const stop = el.shadowRoot.querySelector('[name=stop]');
+        const generating = !stop.disabled;
+        el.remove();
+        document.body.append(el);
+        // until its model is loaded again, it offers nothing to generate with
+        window.goWhileLoading = [];
+        const watch = () => {
+          if (seen.some((e) => e.name === 'saccade-load')) return;
+          window.goWhileLoading.push(!el.shadowRoot.querySelector('[name=go]').disabled || el.model !== null);
+          requestAnimationFrame(watch);
+        };
+        watch();
+        resolve(generating);
+      };
+      wait();
+    }));
+    assert.ok(running, 'the generation had ended before the widget was taken off');
+    // it loads again once on screen, and (autoplay) generates to the end
+    await page.waitForFunction(() => window.seen.some((e) => e.name === 'saccade-generated'), null, { timeout: 60_000 });
+    const seen = await page.evaluate(() => window.seen);
+    assert.deepEqual(seen.map((e) => e.name), ['saccade-error', 'saccade-load', 'saccade-generated'], JSON.stringify(seen));
+    assert.equal(seen[0].message, 'the model worker was stopped');
+    assert.equal(seen[2].count, 40);
+    const offered = await page.evaluate(() => window.goWhileLoading);
+    assert.ok(offered.length > 0 && !offered.includes(true), `Generate enabled or a model held while loading: ${JSON.stringify(offered)}`);
+    await widget.getByRole('button', { name: 'Generate' }).click(); // and again
+    await page.waitForFunction(() => window.seen.filter((e) => e.name === 'saccade-generated').length === 2, null, { timeout: 60_000 });
+    assert.match(await status(page, 'saccade-attention'), / · 40 tokens · \d+ tokens\/s · max tokens$/);
+    assert.deepEqual(errors, []);
+  });
+});

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { artifacts, canvasStats, frames, modelB, screenshot, watchErrors, useBrowser } from './helpers.mjs';
+import { artifacts, canvasStats, frames, modelB, openPage, screenshot, useBrowser } from './helpers.mjs';
 
 const B = modelB();
 
@@ -25,11 +25,9 @@ let page;
 let errors;
 
 before(async () => {
-  await env.ready;
-  context = await env.browser.newContext({ viewport: { width: 1280, height: 1100 }, acceptDownloads: true });
-  page = await context.newPage();
-  errors = watchErrors(page);
+  ({ context, page, errors } = await openPage(env, { viewport: { width: 1280, height: 1100 }, acceptDownloads: true }));
 });
+after(() => context?.close());
 
 describe('Model B (encoder–decoder)', () => {
   test('loads from the model switch, with the source line and the cross-attention and encoder views', async () => {

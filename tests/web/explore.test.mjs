@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { canvasStats, frames, screenshot, useBrowser, watchErrors } from './helpers.mjs';
+import { canvasStats, frames, screenshot, openPage, useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
 
@@ -23,13 +23,12 @@ const settled = (page, expr) => page.waitForFunction((expr) => {
 }, expr, { timeout: 60_000 });
 
 async function openIdeas(mode = 'isolated') {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
+  const opened = await openPage(env, { viewport: { width: 1280, height: 1000 } });
+  const { page } = opened;
   await page.goto(`${env.srv[mode].url}/web/explore.html`);
   await settled(page, 'window.saccadeIdeas');
   await frames(page);
-  return { context, page, errors };
+  return opened;
 }
 
 /**
@@ -287,44 +286,42 @@ const ELEMENTS = {
 };
 
 test('each embeddable element renders standalone, without COOP/COEP', async () => {
-  const context = await env.browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  const base = `${env.srv.plain.url}/web/`;
-  for (const [name, attributes] of Object.entries(ELEMENTS)) {
-    // a page holding only this element and the one script tag
-    await page.route(`${base}standalone.html`, (route) => route.fulfill({
-      contentType: 'text/html; charset=utf-8',
-      body: `<!doctype html><html><head><link rel="icon" href="data:,"><script type="module" src="explore/elements.mjs"></script></head>` +
-        `<body><${name} ${attributes}></${name}></body></html>`,
-    }));
-    await page.goto(`${base}standalone.html`);
-    await page.waitForFunction((name) => {
-      const s = document.querySelector(name)?.section;
-      const err = s?.root.querySelector('.error:not([hidden])');
-      if (err) throw new Error(err.textContent);
-      return s && s.state.computed > 0 && (name !== 'saccade-positions' || s.state.equivariance);
-    }, name, { timeout: 60_000 });
-    await frames(page);
-    const canvases = await page.$eval(name, (el) => el.shadowRoot.querySelectorAll('canvas').length);
-    assert.ok(canvases >= 3, name);
-    const stats = await canvasStats(page, 'canvas', name);
-    assert.ok(stats.colored > 0.02, `${name}'s first canvas is blank: ${stats.colored}`);
-    // the page's stylesheet applies inside the shadow root
-    const styled = await page.$eval(name, (el) => getComputedStyle(el.shadowRoot.querySelector('.formula') ?? el.shadowRoot.querySelector('h2')).fontSize);
-    assert.notEqual(styled, '');
-    await page.unroute(`${base}standalone.html`);
-  }
-  // the attributes reached the sections
-  await page.goto(`${base}explore-embed-example.html`);
-  await page.waitForFunction(() => ['kernel', 'scores', 'masks', 'positions'].every((id) => document.getElementById(id).section?.state.computed > 0),
-    null, { timeout: 60_000 });
-  assert.equal(await page.evaluate(() => document.getElementById('kernel').section.state.result.kernel), 'epanechnikov');
-  assert.equal(await page.evaluate(() => document.getElementById('scores').section.state.d), 64);
-  assert.equal(await page.evaluate(() => document.getElementById('masks').section.state.mask), 'causal+padding');
-  await page.waitForFunction(() => document.getElementById('positions').section.state.equivariance, null, { timeout: 60_000 });
-  assert.equal(await page.evaluate(() => document.getElementById('positions').section.state.sinusoid.n), 32);
-  await screenshot(page, 'explore-embed');
-  assert.deepEqual(errors, []);
-  await context.close();
+  await withPage(env, async ({ page, errors }) => {
+    const base = `${env.srv.plain.url}/web/`;
+    for (const [name, attributes] of Object.entries(ELEMENTS)) {
+      // a page holding only this element and the one script tag
+      await page.route(`${base}standalone.html`, (route) => route.fulfill({
+        contentType: 'text/html; charset=utf-8',
+        body: `<!doctype html><html><head><link rel="icon" href="data:,"><script type="module" src="explore/elements.mjs"></script></head>` +
+          `<body><${name} ${attributes}></${name}></body></html>`,
+      }));
+      await page.goto(`${base}standalone.html`);
+      await page.waitForFunction((name) => {
+        const s = document.querySelector(name)?.section;
+        const err = s?.root.querySelector('.error:not([hidden])');
+        if (err) throw new Error(err.textContent);
+        return s && s.state.computed > 0 && (name !== 'saccade-positions' || s.state.equivariance);
+      }, name, { timeout: 60_000 });
+      await frames(page);
+      const canvases = await page.$eval(name, (el) => el.shadowRoot.querySelectorAll('canvas').length);
+      assert.ok(canvases >= 3, name);
+      const stats = await canvasStats(page, 'canvas', name);
+      assert.ok(stats.colored > 0.02, `${name}'s first canvas is blank: ${stats.colored}`);
+      // the page's stylesheet applies inside the shadow root
+      const styled = await page.$eval(name, (el) => getComputedStyle(el.shadowRoot.querySelector('.formula') ?? el.shadowRoot.querySelector('h2')).fontSize);
+      assert.notEqual(styled, '');
+      await page.unroute(`${base}standalone.html`);
+    }
+    // the attributes reached the sections
+    await page.goto(`${base}explore-embed-example.html`);
+    await page.waitForFunction(() => ['kernel', 'scores', 'masks', 'positions'].every((id) => document.getElementById(id).section?.state.computed > 0),
+      null, { timeout: 60_000 });
+    assert.equal(await page.evaluate(() => document.getElementById('kernel').section.state.result.kernel), 'epanechnikov');
+    assert.equal(await page.evaluate(() => document.getElementById('scores').section.state.d), 64);
+    assert.equal(await page.evaluate(() => document.getElementById('masks').section.state.mask), 'causal+padding');
+    await page.waitForFunction(() => document.getElementById('positions').section.state.equivariance, null, { timeout: 60_000 });
+    assert.equal(await page.evaluate(() => document.getElementById('positions').section.state.sinusoid.n), 32);
+    await screenshot(page, 'explore-embed');
+    assert.deepEqual(errors, []);
+  }, { viewport: { width: 1100, height: 900 } });
 });

@@ -86,6 +86,32 @@ export function useBrowser() {
   return env;
 }
 
+/**
+ * A page of a new browser context (`options`: those of newContext) once `env` (useBrowser) is
+ * ready: { context, page, errors } (errors: watchErrors). The caller closes the context.
+ */
+export async function openPage(env, options = {}) {
+  await env.ready;
+  const context = await env.browser.newContext(options);
+  try {
+    const page = await context.newPage();
+    return { context, page, errors: watchErrors(page) };
+  } catch (e) {
+    await context.close();
+    throw e;
+  }
+}
+
+/** Runs `fn({ context, page, errors })` on openPage(env, options), closing the context after, whatever happens. */
+export async function withPage(env, fn, options = {}) {
+  const opened = await openPage(env, options);
+  try {
+    return await fn(opened);
+  } finally {
+    await opened.context.close();
+  }
+}
+
 /** Records console errors and uncaught exceptions of a page (and its workers). */
 export function watchErrors(page) {
   const errors = [];

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { ALIGNMENT_LESSON, LIBRARY_VERSION } from '../../web/config.mjs';
 import { MIN_CELL } from '../../web/views/heatmap.mjs';
-import { artifacts, frames, modelA, modelB, root, screenshot, useBrowser, watchErrors } from './helpers.mjs';
+import { artifacts, frames, modelA, modelB, root, screenshot, openPage, useBrowser } from './helpers.mjs';
 
 const A = modelA();
 const B = modelB();
@@ -17,13 +17,11 @@ const env = useBrowser();
 
 /** A fresh context with the page open on `query`, its model loaded: { context, page, errors }. */
 async function open(query, options = {}) {
-  await env.ready;
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true, ...options });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
+  const opened = await openPage(env, { viewport: { width: 1280, height: 1000 }, acceptDownloads: true, ...options });
+  const { page } = opened;
   await page.goto(`${env.srv.isolated.url}/web/?${query}`);
   await loaded(page);
-  return { context, page, errors };
+  return opened;
 }
 
 /** Waits until the model is loaded. */

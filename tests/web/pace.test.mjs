@@ -10,11 +10,12 @@ import { RenderPace, TEXT_EVERY_MS, VIEWS_SHARE } from '../../web/views/pace.mjs
 function fakeClock() {
   const clock = {
     t: 0,
-    frames: [],
+    frames: new Map(), // id → the function of a frame asked for
     timers: new Map(),
     next: 1,
     now: () => clock.t,
-    frame: (fn) => (clock.frames.push(fn), clock.frames.length),
+    frame: (fn) => (clock.frames.set(clock.next, fn), clock.next++),
+    cancelFrame: (id) => clock.frames.delete(id),
     armed: 0,
     after: (fn, ms) => (clock.armed++, clock.timers.set(clock.next, { fn, at: clock.t + ms }), clock.next++),
     cancel: (id) => clock.timers.delete(id),
@@ -32,8 +33,8 @@ function fakeClock() {
       clock.runFrames();
     },
     runFrames() {
-      const frames = clock.frames;
-      clock.frames = [];
+      const frames = [...clock.frames.values()];
+      clock.frames.clear();
       for (const fn of frames) fn();
     },
   };
@@ -60,7 +61,7 @@ test('requests share a frame; a token\'s frame draws the text every TEXT_EVERY_M
   const page = drawer(clock, { viewsMs: 10 });
   page.pace.request(); // the start: drawn in full
   page.pace.request({ newToken: true });
-  assert.equal(clock.frames.length, 1, 'one frame for both requests');
+  assert.equal(clock.frames.size, 1, 'one frame for both requests');
   clock.to(0);
   assert.deepEqual(page.log, [['text', 0], ['views', 0]]);
   // a token every 5 ms for 100 ms
@@ -123,4 +124,24 @@ test('any other request (a selection, the end) is drawn in full at the next fram
   page.pace.request({ newToken: true }); // (a token's frame after the end is not paced either)
   clock.to(3);
   assert.deepEqual(page.log.slice(4), [['text', 3], ['views', 3]]);
+});
+
+test('cancel drops the frame asked for and the one put off', () => {
+  const clock = fakeClock();
+  const page = drawer(clock);
+  page.pace.request();
+  clock.to(0);
+  page.pace.request({ newToken: true });
+  clock.to(1); // put off to TEXT_EVERY_MS
+  page.pace.request({ newToken: true });
+  assert.equal(clock.frames.size, 1);
+  assert.equal(clock.timers.size, 1);
+  page.pace.cancel();
+  assert.equal(clock.frames.size, 0);
+  assert.equal(clock.timers.size, 0);
+  clock.to(1000);
+  assert.equal(page.log.length, 2, 'nothing drawn after the cancel');
+  page.pace.request(); // and it draws again when asked
+  clock.to(1001);
+  assert.deepEqual(page.log.slice(2), [['text', 1001], ['views', 1001]]);
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
-import { frames, modelA, modelB, useBrowser, watchErrors } from './helpers.mjs';
+import { frames, modelA, modelB, openPage, useBrowser } from './helpers.mjs';
 
 const A = modelA();
 const B = modelB();
@@ -18,10 +18,8 @@ const finished = (page) => page.waitForFunction(() => document.getElementById('s
   / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 30_000 });
 /** A fresh page on `query` that has generated with these inputs (input id → value): { context, page, errors }. */
 async function generated(query, inputs) {
-  await env.ready;
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 1000 } });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
+  const opened = await openPage(env, { viewport: { width: 1280, height: 1000 } });
+  const { page } = opened;
   await page.goto(`${env.srv.isolated.url}/web/?${query}`);
   await loaded(page);
   for (const [id, value] of Object.entries(inputs)) await page.fill(`#${id}`, value);
@@ -29,7 +27,7 @@ async function generated(query, inputs) {
   await page.keyboard.press('Control+Enter');
   await finished(page);
   await frames(page);
-  return { context, page, errors };
+  return opened;
 }
 
 const num = (s) => (s === '−∞' ? -Infinity : Number(s));

@@ -8,10 +8,10 @@ import { test } from 'node:test';
 import path from 'node:path';
 
 import { devModel, root } from './dev-models.mjs';
-import { useBrowser, watchErrors } from './helpers.mjs';
+import { useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
-// GPT-2 small's shape (12 layers × 12 heads): a generation slow enough to act in, whose views cost
+// GPT-2 small's shape (12 layers × 12 heads): a generation slow enough to act in
 const model = devModel('gpt2-small-q8_0');
 const VIEW_COST_MS = 25; // added to each drawing of the heatmap, so that no drawing is cheap
 
@@ -19,11 +19,7 @@ const done = (page) => page.waitForFunction(() => document.getElementById('stop'
   && / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 120_000 });
 
 test('while tokens stream the text and views are drawn at their pace, a selection at once, the end in full', async () => {
-  await env.ready;
-  const context = await env.browser.newContext();
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  try {
+  await withPage(env, async ({ page, errors }) => {
     // a first generation, so that the one measured is not the page's first (whose first token
     // is drawn alone, ahead of the views)
     const prompt = 'az'.repeat(50); // (one token per "az" in its synthetic vocabulary)
@@ -47,9 +43,10 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     const [renders, texts] = await page.evaluate(() => [window.saccadeDemo.stats.renderMs.length, window.saccadeDemo.stats.textAt.length]);
     await page.fill('#max-tokens', '120');
     await page.evaluate(() => { // the speed line's changes: each is a frame's layout, so they come with the text's
-      window.speedChanges = 0;
-      new MutationObserver((records) => { window.speedChanges += records.length; })
-        .observe(document.getElementById('speed'), { childList: true, characterData: true, subtree: true });
+      const speed = document.getElementById('speed');
+      window.speedLines = [];
+      new MutationObserver(() => window.speedLines.push({ text: speed.textContent, streaming: window.saccadeDemo.state.running }))
+        .observe(speed, { childList: true, characterData: true, subtree: true });
     });
     await page.click('#generate');
     // mid-stream, right after a drawing of the views: a new head, drawn before the views were due
@@ -70,7 +67,7 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     assert.ok(picked, 'the generation ended before the views were drawn twice');
     await done(page);
     const s = await page.evaluate(() => ({
-      speedChanges: window.speedChanges,
+      speedLines: window.speedLines,
       renders: window.saccadeDemo.stats.renderMs, textAt: window.saccadeDemo.stats.textAt,
       tokens: window.saccadeDemo.state.store.tokens.length, spans: document.querySelectorAll('#output .tok').length,
       scroll: (({ scrollTop, clientHeight, scrollHeight }) => ({ scrollTop, clientHeight, scrollHeight }))(document.getElementById('output')),
@@ -98,7 +95,10 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
       if (text[i] !== forced.at)
         assert.ok(text[i] - text[i - 1] >= pace.TEXT_EVERY_MS, `text drawn ${(text[i] - text[i - 1]).toFixed(1)} ms apart`);
     // ('generating…', one per text drawing while streaming, the end's line)
-    assert.ok(s.speedChanges <= text.length + 4, `the speed line changed ${s.speedChanges} times for ${text.length} text drawings`);
+    assert.ok(s.speedLines.length <= text.length + 4, `the speed line changed ${s.speedLines.length} times for ${text.length} text drawings`);
+    const streamed = s.speedLines.filter((l) => l.streaming && /^\d+ tokens · [\d.]+ tokens\/s · first after \d+ ms · seed 1$/.test(l.text));
+    assert.ok(streamed.length >= 3, `the speed line while streaming: ${JSON.stringify(s.speedLines.slice(0, 5))}`);
+    assert.match(s.speedLines.at(-1).text, /^120 tokens · [\d.]+ tokens\/s · first after \d+ ms · seed 1 · max tokens$/);
     const last = s.renders.at(-1);
     assert.equal(last.streaming, false, 'the end is drawn');
     assert.equal(last.context, s.tokens);
@@ -106,7 +106,5 @@ test('while tokens stream the text and views are drawn at their pace, a selectio
     assert.ok(s.scroll.scrollHeight > s.scroll.clientHeight, `the text fits its box: ${JSON.stringify(s.scroll)}`);
     assert.ok(s.scroll.scrollTop + s.scroll.clientHeight >= s.scroll.scrollHeight - 1, `the text's end is not in view: ${JSON.stringify(s.scroll)}`);
     assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-  }
+  });
 });

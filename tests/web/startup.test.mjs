@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { modelA, useBrowser, watchErrors } from './helpers.mjs';
+import { modelA, useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
 const A = modelA();
@@ -18,11 +18,7 @@ const LIBRARY = ['wasm-compile', 'glue-import', 'wasm-instantiate', 'model-open'
 describe('start-up', () => {
   for (const mode of ['isolated', 'plain']) {
     test(`${mode}: every phase on one timeline, the text first, "Watch it learn" after`, async () => {
-      await env.ready;
-      const context = await env.browser.newContext();
-      const page = await context.newPage();
-      const errors = watchErrors(page);
-      try {
+      await withPage(env, async ({ page, errors }) => {
         await page.goto(`${env.srv[mode].url}/web/?${A.query ? `${A.query}&` : ''}run&max=4&seed=1`);
         await page.waitForFunction(() => window.saccadeDemo?.stats.firstTokenPainted, null, { timeout: 60_000 });
         const s = await page.evaluate(() => ({
@@ -68,18 +64,12 @@ describe('start-up', () => {
         await page.waitForFunction(() => document.getElementById('train-task'), null, { timeout: 30_000 });
         await page.waitForFunction(() => document.getElementById('stop').disabled);
         assert.deepEqual(errors, []);
-      } finally {
-        await context.close();
-      }
+      });
     });
   }
 
   test('a worker that the page could not start early is started by boot.mjs', async () => {
-    await env.ready;
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    try {
+    await withPage(env, async ({ page, errors }) => {
       // index.html's inline start throws (a Worker constructor that refuses): boot.mjs starts it itself
       await page.addInitScript(() => {
         const Original = Worker;
@@ -96,8 +86,6 @@ describe('start-up', () => {
       await page.waitForFunction(() => window.saccadeDemo?.stats.firstTokenPainted, null, { timeout: 60_000 });
       await page.waitForFunction(() => document.getElementById('stop').disabled);
       assert.deepEqual(errors, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { frames, modelA, screenshot, useBrowser, watchErrors } from './helpers.mjs';
+import { frames, modelA, screenshot, useBrowser, withPage } from './helpers.mjs';
 
 const A = modelA();
 const env = useBrowser();
@@ -18,11 +18,7 @@ const stepOf = (page) => page.evaluate(() => Number(document.getElementById('tra
 
 describe('Watch it learn', () => {
   test('train briefly: loss, probe maps that change, pause, stop → the model opens in the viewer', async () => {
-    await env.ready;
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    try {
+    await withPage(env, async ({ page, errors }) => {
       await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
       await page.waitForFunction(() => globalThis.saccadeTraining && !document.getElementById('generate').disabled,
         null, { timeout: 30_000 });
@@ -76,20 +72,14 @@ describe('Watch it learn', () => {
       await frames(page);
       await screenshot(page, 'train-watch-it-learn');
       assert.deepEqual(errors, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
 
 describe('<saccade-train>', () => {
   test('the element trains with its attributes and hands over the trained model', async () => {
-    await env.ready;
-    const context = await env.browser.newContext();
-    const page = await context.newPage();
-    const errors = watchErrors(page);
-    try {
+    await withPage(env, async ({ page, errors }) => {
       await page.goto(`${env.srv.isolated.url}/web/embed-example.html`);
       const result = await page.evaluate(async () => {
         await import('/web/train/element.mjs');
@@ -111,8 +101,6 @@ describe('<saccade-train>', () => {
       assert.equal(result.maps, 4);
       assert.match(result.status, /^Done: step 20 \/ 20/);
       assert.deepEqual(errors, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });

@@ -14,6 +14,7 @@ export const VIEWS_SHARE = 0.25;
 const browserClock = () => ({
   now: () => performance.now(),
   frame: (fn) => requestAnimationFrame(fn),
+  cancelFrame: (id) => cancelAnimationFrame(id),
   after: (fn, ms) => setTimeout(fn, ms),
   cancel: (timer) => clearTimeout(timer),
 });
@@ -49,6 +50,14 @@ export class RenderPace {
         this.#draw(this);
       });
     }
+  }
+
+  /** Drops the frame asked for and the one put off (a widget taken off the page). */
+  cancel() {
+    this.#clock.cancel(this.#later.timer);
+    this.#later = { timer: 0, at: Infinity };
+    this.#clock.cancelFrame(this.#frame);
+    this.#frame = 0;
   }
 
   /** In a frame: whether to draw the text now (if not, the frame comes back when it is due). */
