@@ -109,13 +109,19 @@ test('a token\'s text due before the views comes at its time', () => {
   assert.deepEqual(page.log.slice(4), [['text', 400], ['views', 400]]);
 });
 
-test('any other request (a selection, the end) is drawn in full at the next frame and drops the put-off one', () => {
+/** A page drawn in full at 0 whose next token's frame, at 1, was put off to TEXT_EVERY_MS. */
+function putOff() {
   const clock = fakeClock();
   const page = drawer(clock);
   page.pace.request();
   clock.to(0);
   page.pace.request({ newToken: true });
-  clock.to(1); // put off to TEXT_EVERY_MS
+  clock.to(1);
+  return { clock, page };
+}
+
+test('any other request (a selection, the end) is drawn in full at the next frame and drops the put-off one', () => {
+  const { clock, page } = putOff();
   page.pace.request(); // a selection
   assert.equal(clock.timers.size, 0);
   clock.to(2);
@@ -127,12 +133,7 @@ test('any other request (a selection, the end) is drawn in full at the next fram
 });
 
 test('cancel drops the frame asked for and the one put off', () => {
-  const clock = fakeClock();
-  const page = drawer(clock);
-  page.pace.request();
-  clock.to(0);
-  page.pace.request({ newToken: true });
-  clock.to(1); // put off to TEXT_EVERY_MS
+  const { clock, page } = putOff();
   page.pace.request({ newToken: true });
   assert.equal(clock.frames.size, 1);
   assert.equal(clock.timers.size, 1);
