@@ -117,6 +117,7 @@ export class SaccadeAttention extends HTMLElement {
     this.#client = null;
     this.#loaded = null;
     this.#model = null; // (it lived in that worker; the widget loads it again when back on the page)
+    this.#ui.go.disabled = this.#ui.stop.disabled = true;
   }
 
   attributeChangedCallback(name, before, after) {
@@ -172,6 +173,7 @@ export class SaccadeAttention extends HTMLElement {
       this.#ui.source.hidden = !this.#store.encdec;
       this.#ui.go.disabled = false;
       this.#status(this.#runtimeText());
+      this.#schedule(); // (an empty map: one drawn before, off the page, had no size)
       this.#emit('load', m);
       if (this.hasAttribute('autoplay')) this.generate();
     } catch (e) {
@@ -254,7 +256,7 @@ export class SaccadeAttention extends HTMLElement {
       this.#running = false;
       this.#ui.go.disabled = !this.#model;
       this.#ui.stop.disabled = true;
-      this.#schedule();
+      if (this.isConnected) this.#schedule(); // (off the page its box has no size to draw in)
     }
   }
 

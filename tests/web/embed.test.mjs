@@ -85,31 +85,32 @@ test('a widget taken off the page while it generates, and put back, generates ag
     }));
     await page.goto(url);
     const widget = page.locator('saccade-attention');
-    // at its first token drawn (a frame after it came), while it generates the rest
-    const running = await page.evaluate(() => new Promise((resolve) => {
+    await page.waitForFunction(() => document.querySelector('saccade-attention').shadowRoot.querySelector('.tok.gen'), null, { timeout: 60_000 });
+    // taken off while it generates the rest, for a frame (on the element: its events do not reach
+    // a detached widget's document)
+    const off = await page.evaluate(async () => {
       const el = document.querySelector('saccade-attention');
-      const wait = () => {
-        if (!el.shadowRoot.querySelector('.tok.gen')) return requestAnimationFrame(wait);
-        const seen = (window.seen = []);
-        for (const name of ['saccade-load', 'saccade-generated', 'saccade-error'])
-          document.addEventListener(name, (e) => seen.push({ name, count: e.detail?.count, message: e.detail?.message }));
-        const stop = el.shadowRoot.querySelector('[name=stop]');
-        const generating = !stop.disabled;
-        el.remove();
-        document.body.append(el);
-        // until its model is loaded again, it offers nothing to generate with
-        window.goWhileLoading = [];
-        const watch = () => {
-          if (seen.some((e) => e.name === 'saccade-load')) return;
-          window.goWhileLoading.push(!el.shadowRoot.querySelector('[name=go]').disabled || el.model !== null);
-          requestAnimationFrame(watch);
-        };
-        watch();
-        resolve(generating);
+      const $ = (s) => el.shadowRoot.querySelector(s);
+      const seen = (window.seen = []);
+      for (const name of ['saccade-load', 'saccade-generated', 'saccade-error'])
+        el.addEventListener(name, (e) => seen.push({ name, count: e.detail?.count, message: e.detail?.message }));
+      const generating = !$('[name=stop]').disabled;
+      const width = $('canvas').width;
+      el.remove();
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      const detached = { generating, go: $('[name=go]').disabled, stop: $('[name=stop]').disabled, model: el.model, drawn: $('canvas').width !== width };
+      document.body.append(el);
+      // until its model is loaded again, it offers nothing to generate with
+      window.goWhileLoading = [];
+      const watch = () => {
+        if (seen.some((e) => e.name === 'saccade-load')) return;
+        window.goWhileLoading.push(!$('[name=go]').disabled || el.model !== null);
+        requestAnimationFrame(watch);
       };
-      wait();
-    }));
-    assert.ok(running, 'the generation had ended before the widget was taken off');
+      watch();
+      return detached;
+    });
+    assert.deepEqual(off, { generating: true, go: true, stop: true, model: null, drawn: false });
     // it loads again once on screen, and (autoplay) generates to the end
     await page.waitForFunction(() => window.seen.some((e) => e.name === 'saccade-generated'), null, { timeout: 60_000 });
     const seen = await page.evaluate(() => window.seen);
@@ -117,10 +118,20 @@ test('a widget taken off the page while it generates, and put back, generates ag
     assert.equal(seen[0].message, 'the model worker was stopped');
     assert.equal(seen[2].count, 40);
     const offered = await page.evaluate(() => window.goWhileLoading);
-    assert.ok(offered.length > 0 && !offered.includes(true), `Generate enabled or a model held while loading: ${JSON.stringify(offered)}`);
+    assert.ok(!offered.includes(true), `Generate enabled or a model held while loading: ${JSON.stringify(offered)}`);
     await widget.getByRole('button', { name: 'Generate' }).click(); // and again
     await page.waitForFunction(() => window.seen.filter((e) => e.name === 'saccade-generated').length === 2, null, { timeout: 60_000 });
     assert.match(await status(page, 'saccade-attention'), / · 40 tokens · \d+ tokens\/s · max tokens$/);
+    // taken off idle: nothing to generate with until it has loaded again
+    const idle = await page.evaluate(() => {
+      const el = document.querySelector('saccade-attention');
+      el.remove();
+      const go = el.shadowRoot.querySelector('[name=go]').disabled;
+      document.body.append(el);
+      return { go, model: el.model };
+    });
+    assert.deepEqual(idle, { go: true, model: null });
+    await page.waitForFunction(() => window.seen.filter((e) => e.name === 'saccade-load').length === 2, null, { timeout: 60_000 });
     assert.deepEqual(errors, []);
   });
 });

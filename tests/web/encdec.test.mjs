@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
 import { artifacts, canvasStats, frames, modelB, openPage, screenshot, useBrowser } from './helpers.mjs';
@@ -27,7 +27,6 @@ let errors;
 before(async () => {
   ({ context, page, errors } = await openPage(env, { viewport: { width: 1280, height: 1100 }, acceptDownloads: true }));
 });
-after(() => context?.close());
 
 describe('Model B (encoder–decoder)', () => {
   test('loads from the model switch, with the source line and the cross-attention and encoder views', async () => {
