@@ -20,9 +20,10 @@ const browserClock = () => ({
 });
 
 /**
- * Schedules `draw(pace)` in animation frames. A drawing streams tokens when `streaming` is true:
- * it then asks textDue(t0) before drawing the text, viewsDue(t0) before the views, and reports
- * the views' cost with viewsDrawn(t0, ms). A frame that is not due is put off to when it is.
+ * Schedules `draw(pace)` in animation frames. A drawing started at t0 asks textDue(t0, streaming)
+ * before drawing the text and viewsDue(t0, streaming) before the views, and reports the views'
+ * cost with viewsDrawn(t0, ms, streaming); `streaming`: whether tokens are still coming. A frame
+ * that is not due is put off to when it is.
  */
 export class RenderPace {
   #draw;
