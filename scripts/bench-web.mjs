@@ -11,7 +11,7 @@
 //  2. the views' drawing time (text, heatmap, model view; the alignment for Model B) while tokens
 //     stream, on a GPT-2-small-shaped model (12 layers × 12 heads = 144 thumbnails) with a
 //     200-token prompt and 128 generated tokens: each drawing after the first (which pools the
-//     prompt's rows), as the page paces them (web/app.mjs, renderPace), with the tokens each
+//     prompt's rows), as the page paces them (web/views/pace.mjs), with the tokens each
 //     covered and the decode speed the page saw; also the cost of switching the view at the end
 //     (everything re-pooled; rollout computed for every row).
 //

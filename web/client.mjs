@@ -34,10 +34,14 @@ export class ModelClient {
     this.#worker.onmessage = ({ data }) => this.#receive(data);
     this.#worker.onerror = (e) => {
       e.preventDefault();
-      const error = new Error(`the model worker failed: ${e.message || 'it could not be started (see the console)'}`);
-      for (const p of this.#pending.values()) p.reject(error);
-      this.#pending.clear();
+      this.#rejectAll(new Error(`the model worker failed: ${e.message || 'it could not be started (see the console)'}`));
     };
+  }
+
+  /** Rejects every request not yet answered with `error`. */
+  #rejectAll(error) {
+    for (const p of this.#pending.values()) p.reject(error);
+    this.#pending.clear();
   }
 
   /** Posts the message `make(id)` and resolves with the reply that ends the request. */
@@ -126,10 +130,7 @@ export class ModelClient {
   /** Stops the worker; the requests it had not answered are rejected. */
   terminate() {
     this.#worker.terminate();
-    const error = new Error('the model worker was stopped');
-    error.name = 'AbortError';
-    for (const p of this.#pending.values()) p.reject(error);
-    this.#pending.clear();
+    this.#rejectAll(Object.assign(new Error('the model worker was stopped'), { name: 'AbortError' }));
   }
 
   /** A look inside the loaded model (worker-probe.mjs): resolves with the answer. */
