@@ -22,6 +22,10 @@ import { TokenLine } from './views/tokens.mjs';
 
 const scriptStart = performance.now(); // every module above is fetched and evaluated
 const $ = (id) => document.getElementById(id);
+/** Writes an element's text only when it changes: a write, even of the same text, makes the next frame restyle the page. */
+const setText = (id, text) => {
+  if ($(id).textContent !== text) $(id).textContent = text;
+};
 const params = new URLSearchParams(location.search);
 
 /** Everything the page shows; `window.saccadeDemo` exposes it (and timings) for tests and benchmarks. */
@@ -454,8 +458,8 @@ function viewTitle() {
 /** The legend beside the map: masked cells, what a row sums to, what the selection is. */
 function showLegend() {
   $('legend-masked').hidden = state.kind !== 'self';
-  $('legend-floor').textContent = state.scale === 'log' ? 'The log scale floors at 1e-4: smaller weights share the bottom colour.' : '';
-  $('legend-selection').textContent = typeof state.head == 'number' ? HEAD_EXPLAIN : AGGREGATES[state.head].explain;
+  setText('legend-floor', state.scale === 'log' ? 'The log scale floors at 1e-4: smaller weights share the bottom colour.' : '');
+  setText('legend-selection', typeof state.head == 'number' ? HEAD_EXPLAIN : AGGREGATES[state.head].explain);
 }
 
 const argmax = (row) => row.reduce((best, v, k) => (v > row[best] ? k : best), 0);
@@ -474,7 +478,7 @@ function showLessonScore() {
     text = `This input, ${JSON.stringify(preset.text)}: ${per.map((n, l) => `layer ${l} ${n}/${digits.length}`).join(', ')} ` +
       'digits peak in their own field (mean over heads).';
   }
-  if ($('lesson-input').textContent !== text) $('lesson-input').textContent = text;
+  setText('lesson-input', text);
 }
 
 /** The text: the token lines, a chat's reply so far, and while tokens stream, their speed. */
@@ -482,7 +486,7 @@ function drawText(store) {
   output.sync(store.tokens);
   source.sync(store.source);
   chat.drawReply();
-  if (state.running && state.speed !== null && $('speed').textContent !== state.speed) $('speed').textContent = state.speed;
+  if (state.running && state.speed !== null) setText('speed', state.speed);
 }
 
 function render() {
@@ -605,7 +609,7 @@ function applyHover() {
   source.highlight(lines.source);
   heatmap.mark({ ...marks, cell: state.cell });
   const text = readoutText(m) || READOUT_HELP;
-  if ($('readout').textContent !== text) $('readout').textContent = text;
+  setText('readout', text);
 }
 
 $('heatmap-box').addEventListener('mousemove', (e) => {
@@ -659,7 +663,7 @@ function download(blob, name) {
 const fileStem = () => `saccade-${state.kind}-L${state.layer}-${typeof state.head == 'number' ? `h${state.head}` : state.head}`;
 
 $('export-png').addEventListener('click', () => {
-  $('heatmap').toBlob((blob) => download(blob, `${fileStem()}.png`), 'image/png');
+  heatmap.wholeCanvas().toBlob((blob) => download(blob, `${fileStem()}.png`), 'image/png');
 });
 
 $('export-json').addEventListener('click', () => {

@@ -125,13 +125,13 @@ export class SaccadeAttention extends HTMLElement {
     if (name === 'src' && this.#loaded !== null && before !== after) this.#load();
   }
 
-  /** The runtime and model, once loaded: { info, runtime }. */
   /** The map's labels as drawn: { rows, cols } (a row reads "at→wrote"), null before the first map. */
   get mapLabels() {
     const layout = this.#heatmap?.layout;
     return layout ? { rows: [...layout.rows], cols: [...layout.cols] } : null;
   }
 
+  /** The runtime and model, once loaded: { info, runtime }. */
   get model() {
     return this.#model;
   }

@@ -191,7 +191,11 @@ for (const mode of ['isolated', 'plain']) {
       await png.saveAs(pngFile);
       const bytes = readFileSync(pngFile);
       assert.deepEqual([...bytes.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'PNG signature');
-      const size = await page.evaluate(() => [document.getElementById('heatmap').width, document.getElementById('heatmap').height]);
+      // the whole map, not the window of it the page shows
+      const size = await page.evaluate(() => {
+        const { W, H, dpr } = window.saccadeDemo.heatmap.layout;
+        return [Math.round(W * dpr), Math.round(H * dpr)];
+      });
       assert.deepEqual([bytes.readUInt32BE(16), bytes.readUInt32BE(20)], size);
       assert.match(png.suggestedFilename(), /^saccade-self-L0-h0\.png$/);
 

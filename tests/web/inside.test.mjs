@@ -182,6 +182,59 @@ describe('legibility and keyboard access (Model A)', () => {
     assert.deepEqual(L.cols.slice(0, 8), ['R', 'O', 'M', 'E', 'O', ':', '↵', 'W'], 'no character dropped');
     assert.equal(L.rows[0], 'R→O', 'a row says where it sits and what it wrote');
     assert.ok(L.scrolls);
+
+    // The canvases are a window the size of the box onto the whole drawing, redrawn where the box
+    // scrolls to: scrolled to the far corner, the window shows what the whole drawing has there,
+    // and the pointer finds the cell drawn under it.
+    const seen = await page.evaluate(async () => {
+      const { heatmap } = window.saccadeDemo;
+      const box = document.getElementById('heatmap-box');
+      const canvas = document.getElementById('heatmap');
+      box.scrollTo(box.scrollWidth, box.scrollHeight);
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const L = heatmap.layout;
+      const whole = heatmap.wholeCanvas();
+      const shown = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      const there = whole.getContext('2d').getImageData(L.ox, L.oy, canvas.width, canvas.height).data;
+      let map = 0; // differing pixels in the map (the labels are text, rasterised where they fall)
+      let all = 0;
+      const [x0, y0] = [Math.ceil(L.ml * L.dpr) - L.ox, Math.ceil(L.mt * L.dpr) - L.oy];
+      for (let y = 0; y < canvas.height; y++)
+        for (let x = 0; x < canvas.width; x++) {
+          const i = 4 * (y * canvas.width + x);
+          if (shown[i] === there[i] && shown[i + 1] === there[i + 1] && shown[i + 2] === there[i + 2]) continue;
+          all++;
+          if (x >= x0 && y >= y0) map++;
+        }
+      const rect = canvas.getBoundingClientRect();
+      const boxRect = box.getBoundingClientRect();
+      return { ox: L.ox, oy: L.oy, scrolled: [box.scrollLeft, box.scrollTop], dpr: L.dpr,
+        window: [canvas.width, canvas.height], client: [box.clientWidth, box.clientHeight], whole: [whole.width, whole.height],
+        extent: [box.scrollWidth, box.scrollHeight], WH: [L.W, L.H], map, all,
+        corner: [rect.left - boxRect.left - box.clientLeft, rect.top - boxRect.top - box.clientTop] };
+    });
+    assert.ok(seen.scrolled[0] > 0 && seen.scrolled[1] > 0, `scrolled: ${seen.scrolled}`);
+    assert.deepEqual([seen.ox, seen.oy], seen.scrolled.map((s) => Math.round(s * seen.dpr)), 'the window drawn is where the box is');
+    assert.deepEqual(seen.window, seen.client.map((c) => Math.round(c * seen.dpr)), 'the canvas is the box\'s size');
+    assert.deepEqual(seen.corner, [0, 0], 'and stays in its view');
+    assert.deepEqual(seen.extent, seen.WH, 'the box scrolls over the whole map');
+    assert.deepEqual(seen.whole, seen.WH.map((s) => Math.round(s * seen.dpr)));
+    assert.ok(seen.whole[0] > seen.window[0] && seen.whole[1] > seen.window[1]);
+    assert.equal(seen.map, 0, 'the map\'s pixels in the window are the whole drawing\'s there');
+    assert.ok(seen.all < 0.02 * seen.window[0] * seen.window[1], `${seen.all} pixels differ`);
+    const canvas = await page.locator('#heatmap').boundingBox();
+    const moved = page.evaluate(() => new Promise((resolve) => addEventListener('mousemove', (e) => resolve([e.clientX, e.clientY]), { once: true })));
+    await page.mouse.move(canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+    const at = await page.evaluate(([x, y]) => {
+      // the point in the whole map: where it is in the box, plus how far the box has scrolled
+      const L = window.saccadeDemo.heatmap.layout;
+      const box = document.getElementById('heatmap-box');
+      const r = box.getBoundingClientRect();
+      const cell = (within, margin) => Math.floor((within - margin) / L.cell);
+      return { row: cell(y - r.top - box.clientTop + box.scrollTop, L.mt), col: cell(x - r.left - box.clientLeft + box.scrollLeft, L.ml),
+        readout: document.getElementById('readout').textContent };
+    }, await moved);
+    assert.match(at.readout, new RegExp(`^row ${at.row}: .* key #${at.col} `));
   });
 
   test('legends: masked cells, what each selection is, and where the log scale floors', async () => {
@@ -295,7 +348,7 @@ describe('on a phone', () => {
         const { layout } = window.saccadeDemo.heatmap;
         const box = document.getElementById('heatmap-box').getBoundingClientRect();
         const canvas = document.getElementById('heatmap').getBoundingClientRect();
-        const y = canvas.top + layout.mt + row * layout.cell; // the row's top on screen
+        const y = canvas.top - layout.oy / layout.dpr + layout.mt + row * layout.cell; // the row's top on screen (the canvas: a window, its corner at oy)
         return { marked: window.saccadeDemo.heatmap.marks.row, inBox: y >= box.top && y + layout.cell <= box.bottom,
           onScreen: y >= 0 && y + layout.cell <= innerHeight };
       }, last - 1);

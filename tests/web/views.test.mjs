@@ -79,6 +79,31 @@ test('pooling: max over blocks, the same whether rows come at once or one by one
   assert.equal(pixels[63], Math.round(once.data[15] * 1000) + 1);
 });
 
+test('a part of the map painted alone is that part of the whole painting (the page draws a window at a time)', () => {
+  const rand = rng(11);
+  const n = 23;
+  const rows = Array.from({ length: n }, (_, q) => Float32Array.from(row(rand, q)));
+  const color = (v) => Math.round(v * 1e6) + 1;
+  for (const [capacity, width, height] of [[32, 61, 47], [7, 50, 50], [5, 13, 29]]) {
+    const map = new Pooled(capacity);
+    map.update({ nq: n, nk: n, row: (q) => rows[q] });
+    const whole = new Uint32Array(width * height);
+    map.paint(whole, width, 0, 0, width, height, color, 0xdead, 'k');
+    for (const part of [{ left: 0, top: 0, width, height }, { left: 3, top: 5, width: Math.min(17, width - 3), height: Math.min(11, height - 5) }, { left: width - 9, top: height - 2, width: 9, height: 2 }, { left: 11, top: 0, width: 1, height: height }]) {
+      // painted into a larger canvas at (2, 1), the rest left as it was
+      const stride = part.width + 4;
+      const pixels = new Uint32Array(stride * (part.height + 3)).fill(7);
+      map.paint(pixels, stride, 2, 1, width, height, color, 0xdead, 'k', part);
+      for (let y = 0; y < part.height + 3; y++)
+        for (let x = 0; x < stride; x++) {
+          const inside = x >= 2 && x < 2 + part.width && y >= 1 && y < 1 + part.height;
+          const expect = inside ? whole[(part.top + y - 1) * width + part.left + x - 2] : 7;
+          if (pixels[y * stride + x] !== expect) assert.fail(`capacity ${capacity}, part ${JSON.stringify(part)}: pixel (${x}, ${y}) ${pixels[y * stride + x]}, expected ${expect}`);
+        }
+    }
+  }
+});
+
 test('stepped block sizes: 1-4, then 2^e × 1, 1.25, 1.5 (the next at least the need)', () => {
   const sizes = new Set(Array.from({ length: 200 }, (_, i) => blockSize(i + 1, true)));
   assert.deepEqual([...sizes], [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256]);

@@ -3,10 +3,14 @@
 // row and column, the cell under the pointer or the keyboard cursor).
 //
 // With `scroll` (the demo page), every token keeps a label at a readable size: cells are at least
-// MIN_CELL px, and a map wider than its box grows past it and scrolls (the box is the canvases'
-// scrolling parent). Only maps too large for one canvas (more than MAX_LABELLED tokens on a side)
-// are max-pooled (pool.mjs), with one label per block, and say so. Without it the map fits the
-// canvases' CSS size, pooled past screen resolution, its labels one per 10 px.
+// MIN_CELL px, and a map wider than its box grows past it and scrolls. Only maps too large for
+// one canvas (more than MAX_LABELLED tokens on a side) are max-pooled (pool.mjs), with one label
+// per block, and say so. The canvases are then a window the size of the box onto the whole
+// drawing, redrawn as the box scrolls: drawing the whole map (up to ~2800 px a side) cost tens of
+// ms a drawing while tokens streamed. The page nests them as box (scrolls) > extent (the whole
+// map's size) > view (sticky: stays in the box's view) > canvases.
+// Without `scroll` the map fits the canvases' CSS size, pooled past screen resolution, its labels
+// one per 10 px.
 import { LUT, SCALES, colorizer, FLOORS } from './colormap.mjs';
 import { Pooled } from './pool.mjs';
 
@@ -14,7 +18,7 @@ export const EMPTY = 0xfff4f1f0; // #f0f1f4: a masked cell (a later key this que
 const FONT = '10px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
 export const MIN_CELL = 12; // CSS px: the 10 px labels stay one per cell
 const MAX_CELL = 40;
-const MAX_CANVAS = 3072; // device px per side (memory: two canvases of this size)
+const MAX_CANVAS = 3072; // device px per side of the whole drawing (an export's canvas)
 export const MAX_LABELLED = Math.floor((MAX_CANVAS - 200) / MIN_CELL);
 
 /** A token as a short, visible label: whitespace made visible, at most 8 characters. */
@@ -36,18 +40,21 @@ export class HeatmapView {
     this.key = null;
     this.layout = null;
     this.marks = {};
-    this.overlayInk = false; // whether the overlay holds any drawing (clearing one ~2800 px a side cost ~17 ms)
+    this.overlayInk = false; // whether the overlay holds any drawing (clearing costs what its size does)
     this.widths = new Map(); // label → measured width
+    if (scroll) {
+      this.extent = canvas.parentElement.parentElement;
+      this.box = this.extent.parentElement;
+      this.box.addEventListener('scroll', () => this.#redrawSoon(), { passive: true });
+    }
   }
 
-  /** Sizes both canvases' pixels to `W` × `H` CSS px (and their CSS size, if `setStyle`); returns the ratio used. */
-  #size(W, H, setStyle) {
-    const dpr = Math.min(3, globalThis.devicePixelRatio || 1, MAX_CANVAS / Math.max(W, H));
+  /** Sizes both canvases to `W` × `H` CSS px at `dpr` device px each (and their CSS size, if `setStyle`). */
+  #size(W, H, dpr, setStyle) {
     for (const c of [this.canvas, this.overlay]) {
       if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) {
         c.width = Math.round(W * dpr);
         c.height = Math.round(H * dpr);
-        this.key = null; // pixels changed: pool again
         if (c === this.overlay) this.overlayInk = false; // (resizing clears a canvas)
       }
       if (setStyle) {
@@ -55,38 +62,52 @@ export class HeatmapView {
         c.style.height = `${H}px`;
       }
     }
-    return dpr;
   }
 
   /**
-   * The map's geometry: CSS size W × H, `cell` (px per token), `capacity` (blocks per side the
-   * pooling may use), and whether every token is labelled.
+   * The map's geometry: CSS size W × H of the whole drawing, `dpr`, `cell` (px per token),
+   * `capacity` (blocks per side the pooling may use), and whether every token is labelled.
+   * Sizes the canvases: the whole drawing, or with `scroll` the window onto it.
    */
   #plan(n, nq, nk, ml, mt, mr) {
+    const deviceRatio = (W, H) => Math.min(3, globalThis.devicePixelRatio || 1, MAX_CANVAS / Math.max(W, H));
     if (!this.scroll) {
       const { width, height } = this.canvas.getBoundingClientRect();
       const W = Math.max(200, Math.round(width));
       const H = Math.max(200, Math.round(height));
       const side = Math.max(40, Math.min(W - ml - mr, H - mt - 6));
-      const dpr = this.#size(W, H, false);
+      const dpr = deviceRatio(W, H);
+      this.#size(W, H, dpr, false);
       return { W, H, dpr, cell: side / n, capacity: Math.max(1, Math.floor(side * dpr)), labelled: false };
     }
-    const box = this.canvas.parentElement;
-    const avail = Math.max(200, Math.round(box?.clientWidth || 480));
+    const { box, extent } = this;
+    const avail = Math.max(200, Math.round(box.clientWidth || 480));
     const labelled = n <= MAX_LABELLED;
     const fit = (avail - ml - mr) / n;
     const cell = labelled ? Math.max(MIN_CELL, Math.min(MAX_CELL, fit)) : Math.max(1, fit);
     const W = Math.max(Math.ceil(ml + cell * Math.max(1, nk) + mr), Math.min(avail, 240));
     const H = Math.ceil(mt + Math.max(cell * Math.max(1, nq), 170) + 20);
-    const dpr = this.#size(W, H, true);
+    const dpr = deviceRatio(W, H);
+    if (extent.style.width !== `${W}px` || extent.style.height !== `${H}px`) {
+      extent.style.width = `${W}px`;
+      extent.style.height = `${H}px`;
+    }
+    // the window: what the box shows of the map (its client size once the extent has set its scrollbars)
+    this.#size(Math.min(W, box.clientWidth || W), Math.min(H, box.clientHeight || H), dpr, true);
     return { W, H, dpr, cell, capacity: labelled ? MAX_LABELLED : Math.max(1, Math.floor((avail - ml - mr) * dpr)), labelled };
+  }
+
+  /** The window's corner in the whole drawing, in device px: where the box has scrolled to. */
+  #corner(L) {
+    if (!this.scroll) return { ox: 0, oy: 0 };
+    const at = (scrolled, whole, shown) => Math.max(0, Math.min(Math.round(scrolled * L.dpr), Math.round(whole * L.dpr) - shown));
+    return { ox: at(this.box.scrollLeft, L.W, this.canvas.width), oy: at(this.box.scrollTop, L.H, this.canvas.height) };
   }
 
   /**
    * Draws `matrix` ({ nq, nk, row(q) }). `key` names what it is (kind, layer, selection): the
-   * pooled rows are kept while it stays the same and the map's size too, and only new rows are
-   * added (across generations, those the store kept: pool.mjs; the page's map usually changes
-   * size with a new generation, so there it pools afresh, one map).
+   * pooled rows are kept while it stays the same, and only new rows are added (across
+   * generations, those the store kept: pool.mjs).
    * `rowWrote[q]` (optional): the token row q wrote, shown as "at→wrote".
    */
   render({ matrix, key, rowLabels, colLabels, rowWrote = null, title, scale = 'linear' }) {
@@ -107,8 +128,7 @@ export class HeatmapView {
     const mt = 22 + labelWidth(cols, 64) + 4;
     const mr = 52;
     const n = Math.max(matrix.nq, matrix.nk, 1);
-    const { H, dpr, cell, capacity, labelled } = this.#plan(n, matrix.nq, matrix.nk, ml, mt, mr);
-    const ctx = this.canvas.getContext('2d');
+    const { W, H, dpr, cell, capacity, labelled } = this.#plan(n, matrix.nq, matrix.nk, ml, mt, mr);
     if (!this.pooled || this.pooled.capacity !== capacity) this.pooled = new Pooled(capacity);
     if (key !== this.key) {
       this.pooled.reset();
@@ -119,57 +139,99 @@ export class HeatmapView {
     const block = this.pooled.block || 1; // (0 while an emptied store has given no rows yet)
     const bcell = cell * block; // CSS px per block (square cells)
     const every = labelled ? 1 : Math.max(1, Math.ceil(10 / bcell)); // labels: every block's first token
+    const L = { W, H, dpr, ml, mt, cell: bcell, block, every, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row, rows, cols, title, scale };
+    Object.assign(L, this.#corner(L));
+    this.layout = L;
+    this.#draw(this.canvas.getContext('2d'), L, L.ox, L.oy);
+    this.#drawOverlay();
+  }
+
+  /** The box scrolled: the same map, another window (drawn in the next frame, once however often it scrolls). */
+  #redrawSoon() {
+    if (this.redrawFrame) return;
+    this.redrawFrame = requestAnimationFrame(() => {
+      this.redrawFrame = 0;
+      const L = this.layout;
+      if (!L) return;
+      const { ox, oy } = this.#corner(L);
+      if (ox === L.ox && oy === L.oy) return;
+      Object.assign(L, { ox, oy });
+      this.#draw(this.canvas.getContext('2d'), L, ox, oy);
+      this.#drawOverlay();
+    });
+  }
+
+  /** The whole map drawn on a canvas of its own (the page's canvases show a window of it): what an export saves. */
+  wholeCanvas() {
+    const L = this.layout;
+    if (!this.scroll || !L) return this.canvas;
+    const canvas = document.createElement('canvas');
+    canvas.width = Math.round(L.W * L.dpr);
+    canvas.height = Math.round(L.H * L.dpr);
+    this.#draw(canvas.getContext('2d'), L, 0, 0);
+    return canvas;
+  }
+
+  /**
+   * Draws the map of layout `L` on `ctx`'s canvas, whose corner is at (ox, oy) device px in the
+   * whole drawing: the pooled map's pixels that fall in it, and the labels, title and colour bar.
+   */
+  #draw(ctx, L, ox, oy) {
+    const { dpr, ml, mt, cell, block, every, w, h, rows, cols, scale } = L;
+    const [cw, ch] = [ctx.canvas.width, ctx.canvas.height];
+    // the map's pixels in the whole drawing, and the part of them in this canvas
     const x0 = Math.round(ml * dpr);
     const y0 = Math.round(mt * dpr);
-    const wPx = Math.max(1, Math.round((ml + w * bcell) * dpr) - x0);
-    const hPx = Math.max(1, Math.round((mt + h * bcell) * dpr) - y0);
-    const [cw, ch] = [this.canvas.width, this.canvas.height];
+    const wPx = Math.max(1, Math.round((ml + w * cell) * dpr) - x0);
+    const hPx = Math.max(1, Math.round((mt + h * cell) * dpr) - y0);
+    const [left, top] = [Math.max(x0, ox), Math.max(y0, oy)];
+    const [pw, ph] = [Math.min(x0 + wPx, ox + cw) - left, Math.min(y0 + hPx, oy + ch) - top];
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = '#fff';
-    if (!w || !h) ctx.fillRect(0, 0, cw, ch);
+    if (!w || !h || pw <= 0 || ph <= 0) ctx.fillRect(0, 0, cw, ch);
     else {
-      // white around the map only: its pixels are put whole (filling under them too, at ~2800 px
-      // a side, cost ~14 ms a drawing)
-      ctx.fillRect(0, 0, cw, y0);
-      ctx.fillRect(0, y0 + hPx, cw, Math.max(0, ch - y0 - hPx)); // (a negative size fills the other way)
-      ctx.fillRect(0, y0, x0, hPx);
-      ctx.fillRect(x0 + wPx, y0, Math.max(0, cw - x0 - wPx), hPx);
-      if (this.image?.width !== wPx || this.image?.height !== hPx) {
-        this.image = ctx.createImageData(wPx, hPx);
+      // white around the map only: its pixels are put whole
+      const [x, y] = [left - ox, top - oy];
+      ctx.fillRect(0, 0, cw, y);
+      ctx.fillRect(0, y + ph, cw, ch - y - ph);
+      ctx.fillRect(0, y, x, ph);
+      ctx.fillRect(x + pw, y, cw - x - pw, ph);
+      if (this.image?.width !== pw || this.image?.height !== ph) {
+        this.image = ctx.createImageData(pw, ph);
         this.pixels = new Uint32Array(this.image.data.buffer);
       }
       if (this.scale !== scale) this.color = colorizer((this.scale = scale));
-      this.pooled.paint(this.pixels, wPx, 0, 0, wPx, hPx, this.color, EMPTY, scale);
-      ctx.putImageData(this.image, x0, y0);
+      this.pooled.paint(this.pixels, pw, 0, 0, wPx, hPx, this.color, EMPTY, scale, { left: left - x0, top: top - y0, width: pw, height: ph });
+      ctx.putImageData(this.image, x, y);
     }
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    // the rest in CSS px of the whole drawing; labels only where the canvas shows them
+    ctx.setTransform(dpr, 0, 0, dpr, -ox, -oy);
+    const [sx, sy, sw, sh] = [ox / dpr, oy / dpr, cw / dpr, ch / dpr];
+    const shown = (at, from, size) => at > from - cell && at < from + size + cell;
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
-
-    // Labels: every token (with `scroll`, unless pooled), else one per 10 px.
     ctx.fillStyle = '#333';
     ctx.textAlign = 'right';
-    for (let r = 0; r < h; r += every) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * bcell);
+    if (sx < ml) for (let r = 0; r < h; r += every) if (shown(mt + (r + 0.5) * cell, sy, sh)) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * cell);
     ctx.save();
     ctx.textAlign = 'left';
-    for (let c = 0; c < w; c += every) {
-      ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * bcell) * dpr, (mt - 4) * dpr);
-      ctx.rotate(-Math.PI / 2);
-      ctx.fillText(cols[c * block] ?? '', 0, 0);
-    }
+    if (sy < mt)
+      for (let c = 0; c < w; c += every) {
+        if (!shown(ml + (c + 0.5) * cell, sx, sw)) continue;
+        ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * cell) * dpr - ox, (mt - 4) * dpr - oy);
+        ctx.rotate(-Math.PI / 2);
+        ctx.fillText(cols[c * block] ?? '', 0, 0);
+      }
     ctx.restore();
     ctx.textAlign = 'left';
     ctx.font = `bold ${FONT}`;
-    ctx.fillText(title, 2, 9);
+    ctx.fillText(L.title, 2, 9);
     if (block > 1) {
       ctx.font = FONT;
       ctx.fillStyle = '#666';
-      ctx.fillText(`max-pooled: ${block}×${block} cells per block${every > 1 ? '' : ' (one label per block)'}`, 2, H - 6);
+      ctx.fillText(`max-pooled: ${block}×${block} cells per block${every > 1 ? '' : ' (one label per block)'}`, 2, L.H - 6);
     }
-    this.#colorBar(ctx, ml + w * bcell + 8, mt, Math.max(100, Math.min(h * bcell, 160)), scale);
-
-    this.layout = { ml, mt, cell: bcell, block, every, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row, rows, cols };
-    this.#drawOverlay();
+    this.#colorBar(ctx, ml + w * cell + 8, mt, Math.max(100, Math.min(h * cell, 160)), scale);
   }
 
   #colorBar(ctx, x, y, height, scale) {
@@ -211,9 +273,9 @@ export class HeatmapView {
   hit(event) {
     const L = this.layout;
     if (!L || !L.w || !L.h) return null;
-    const rect = this.canvas.getBoundingClientRect();
-    const x = event.clientX - rect.left - L.ml;
-    const y = event.clientY - rect.top - L.mt;
+    const rect = this.canvas.getBoundingClientRect(); // (the window: its corner at L.ox, L.oy)
+    const x = event.clientX - rect.left + L.ox / L.dpr - L.ml;
+    const y = event.clientY - rect.top + L.oy / L.dpr - L.mt;
     const c = Math.floor(x / L.cell);
     const r = Math.floor(y / L.cell);
     if (x < 0 || y < 0 || c >= L.w || r >= L.h) return null;
@@ -223,7 +285,7 @@ export class HeatmapView {
   /** Scrolls the map's box so that row q (and key k, if given) is in view. */
   scrollTo(q, k = null) {
     const L = this.layout;
-    const box = this.canvas.parentElement;
+    const box = this.box ?? this.canvas.parentElement;
     if (!L || !box) return;
     const y = L.mt + Math.floor(q / L.block) * L.cell;
     if (y < box.scrollTop + L.mt || y + L.cell > box.scrollTop + box.clientHeight) box.scrollTop = Math.max(0, y - box.clientHeight / 2);
@@ -249,8 +311,7 @@ export class HeatmapView {
     const L = this.layout;
     const { row, col, cell } = this.marks;
     if (!L || (row == null && col == null && cell == null)) return;
-    const dpr = this.overlay.width / Math.max(1, parseFloat(this.overlay.style.width) || this.overlay.getBoundingClientRect().width || 1);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.setTransform(L.dpr, 0, 0, L.dpr, -L.ox, -L.oy);
     this.overlayInk = true;
     const band = (x, y, w, h, color) => {
       ctx.strokeStyle = color;

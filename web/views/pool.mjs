@@ -105,26 +105,28 @@ export class Pooled {
   }
 
   /**
-   * Paints the pooled blocks, stretched to `width` × `height` pixels at (x, y), into `pixels`
-   * (a Uint32Array over ImageData of row length `stride`); `color(v)` gives packed RGBA,
-   * `empty` is painted where there is no data; `colorKey` names the colouring (scale).
+   * Paints the pooled blocks, stretched to `width` × `height` pixels, into `pixels` (a Uint32Array
+   * over ImageData of row length `stride`) at (x, y); `color(v)` gives packed RGBA, `empty` is
+   * painted where there is no data; `colorKey` names the colouring (scale). `part` ({ left, top,
+   * width, height }, within the stretched map) paints only that part, its corner at (x, y): a
+   * map larger than its window is drawn a window at a time.
    */
-  paint(pixels, stride, x, y, width, height, color, empty, colorKey) {
+  paint(pixels, stride, x, y, width, height, color, empty, colorKey, part = { left: 0, top: 0, width, height }) {
     const { w, h, colors, capacity } = this;
     if (w === 0 || h === 0) {
-      for (let py = 0; py < height; py++) pixels.fill(empty, (y + py) * stride + x, (y + py) * stride + x + width);
+      for (let py = 0; py < part.height; py++) pixels.fill(empty, (y + py) * stride + x, (y + py) * stride + x + part.width);
       return;
     }
     this.#color(color, empty, colorKey);
-    const cols = new Int32Array(width);
-    for (let px = 0; px < width; px++) cols[px] = Math.min(w - 1, Math.floor((px * w) / width));
+    const cols = new Int32Array(part.width);
+    for (let px = 0; px < part.width; px++) cols[px] = Math.min(w - 1, Math.floor(((part.left + px) * w) / width));
     let lastSrc = -1;
     let lastDst = 0;
-    for (let py = 0; py < height; py++) {
-      const src = Math.min(h - 1, Math.floor((py * h) / height)) * capacity;
+    for (let py = 0; py < part.height; py++) {
+      const src = Math.min(h - 1, Math.floor(((part.top + py) * h) / height)) * capacity;
       const dst = (y + py) * stride + x;
-      if (src === lastSrc) pixels.copyWithin(dst, lastDst, lastDst + width);
-      else for (let px = 0; px < width; px++) pixels[dst + px] = colors[src + cols[px]];
+      if (src === lastSrc) pixels.copyWithin(dst, lastDst, lastDst + part.width);
+      else for (let px = 0; px < part.width; px++) pixels[dst + px] = colors[src + cols[px]];
       lastSrc = src;
       lastDst = dst;
     }
