@@ -42,6 +42,49 @@ const brightest = (page, line) => page.$$eval(`#${line} .tok`, (spans) => {
   return best;
 });
 
+/**
+ * The heatmap's canvases are a window the size of its box onto the whole drawing, redrawn where
+ * the box scrolls to: scrolled to the far corner, the window shows what the whole drawing has there.
+ */
+async function windowShowsTheWhole(page) {
+  const seen = await page.evaluate(async () => {
+    const { heatmap } = window.saccadeDemo;
+    const box = document.getElementById('heatmap-box');
+    const canvas = document.getElementById('heatmap');
+    box.scrollTo(box.scrollWidth, box.scrollHeight);
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const L = heatmap.layout;
+    const whole = heatmap.wholeCanvas();
+    const shown = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    const there = whole.getContext('2d').getImageData(L.ox, L.oy, canvas.width, canvas.height).data;
+    let map = 0; // differing pixels in the map (the labels are text, rasterised where they fall)
+    let all = 0;
+    const [x0, y0] = [Math.ceil(L.ml * L.dpr) - L.ox, Math.ceil(L.mt * L.dpr) - L.oy];
+    for (let y = 0; y < canvas.height; y++)
+      for (let x = 0; x < canvas.width; x++) {
+        const i = 4 * (y * canvas.width + x);
+        if (shown[i] === there[i] && shown[i + 1] === there[i + 1] && shown[i + 2] === there[i + 2]) continue;
+        all++;
+        if (x >= x0 && y >= y0) map++;
+      }
+    const rect = canvas.getBoundingClientRect();
+    const boxRect = box.getBoundingClientRect();
+    return { ox: L.ox, oy: L.oy, scrolled: [box.scrollLeft, box.scrollTop], dpr: L.dpr,
+      window: [canvas.width, canvas.height], client: [box.clientWidth, box.clientHeight], whole: [whole.width, whole.height],
+      extent: [box.scrollWidth, box.scrollHeight], WH: [L.W, L.H], map, all,
+      corner: [rect.left - boxRect.left - box.clientLeft, rect.top - boxRect.top - box.clientTop] };
+  });
+  assert.ok(seen.scrolled[0] > 0 && seen.scrolled[1] > 0, `scrolled: ${seen.scrolled}`);
+  assert.deepEqual([seen.ox, seen.oy], seen.scrolled.map((s) => Math.round(s * seen.dpr)), 'the window drawn is where the box is');
+  assert.deepEqual(seen.window, seen.client.map((c) => Math.round(c * seen.dpr)), 'the canvas is the box\'s size');
+  assert.deepEqual(seen.corner, [0, 0], 'and stays in its view');
+  assert.deepEqual(seen.extent, seen.WH, 'the box scrolls over the whole map');
+  assert.deepEqual(seen.whole, seen.WH.map((s) => Math.round(s * seen.dpr)));
+  assert.ok(seen.whole[0] > seen.window[0] && seen.whole[1] > seen.window[1]);
+  assert.equal(seen.map, 0, 'the map\'s pixels in the window are the whole drawing\'s there');
+  assert.ok(seen.all < 0.02 * seen.window[0] * seen.window[1], `${seen.all} pixels differ`);
+}
+
 test('the page names the library version that package.json gives', () => {
   assert.equal(LIBRARY_VERSION, JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 });
@@ -183,45 +226,8 @@ describe('legibility and keyboard access (Model A)', () => {
     assert.equal(L.rows[0], 'R→O', 'a row says where it sits and what it wrote');
     assert.ok(L.scrolls);
 
-    // The canvases are a window the size of the box onto the whole drawing, redrawn where the box
-    // scrolls to: scrolled to the far corner, the window shows what the whole drawing has there,
-    // and the pointer finds the cell drawn under it.
-    const seen = await page.evaluate(async () => {
-      const { heatmap } = window.saccadeDemo;
-      const box = document.getElementById('heatmap-box');
-      const canvas = document.getElementById('heatmap');
-      box.scrollTo(box.scrollWidth, box.scrollHeight);
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-      const L = heatmap.layout;
-      const whole = heatmap.wholeCanvas();
-      const shown = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-      const there = whole.getContext('2d').getImageData(L.ox, L.oy, canvas.width, canvas.height).data;
-      let map = 0; // differing pixels in the map (the labels are text, rasterised where they fall)
-      let all = 0;
-      const [x0, y0] = [Math.ceil(L.ml * L.dpr) - L.ox, Math.ceil(L.mt * L.dpr) - L.oy];
-      for (let y = 0; y < canvas.height; y++)
-        for (let x = 0; x < canvas.width; x++) {
-          const i = 4 * (y * canvas.width + x);
-          if (shown[i] === there[i] && shown[i + 1] === there[i + 1] && shown[i + 2] === there[i + 2]) continue;
-          all++;
-          if (x >= x0 && y >= y0) map++;
-        }
-      const rect = canvas.getBoundingClientRect();
-      const boxRect = box.getBoundingClientRect();
-      return { ox: L.ox, oy: L.oy, scrolled: [box.scrollLeft, box.scrollTop], dpr: L.dpr,
-        window: [canvas.width, canvas.height], client: [box.clientWidth, box.clientHeight], whole: [whole.width, whole.height],
-        extent: [box.scrollWidth, box.scrollHeight], WH: [L.W, L.H], map, all,
-        corner: [rect.left - boxRect.left - box.clientLeft, rect.top - boxRect.top - box.clientTop] };
-    });
-    assert.ok(seen.scrolled[0] > 0 && seen.scrolled[1] > 0, `scrolled: ${seen.scrolled}`);
-    assert.deepEqual([seen.ox, seen.oy], seen.scrolled.map((s) => Math.round(s * seen.dpr)), 'the window drawn is where the box is');
-    assert.deepEqual(seen.window, seen.client.map((c) => Math.round(c * seen.dpr)), 'the canvas is the box\'s size');
-    assert.deepEqual(seen.corner, [0, 0], 'and stays in its view');
-    assert.deepEqual(seen.extent, seen.WH, 'the box scrolls over the whole map');
-    assert.deepEqual(seen.whole, seen.WH.map((s) => Math.round(s * seen.dpr)));
-    assert.ok(seen.whole[0] > seen.window[0] && seen.whole[1] > seen.window[1]);
-    assert.equal(seen.map, 0, 'the map\'s pixels in the window are the whole drawing\'s there');
-    assert.ok(seen.all < 0.02 * seen.window[0] * seen.window[1], `${seen.all} pixels differ`);
+    // the canvases are a window onto the whole drawing, and the pointer finds the cell drawn under it
+    await windowShowsTheWhole(page);
     const canvas = await page.locator('#heatmap').boundingBox();
     const moved = page.evaluate(() => new Promise((resolve) => addEventListener('mousemove', (e) => resolve([e.clientX, e.clientY]), { once: true })));
     await page.mouse.move(canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
@@ -329,7 +335,7 @@ describe('legibility and keyboard access (Model A)', () => {
 
 describe('on a phone', () => {
   test('tapping a token brings its row into view', async () => {
-    const phone = { viewport: { width: 390, height: 800 }, hasTouch: true, isMobile: true };
+    const phone = { viewport: { width: 390, height: 800 }, hasTouch: true, isMobile: true, deviceScaleFactor: 3 };
     const { context, page, errors } = await open(`${A.query}&max=60&seed=3`, phone);
     try {
       await page.click('#hint-close');
@@ -355,6 +361,7 @@ describe('on a phone', () => {
       assert.deepEqual(seen, { marked: last - 1, inBox: true, onScreen: true });
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the map scrolls in its box, not the page');
       await screenshot(page, 'inside-phone');
+      await windowShowsTheWhole(page); // at 3 device px per CSS px
       assert.deepEqual(errors, []);
     } finally {
       await context.close();

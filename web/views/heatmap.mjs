@@ -18,8 +18,13 @@ export const EMPTY = 0xfff4f1f0; // #f0f1f4: a masked cell (a later key this que
 const FONT = '10px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
 export const MIN_CELL = 12; // CSS px: the 10 px labels stay one per cell
 const MAX_CELL = 40;
-const MAX_CANVAS = 3072; // device px per side of the whole drawing (an export's canvas)
+const MAX_CANVAS = 3072; // device px per side of a whole drawing (the embed's canvas, an export's)
 export const MAX_LABELLED = Math.floor((MAX_CANVAS - 200) / MIN_CELL);
+
+/** The screen's device px per CSS px (at most 3). */
+const screenRatio = () => Math.min(3, globalThis.devicePixelRatio || 1);
+/** The same for a whole drawing of W × H CSS px: at most MAX_CANVAS device px a side. */
+const wholeRatio = (W, H) => Math.min(screenRatio(), MAX_CANVAS / Math.max(W, H));
 
 /** A token as a short, visible label: whitespace made visible, at most 8 characters. */
 export function shortLabel(text) {
@@ -70,13 +75,12 @@ export class HeatmapView {
    * Sizes the canvases: the whole drawing, or with `scroll` the window onto it.
    */
   #plan(n, nq, nk, ml, mt, mr) {
-    const deviceRatio = (W, H) => Math.min(3, globalThis.devicePixelRatio || 1, MAX_CANVAS / Math.max(W, H));
     if (!this.scroll) {
       const { width, height } = this.canvas.getBoundingClientRect();
       const W = Math.max(200, Math.round(width));
       const H = Math.max(200, Math.round(height));
       const side = Math.max(40, Math.min(W - ml - mr, H - mt - 6));
-      const dpr = deviceRatio(W, H);
+      const dpr = wholeRatio(W, H);
       this.#size(W, H, dpr, false);
       return { W, H, dpr, cell: side / n, capacity: Math.max(1, Math.floor(side * dpr)), labelled: false };
     }
@@ -87,7 +91,7 @@ export class HeatmapView {
     const cell = labelled ? Math.max(MIN_CELL, Math.min(MAX_CELL, fit)) : Math.max(1, fit);
     const W = Math.max(Math.ceil(ml + cell * Math.max(1, nk) + mr), Math.min(avail, 240));
     const H = Math.ceil(mt + Math.max(cell * Math.max(1, nq), 170) + 20);
-    const dpr = deviceRatio(W, H);
+    const dpr = screenRatio(); // (the window is the box's size: the screen's own ratio, however large the map)
     if (extent.style.width !== `${W}px` || extent.style.height !== `${H}px`) {
       extent.style.width = `${W}px`;
       extent.style.height = `${H}px`;
@@ -166,9 +170,10 @@ export class HeatmapView {
     const L = this.layout;
     if (!this.scroll || !L) return this.canvas;
     const canvas = document.createElement('canvas');
-    canvas.width = Math.round(L.W * L.dpr);
-    canvas.height = Math.round(L.H * L.dpr);
-    this.#draw(canvas.getContext('2d'), L, 0, 0);
+    const dpr = wholeRatio(L.W, L.H);
+    canvas.width = Math.round(L.W * dpr);
+    canvas.height = Math.round(L.H * dpr);
+    this.#draw(canvas.getContext('2d'), { ...L, dpr }, 0, 0);
     return canvas;
   }
 
@@ -196,18 +201,20 @@ export class HeatmapView {
       ctx.fillRect(0, y + ph, cw, ch - y - ph);
       ctx.fillRect(0, y, x, ph);
       ctx.fillRect(x + pw, y, cw - x - pw, ph);
-      if (this.image?.width !== pw || this.image?.height !== ph) {
-        this.image = ctx.createImageData(pw, ph);
-        this.pixels = new Uint32Array(this.image.data.buffer);
-      }
+      // the window's pixels: one buffer the canvas's size, kept (an export's whole drawing gets its own)
+      let image = this.image;
+      if (ctx.canvas !== this.canvas) image = ctx.createImageData(cw, ch);
+      else if (image?.width !== cw || image?.height !== ch) image = this.image = ctx.createImageData(cw, ch);
       if (this.scale !== scale) this.color = colorizer((this.scale = scale));
-      this.pooled.paint(this.pixels, pw, 0, 0, wPx, hPx, this.color, EMPTY, scale, { left: left - x0, top: top - y0, width: pw, height: ph });
-      ctx.putImageData(this.image, x, y);
+      const pixels = new Uint32Array(image.data.buffer);
+      this.pooled.paint(pixels, cw, 0, 0, wPx, hPx, this.color, EMPTY, scale, { left: left - x0, top: top - y0, width: pw, height: ph });
+      ctx.putImageData(image, x, y, 0, 0, pw, ph);
     }
     // the rest in CSS px of the whole drawing; labels only where the canvas shows them
     ctx.setTransform(dpr, 0, 0, dpr, -ox, -oy);
     const [sx, sy, sw, sh] = [ox / dpr, oy / dpr, cw / dpr, ch / dpr];
-    const shown = (at, from, size) => at > from - cell && at < from + size + cell;
+    const reach = Math.max(cell, 10); // a label reaches ~5 px either side of its cell's middle
+    const shown = (at, from, size) => at > from - reach && at < from + size + reach;
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
     ctx.fillStyle = '#333';
