@@ -44,7 +44,8 @@ const brightest = (page, line) => page.$$eval(`#${line} .tok`, (spans) => {
 
 /**
  * The heatmap's canvases are a window the size of its box onto the whole drawing, redrawn where
- * the box scrolls to: scrolled to the far corner, the window shows what the whole drawing has there.
+ * the box scrolls to: scrolled to the far corner, the window shows the whole drawing's cells
+ * there, with the labels of their rows and columns kept at its left and top edges.
  */
 async function windowShowsTheWhole(page) {
   const seen = await page.evaluate(async () => {
@@ -54,24 +55,36 @@ async function windowShowsTheWhole(page) {
     box.scrollTo(box.scrollWidth, box.scrollHeight);
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const L = heatmap.layout;
-    const whole = heatmap.wholeCanvas();
-    const shown = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    const there = whole.getContext('2d').getImageData(L.ox, L.oy, canvas.width, canvas.height).data;
-    let map = 0; // differing pixels in the map (the labels are text, rasterised where they fall)
+    const whole = heatmap.wholeCanvas().getContext('2d');
+    const [cw, ch] = [canvas.width, canvas.height];
+    const shown = canvas.getContext('2d').getImageData(0, 0, cw, ch).data;
+    // the whole drawing's parts the window should show: its cells (and colour bar) where the box
+    // has scrolled to, the row labels of those rows at the left, the column labels of those
+    // columns at the top, the title above them (its band: 22 px) at the left
+    const [ml, mt, band] = [Math.round(L.ml * L.dpr), Math.round(L.mt * L.dpr), Math.round(22 * L.dpr)];
+    const part = (x, y, w, h) => ({ x, y, w, data: whole.getImageData(x, y, w, h).data });
+    const cells = part(L.ox + ml, L.oy + mt, cw - ml, ch - mt);
+    const rows = part(0, L.oy + mt, ml, ch - mt);
+    const cols = part(L.ox + ml, 0, cw - ml, mt);
+    const corner = part(0, 0, cw, mt); // the title's band, and left of the column labels
+    const mapEnd = Math.round((L.ml + L.w * L.cell) * L.dpr) - L.ox;
+    let off = 0; // differing pixels off the labels' edges (the edge of their white blends with the cells)
     let all = 0;
-    const [x0, y0] = [Math.ceil(L.ml * L.dpr) - L.ox, Math.ceil(L.mt * L.dpr) - L.oy];
-    for (let y = 0; y < canvas.height; y++)
-      for (let x = 0; x < canvas.width; x++) {
-        const i = 4 * (y * canvas.width + x);
-        if (shown[i] === there[i] && shown[i + 1] === there[i + 1] && shown[i + 2] === there[i + 2]) continue;
+    for (let y = 0; y < ch; y++)
+      for (let x = 0; x < cw; x++) {
+        const p = y >= mt ? (x >= ml ? cells : rows) : x >= ml && y >= band ? cols : corner;
+        if (p === cols && x >= mapEnd) continue; // (the colour bar's top label: in the whole drawing only, beside the labels)
+        const j = 4 * ((y - (y >= mt ? mt : 0)) * p.w + x - (p === cells || p === cols ? ml : 0));
+        const i = 4 * (y * cw + x);
+        if (shown[i] === p.data[j] && shown[i + 1] === p.data[j + 1] && shown[i + 2] === p.data[j + 2]) continue;
         all++;
-        if (x >= x0 && y >= y0) map++;
+        if (Math.abs(x - ml) > 2 && Math.abs(y - mt) > 2) off++;
       }
     const rect = canvas.getBoundingClientRect();
     const boxRect = box.getBoundingClientRect();
     return { ox: L.ox, oy: L.oy, scrolled: [box.scrollLeft, box.scrollTop], dpr: L.dpr,
-      window: [canvas.width, canvas.height], client: [box.clientWidth, box.clientHeight], whole: [whole.width, whole.height],
-      extent: [box.scrollWidth, box.scrollHeight], WH: [L.W, L.H], map, all,
+      window: [canvas.width, canvas.height], client: [box.clientWidth, box.clientHeight], wholeSize: [whole.canvas.width, whole.canvas.height],
+      extent: [box.scrollWidth, box.scrollHeight], WH: [L.W, L.H], off, all,
       corner: [rect.left - boxRect.left - box.clientLeft, rect.top - boxRect.top - box.clientTop] };
   });
   assert.ok(seen.scrolled[0] > 0 && seen.scrolled[1] > 0, `scrolled: ${seen.scrolled}`);
@@ -79,9 +92,9 @@ async function windowShowsTheWhole(page) {
   assert.deepEqual(seen.window, seen.client.map((c) => Math.round(c * seen.dpr)), 'the canvas is the box\'s size');
   assert.deepEqual(seen.corner, [0, 0], 'and stays in its view');
   assert.deepEqual(seen.extent, seen.WH, 'the box scrolls over the whole map');
-  assert.deepEqual(seen.whole, seen.WH.map((s) => Math.round(s * seen.dpr)));
-  assert.ok(seen.whole[0] > seen.window[0] && seen.whole[1] > seen.window[1]);
-  assert.equal(seen.map, 0, 'the map\'s pixels in the window are the whole drawing\'s there');
+  assert.deepEqual(seen.wholeSize, seen.WH.map((s) => Math.round(s * seen.dpr)));
+  assert.ok(seen.wholeSize[0] > seen.window[0] && seen.wholeSize[1] > seen.window[1]);
+  assert.equal(seen.off, 0, 'the window shows the whole drawing\'s cells there, and their labels');
   assert.ok(seen.all < 0.02 * seen.window[0] * seen.window[1], `${seen.all} pixels differ`);
 }
 
@@ -241,6 +254,8 @@ describe('legibility and keyboard access (Model A)', () => {
         readout: document.getElementById('readout').textContent };
     }, await moved);
     assert.match(at.readout, new RegExp(`^row ${at.row}: .* key #${at.col} `));
+    await page.mouse.move(canvas.x + 5, canvas.y + canvas.height / 2); // on the row labels, over hidden cells
+    assert.doesNotMatch(await page.textContent('#readout'), / key #/);
   });
 
   test('legends: masked cells, what each selection is, and where the log scale floors', async () => {

@@ -8,7 +8,8 @@
 // per block, and say so. The canvases are then a window the size of the box onto the whole
 // drawing, redrawn as the box scrolls: drawing the whole map (up to ~2800 px a side) cost tens of
 // ms a drawing while tokens streamed. The page nests them as box (scrolls) > extent (the whole
-// map's size) > view (sticky: stays in the box's view) > canvases.
+// map's size) > view (sticky: stays in the box's view) > canvases. The window keeps the labels at
+// its left and top edges, so a map scrolled far into still names its rows and columns.
 // Without `scroll` the map fits the canvases' CSS size, pooled past screen resolution, its labels
 // one per 10 px.
 import { LUT, SCALES, colorizer, FLOORS } from './colormap.mjs';
@@ -210,35 +211,44 @@ export class HeatmapView {
       this.pooled.paint(pixels, cw, 0, 0, wPx, hPx, this.color, EMPTY, scale, { left: left - x0, top: top - y0, width: pw, height: ph });
       ctx.putImageData(image, x, y, 0, 0, pw, ph);
     }
-    // the rest in CSS px of the whole drawing; labels only where the canvas shows them
+    // the rest in CSS px of the whole drawing. The labels and title keep to the canvas's left and
+    // top edges, on white over the cells there: scrolled into a long map, its rows and columns
+    // stay named. Unscrolled (and in a whole drawing) that is where the map has its margins.
     ctx.setTransform(dpr, 0, 0, dpr, -ox, -oy);
     const [sx, sy, sw, sh] = [ox / dpr, oy / dpr, cw / dpr, ch / dpr];
+    this.#colorBar(ctx, ml + w * cell + 8, mt, Math.max(100, Math.min(h * cell, 160)), scale);
+    ctx.fillStyle = '#fff';
+    if (sx > 0) ctx.fillRect(sx, sy, ml, sh);
+    if (sy > 0) ctx.fillRect(sx, sy, sw, mt);
     const reach = Math.max(cell, 10); // a label reaches ~5 px either side of its cell's middle
     const shown = (at, from, size) => at > from - reach && at < from + size + reach;
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
     ctx.fillStyle = '#333';
     ctx.textAlign = 'right';
-    if (sx < ml) for (let r = 0; r < h; r += every) if (shown(mt + (r + 0.5) * cell, sy, sh)) ctx.fillText(rows[r * block] ?? '', ml - 4, mt + (r + 0.5) * cell);
+    for (let r = 0; r < h; r += every) if (shown(mt + (r + 0.5) * cell, sy + mt, sh - mt)) ctx.fillText(rows[r * block] ?? '', sx + ml - 4, mt + (r + 0.5) * cell);
     ctx.save();
     ctx.textAlign = 'left';
-    if (sy < mt)
-      for (let c = 0; c < w; c += every) {
-        if (!shown(ml + (c + 0.5) * cell, sx, sw)) continue;
-        ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * cell) * dpr - ox, (mt - 4) * dpr - oy);
-        ctx.rotate(-Math.PI / 2);
-        ctx.fillText(cols[c * block] ?? '', 0, 0);
-      }
+    for (let c = 0; c < w; c += every) {
+      if (!shown(ml + (c + 0.5) * cell, sx + ml, sw - ml)) continue;
+      ctx.setTransform(dpr, 0, 0, dpr, (ml + (c + 0.5) * cell) * dpr - ox, (sy + mt - 4) * dpr - oy);
+      ctx.rotate(-Math.PI / 2);
+      ctx.fillText(cols[c * block] ?? '', 0, 0);
+    }
     ctx.restore();
+    if (sx > 0 || sy > 0) {
+      ctx.fillStyle = '#fff'; // the corner: the labels that ran into it
+      ctx.fillRect(sx, sy, ml, mt);
+    }
+    ctx.fillStyle = '#333';
     ctx.textAlign = 'left';
     ctx.font = `bold ${FONT}`;
-    ctx.fillText(L.title, 2, 9);
+    ctx.fillText(L.title, sx + 2, sy + 9);
     if (block > 1) {
       ctx.font = FONT;
       ctx.fillStyle = '#666';
-      ctx.fillText(`max-pooled: ${block}×${block} cells per block${every > 1 ? '' : ' (one label per block)'}`, 2, L.H - 6);
+      ctx.fillText(`max-pooled: ${block}×${block} cells per block${every > 1 ? '' : ' (one label per block)'}`, sx + 2, L.H - 6);
     }
-    this.#colorBar(ctx, ml + w * cell + 8, mt, Math.max(100, Math.min(h * cell, 160)), scale);
   }
 
   #colorBar(ctx, x, y, height, scale) {
@@ -281,6 +291,8 @@ export class HeatmapView {
     const L = this.layout;
     if (!L || !L.w || !L.h) return null;
     const rect = this.canvas.getBoundingClientRect(); // (the window: its corner at L.ox, L.oy)
+    // (in the window, the labels keep its first ml px across and mt down)
+    if (event.clientX - rect.left < L.ml || event.clientY - rect.top < L.mt) return null;
     const x = event.clientX - rect.left + L.ox / L.dpr - L.ml;
     const y = event.clientY - rect.top + L.oy / L.dpr - L.mt;
     const c = Math.floor(x / L.cell);
@@ -320,6 +332,12 @@ export class HeatmapView {
     if (!L || (row == null && col == null && cell == null)) return;
     ctx.setTransform(L.dpr, 0, 0, L.dpr, -L.ox, -L.oy);
     this.overlayInk = true;
+    // over the cells only: not over the labels at the window's edges
+    const [sx, sy] = [L.ox / L.dpr, L.oy / L.dpr];
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(sx + L.ml - 1, sy + L.mt - 1, this.overlay.width, this.overlay.height);
+    ctx.clip();
     const band = (x, y, w, h, color) => {
       ctx.strokeStyle = color;
       ctx.lineWidth = 2;
@@ -353,5 +371,6 @@ export class HeatmapView {
       ctx.lineWidth = 2;
       ctx.strokeRect(cx, cy, L.cell, L.cell); // the cell itself: where the keyboard cursor is
     }
+    ctx.restore();
   }
 }
