@@ -218,8 +218,10 @@ export class HeatmapView {
     const [sx, sy, sw, sh] = [ox / dpr, oy / dpr, cw / dpr, ch / dpr];
     this.#colorBar(ctx, ml + w * cell + 8, mt, Math.max(100, Math.min(h * cell, 160)), scale);
     ctx.fillStyle = '#fff';
-    if (sx > 0) ctx.fillRect(sx, sy, ml, sh);
-    if (sy > 0) ctx.fillRect(sx, sy, sw, mt);
+    // (the strips end where the cells' pixels begin: x0, y0)
+    const [stripW, stripH] = [x0 / dpr, y0 / dpr];
+    if (sx > 0) ctx.fillRect(sx, sy, stripW, sh);
+    if (sy > 0) ctx.fillRect(sx, sy, sw, stripH);
     const reach = Math.max(cell, 10); // a label reaches ~5 px either side of its cell's middle
     const shown = (at, from, size) => at > from - reach && at < from + size + reach;
     ctx.font = FONT;
@@ -238,7 +240,7 @@ export class HeatmapView {
     ctx.restore();
     if (sx > 0 || sy > 0) {
       ctx.fillStyle = '#fff'; // the corner: the labels that ran into it
-      ctx.fillRect(sx, sy, ml, mt);
+      ctx.fillRect(sx, sy, stripW, stripH);
     }
     ctx.fillStyle = '#333';
     ctx.textAlign = 'left';
@@ -260,6 +262,8 @@ export class HeatmapView {
     }
     ctx.font = FONT;
     ctx.fillStyle = '#333';
+    ctx.textBaseline = 'middle'; // (its own: a new or resized canvas has the default)
+    ctx.textAlign = 'left';
     // the values at the top, middle and bottom of the bar under this scale
     const inverse = (level) => {
       let lo = 0;
