@@ -145,9 +145,13 @@ export class HeatmapView {
     const bcell = cell * block; // CSS px per block (square cells)
     const every = labelled ? 1 : Math.max(1, Math.ceil(10 / bcell)); // labels: every block's first token
     const L = { W, H, dpr, ml, mt, cell: bcell, block, every, w, h, nq: matrix.nq, nk: matrix.nk, row: matrix.row, rows, cols, title, scale };
-    Object.assign(L, this.#corner(L));
-    this.layout = L;
-    this.#draw(this.canvas.getContext('2d'), L, L.ox, L.oy);
+    this.layout = Object.assign(L, this.#corner(L));
+    this.#drawWindow();
+  }
+
+  /** The layout's window on the canvas, and the highlights over it. */
+  #drawWindow() {
+    this.#draw(this.canvas.getContext('2d'), this.layout);
     this.#drawOverlay();
   }
 
@@ -161,8 +165,7 @@ export class HeatmapView {
       const { ox, oy } = this.#corner(L);
       if (ox === L.ox && oy === L.oy) return;
       Object.assign(L, { ox, oy });
-      this.#draw(this.canvas.getContext('2d'), L, ox, oy);
-      this.#drawOverlay();
+      this.#drawWindow();
     });
   }
 
@@ -174,16 +177,16 @@ export class HeatmapView {
     const dpr = wholeRatio(L.W, L.H);
     canvas.width = Math.round(L.W * dpr);
     canvas.height = Math.round(L.H * dpr);
-    this.#draw(canvas.getContext('2d'), { ...L, dpr }, 0, 0);
+    this.#draw(canvas.getContext('2d'), { ...L, dpr, ox: 0, oy: 0 });
     return canvas;
   }
 
   /**
-   * Draws the map of layout `L` on `ctx`'s canvas, whose corner is at (ox, oy) device px in the
-   * whole drawing: the pooled map's pixels that fall in it, and the labels, title and colour bar.
+   * Draws the map of layout `L` on `ctx`'s canvas, whose corner is at (L.ox, L.oy) device px in
+   * the whole drawing: the pooled map's pixels that fall in it, and the labels, title and colour bar.
    */
-  #draw(ctx, L, ox, oy) {
-    const { dpr, ml, mt, cell, block, every, w, h, rows, cols, scale } = L;
+  #draw(ctx, L) {
+    const { dpr, ml, mt, cell, block, every, w, h, rows, cols, scale, ox, oy } = L;
     const [cw, ch] = [ctx.canvas.width, ctx.canvas.height];
     // the map's pixels in the whole drawing, and the part of them in this canvas
     const x0 = Math.round(ml * dpr);
