@@ -63,7 +63,7 @@ async function windowShowsTheWhole(page, { down }) {
     // has scrolled to, the row labels of those rows at the left, the column labels of those
     // columns at the top, the title above them (its band: 22 px) at the left
     const [ml, mt, band] = [Math.round(L.ml * L.dpr), Math.round(L.mt * L.dpr), Math.round(22 * L.dpr)];
-    const part = (x, y, w, h) => ({ x, y, w, data: whole.getImageData(x, y, w, h).data });
+    const part = (x, y, w, h) => ({ w, data: whole.getImageData(x, y, w, h).data });
     const cells = part(L.ox + ml, L.oy + mt, cw - ml, ch - mt);
     const rows = part(0, L.oy + mt, ml, ch - mt);
     const cols = part(L.ox + ml, 0, cw - ml, mt);
