@@ -28,7 +28,9 @@
 // skips it), and saccade in Node with bf16 and q8 KV caches (--kv-type; their capture cost too);
 // then the same decode on its grouped-query twin (12 query heads over 3 kv heads, as real llama
 // models group them; --no-gqa skips it), saccade (native, Node f32 and q8) beside llama.cpp.
-// saccade's KV cache is otherwise f32; llama-bench's is its default, f16.
+// Each depth's run first evaluates its D tokens as one prompt: that prefill is printed too
+// (long prompts), beside llama-bench's -p D. saccade's KV cache is otherwise f32; llama-bench's
+// is its default, f16.
 //
 // In Chromium saccade runs the build its loader picks: the relaxed-SIMD one where the engine
 // computes relaxed SIMD's int8 dot product right (the column says which ran). --simd both runs
@@ -198,12 +200,12 @@ if (depths.length) {
   const file = model('llama-small-q8_0-tok', shape);
   const gqaFile = depthGqa ? model('llama-small-gqa4-q8_0-tok', [...shape, '--n-head-kv', '3']) : null;
   const t = Math.max(...threadCounts);
-  /** llama.cpp's decode at depth d: -pg d,32 less -p d. */
+  /** llama.cpp's decode at depth d: -pg d,32 less -p d; and its prefill of the d tokens (-p d). */
   const llamaAtDepth = (which, f, d) => {
     const tests = benchLlama(which, f, t, ['-p', String(d), '-n', '0', '-pg', `${d},${DECODE}`]);
     const p = tests.find((x) => x.n_gen === 0), pg = tests.find((x) => x.n_gen > 0);
     const decode = DECODE / (pg.avg_ns / 1e9 - p.avg_ns / 1e9);
-    return { decode: decode > 0 ? decode : 0 };
+    return { decode: decode > 0 ? decode : 0, prefill: p.avg_ts };
   };
   for (let round = 1; round <= repeat; round++)
     for (const d of depths) {
@@ -212,10 +214,11 @@ if (depths.length) {
       const native = [path.join(root, 'build/saccade'), []], node = [process.execPath, [path.join(root, 'src/js/cli.mjs')]];
       const atDepth = ([cmd, args], kvType, captureCost = false, f = file) =>
         benchSaccade(cmd, args, f, t, { prompt: d, ctx: d + DECODE, depth: d, kvType, captureCost });
-      keepBest(r, 'native', { decode: atDepth(native, 'f32').decode });
-      keepBest(r, 'node', { decode: atDepth(node, 'f32').decode });
-      keepBest(r, 'node_bf16', { decode: atDepth(node, 'bf16').decode });
-      keepBest(r, 'node_q8', { decode: atDepth(node, 'q8').decode });
+      // (each run first evaluates the d tokens as one prompt: its prefill, kept beside)
+      keepBest(r, 'native', atDepth(native, 'f32'));
+      keepBest(r, 'node', atDepth(node, 'f32'));
+      keepBest(r, 'node_bf16', atDepth(node, 'bf16'));
+      keepBest(r, 'node_q8', atDepth(node, 'q8'));
       if (depthCapture) {
         // capture's cost from pairs of tokens in one process: each round's with / without, kept
         // per round (the best of each half separately would unpair them)
@@ -430,6 +433,17 @@ if (depths.length) {
     const kept = (key) => (last[key] && first[key] ? (last[key].decode / first[key].decode).toFixed(2) : '-');
     console.log(`depth ${depths[depths.length - 1]} / ${depths[0]}: saccade native ${kept('gqa_native')}, Node ${kept('gqa_node')}, ` +
       `Node q8 KV ${kept('gqa_node_q8')}, llama.cpp native ${kept('gqa_llama_native')}, wasm ${kept('gqa_llama_wasm')}`);
+  }
+  // the prompts the depth runs evaluate first: a long prefill is mostly attention over the batch
+  console.log(`\nlong prompts: prefill tok/s of a D-token prompt (the same runs; KV cache: saccade f32 unless said, llama.cpp f16)\n`);
+  const pw = [7, 14, 14, 12, 12, 16, 16, 16, 16];
+  console.log(row(['prompt', 'saccade native', 'saccade Node', 'Node bf16 KV', 'Node q8 KV', 'llama.cpp native', 'llama.cpp wasm',
+    'Node / ll-wasm', 'Node / ll-nat'], pw));
+  for (const d of depths) {
+    const r = long[d];
+    console.log(row([d, f1(r.native?.prefill), f1(r.node?.prefill), f1(r.node_bf16?.prefill), f1(r.node_q8?.prefill),
+      f1(r.llama_native?.prefill), f1(r.llama_wasm?.prefill), fx(ratioOf(r.node?.prefill, r.llama_wasm?.prefill)),
+      fx(ratioOf(r.node?.prefill, r.llama_native?.prefill))], pw));
   }
   if (depths[0] === 128 && depths[depths.length - 1] === 2048) {
     targets.push(['saccade wasm (Node) decode at depth 2048 / 128', kept, 0.7]);
