@@ -151,7 +151,7 @@ typedef struct attention_job {
     const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
     int32_t n_keys;            /* keys of every query (encoder, cross); causal: pos + 1 */
     float *out;                /* [n][n_head × head_dim] */
-    _Atomic int32_t next_token; /* tokens (or tiles) taken so far (attention_task) */
+    _Atomic int32_t next_item; /* tokens, or tiles, taken so far (attention_task) */
 } attention_job;
 
 /* The keys query row t of the batch sees (causal: up to its own position), its own key, which
@@ -194,9 +194,9 @@ static void softmax_heads(const attention_job *job, const sac_kv_heads *a, int32
     for (int32_t h = a->h0; h < a->h1; h++) {
         float *scores = a->rows[h - a->h0];
         float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, query); /* probe hook */
-        if (pre) memcpy(pre, scores, (size_t)n_keys * sizeof *scores);
-        const float inv = 1.0f / sac_softmax_exp(scores, n_keys, max[h - a->h0], 1.0f);
-        for (int32_t j = 0; j < n_keys; j++) scores[j] *= inv;
+        if (pre) memcpy(pre, scores, (size_t)a->n_keys * sizeof *scores);
+        const float inv = 1.0f / sac_softmax_exp(scores, a->n_keys, max[h - a->h0], 1.0f);
+        for (int32_t j = 0; j < a->n_keys; j++) scores[j] *= inv;
     }
 }
 
@@ -211,44 +211,49 @@ static void attend_heads(const attention_job *job, float *scratch, int32_t t, in
 
 /* Query rows [t0, t0 + n) of a self-attention batch, head by head: the same three steps, the
  * passes taking the rows as one tile (sac_kv_scores_tile), so that a long prefill reads each
- * run of keys and values from memory once per tile rather than once per row. n rows of one
- * head fill the thread's scratch (n ≤ its SAC_KV_HEAD_BLOCK rows). */
+ * run of keys and values from memory once per tile rather than once per row. The n rows of
+ * one head fill the thread's scratch (n ≤ its sac_kv_block(n_head) rows). */
 static void attend_tile(const attention_job *job, float *scratch, int32_t t0, int32_t n) {
     const sac_model_info *hp = &job->ctx->model->info;
-    sac_kv_heads tile[SAC_KV_HEAD_BLOCK];
+    sac_kv_heads rows_of[SAC_KV_HEAD_BLOCK];
     float *rows[SAC_KV_HEAD_BLOCK], max[SAC_KV_HEAD_BLOCK], *out[SAC_KV_HEAD_BLOCK];
     for (int32_t r = 0; r < n; r++) out[r] = job->out + (int64_t)(t0 + r) * hp->n_embd;
     for (int32_t h = 0; h < hp->n_head; h++) {
         for (int32_t r = 0; r < n; r++)
-            tile[r] = query_heads(job, scratch + (int64_t)r * job->ctx->n_ctx, t0 + r, h, h + 1, rows + r);
-        sac_kv_scores_tile(tile, n, max);
-        for (int32_t r = 0; r < n; r++) softmax_heads(job, &tile[r], t0 + r, max + r);
-        sac_kv_mix_tile(tile, n, out);
+            rows_of[r] = query_heads(job, scratch + (int64_t)r * job->ctx->n_ctx, t0 + r, h, h + 1, rows + r);
+        sac_kv_scores_tile(rows_of, n, max);
+        for (int32_t r = 0; r < n; r++) softmax_heads(job, &rows_of[r], t0 + r, max + r);
+        sac_kv_mix_tile(rows_of, n, out);
     }
 }
 
-/* Query rows a self-attention tile holds: up to QUERY_TILE, fewer when the batch would give a
- * thread less than a tile (then the threads share it), at most the scratch's rows (the heads
- * block). Prefill of 2048 tokens, Node, 2 threads, GPT-2-small-sized llama: 125-127 tokens/s
- * with tiles of 4, 128 with 8, 131-134 with 12 (its block). */
+/* Query rows in a self-attention tile: up to QUERY_TILE and the scratch's rows (the heads
+ * block), and few enough that each thread gets about four tiles, so that the shared counter
+ * still evens out their causal sizes. 1 (no tiles) for other batches, and for grouped-query
+ * models, whose token-by-token passes already read each key once for a kv head's query heads.
+ * Prefill of 2048 tokens, Node, 2 threads, GPT-2-small-sized llama (12 heads): 107-117 ->
+ * 125-127 tokens/s with tiles of 4, 128 with 8, 131-140 with 12; its grouped-query twin (4 query
+ * heads a kv head) 153-159 token by token, 147-148 in tiles of 3 rows × 4 heads. */
 #define QUERY_TILE 16
 
 static int32_t tile_rows(const attention_job *job, int nth) {
-    if (job->kind != SAC_ATTENTION_SELF) return 1;
-    int32_t rows = job->n / nth;
+    const sac_model_info *hp = &job->ctx->model->info;
+    if (job->kind != SAC_ATTENTION_SELF || hp->n_head != hp->n_head_kv) return 1;
+    int32_t rows = job->n / (4 * nth);
     if (rows > QUERY_TILE) rows = QUERY_TILE;
-    const int32_t room = sac_kv_block(job->ctx->model->info.n_head);
+    const int32_t room = sac_kv_block(hp->n_head);
     return rows > room ? room : rows;
 }
 
-/* The thread's (token, head) items. A self-attention batch of at least two rows a thread goes
- * in tiles of consecutive rows (attend_tile), which the threads take from a shared counter, the
- * last (most keys, under the causal mask) first: an even split of the tokens left the thread with
- * the later half three times the keys of the other (a causal 128-token prefill). Other batches
- * of at least a token per thread go token by token the same way, in runs of one token's heads
- * (at most SAC_KV_HEAD_BLOCK): the key and value rows are read once per run, not once per head.
- * Fewer tokens (a decoded one) split their heads evenly. Which thread takes an item, and in
- * which tile, changes none of its bits. */
+/* The thread's (token, head) items. A self-attention batch of at least eight rows a thread (of
+ * a model whose heads each have their own kv head) goes in tiles of consecutive rows
+ * (attend_tile), which the threads take from a shared counter, the last (most keys, under the
+ * causal mask) first: an even split of the tokens left the thread with the later half three
+ * times the keys of the other (a causal 128-token prefill). Other batches of at least a token
+ * per thread go token by token the same way, in runs of one token's heads (at most
+ * SAC_KV_HEAD_BLOCK): the key and value rows are read once per run, not once per head. Fewer
+ * tokens (a decoded one) split their heads evenly. Which thread takes an item, and in which
+ * tile, changes none of its bits. */
 static void attention_task(void *arg, int ith, int nth) {
     attention_job *job = arg;
     const int32_t H = job->ctx->model->info.n_head, block = sac_kv_block(H);
@@ -256,7 +261,7 @@ static void attention_task(void *arg, int ith, int nth) {
     const int32_t tile = tile_rows(job, nth);
     if (tile >= 2) {
         for (;;) {
-            const int32_t k = atomic_fetch_add_explicit(&job->next_token, 1, memory_order_relaxed);
+            const int32_t k = atomic_fetch_add_explicit(&job->next_item, 1, memory_order_relaxed);
             const int32_t t1 = job->n - k * tile;
             if (t1 <= 0) break;
             const int32_t t0 = t1 - tile > 0 ? t1 - tile : 0;
@@ -266,7 +271,7 @@ static void attention_task(void *arg, int ith, int nth) {
     }
     if (job->n >= nth) {
         for (;;) {
-            const int32_t k = atomic_fetch_add_explicit(&job->next_token, 1, memory_order_relaxed);
+            const int32_t k = atomic_fetch_add_explicit(&job->next_item, 1, memory_order_relaxed);
             if (k >= job->n) break;
             const int32_t t = job->n - 1 - k;
             for (int32_t h0 = 0; h0 < H; h0 += block) attend_heads(job, scratch, t, h0, h0 + block < H ? h0 + block : H);

@@ -19,8 +19,10 @@
  * no function passes a vector (which would tie the ABI to the vector extension a build has).
  *
  * A tile (several query rows over the same keys: a prefill's consecutive tokens) goes head by
- * head through runs of ~16 KB of key or value rows, each row of the tile in turn over a run
- * while it is in L1, with the same per-row steps (scores_head, mix_piece): the same bits.
+ * head through runs of ~16 KB of key or value rows, the tile's rows in turn over a run while it
+ * is in L1 (and a kv head's runs once for its query heads): the keys that four query vectors
+ * all see scored from one read of each key row (dot_heads), the others and the values vector
+ * by vector with the passes' own steps: the same bits.
  *
  * A bf16 cache differs only in its loads: each value widened to the f32 it stands for (a
  * 16-bit shift, exact; in wasm a step's eight values come out split by parity, see load8),
@@ -315,6 +317,16 @@ static inline int32_t key_run(const sac_kv_heads *a) {
 
 static inline int visible(const sac_kv_heads *a, int32_t j) { return a->key_mask[j] || j == a->own; }
 
+/* The end of the run of `run` keys from j0, cut at the row's last key. */
+static inline int32_t run_end(const sac_kv_heads *a, int32_t j0, int32_t run) {
+    return a->n_keys - j0 < run ? a->n_keys : j0 + run;
+}
+
+/* Zeroes the output values of the heads [h0, h1), which the value passes add to. */
+static inline void clear_heads(const sac_kv_heads *a, float *out) {
+    for (int64_t i = (int64_t)a->h0 * a->head_dim; i < (int64_t)a->h1 * a->head_dim; i++) out[i] = 0.0f;
+}
+
 /* Key j's score: s × scale, or −∞ when hidden; stored in row, and the new running maximum returned. */
 INLINE float keep(const sac_kv_heads *a, float *row, int32_t j, float s, float m) {
     const float x = visible(a, j) ? s * a->scale : -INFINITY;
@@ -393,7 +405,7 @@ INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
     for (int32_t h = 0; h < nh; h++) max[h] = -INFINITY;
     const int32_t run = key_run(a);
     for (int32_t j0 = 0; j0 < a->n_keys; j0 += run) {
-        const int32_t j1 = a->n_keys - j0 < run ? a->n_keys : j0 + run;
+        const int32_t j1 = run_end(a, j0, run);
         for (int32_t h = 0; h < nh;) {
             const int n = group_run(a, h);
             if (n == 4) scores_group(a, h, 4, j0, j1, max, bf16); /* constants: each its own loop */
@@ -405,23 +417,24 @@ INLINE void scores(const sac_kv_heads *a, float *max, int bf16) {
     }
 }
 
+/* Head h0 + h's output values += keys [j0, j1) of its weighted values, in key order. */
+INLINE void mix_head(const sac_kv_heads *a, int32_t h, float *out, int32_t j0, int32_t j1, int bf16) {
+    const int32_t hd = a->head_dim, whole = hd - hd % PIECE, head = a->h0 + h;
+    const float *w = a->rows[h];
+    const void *v = value_ptr(a->v, (int64_t)(head / a->group) * a->head_stride, bf16);
+    float *o = out + (int64_t)head * hd;
+    for (int32_t i = 0; i < whole; i += PIECE) mix_piece(o + i, w, value_ptr(v, i, bf16), a->kv_stride, j0, j1, bf16);
+    for (int32_t i = whole; i < hd; i++) /* head_dim % 32 values, one by one */
+        for (int32_t j = j0; j < j1; j++)
+            if (w[j] != 0.0f) o[i] = o[i] + w[j] * value_at(v, (int64_t)j * a->kv_stride + i, bf16);
+}
+
 INLINE void mix(const sac_kv_heads *a, float *out, int bf16) {
-    const int32_t hd = a->head_dim, nh = a->h1 - a->h0, whole = hd - hd % PIECE;
-    for (int32_t h = 0; h < nh; h++)
-        for (int32_t i = 0; i < hd; i++) out[(int64_t)(a->h0 + h) * hd + i] = 0.0f;
+    clear_heads(a, out);
     const int32_t run = key_run(a);
     for (int32_t j0 = 0; j0 < a->n_keys; j0 += run) {
-        const int32_t j1 = a->n_keys - j0 < run ? a->n_keys : j0 + run;
-        for (int32_t h = 0; h < nh; h++) {
-            const int32_t head = a->h0 + h;
-            const float *w = a->rows[h];
-            const void *v = value_ptr(a->v, (int64_t)(head / a->group) * a->head_stride, bf16);
-            float *o = out + (int64_t)head * hd;
-            for (int32_t i = 0; i < whole; i += PIECE) mix_piece(o + i, w, value_ptr(v, i, bf16), a->kv_stride, j0, j1, bf16);
-            for (int32_t i = whole; i < hd; i++) /* head_dim % 32 values, one by one */
-                for (int32_t j = j0; j < j1; j++)
-                    if (w[j] != 0.0f) o[i] = o[i] + w[j] * value_at(v, (int64_t)j * a->kv_stride + i, bf16);
-        }
+        const int32_t j1 = run_end(a, j0, run);
+        for (int32_t h = 0; h < a->h1 - a->h0; h++) mix_head(a, h, out, j0, j1, bf16);
     }
 }
 
@@ -616,11 +629,8 @@ static void mix_q8_head(const sac_kv_heads *a, int32_t h, float *out, int32_t j0
 }
 
 static void mix_q8(const sac_kv_heads *a, float *out) {
-    const int32_t hd = a->head_dim;
-    for (int32_t h = 0; h < a->h1 - a->h0; h++) {
-        for (int32_t i = 0; i < hd; i++) out[(int64_t)(a->h0 + h) * hd + i] = 0.0f;
-        mix_q8_head(a, h, out, 0, a->n_keys);
-    }
+    clear_heads(a, out);
+    for (int32_t h = 0; h < a->h1 - a->h0; h++) mix_q8_head(a, h, out, 0, a->n_keys);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -628,9 +638,9 @@ static void mix_q8(const sac_kv_heads *a, float *out) {
 /* ---------------------------------------------------------------------------------------- */
 
 /* A tile's run: keys of one head that fill ~16 KB of rows, which stay in the 32 KB L1 cache
- * while each of the tile's rows passes over them; a whole number of scores_head's steps. Row
- * by row, a long prefill read every key and value from memory once per query row. (Prefill of
- * 2048 tokens, Node, 2 threads: 8 KB runs as fast, 32 KB 3-5% slower.) */
+ * while each of the tile's rows passes over them (a multiple of four keys). Row by row, a long
+ * prefill read every key and value from memory once per query row. (Prefill of 2048 tokens,
+ * Node, 2 threads: 8 KB runs as fast, 32 KB 3-5% slower.) */
 #define TILE_RUN_BYTES (16 * 1024)
 
 static int32_t tile_run(const sac_kv_heads *a) {
@@ -648,42 +658,126 @@ static int32_t most_keys(const sac_kv_heads *a, int32_t n) {
     return most;
 }
 
-/* Each head's runs in key order, the rows in turn over each: a row's keys are scored by
- * scores_head as row by row scores them (four a step from the run's start, then one by one),
- * and a step's bits do not depend on where it starts. */
+/* Query heads from h0 + h on that share its kv head (all of them, within [h0, h1)). */
+static inline int32_t kv_group_heads(const sac_kv_heads *a, int32_t h) {
+    int32_t n = 1;
+    while (a->h0 + h + n < a->h1 && (a->h0 + h + n) / a->group == (a->h0 + h) / a->group) n++;
+    return n;
+}
+
+/* One query vector of a tile: head h0 + h of the row a, and its running maximum. */
+typedef struct tile_query {
+    const sac_kv_heads *a;
+    int32_t h;
+    float *max;
+} tile_query;
+
+/* Keys [j0, j0 + run) of nq query vectors of a tile that share a kv head, each up to its row's
+ * keys: those every one sees scored for all of them from one read of each key row (dot_heads,
+ * as query heads sharing a kv head are; keep's steps with what the rows share read once), the
+ * rest one by one (scores_head). Each score has dot's bits either way. */
+INLINE void score_queries(const tile_query *t, int nq, int32_t j0, int32_t run, int bf16) {
+    const sac_kv_heads *a = t[0].a;
+    const int32_t hd = a->head_dim;
+    int32_t shared = j0 + run;
+    for (int r = 0; r < nq; r++)
+        if (t[r].a->n_keys < shared) shared = t[r].a->n_keys;
+    if (nq > 1 && shared > j0) {
+        const void *kh = value_ptr(a->k, (int64_t)((a->h0 + t[0].h) / a->group) * a->head_stride, bf16);
+        const uint8_t *mask = a->key_mask;
+        const float scale = a->scale;
+        const float *q[GROUP_STEP];
+        float *row[GROUP_STEP], m[GROUP_STEP], s[GROUP_STEP];
+        int32_t own[GROUP_STEP];
+        for (int r = 0; r < nq; r++) {
+            q[r] = t[r].a->q + (int64_t)(a->h0 + t[r].h) * hd, row[r] = t[r].a->rows[t[r].h];
+            own[r] = t[r].a->own, m[r] = *t[r].max;
+        }
+        for (int32_t j = j0; j < shared; j++) {
+            dot_heads(q, nq, 0, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, s, bf16);
+            for (int r = 0; r < nq; r++) {
+                const float x = mask[j] || j == own[r] ? s[r] * scale : -INFINITY;
+                row[r][j] = x;
+                m[r] = x > m[r] ? x : m[r];
+            }
+        }
+        for (int r = 0; r < nq; r++) *t[r].max = m[r];
+    } else
+        shared = j0;
+    for (int r = 0; r < nq; r++) {
+        const int32_t j1 = run_end(t[r].a, j0, run);
+        if (shared < j1) scores_head(t[r].a, t[r].h, shared, j1, t[r].max - t[r].h, bf16);
+    }
+}
+
+INLINE void score_some(const tile_query *t, int nq, int32_t j0, int32_t run, int bf16) {
+    if (nq == 4) score_queries(t, 4, j0, run, bf16); /* constants: each its own loop */
+    else if (nq == 3) score_queries(t, 3, j0, run, bf16);
+    else if (nq == 2) score_queries(t, 2, j0, run, bf16);
+    else if (nq == 1) score_queries(t, 1, j0, run, bf16);
+}
+
+/* Each kv head's runs in key order; over each run, its query heads' vectors of every row,
+ * GROUP_STEP at a time. max: n × (h1 − h0). */
 INLINE void scores_tile(const sac_kv_heads *a, int32_t n, float *max, int bf16) {
     const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
     for (int32_t i = 0; i < n * nh; i++) max[i] = -INFINITY;
-    for (int32_t h = 0; h < nh; h++)
-        for (int32_t j0 = 0; j0 < most; j0 += run)
-            for (int32_t r = 0; r < n; r++) {
-                const int32_t j1 = a[r].n_keys - j0 < run ? a[r].n_keys : j0 + run;
-                if (j0 < j1) scores_head(&a[r], h, j0, j1, max + (int64_t)r * nh, bf16);
-            }
+    for (int32_t h = 0; h < nh;) {
+        const int32_t heads = kv_group_heads(a, h);
+        for (int32_t j0 = 0; j0 < most; j0 += run) {
+            tile_query t[GROUP_STEP];
+            int nq = 0;
+            for (int32_t g = h; g < h + heads; g++)
+                for (int32_t r = 0; r < n; r++) {
+                    t[nq++] = (tile_query){&a[r], g, &max[r * nh + g]};
+                    if (nq == GROUP_STEP) score_some(t, nq, j0, run, bf16), nq = 0;
+                }
+            score_some(t, nq, j0, run, bf16);
+        }
+        h += heads;
+    }
 }
 
-/* Each head's runs in key order, the rows in turn over each: every output value adds its
- * row's weighted values in key order, as mix does. */
+/* Each kv head's runs in key order; over each run, its query heads of every row in turn: every
+ * output value adds its row's weighted values in key order, as mix does. */
 INLINE void mix_tile(const sac_kv_heads *a, int32_t n, float *const *out, int bf16) {
-    const int32_t hd = a->head_dim, nh = a->h1 - a->h0, whole = hd - hd % PIECE, run = tile_run(a);
-    const int32_t most = most_keys(a, n);
-    for (int32_t r = 0; r < n; r++)
-        for (int32_t i = 0; i < nh * hd; i++) out[r][(int64_t)a->h0 * hd + i] = 0.0f;
+    const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
+    for (int32_t r = 0; r < n; r++) clear_heads(&a[r], out[r]);
+    for (int32_t h = 0; h < nh;) {
+        const int32_t heads = kv_group_heads(a, h);
+        for (int32_t j0 = 0; j0 < most; j0 += run)
+            for (int32_t g = h; g < h + heads; g++)
+                for (int32_t r = 0; r < n; r++) {
+                    const int32_t j1 = run_end(&a[r], j0, run);
+                    if (j0 < j1) mix_head(&a[r], g, out[r], j0, j1, bf16);
+                }
+        h += heads;
+    }
+}
+
+/* A q8 cache's tile: the same runs, each row's query rounded once a head. */
+static void scores_tile_q8(const sac_kv_heads *a, int32_t n, float *max) {
+    const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
+    q8_query qq[SAC_KV_HEAD_BLOCK];
     for (int32_t h = 0; h < nh; h++) {
-        const int32_t head = a->h0 + h;
-        const void *v = value_ptr(a->v, (int64_t)(head / a->group) * a->head_stride, bf16);
+        for (int32_t r = 0; r < n; r++) q8_round_query(&a[r], a->h0 + h, &qq[r]), max[r * nh + h] = -INFINITY;
         for (int32_t j0 = 0; j0 < most; j0 += run)
             for (int32_t r = 0; r < n; r++) {
-                const int32_t j1 = a[r].n_keys - j0 < run ? a[r].n_keys : j0 + run;
-                const float *w = a[r].rows[h];
-                float *o = out[r] + (int64_t)head * hd;
-                for (int32_t i = 0; i < whole && j0 < j1; i += PIECE)
-                    mix_piece(o + i, w, value_ptr(v, i, bf16), a->kv_stride, j0, j1, bf16);
-                for (int32_t i = whole; i < hd; i++) /* head_dim % 32 values, one by one */
-                    for (int32_t j = j0; j < j1; j++)
-                        if (w[j] != 0.0f) o[i] = o[i] + w[j] * value_at(v, (int64_t)j * a->kv_stride + i, bf16);
+                const int32_t j1 = run_end(&a[r], j0, run);
+                if (j0 < j1) scores_q8_head(&a[r], h, &qq[r], j0, j1, &max[r * nh + h]);
             }
     }
+}
+
+static void mix_tile_q8(const sac_kv_heads *a, int32_t n, float *const *out) {
+    const int32_t run = tile_run(a), most = most_keys(a, n);
+    for (int32_t r = 0; r < n; r++) clear_heads(&a[r], out[r]);
+    for (int32_t h = 0; h < a->h1 - a->h0; h++)
+        for (int32_t j0 = 0; j0 < most; j0 += run)
+            for (int32_t r = 0; r < n; r++) {
+                const int32_t j1 = run_end(&a[r], j0, run);
+                if (j0 < j1) mix_q8_head(&a[r], h, out[r], j0, j1);
+            }
 }
 
 static void scores_f32(const sac_kv_heads *a, float *max) { scores(a, max, 0); }
@@ -694,32 +788,6 @@ static void scores_tile_f32(const sac_kv_heads *a, int32_t n, float *max) { scor
 static void scores_tile_bf16(const sac_kv_heads *a, int32_t n, float *max) { scores_tile(a, n, max, 1); }
 static void mix_tile_f32(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, 0); }
 static void mix_tile_bf16(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, 1); }
-
-/* A q8 cache's tile: the same runs, each row's query rounded once a head. */
-static void scores_tile_q8(const sac_kv_heads *a, int32_t n, float *max) {
-    const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
-    q8_query qq[SAC_KV_HEAD_BLOCK];
-    for (int32_t h = 0; h < nh; h++) {
-        for (int32_t r = 0; r < n; r++) q8_round_query(&a[r], a->h0 + h, &qq[r]), max[r * nh + h] = -INFINITY;
-        for (int32_t j0 = 0; j0 < most; j0 += run)
-            for (int32_t r = 0; r < n; r++) {
-                const int32_t j1 = a[r].n_keys - j0 < run ? a[r].n_keys : j0 + run;
-                if (j0 < j1) scores_q8_head(&a[r], h, &qq[r], j0, j1, &max[r * nh + h]);
-            }
-    }
-}
-
-static void mix_tile_q8(const sac_kv_heads *a, int32_t n, float *const *out) {
-    const int32_t hd = a->head_dim, nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
-    for (int32_t r = 0; r < n; r++)
-        for (int32_t i = 0; i < nh * hd; i++) out[r][(int64_t)a->h0 * hd + i] = 0.0f;
-    for (int32_t h = 0; h < nh; h++)
-        for (int32_t j0 = 0; j0 < most; j0 += run)
-            for (int32_t r = 0; r < n; r++) {
-                const int32_t j1 = a[r].n_keys - j0 < run ? a[r].n_keys : j0 + run;
-                if (j0 < j1) mix_q8_head(&a[r], h, out[r], j0, j1);
-            }
-}
 
 /* The passes of each cache type, called through a table: each stays a function of its own in
  * wasm, where binaryen would otherwise inline it (its only caller) into attention's task, and
@@ -744,5 +812,14 @@ static const kv_passes *passes_of(int32_t kv_type) {
 
 void sac_kv_scores(const sac_kv_heads *a, float *max) { passes_of(a->kv_type)->scores(a, max); }
 void sac_kv_mix(const sac_kv_heads *a, float *out) { passes_of(a->kv_type)->mix(a, out); }
-void sac_kv_scores_tile(const sac_kv_heads *a, int32_t n, float *max) { passes_of(a->kv_type)->scores_tile(a, n, max); }
-void sac_kv_mix_tile(const sac_kv_heads *a, int32_t n, float *const *out) { passes_of(a->kv_type)->mix_tile(a, n, out); }
+/* (Tiles of at most SAC_KV_HEAD_BLOCK rows: the q8 passes keep each row's rounded query.) */
+void sac_kv_scores_tile(const sac_kv_heads *a, int32_t n, float *max) {
+    for (int32_t r = 0; r < n; r += SAC_KV_HEAD_BLOCK)
+        passes_of(a->kv_type)->scores_tile(a + r, n - r < SAC_KV_HEAD_BLOCK ? n - r : SAC_KV_HEAD_BLOCK,
+                                           max + (int64_t)r * (a->h1 - a->h0));
+}
+
+void sac_kv_mix_tile(const sac_kv_heads *a, int32_t n, float *const *out) {
+    for (int32_t r = 0; r < n; r += SAC_KV_HEAD_BLOCK)
+        passes_of(a->kv_type)->mix_tile(a + r, n - r < SAC_KV_HEAD_BLOCK ? n - r : SAC_KV_HEAD_BLOCK, out + r);
+}

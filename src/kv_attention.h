@@ -1,5 +1,6 @@
-/* kv_attention.h — the two passes of attention over the keys and values of one query row,
- * for a block of heads at once: scores (q·k) and the weighted sum of values.
+/* kv_attention.h — the two passes of attention over the keys and values of one query row (or
+ * a tile of consecutive rows), for a block of heads at once: scores (q·k) and the weighted sum
+ * of values.
  *
  * Two layouts of the rows: by head (each kv head's rows one after another, as the model's KV
  * cache keeps them: every head's pass is one sequential stream of memory), or interleaved
@@ -47,9 +48,10 @@ void sac_kv_mix(const sac_kv_heads *a, float *out);
 
 /* The same passes for a tile of n query rows over the same keys (a prefill's consecutive
  * tokens): a[r] as the calls above take it for row r, all with the same cache, heads and scale
- * (they differ in q, n_keys, own and rows). Each run of keys comes from memory once for the
- * tile, where row after row each read every key; every score and value has the bits row by row
- * gives. max: n × (h1 − h0), row r's from r × (h1 − h0); out[r]: row r's output row. */
+ * (they differ in q, n_keys, own and rows). Each run of keys comes from memory once for up to
+ * SAC_KV_HEAD_BLOCK rows (more go in pieces that many), where row after row each read every
+ * key; every score and value has the bits row by row gives. max: n × (h1 − h0), row r's from
+ * r × (h1 − h0); out[r]: row r's output row. */
 void sac_kv_scores_tile(const sac_kv_heads *a, int32_t n, float *max);
 void sac_kv_mix_tile(const sac_kv_heads *a, int32_t n, float *const *out);
 

@@ -199,18 +199,16 @@ static void test_rounded_caches_against_float64(void) {
 /* A tile of n query rows (consecutive tokens of a causal batch: row r sees first_keys + r keys,
  * its own key the last, hidden by the mask on some rows) over a by-head cache, heads [h0, h1):
  * every score, maximum and output value has the bits of sac_kv_scores and sac_kv_mix row by
- * row, which test_blocks_match_head_by_head holds to one head at a time. Keys past a run (64
- * f32 rows of 64 values, 128 bf16 ones) and a row whose keys end inside or before one are the
- * cases the tile's runs add. */
+ * row, which test_blocks_match_head_by_head holds to one head at a time; the other heads'
+ * outputs are left alone. Each row's scores have room for its own keys only (so that the
+ * sanitizer builds catch a write past them). */
 static void check_tile(int32_t n_head, int32_t n_kv, int32_t hd, int32_t first_keys, int32_t n, int32_t h0,
                        int32_t h1, int32_t kv_type) {
-    enum { ROWS = 8 };
+    enum { ROWS = 20 };
     const int32_t n_keys = first_keys + n - 1, nh = h1 - h0, room = n_keys + 5;
-    const int64_t head_stride = (int64_t)room * hd;
     const size_t row_bytes = sac_kv_row_bytes(kv_type, hd);
     float *q = malloc(sizeof(float) * (size_t)(n * n_head * hd)), *x = malloc(sizeof(float) * (size_t)hd);
     unsigned char *k = malloc(row_bytes * (size_t)(room * n_kv)), *v = malloc(row_bytes * (size_t)(room * n_kv));
-    float *scores = malloc(sizeof(float) * (size_t)(2 * n * nh * n_keys));
     float *out = malloc(sizeof(float) * (size_t)(2 * n * n_head * hd));
     uint8_t *mask = malloc((size_t)n_keys);
     for (int32_t i = 0; i < n * n_head * hd; i++) q[i] = uniform();
@@ -227,9 +225,9 @@ static void check_tile(int32_t n_head, int32_t n_kv, int32_t hd, int32_t first_k
     float *rows[2][ROWS][SAC_KV_HEAD_BLOCK], max[2][ROWS * SAC_KV_HEAD_BLOCK], *outs[ROWS];
     for (int w = 0; w < 2; w++)
         for (int32_t r = 0; r < n; r++) {
-            for (int32_t h = 0; h < nh; h++) rows[w][r][h] = scores + ((int64_t)(w * n + r) * nh + h) * n_keys;
+            for (int32_t h = 0; h < nh; h++) rows[w][r][h] = malloc(sizeof(float) * (size_t)(first_keys + r));
             a[w][r] = (sac_kv_heads){.q = q + (int64_t)r * n_head * hd, .k = k, .v = v, .kv_type = kv_type,
-                                     .kv_stride = hd, .head_stride = head_stride, .head_dim = hd,
+                                     .kv_stride = hd, .head_stride = (int64_t)room * hd, .head_dim = hd,
                                      .group = n_head / n_kv, .h0 = h0, .h1 = h1, .n_keys = first_keys + r,
                                      .own = first_keys + r - 1, .key_mask = mask,
                                      .scale = 1.0f / sqrtf((float)hd), .rows = rows[w][r]};
@@ -249,25 +247,39 @@ static void check_tile(int32_t n_head, int32_t n_kv, int32_t hd, int32_t first_k
     for (int32_t r = 0; r < n; r++) outs[r] = out + (int64_t)r * n_head * hd;
     sac_kv_mix_tile(a[0], n, outs);
     for (int32_t r = 0; r < n; r++) sac_kv_mix(&a[1][r], out + (int64_t)(n + r) * n_head * hd);
-    for (int32_t r = 0; r < n; r++)
+    int touched = 0; /* other heads' values the tile wrote */
+    for (int32_t r = 0; r < n; r++) {
         differ += memcmp(out + ((int64_t)r * n_head + h0) * hd, out + ((int64_t)(n + r) * n_head + h0) * hd,
                          sizeof(float) * (size_t)(nh * hd)) != 0;
-    CHECK_MSG(differ == 0, "%s tile of %d rows (first %d keys, heads %d-%d of %d/%d, head_dim %d): %d rows differ",
-              sac_kv_type_name(kv_type), n, first_keys, h0, h1, n_head, n_kv, hd, differ);
-    free(q), free(x), free(k), free(v), free(scores), free(out), free(mask);
+        for (int32_t i = 0; i < n_head * hd; i++)
+            touched += (i < h0 * hd || i >= h1 * hd) && !isnan(out[(int64_t)r * n_head * hd + i]);
+    }
+    CHECK_MSG(differ == 0 && touched == 0,
+              "%s tile of %d rows (first %d keys, heads %d-%d of %d/%d, head_dim %d): %d rows differ, %d values of other heads written",
+              sac_kv_type_name(kv_type), n, first_keys, h0, h1, n_head, n_kv, hd, differ, touched);
+    for (int w = 0; w < 2; w++)
+        for (int32_t r = 0; r < n; r++)
+            for (int32_t h = 0; h < nh; h++) free(rows[w][r][h]);
+    free(q), free(x), free(k), free(v), free(out), free(mask);
 }
 
+/* Runs (kv_attention.c's tile_run) for head_dim 64: 64 keys f32, 128 bf16, 224 q8; 40: 100,
+ * 204, 340; 264: 12, 28; 5: 816, 1636, 1820. */
 static void test_tiles_match_row_by_row(void) {
     for (int32_t type = SAC_KV_F32; type <= SAC_KV_Q8; type++) {
-        check_tile(4, 4, 64, 300, 8, 0, 4, type);  /* f32: 4 runs and a part; bf16: 2 and a part */
-        check_tile(4, 4, 64, 128, 8, 1, 2, type);  /* the first row ends on a run's edge */
-        check_tile(6, 2, 64, 62, 5, 2, 5, type);   /* rows ending before, on and past the first run */
-        check_tile(4, 1, 40, 301, 3, 0, 4, type);  /* runs of 100 / 204 keys, a head of 32 + 8 values */
+        check_tile(4, 4, 64, 300, 8, 0, 4, type);   /* several runs for each type */
+        check_tile(4, 4, 64, 128, 8, 1, 2, type);   /* the first row ends on an f32 / bf16 run's edge */
+        check_tile(4, 1, 64, 220, 8, 0, 4, type);   /* rows ending before and past q8's first run; 4 heads a kv head */
+        check_tile(6, 2, 64, 250, 10, 2, 5, type);  /* rows ending before and past 256 (f32, bf16); 3 a kv head */
+        check_tile(6, 2, 64, 62, 5, 2, 5, type);    /* rows ending before, on and past f32's first run */
+        check_tile(4, 1, 40, 700, 8, 0, 4, type);   /* a head of 32 + 8 values (q8: its short block value by value) */
         if (type != SAC_KV_Q8) /* (q8 heads are at most SAC_KV_Q8_MAX_HEAD_DIM) */
-            check_tile(2, 2, 264, 70, 4, 0, 2, type); /* runs of 12 / 28 keys: not a multiple of 8 */
-        check_tile(2, 2, 5, 30, 7, 0, 2, type);    /* odd head_dim: leftovers in both passes */
-        check_tile(3, 3, 16, 1, 8, 0, 3, type);    /* the first row sees one key */
-        check_tile(2, 1, 64, 200, 1, 0, 2, type);  /* a tile of one row */
+            check_tile(2, 2, 264, 70, 4, 0, 2, type); /* runs not a multiple of 8 keys */
+        check_tile(2, 2, 5, 1817, 6, 0, 2, type);   /* odd head_dim (leftovers in both passes), past every type's run */
+        check_tile(3, 3, 16, 1, 8, 0, 3, type);     /* the first row sees one key */
+        check_tile(4, 2, 64, 60, 16, 0, 4, type);   /* sixteen rows, as attention's tiles go */
+        check_tile(4, 2, 64, 90, 20, 1, 4, type);   /* more than SAC_KV_HEAD_BLOCK rows: in two pieces */
+        check_tile(2, 1, 64, 200, 1, 0, 2, type);   /* a tile of one row */
     }
 }
 
