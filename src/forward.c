@@ -158,12 +158,16 @@ typedef struct attention_job {
  * stays visible even when it is padding so that every row has at least one key (cross-attention
  * has none: the source is checked to have a visible token), and its row number in capture
  * (decoder rows by position, encoder rows by source token). */
+static int32_t query_row(const attention_job *job, int32_t t) {
+    return job->kind == SAC_ATTENTION_ENCODER ? t : job->ctx->n_past + t;
+}
+
 static void query_keys(const attention_job *job, int32_t t, int32_t *n_keys, int32_t *own, int32_t *query) {
     const sac_context *ctx = job->ctx;
     const int32_t causal = job->kind == SAC_ATTENTION_SELF;
     *n_keys = causal ? ctx->n_past + t + 1 : job->n_keys;
     *own = causal ? ctx->n_past + t : job->kind == SAC_ATTENTION_ENCODER ? t : -1;
-    *query = job->kind == SAC_ATTENTION_ENCODER ? t : ctx->n_past + t;
+    *query = query_row(job, t);
 }
 
 /* Query row t's heads [h0, h1) as the passes take them, each head's row where capture keeps it
@@ -189,8 +193,7 @@ static sac_kv_heads query_heads(const attention_job *job, float *scratch, int32_
 /* Softmax of query row t's heads [h0, h1), scored into a's rows. */
 static void softmax_heads(const attention_job *job, const sac_kv_heads *a, int32_t t, const float *max) {
     sac_context *ctx = job->ctx;
-    int32_t n_keys, own, query;
-    query_keys(job, t, &n_keys, &own, &query);
+    const int32_t query = query_row(job, t);
     for (int32_t h = a->h0; h < a->h1; h++) {
         float *scores = a->rows[h - a->h0];
         float *pre = sac_capture_score_slot(&ctx->capture, job->kind, job->layer, h, query); /* probe hook */
@@ -229,8 +232,9 @@ static void attend_tile(const attention_job *job, float *scratch, int32_t t0, in
 
 /* Query rows in a self-attention tile: up to QUERY_TILE and the scratch's rows (the heads
  * block), and few enough that each thread gets about four tiles, so that the shared counter
- * still evens out their causal sizes. 1 (no tiles) for other batches, and for grouped-query
- * models, whose token-by-token passes already read each key once for a kv head's query heads.
+ * still evens out their causal sizes; fewer than 2: no tiles. None for other batches, nor for
+ * grouped-query models (measured slower: their token-by-token f32 and bf16 scores already read
+ * each key once for a kv head's query heads).
  * Prefill of 2048 tokens, Node, 2 threads, GPT-2-small-sized llama (12 heads): 107-117 ->
  * 125-127 tokens/s with tiles of 4, 128 with 8, 131-140 with 12; its grouped-query twin (4 query
  * heads a kv head) 153-159 token by token, 147-148 in tiles of 3 rows × 4 heads. */
@@ -246,7 +250,7 @@ static int32_t tile_rows(const attention_job *job, int nth) {
 }
 
 /* The thread's (token, head) items. A self-attention batch of at least eight rows a thread (of
- * a model whose heads each have their own kv head) goes in tiles of consecutive rows
+ * a model of two heads or more, each its own kv head) goes in tiles of consecutive rows
  * (attend_tile), which the threads take from a shared counter, the last (most keys, under the
  * causal mask) first: an even split of the tokens left the thread with the later half three
  * times the keys of the other (a causal 128-token prefill). Other batches of at least a token

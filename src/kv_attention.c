@@ -20,9 +20,10 @@
  *
  * A tile (several query rows over the same keys: a prefill's consecutive tokens) goes head by
  * head through runs of ~16 KB of key or value rows, the tile's rows in turn over a run while it
- * is in L1 (and a kv head's runs once for its query heads): the keys that four query vectors
- * all see scored from one read of each key row (dot_heads), the others and the values vector
- * by vector with the passes' own steps: the same bits.
+ * is in L1 (f32 and bf16: a kv head's runs once for its query heads, and the keys that four
+ * query vectors all see scored from one read of each key row, dot_heads; q8: query head by query
+ * head), the other keys and the values vector by vector with the passes' own steps: the same
+ * bits.
  *
  * A bf16 cache differs only in its loads: each value widened to the f32 it stands for (a
  * 16-bit shift, exact; in wasm a step's eight values come out split by parity, see load8),

@@ -7,7 +7,8 @@
  * the bits of the same head-by-head computation on the bf16-rounded keys and values. Over a q8
  * cache, the bits of the computation kv_cache.h and kv_attention.c define, written here key by
  * key from the cache's bytes (so the SIMD128 build's vector passes are checked against plain C
- * on every build), and within stated tolerances of float64 attention on the unrounded values. */
+ * on every build), and within stated tolerances of float64 attention on the unrounded values.
+ * The tile passes (several query rows over the same keys) give the bits of the row passes. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -276,6 +277,7 @@ static void test_tiles_match_row_by_row(void) {
         if (type != SAC_KV_Q8) /* (q8 heads are at most SAC_KV_Q8_MAX_HEAD_DIM) */
             check_tile(2, 2, 264, 70, 4, 0, 2, type); /* runs not a multiple of 8 keys */
         check_tile(2, 2, 5, 1817, 6, 0, 2, type);   /* odd head_dim (leftovers in both passes), past every type's run */
+        check_tile(3, 3, 13, 700, 5, 0, 3, type);   /* 8 values in lanes and 5 left over, over several runs */
         check_tile(3, 3, 16, 1, 8, 0, 3, type);     /* the first row sees one key */
         check_tile(4, 2, 64, 60, 16, 0, 4, type);   /* sixteen rows, as attention's tiles go */
         check_tile(4, 2, 64, 90, 20, 1, 4, type);   /* more than SAC_KV_HEAD_BLOCK rows: in two pieces */
