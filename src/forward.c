@@ -154,14 +154,14 @@ typedef struct attention_job {
     _Atomic int32_t next_item; /* tokens, or tiles, taken so far (attention_task) */
 } attention_job;
 
-/* The keys query row t of the batch sees (causal: up to its own position), its own key, which
- * stays visible even when it is padding so that every row has at least one key (cross-attention
- * has none: the source is checked to have a visible token), and its row number in capture
- * (decoder rows by position, encoder rows by source token). */
+/* Query row t's row number in capture: decoder rows by position, encoder rows by source token. */
 static int32_t query_row(const attention_job *job, int32_t t) {
     return job->kind == SAC_ATTENTION_ENCODER ? t : job->ctx->n_past + t;
 }
 
+/* The keys query row t of the batch sees (causal: up to its own position), its own key, which
+ * stays visible even when it is padding so that every row has at least one key (cross-attention
+ * has none: the source is checked to have a visible token), and its row number in capture. */
 static void query_keys(const attention_job *job, int32_t t, int32_t *n_keys, int32_t *own, int32_t *query) {
     const sac_context *ctx = job->ctx;
     const int32_t causal = job->kind == SAC_ATTENTION_SELF;
