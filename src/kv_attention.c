@@ -644,10 +644,9 @@ static void mix_q8(const sac_kv_heads *a, float *out) {
  * Node, 2 threads: 8 KB runs as fast, 32 KB 3-5% slower.) */
 #define TILE_RUN_BYTES (16 * 1024)
 
-static int32_t tile_run(const sac_kv_heads *a) {
-    const int64_t row = a->kv_type == SAC_KV_Q8 ? (int64_t)sac_kv_row_bytes(SAC_KV_Q8, a->head_dim)
-                                                : (int64_t)a->head_dim * (a->kv_type == SAC_KV_BF16 ? 2 : 4);
-    int64_t keys = TILE_RUN_BYTES / row;
+/* (type: the cache type the pass reads) */
+static int32_t tile_run(const sac_kv_heads *a, int32_t type) {
+    int64_t keys = TILE_RUN_BYTES / (int64_t)sac_kv_row_bytes(type, a->head_dim);
     keys -= keys % KEYS_PER_STEP;
     return keys < KEYS_PER_STEP ? KEYS_PER_STEP : (int32_t)keys;
 }
@@ -675,8 +674,8 @@ typedef struct tile_query {
 
 /* Keys [j0, j0 + run) of nq query vectors of a tile that share a kv head, each up to its row's
  * keys: those every one sees scored for all of them from one read of each key row (dot_heads,
- * as query heads sharing a kv head are; keep's steps with what the rows share read once), the
- * rest one by one (scores_head). Each score has dot's bits either way. */
+ * as query heads sharing a kv head are), the rest one by one (scores_head). Each score has
+ * dot's bits either way. */
 INLINE void score_queries(const tile_query *t, int nq, int32_t j0, int32_t run, int bf16) {
     const sac_kv_heads *a = t[0].a;
     const int32_t hd = a->head_dim;
@@ -685,22 +684,13 @@ INLINE void score_queries(const tile_query *t, int nq, int32_t j0, int32_t run, 
         if (t[r].a->n_keys < shared) shared = t[r].a->n_keys;
     if (nq > 1 && shared > j0) {
         const void *kh = value_ptr(a->k, (int64_t)((a->h0 + t[0].h) / a->group) * a->head_stride, bf16);
-        const uint8_t *mask = a->key_mask;
-        const float scale = a->scale;
         const float *q[GROUP_STEP];
         float *row[GROUP_STEP], m[GROUP_STEP], s[GROUP_STEP];
-        int32_t own[GROUP_STEP];
-        for (int r = 0; r < nq; r++) {
-            q[r] = t[r].a->q + (int64_t)(a->h0 + t[r].h) * hd, row[r] = t[r].a->rows[t[r].h];
-            own[r] = t[r].a->own, m[r] = *t[r].max;
-        }
+        for (int r = 0; r < nq; r++)
+            q[r] = t[r].a->q + (int64_t)(a->h0 + t[r].h) * hd, row[r] = t[r].a->rows[t[r].h], m[r] = *t[r].max;
         for (int32_t j = j0; j < shared; j++) {
             dot_heads(q, nq, 0, value_ptr(kh, (int64_t)j * a->kv_stride, bf16), hd, s, bf16);
-            for (int r = 0; r < nq; r++) {
-                const float x = mask[j] || j == own[r] ? s[r] * scale : -INFINITY;
-                row[r][j] = x;
-                m[r] = x > m[r] ? x : m[r];
-            }
+            for (int r = 0; r < nq; r++) m[r] = keep(t[r].a, row[r], j, s[r], m[r]);
         }
         for (int r = 0; r < nq; r++) *t[r].max = m[r];
     } else
@@ -721,7 +711,7 @@ INLINE void score_some(const tile_query *t, int nq, int32_t j0, int32_t run, int
 /* Each kv head's runs in key order; over each run, its query heads' vectors of every row,
  * GROUP_STEP at a time. max: n × (h1 − h0). */
 INLINE void scores_tile(const sac_kv_heads *a, int32_t n, float *max, int bf16) {
-    const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
+    const int32_t nh = a->h1 - a->h0, run = tile_run(a, bf16 ? SAC_KV_BF16 : SAC_KV_F32), most = most_keys(a, n);
     for (int32_t i = 0; i < n * nh; i++) max[i] = -INFINITY;
     for (int32_t h = 0; h < nh;) {
         const int32_t heads = kv_group_heads(a, h);
@@ -739,10 +729,11 @@ INLINE void scores_tile(const sac_kv_heads *a, int32_t n, float *max, int bf16) 
     }
 }
 
-/* Each kv head's runs in key order; over each run, its query heads of every row in turn: every
- * output value adds its row's weighted values in key order, as mix does. */
-INLINE void mix_tile(const sac_kv_heads *a, int32_t n, float *const *out, int bf16) {
-    const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
+/* Each kv head's runs in key order; over each run, its query heads of every row in turn
+ * (mix_head, or mix_q8_head for type SAC_KV_Q8): every output value adds its row's weighted
+ * values in key order, as mix and mix_q8 do. */
+INLINE void mix_tile(const sac_kv_heads *a, int32_t n, float *const *out, int32_t type) {
+    const int32_t nh = a->h1 - a->h0, run = tile_run(a, type), most = most_keys(a, n);
     for (int32_t r = 0; r < n; r++) clear_heads(&a[r], out[r]);
     for (int32_t h = 0; h < nh;) {
         const int32_t heads = kv_group_heads(a, h);
@@ -750,7 +741,9 @@ INLINE void mix_tile(const sac_kv_heads *a, int32_t n, float *const *out, int bf
             for (int32_t g = h; g < h + heads; g++)
                 for (int32_t r = 0; r < n; r++) {
                     const int32_t j1 = run_end(&a[r], j0, run);
-                    if (j0 < j1) mix_head(&a[r], g, out[r], j0, j1, bf16);
+                    if (j0 >= j1) continue;
+                    if (type == SAC_KV_Q8) mix_q8_head(&a[r], g, out[r], j0, j1);
+                    else mix_head(&a[r], g, out[r], j0, j1, type == SAC_KV_BF16);
                 }
         h += heads;
     }
@@ -758,7 +751,7 @@ INLINE void mix_tile(const sac_kv_heads *a, int32_t n, float *const *out, int bf
 
 /* A q8 cache's tile: the same runs, each row's query rounded once a head. */
 static void scores_tile_q8(const sac_kv_heads *a, int32_t n, float *max) {
-    const int32_t nh = a->h1 - a->h0, run = tile_run(a), most = most_keys(a, n);
+    const int32_t nh = a->h1 - a->h0, run = tile_run(a, SAC_KV_Q8), most = most_keys(a, n);
     q8_query qq[SAC_KV_HEAD_BLOCK];
     for (int32_t h = 0; h < nh; h++) {
         for (int32_t r = 0; r < n; r++) q8_round_query(&a[r], a->h0 + h, &qq[r]), max[r * nh + h] = -INFINITY;
@@ -770,25 +763,15 @@ static void scores_tile_q8(const sac_kv_heads *a, int32_t n, float *max) {
     }
 }
 
-static void mix_tile_q8(const sac_kv_heads *a, int32_t n, float *const *out) {
-    const int32_t run = tile_run(a), most = most_keys(a, n);
-    for (int32_t r = 0; r < n; r++) clear_heads(&a[r], out[r]);
-    for (int32_t h = 0; h < a->h1 - a->h0; h++)
-        for (int32_t j0 = 0; j0 < most; j0 += run)
-            for (int32_t r = 0; r < n; r++) {
-                const int32_t j1 = run_end(&a[r], j0, run);
-                if (j0 < j1) mix_q8_head(&a[r], h, out[r], j0, j1);
-            }
-}
-
 static void scores_f32(const sac_kv_heads *a, float *max) { scores(a, max, 0); }
 static void scores_bf16(const sac_kv_heads *a, float *max) { scores(a, max, 1); }
 static void mix_f32(const sac_kv_heads *a, float *out) { mix(a, out, 0); }
 static void mix_bf16(const sac_kv_heads *a, float *out) { mix(a, out, 1); }
 static void scores_tile_f32(const sac_kv_heads *a, int32_t n, float *max) { scores_tile(a, n, max, 0); }
 static void scores_tile_bf16(const sac_kv_heads *a, int32_t n, float *max) { scores_tile(a, n, max, 1); }
-static void mix_tile_f32(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, 0); }
-static void mix_tile_bf16(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, 1); }
+static void mix_tile_f32(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, SAC_KV_F32); }
+static void mix_tile_bf16(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, SAC_KV_BF16); }
+static void mix_tile_q8(const sac_kv_heads *a, int32_t n, float *const *out) { mix_tile(a, n, out, SAC_KV_Q8); }
 
 /* The passes of each cache type, called through a table: each stays a function of its own in
  * wasm, where binaryen would otherwise inline it (its only caller) into attention's task, and

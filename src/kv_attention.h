@@ -48,10 +48,10 @@ void sac_kv_mix(const sac_kv_heads *a, float *out);
 
 /* The same passes for a tile of n query rows over the same keys (a prefill's consecutive
  * tokens): a[r] as the calls above take it for row r, all with the same cache, heads, key mask
- * and scale (they differ in q, n_keys, own and rows). Each run of keys comes from memory once for up to
- * SAC_KV_HEAD_BLOCK rows (more go in pieces that many), where row after row each read every
- * key; every score and value has the bits row by row gives. max: n × (h1 − h0), row r's from
- * r × (h1 − h0); out[r]: row r's output row. */
+ * and scale (they differ in q, n_keys, own and rows). Each run of keys comes from memory once
+ * for up to SAC_KV_HEAD_BLOCK rows (more go in pieces that many), where row after row each read
+ * every key; every score and value has the bits row by row gives. max: n × (h1 − h0), row r's
+ * from r × (h1 − h0); out[r]: row r's output row. */
 void sac_kv_scores_tile(const sac_kv_heads *a, int32_t n, float *max);
 void sac_kv_mix_tile(const sac_kv_heads *a, int32_t n, float *const *out);
 
