@@ -452,15 +452,16 @@ static sac_status check_rope_freqs(sac_model *m) {
     return SAC_OK;
 }
 
-/* Every weight is finite: one NaN or infinity makes every later logit NaN. Each tensor is
- * read once through its type's to_float, in chunks, which costs about one pass over the file
- * (measured in saccade.h's load section). */
+/* Every weight is finite: one NaN or infinity makes every later logit NaN. Each tensor's
+ * type says so from the bits that decide it (its finite check reads a block's scales, not
+ * its values); only a tensor that fails is decoded, in chunks, to name the first bad value. */
 static sac_status check_finite(sac_model *m) {
     enum { CHUNK = 1024 }; /* a multiple of every block size */
     float buf[CHUNK];
     for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
         const gguf_tensor *t = &m->gguf.tensors[i];
         const sac_type_traits *tt = sac_type_traits_get(t->type);
+        if (tt->finite(t->data, (int64_t)t->n_elements)) continue;
         const uint8_t *p = t->data;
         for (uint64_t done = 0; done < t->n_elements; done += CHUNK) {
             int64_t k = (int64_t)(t->n_elements - done < CHUNK ? t->n_elements - done : CHUNK);

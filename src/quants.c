@@ -833,3 +833,61 @@ void sac_from_float_q8_K(const float *src, void *dst, int64_t n) {
         b[i].d = 1 / iscale;
     }
 }
+
+/* ------------------------------------------------------------------------------------------
+ * Finite checks (n is a multiple of the type's block size)
+ *
+ * Whether all n values a row codec would give are finite, read from the bits that decide it
+ * rather than decoded: a float type's exponent fields; a block type's f16 scales (d, and m or
+ * dmin). Every value of a block multiplies d (and subtracts a multiple of dmin or adds m), so
+ * one non-finite scale makes every value of its block non-finite (inf times a level of 0 is
+ * NaN); finite scales keep every value finite (at most 65504 · 63 · 128 in magnitude: far
+ * inside f32). So the verdict is the decoded values' own, at a fraction of their cost.
+ * ---------------------------------------------------------------------------------------- */
+
+static inline int f16_finite(sac_f16 h) { return (h & 0x7C00u) != 0x7C00u; }
+
+int sac_finite_f32(const void *src, int64_t n) {
+    const unsigned char *p = src;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, p + 4 * i, sizeof u);
+        bad |= (u & 0x7F800000u) == 0x7F800000u;
+    }
+    return !bad;
+}
+
+int sac_finite_f16(const void *src, int64_t n) {
+    const sac_f16 *h = src;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) bad |= !f16_finite(h[i]);
+    return !bad;
+}
+
+int sac_finite_bf16(const void *src, int64_t n) {
+    const sac_bf16 *h = src;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) bad |= (h[i] & 0x7F80u) == 0x7F80u;
+    return !bad;
+}
+
+/* The block types: whether each block's scales are finite. */
+#define FINITE_BLOCKS(name, block, values, scales_finite)                                        \
+    int name(const void *src, int64_t n) {                                                       \
+        const block *b = src;                                                                    \
+        uint32_t bad = 0;                                                                        \
+        for (int64_t i = 0; i < n / (values); i++) bad |= !(scales_finite);                      \
+        return !bad;                                                                             \
+    }
+FINITE_BLOCKS(sac_finite_q4_0, block_q4_0, SAC_QK, f16_finite(b[i].d))
+FINITE_BLOCKS(sac_finite_q5_0, block_q5_0, SAC_QK, f16_finite(b[i].d))
+FINITE_BLOCKS(sac_finite_q8_0, block_q8_0, SAC_QK, f16_finite(b[i].d))
+FINITE_BLOCKS(sac_finite_q4_1, block_q4_1, SAC_QK, f16_finite(b[i].d) & f16_finite(b[i].m))
+FINITE_BLOCKS(sac_finite_q5_1, block_q5_1, SAC_QK, f16_finite(b[i].d) & f16_finite(b[i].m))
+FINITE_BLOCKS(sac_finite_q2_K, block_q2_K, SAC_QK_K, f16_finite(b[i].d) & f16_finite(b[i].dmin))
+FINITE_BLOCKS(sac_finite_q3_K, block_q3_K, SAC_QK_K, f16_finite(b[i].d))
+FINITE_BLOCKS(sac_finite_q4_K, block_q4_K, SAC_QK_K, f16_finite(b[i].d) & f16_finite(b[i].dmin))
+FINITE_BLOCKS(sac_finite_q5_K, block_q5_K, SAC_QK_K, f16_finite(b[i].d) & f16_finite(b[i].dmin))
+FINITE_BLOCKS(sac_finite_q6_K, block_q6_K, SAC_QK_K, f16_finite(b[i].d))
+#undef FINITE_BLOCKS

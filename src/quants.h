@@ -178,6 +178,23 @@ void sac_from_float_q6_K(const float *src, void *dst, int64_t n);
 void sac_to_float_q8_K(const void *src, float *dst, int64_t n);
 void sac_from_float_q8_K(const float *src, void *dst, int64_t n);
 
+/* Finite checks: 1 when all n values (a multiple of the block size) that the type's to_float
+ * would give are finite, decided from the bits that decide it (a float's exponent, a block's
+ * f16 scales) without decoding: what the loader checks every weight with. */
+int sac_finite_f32(const void *src, int64_t n);
+int sac_finite_f16(const void *src, int64_t n);
+int sac_finite_bf16(const void *src, int64_t n);
+int sac_finite_q4_0(const void *src, int64_t n);
+int sac_finite_q5_0(const void *src, int64_t n);
+int sac_finite_q8_0(const void *src, int64_t n);
+int sac_finite_q4_1(const void *src, int64_t n);
+int sac_finite_q5_1(const void *src, int64_t n);
+int sac_finite_q2_K(const void *src, int64_t n);
+int sac_finite_q3_K(const void *src, int64_t n);
+int sac_finite_q4_K(const void *src, int64_t n);
+int sac_finite_q5_K(const void *src, int64_t n);
+int sac_finite_q6_K(const void *src, int64_t n);
+
 /* ggml's nearest_int: round to nearest, ties to even, by adding 1.5 * 2^23 (exact for
  * |x| < 2^22, which the callers ensure; NaN gives 0). */
 int sac_nearest_int(float x);

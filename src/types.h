@@ -41,6 +41,7 @@ typedef struct sac_type_traits {
     /* row codecs; n must be a multiple of block_size */
     void (*to_float)(const void *src, float *dst, int64_t n);
     void (*from_float)(const float *src, void *dst, int64_t n);
+    int (*finite)(const void *src, int64_t n); /* 1 when to_float would give only finite values */
     /* As a weight type: activations are converted to this type's layout first, and the
      * kernels compute output rows [o0, o1) for one activation row (matvec) or several. */
     uint32_t vec_dot_type;

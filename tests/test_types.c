@@ -308,8 +308,8 @@ static void test_table_entries(void) {
         n_implemented++;
         CHECK_MSG(t->name && !strcmp(t->name, sac_type_name(type)), "type %u: name", type);
         CHECK_MSG(t->block_size > 0 && t->type_size > 0, "type %u: sizes", type);
-        CHECK_MSG(t->to_float && t->from_float && t->matvec && t->matmat, "type %u: a codec or kernel is missing",
-                  type);
+        CHECK_MSG(t->to_float && t->from_float && t->finite && t->matvec && t->matmat,
+                  "type %u: a codec, finite check or kernel is missing", type);
         const sac_type_traits *act = sac_type_vec_dot_traits(t);
         CHECK_MSG(act->to_float && act->block_size > 0 && t->block_size % act->block_size == 0 &&
                       (act->activations_size || t->vec_dot_type == SAC_TYPE_F32),
@@ -362,6 +362,46 @@ static void test_codecs_stay_in_their_rows(void) {
         float tol = type == SAC_TYPE_Q2_K || type == SAC_TYPE_Q3_K ? 8.0f / 3 : 0.8f;
         for (int64_t i = 0; i < n; i++) close &= fabsf(y[i + 1] - x[i]) <= tol;
         CHECK_MSG(close, "%s: the values did not come back", t->name);
+    }
+}
+
+/* Each type's finite check gives the verdict of its decoded values: rows of random bytes, a
+ * quarter of them 0xFF (so that exponent fields of all ones, a float's or a block scale's, are
+ * common), each checked against to_float; both verdicts must occur. Then rows whose every
+ * 16-bit word is 0x7BFF (scales of 65504 and levels near the largest: finite values of the
+ * largest magnitudes the formats reach) must pass. */
+static void test_finite_checks_agree_with_decoding(void) {
+    uint64_t s = 4242;
+    for (uint32_t type = 0; type < SAC_TYPE_COUNT; type++) {
+        const sac_type_traits *t = sac_type_traits_get(type);
+        if (!t) continue;
+        int verdicts[2] = {0, 0};
+        _Alignas(8) unsigned char data[4 * sizeof(block_q6_K)];
+        float y[4 * SAC_QK_K];
+        for (int trial = 0; trial < 2000; trial++) {
+            const int64_t n = (1 + trial % 4) * t->block_size;
+            const size_t bytes = (size_t)(n / t->block_size) * t->type_size;
+            for (size_t i = 0; i < bytes; i++) {
+                const uint32_t r = rng_next(&s);
+                data[i] = r % 4 == 0 ? 0xFF : (unsigned char)(r >> 8);
+            }
+            t->to_float(data, y, n);
+            int decoded = 1;
+            for (int64_t i = 0; i < n; i++) decoded &= isfinite(y[i]) != 0;
+            const int checked = t->finite(data, n);
+            CHECK_MSG(checked == decoded, "%s, trial %d: the finite check says %d, the decoded values %d", t->name,
+                      trial, checked, decoded);
+            verdicts[decoded]++;
+        }
+        CHECK_MSG(verdicts[0] >= 100 && verdicts[1] >= 100, "%s: %d rows with a non-finite value, %d without",
+                  t->name, verdicts[0], verdicts[1]);
+        const int64_t n = 4 * t->block_size;
+        const size_t bytes = 4 * t->type_size;
+        for (size_t i = 0; i < bytes; i += 2) data[i] = 0xFF, data[i + 1] = 0x7B; /* 0x7BFF: the largest finite half */
+        t->to_float(data, y, n);
+        int decoded = 1;
+        for (int64_t i = 0; i < n; i++) decoded &= isfinite(y[i]) != 0;
+        CHECK_MSG(decoded && t->finite(data, n), "%s: the largest scales and levels", t->name);
     }
 }
 
@@ -1146,6 +1186,7 @@ int main(void) {
     RUN(test_block_layout);
     RUN(test_table_entries);
     RUN(test_codecs_stay_in_their_rows);
+    RUN(test_finite_checks_agree_with_decoding);
     RUN(test_row_bytes);
     RUN(test_type_names);
     RUN(test_q8_0_matches_reference);
