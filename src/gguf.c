@@ -403,6 +403,13 @@ static sac_status check_tensor_placement(const gguf_file *f, sac_error *err) {
                             "tensor '" NAME_FMT "' has offset %" PRIu64
                             ", which is not a multiple of the alignment %" PRIu32,
                             NAME_ARG(t->name), t->offset, f->alignment);
+        /* (the data section itself starts at 16: place_data) */
+        const sac_type_traits *tr = sac_type_traits_get(t->type); /* read_tensor_info took only these */
+        if (t->offset % tr->align != 0)
+            return sac_fail(err, SAC_ERR_FORMAT,
+                            "tensor '" NAME_FMT "' of type %s has offset %" PRIu64
+                            ", which is not a multiple of %zu, the alignment its values are read at",
+                            NAME_ARG(t->name), tr->name, t->offset, tr->align);
         if (!sac_add_u64(t->offset, t->n_bytes, &end) || end > f->data_size)
             return sac_fail(err, SAC_ERR_FORMAT,
                             "tensor '" NAME_FMT "' data is out of bounds: %" PRIu64

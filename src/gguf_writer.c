@@ -283,8 +283,9 @@ sac_status sac_gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t
                         "gguf_writer: tensor '%s' of type %s has rows of %" PRIu64
                         " values, not a multiple of %" PRId64,
                         name, tr->name, t.ne[0], tr->block_size);
-    if (!sac_mul_u64(n_elements / (uint64_t)tr->block_size, tr->type_size, &expected) ||
-        expected != n_bytes)
+    if (!sac_mul_u64(n_elements / (uint64_t)tr->block_size, tr->type_size, &expected))
+        return sac_fail(err, SAC_ERR_ARG, "gguf_writer: tensor '%s': its size in bytes overflows", name);
+    if (expected != n_bytes)
         return sac_fail(err, SAC_ERR_ARG,
                         "gguf_writer: tensor '%s' of type %s and %" PRIu64
                         " elements needs %" PRIu64 " bytes, got %zu",

@@ -1,4 +1,4 @@
-/* quants.c — f16 conversion and the row codecs of each format.
+/* quants.c — f16 conversion, and the row codecs and finite checks of each format.
  *
  * The quantizers follow ggml's reference ones (quantize_row_q8_0_ref, quantize_row_q4_0_ref)
  * operation for operation, so that a tensor quantized here has the same bytes as one
@@ -841,8 +841,8 @@ void sac_from_float_q8_K(const float *src, void *dst, int64_t n) {
  * rather than decoded: a float type's exponent fields; a block type's f16 scales (d, and m or
  * dmin). Every value of a block multiplies d (and subtracts a multiple of dmin or adds m), so
  * one non-finite scale makes every value of its block non-finite (inf times a level of 0 is
- * NaN); finite scales keep every value finite (at most 65504 · 63 · 128 in magnitude: far
- * inside f32). So the verdict is the decoded values' own, at a fraction of their cost.
+ * NaN); finite scales keep every value finite (at most 65504 · 128 · 32 in magnitude, Q6_K's:
+ * far inside f32). So the verdict is the decoded values' own, at a fraction of their cost.
  * ---------------------------------------------------------------------------------------- */
 
 static inline int f16_finite(sac_f16 h) { return (h & 0x7C00u) != 0x7C00u; }

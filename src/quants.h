@@ -178,9 +178,8 @@ void sac_from_float_q6_K(const float *src, void *dst, int64_t n);
 void sac_to_float_q8_K(const void *src, float *dst, int64_t n);
 void sac_from_float_q8_K(const float *src, void *dst, int64_t n);
 
-/* Finite checks: 1 when all n values (a multiple of the block size) that the type's to_float
- * would give are finite, decided from the bits that decide it (a float's exponent, a block's
- * f16 scales) without decoding: what the loader checks every weight with. */
+/* Finite checks: 1 when every value to_float would give for these n is finite (read from a
+ * float's exponent or a block's scales; quants.c says why that is exact). */
 int sac_finite_f32(const void *src, int64_t n);
 int sac_finite_f16(const void *src, int64_t n);
 int sac_finite_bf16(const void *src, int64_t n);

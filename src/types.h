@@ -1,6 +1,7 @@
 /* types.h — tensor element types, with ggml's numbering, and the one table of what each type
- * needs: its name, block size and bytes, its codecs to and from f32, the type its activations
- * are converted to before the products (vec_dot_type, as in ggml), and its kernels.
+ * needs: its name, block size, bytes and alignment, its codecs to and from f32 and its finite
+ * check, the type its activations are converted to before the products (vec_dot_type, as in
+ * ggml), and its kernels.
  *
  * Adding a type is one entry in the table (types.c) plus what the entry names: the block
  * layout and codecs (quants.h) and the kernels (kernels.h). No other code in src/ chooses
@@ -38,6 +39,7 @@ typedef struct sac_type_traits {
     const char *name;   /* "F32", "Q8_0", ... */
     int64_t block_size; /* values per block (1 for float types) */
     size_t type_size;   /* bytes per block */
+    size_t align;       /* the alignment its values or blocks are read at (a tensor must start at one) */
     /* row codecs; n must be a multiple of block_size */
     void (*to_float)(const void *src, float *dst, int64_t n);
     void (*from_float)(const float *src, void *dst, int64_t n);

@@ -95,6 +95,18 @@ static bytes tensor_file(const tinfo *t, int n, size_t data_bytes) {
     return b;
 }
 
+/* As tensor_file, with general.alignment set to `alignment` (the data section padded to it). */
+static bytes tensor_file_aligned(const tinfo *t, int n, size_t data_bytes, uint32_t alignment) {
+    bytes b = {0};
+    put_header(&b, 3, (uint64_t)n, 2);
+    put_kv_str(&b, "general.architecture", "test");
+    put_kv_u32(&b, "general.alignment", alignment);
+    for (int i = 0; i < n; i++) put_tensor_info(&b, &t[i]);
+    put_pad(&b, alignment);
+    put_zeros(&b, data_bytes);
+    return b;
+}
+
 static int contains(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
 
 /* Parses a private copy of exactly `size` bytes (so that ASan sees any over-read) and
@@ -811,6 +823,27 @@ static void test_bad_tensor_infos(void) {
     free(b.p);
     b = tensor_file(&(tinfo){"w", 1, {4}, SAC_TYPE_F32, 8}, 1, 128);
     EXPECT_FAIL(b, SAC_ERR_FORMAT, "tensor 'w' has offset 8, which is not a multiple of the alignment 32", "misaligned");
+    free(b.p);
+    /* A file whose own alignment allows any offset still places each tensor where its type's
+     * values can be read (f32 at 4, f16 and blocks of f16 scales at 2). */
+    b = tensor_file_aligned(&(tinfo){"w", 1, {4}, SAC_TYPE_F32, 2}, 1, 64, 2);
+    EXPECT_FAIL(b, SAC_ERR_FORMAT,
+                "tensor 'w' of type F32 has offset 2, which is not a multiple of 4, the alignment its values are read at",
+                "f32 at 2");
+    free(b.p);
+    b = tensor_file_aligned(&(tinfo){"w", 1, {32}, SAC_TYPE_Q8_0, 1}, 1, 64, 1);
+    EXPECT_FAIL(b, SAC_ERR_FORMAT, "tensor 'w' of type Q8_0 has offset 1, which is not a multiple of 2", "q8_0 at 1");
+    free(b.p);
+    const tinfo at_their_alignment[2] = {{"h", 1, {4}, SAC_TYPE_F16, 2}, {"q", 1, {32}, SAC_TYPE_Q8_0, 10}};
+    b = tensor_file_aligned(at_their_alignment, 2, 64, 1);
+    {
+        gguf_file f;
+        sac_error err = {0};
+        CHECK_MSG(sac_gguf_parse(&f, b.p, b.len, &err) == SAC_OK, "tensors at their types' alignment: %s", err.msg);
+        for (uint64_t i = 0; i < f.n_tensors; i++)
+            CHECK_MSG((uintptr_t)f.tensors[i].data % 2 == 0, "tensor %" PRIu64 " placed at an odd address", i);
+        sac_gguf_release(&f);
+    }
     free(b.p);
 
     /* Two tensors: the second overlaps the first, or has the same name. */

@@ -308,6 +308,8 @@ static void test_table_entries(void) {
         n_implemented++;
         CHECK_MSG(t->name && !strcmp(t->name, sac_type_name(type)), "type %u: name", type);
         CHECK_MSG(t->block_size > 0 && t->type_size > 0, "type %u: sizes", type);
+        CHECK_MSG(t->align > 0 && (t->align & (t->align - 1)) == 0 && t->type_size % t->align == 0 && 16 % t->align == 0,
+                  "type %u: alignment %zu", type, t->align); /* (the data section starts at 16) */
         CHECK_MSG(t->to_float && t->from_float && t->finite && t->matvec && t->matmat,
                   "type %u: a codec, finite check or kernel is missing", type);
         const sac_type_traits *act = sac_type_vec_dot_traits(t);
@@ -368,8 +370,8 @@ static void test_codecs_stay_in_their_rows(void) {
 /* Each type's finite check gives the verdict of its decoded values: rows of random bytes, a
  * quarter of them 0xFF (so that exponent fields of all ones, a float's or a block scale's, are
  * common), each checked against to_float; both verdicts must occur. Then rows whose every
- * 16-bit word is 0x7BFF (scales of 65504 and levels near the largest: finite values of the
- * largest magnitudes the formats reach) must pass. */
+ * 16-bit word is 0x7BFF (every f16 scale 65504, the largest finite half, and large levels)
+ * must pass. */
 static void test_finite_checks_agree_with_decoding(void) {
     uint64_t s = 4242;
     for (uint32_t type = 0; type < SAC_TYPE_COUNT; type++) {
@@ -378,6 +380,7 @@ static void test_finite_checks_agree_with_decoding(void) {
         int verdicts[2] = {0, 0};
         _Alignas(8) unsigned char data[4 * sizeof(block_q6_K)];
         float y[4 * SAC_QK_K];
+        CHECK_MSG(4 * t->type_size <= sizeof data && 4 * t->block_size <= 4 * SAC_QK_K, "%s: larger blocks", t->name);
         for (int trial = 0; trial < 2000; trial++) {
             const int64_t n = (1 + trial % 4) * t->block_size;
             const size_t bytes = (size_t)(n / t->block_size) * t->type_size;
