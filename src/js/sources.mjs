@@ -57,17 +57,25 @@ async function fileSource(path) {
   }
   return {
     size,
+    // Two buffers: the next read goes on while the caller copies the chunk just yielded (into
+    // fresh heap pages, which fault on first touch: the slower half), not after it. A chunk
+    // stays valid until the caller asks for the next one, as with one buffer.
     async *chunks() {
       const handle = await open(path, 'r');
-      const buffer = new Uint8Array(Math.min(CHUNK, Math.max(1, size)));
+      const n = Math.min(CHUNK, Math.max(1, size));
+      const buffers = [new Uint8Array(n), new Uint8Array(n)];
+      let reading = handle.read(buffers[0], 0, n, 0);
       try {
-        for (let at = 0; ; ) {
-          const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
+        for (let at = 0, k = 0; ; k ^= 1) {
+          const { bytesRead } = await reading;
+          reading = null;
           if (bytesRead === 0) return;
           at += bytesRead;
-          yield buffer.subarray(0, bytesRead);
+          reading = handle.read(buffers[k ^ 1], 0, n, at);
+          yield buffers[k].subarray(0, bytesRead);
         }
       } finally {
+        await reading?.catch(() => {}); // a read still going: its failure must not go unhandled (close waits for it)
         await handle.close();
       }
     },

@@ -1,11 +1,14 @@
 // Every kind of model source loads the same model, reporting progress as it streams.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { loadModel } from '../../src/js/index.mjs';
+import { openSource } from '../../src/js/sources.mjs';
 import { DEMO_PATHS, serve } from '../../web/serve.mjs';
 import { fixture, root } from './helpers.mjs';
 
@@ -76,6 +79,42 @@ test('Node file paths and file: URLs', async () => {
   await check(file, bytes.length);
   await check(pathToFileURL(file), bytes.length);
   await check(pathToFileURL(file).href, bytes.length);
+});
+
+test('a file of several chunks comes out whole and in order, each chunk valid until the next is asked for', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'saccade-chunks-'));
+  try {
+    const big = new Uint8Array(2 * 8 * 2 ** 20 + 12345); // two whole 8 MiB chunks and a piece
+    for (let i = 0; i < big.length; i += 4096) big[i] = (i / 4096) % 251;
+    big[big.length - 1] = 7;
+    const where = path.join(dir, 'big.bin');
+    writeFileSync(where, big);
+    const source = await openSource(where);
+    assert.equal(source.size, big.length);
+    const got = new Uint8Array(big.length);
+    let at = 0;
+    let chunks = 0;
+    for await (const chunk of source.chunks()) {
+      const copy = chunk.slice(); // the next read must not reach this chunk before it is asked for
+      await new Promise((r) => setTimeout(r, 5));
+      assert.deepEqual(chunk, copy, `chunk ${chunks} changed before the next was asked for`);
+      got.set(chunk, at);
+      at += chunk.length;
+      chunks++;
+    }
+    assert.equal(at, big.length);
+    assert.equal(chunks, 3);
+    assert.ok(Buffer.compare(got, big) === 0, 'the bytes as in the file');
+    const openFiles = () => (existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : 0);
+    const before = openFiles();
+    for await (const chunk of (await openSource(where)).chunks()) { // a consumer that stops early
+      assert.equal(chunk.length, 8 * 2 ** 20);
+      break;
+    }
+    assert.equal(openFiles(), before, 'the file is closed');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('http URLs (string and URL), Response and ReadableStream, with and without a known length', async () => {
