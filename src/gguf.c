@@ -408,8 +408,9 @@ static sac_status check_tensor_placement(const gguf_file *f, sac_error *err) {
         if (t->offset % tr->align != 0)
             return sac_fail(err, SAC_ERR_FORMAT,
                             "tensor '" NAME_FMT "' of type %s has offset %" PRIu64
-                            ", which is not a multiple of %zu, the alignment its values are read at",
-                            NAME_ARG(t->name), tr->name, t->offset, tr->align);
+                            ", which is not a multiple of %zu, the alignment its values are read at"
+                            " (the file's general.alignment is %" PRIu32 ")",
+                            NAME_ARG(t->name), tr->name, t->offset, tr->align, f->alignment);
         if (!sac_add_u64(t->offset, t->n_bytes, &end) || end > f->data_size)
             return sac_fail(err, SAC_ERR_FORMAT,
                             "tensor '" NAME_FMT "' data is out of bounds: %" PRIu64

@@ -119,6 +119,10 @@ static int has_key(const gguf_writer *w, const char *key) {
     return 0;
 }
 
+/* Tensors are packed at the alignment, so below 4 (an f32 value's) one could start where its
+ * values cannot be read, which gguf.c refuses. */
+#define MIN_ALIGNMENT 4
+
 /* Appends an entry, taking ownership of `value` (freed here on failure). */
 static sac_status add_kv(gguf_writer *w, const char *key, uint32_t type, uint8_t *value,
                          size_t value_len, sac_error *err) {
@@ -129,8 +133,9 @@ static sac_status add_kv(gguf_writer *w, const char *key, uint32_t type, uint8_t
         uint64_t a = type == GGUF_TYPE_U32 ? value[0] | (uint64_t)value[1] << 8 |
                                                  (uint64_t)value[2] << 16 | (uint64_t)value[3] << 24
                                            : 0;
-        if (type != GGUF_TYPE_U32 || !is_power_of_two(a))
-            st = sac_fail(err, SAC_ERR_ARG, "gguf_writer: general.alignment must be a u32 power of two");
+        if (type != GGUF_TYPE_U32 || !is_power_of_two(a) || a < MIN_ALIGNMENT)
+            st = sac_fail(err, SAC_ERR_ARG, "gguf_writer: general.alignment must be a u32 power of two, at least %d",
+                          MIN_ALIGNMENT);
         else
             w->alignment = (uint32_t)a;
     }
@@ -249,6 +254,11 @@ sac_status sac_gguf_writer_set_alignment(gguf_writer *w, uint32_t alignment, sac
     if (!is_power_of_two(alignment))
         return sac_fail(err, SAC_ERR_ARG, "gguf_writer: alignment %" PRIu32 " is not a power of two",
                         alignment);
+    if (alignment < MIN_ALIGNMENT)
+        return sac_fail(err, SAC_ERR_ARG,
+                        "gguf_writer: alignment %" PRIu32 " is below %d: packed at it, an f32 tensor could "
+                        "start where it cannot be read (the reader refuses that)",
+                        alignment, MIN_ALIGNMENT);
     return sac_gguf_writer_set_u32(w, "general.alignment", alignment, err);
 }
 

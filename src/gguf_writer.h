@@ -50,7 +50,7 @@ sac_status sac_gguf_writer_set_string_array(gguf_writer *w, const char *key,
                                         const char *const *strings, uint64_t count,
                                         sac_error *err);
 
-/* Sets the data alignment (a power of two; default 32) and records it as the
+/* Sets the data alignment (a power of two, at least 4; default 32) and records it as the
  * general.alignment key, which can then not be set again. */
 sac_status sac_gguf_writer_set_alignment(gguf_writer *w, uint32_t alignment, sac_error *err);
 

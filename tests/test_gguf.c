@@ -410,6 +410,8 @@ static void test_writer_rejects_bad_input(void) {
     CHECK(sac_gguf_writer_set_u32(w, "a", 1, &err) == SAC_OK);
     CHECK(sac_gguf_writer_set_i32(w, "a", 2, &err) == SAC_ERR_ARG && contains(err.msg, "already set"));
     CHECK(sac_gguf_writer_set_alignment(w, 48, &err) == SAC_ERR_ARG && contains(err.msg, "power of two"));
+    CHECK(sac_gguf_writer_set_alignment(w, 2, &err) == SAC_ERR_ARG && contains(err.msg, "is below 4"));
+    CHECK(sac_gguf_writer_set_u32(w, "general.alignment", 1, &err) == SAC_ERR_ARG && contains(err.msg, "at least 4"));
     CHECK(sac_gguf_writer_set_i32(w, "general.alignment", 64, &err) == SAC_ERR_ARG);
     CHECK(sac_gguf_writer_set_array(w, "b", GGUF_TYPE_U32, 3, data, 8, &err) == SAC_ERR_ARG &&
           contains(err.msg, "needs 12 bytes"));
@@ -419,6 +421,9 @@ static void test_writer_rejects_bad_input(void) {
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_Q8_0, 1, ne_odd, data, 51, &err) == SAC_ERR_ARG &&
           contains(err.msg, "not a multiple of 32"));
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 2, ne_zero, data, 0, &err) == SAC_ERR_ARG);
+    const int64_t ne_huge[1] = {INT64_C(1) << 62}; /* 2^64 bytes of f32 */
+    CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 1, ne_huge, data, 8, &err) == SAC_ERR_ARG &&
+          contains(err.msg, "its size in bytes overflows"));
     CHECK(sac_gguf_writer_add_tensor(w, "t", SAC_TYPE_F32, 5, ne_ok, data, 256, &err) == SAC_ERR_ARG);
     CHECK(sac_gguf_writer_add_tensor(w, "t", 20 /* IQ4_NL */, 2, ne_ok, data, 40, &err) == SAC_ERR_UNSUPPORTED &&
           contains(err.msg, "IQ4_NL"));
@@ -828,7 +833,8 @@ static void test_bad_tensor_infos(void) {
      * values can be read (f32 at 4, f16 and blocks of f16 scales at 2). */
     b = tensor_file_aligned(&(tinfo){"w", 1, {4}, SAC_TYPE_F32, 2}, 1, 64, 2);
     EXPECT_FAIL(b, SAC_ERR_FORMAT,
-                "tensor 'w' of type F32 has offset 2, which is not a multiple of 4, the alignment its values are read at",
+                "tensor 'w' of type F32 has offset 2, which is not a multiple of 4, the alignment its values are read at "
+                "(the file's general.alignment is 2)",
                 "f32 at 2");
     free(b.p);
     b = tensor_file_aligned(&(tinfo){"w", 1, {32}, SAC_TYPE_Q8_0, 1}, 1, 64, 1);

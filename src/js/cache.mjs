@@ -37,24 +37,12 @@ async function openCache(name) {
   }
 }
 
-/**
- * The server's HEAD answer for `url`, asked at once: { answer: a promise of the Response, or
- * null when the request failed, cancel() }. Asked while the cache is opened and searched, so that
- * a cached copy is checked without a round trip after that; cancelled when nothing is cached.
- */
-function askServer(url, signal) {
-  const asking = new AbortController();
-  const stop = () => asking.abort();
-  signal?.addEventListener('abort', stop, { once: true });
-  const answer = fetch(url, { method: 'HEAD', cache: 'no-store', signal: asking.signal })
-    .catch(() => null)
-    .finally(() => signal?.removeEventListener('abort', stop));
-  return { answer, cancel: stop };
-}
-
-/** Whether the cached copy still matches what the server has (head: its HEAD answer, or null). */
-function isFresh(head, cached, signal) {
-  if (!head) {
+/** Whether the cached copy still matches what the server has. */
+async function isFresh(url, cached, signal) {
+  let head;
+  try {
+    head = await fetch(url, { method: 'HEAD', cache: 'no-store', signal });
+  } catch {
     signal?.throwIfAborted();
     return true; // offline (or HEAD not allowed across origins): the cached copy is all there is
   }
@@ -106,8 +94,7 @@ const HIT = { status: 'hit', message: 'read from the browser cache' };
 
 /**
  * Opens a model URL through the cache `name`: from the cache when a complete, current copy is
- * there (the server asked about it while the cache is searched), else from the network while a
- * copy goes to the cache. Resolves to
+ * there, else from the network while a copy goes to the cache. Resolves to
  *   { body: Blob | Response, from: 'cache' | 'network', settle(verdict), storing },
  * or null when there is no Cache API here; `storing` is true when a copy is being written (its
  * settle then waits for the write). `settle` takes the load's verdict — 'loaded' (the
@@ -116,18 +103,15 @@ const HIT = { status: 'hit', message: 'read from the browser cache' };
  * cache copy once it is written.
  */
 export async function openCachedUrl(url, name, signal) {
-  if (!cacheAvailable()) return null;
   let t = now();
-  const server = askServer(url, signal);
   const cache = await openCache(name);
-  const cached = cache && (await cache.match(url));
-  if (!cached) server.cancel();
   if (!cache) return null;
+  const cached = await cache.match(url);
   measure('cache-match', t);
   if (cached) {
     const recorded = cached.headers.get(BYTES);
     t = now();
-    const fresh = recorded !== null && isFresh(await server.answer, cached, signal);
+    const fresh = recorded !== null && (await isFresh(url, cached, signal));
     measure('cache-fresh', t);
     if (fresh) {
       t = now();

@@ -62,20 +62,27 @@ async function fileSource(path) {
     // stays valid until the caller asks for the next one, as with one buffer.
     async *chunks() {
       const handle = await open(path, 'r');
-      const n = Math.min(CHUNK, Math.max(1, size));
-      const buffers = [new Uint8Array(n), new Uint8Array(n)];
-      let reading = handle.read(buffers[0], 0, n, 0);
+      let reading = null;
+      // A read's failure is handled where it is awaited, or not at all once the caller stopped:
+      // never unhandled while the caller holds a chunk.
+      const read = (buffer, at) => {
+        reading = handle.read(buffer, 0, buffer.length, at);
+        reading.catch(() => {});
+      };
       try {
+        const n = Math.min(CHUNK, Math.max(1, size));
+        const buffers = [new Uint8Array(n), new Uint8Array(n)];
+        read(buffers[0], 0);
         for (let at = 0, k = 0; ; k ^= 1) {
           const { bytesRead } = await reading;
           reading = null;
           if (bytesRead === 0) return;
           at += bytesRead;
-          reading = handle.read(buffers[k ^ 1], 0, n, at);
+          read(buffers[k ^ 1], at);
           yield buffers[k].subarray(0, bytesRead);
         }
       } finally {
-        await reading?.catch(() => {}); // a read still going: its failure must not go unhandled (close waits for it)
+        await reading?.catch(() => {}); // (close would wait for it anyway)
         await handle.close();
       }
     },
