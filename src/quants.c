@@ -847,29 +847,36 @@ void sac_from_float_q8_K(const float *src, void *dst, int64_t n) {
 
 static inline int f16_finite(sac_f16 h) { return (h & 0x7C00u) != 0x7C00u; }
 
-int sac_finite_f32(const void *src, int64_t n) {
+/* The float types, eight bytes at a time: in each value's lane, the exponent field (mask) plus
+ * its lowest bit (low) carries into the lane's top bit exactly when the field is all ones, and
+ * never further, so the lanes stay apart in one 64-bit sum (and SIMD sums eight halves at once,
+ * where a compare per value widened each to 32 bits). The last word is padded with zeros. */
+static uint64_t exponent_carries(const void *src, int64_t bytes, uint64_t mask, uint64_t low) {
     const unsigned char *p = src;
-    uint32_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, p + 4 * i, sizeof u);
-        bad |= (u & 0x7F800000u) == 0x7F800000u;
+    uint64_t carry = 0, w;
+    int64_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        memcpy(&w, p + i, sizeof w);
+        carry |= (w & mask) + low;
     }
-    return !bad;
+    if (i < bytes) {
+        w = 0;
+        memcpy(&w, p + i, (size_t)(bytes - i));
+        carry |= (w & mask) + low;
+    }
+    return carry;
+}
+
+int sac_finite_f32(const void *src, int64_t n) {
+    return !(exponent_carries(src, 4 * n, 0x7F8000007F800000u, 0x0080000000800000u) & 0x8000000080000000u);
 }
 
 int sac_finite_f16(const void *src, int64_t n) {
-    const sac_f16 *h = src;
-    uint32_t bad = 0;
-    for (int64_t i = 0; i < n; i++) bad |= !f16_finite(h[i]);
-    return !bad;
+    return !(exponent_carries(src, 2 * n, 0x7C007C007C007C00u, 0x0400040004000400u) & 0x8000800080008000u);
 }
 
 int sac_finite_bf16(const void *src, int64_t n) {
-    const sac_bf16 *h = src;
-    uint32_t bad = 0;
-    for (int64_t i = 0; i < n; i++) bad |= (h[i] & 0x7F80u) == 0x7F80u;
-    return !bad;
+    return !(exponent_carries(src, 2 * n, 0x7F807F807F807F80u, 0x0080008000800080u) & 0x8000800080008000u);
 }
 
 /* The block types: whether each block's scales are finite. */

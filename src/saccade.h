@@ -68,9 +68,9 @@ enum {
  *     LongRoPE factors; its attention.sliding_window is read as llama.cpp reads it: not at all);
  *   - every weight is finite, read from the bits that decide it (a float's exponent, a
  *     quantized block's scales; values are decoded only to name the first bad one): natively,
- *     GPT-2 small loads in 12 ms as Q8_0, 8 ms as Q4_0, 6 ms as Q4_K, 4 ms as Q6_K, 31 ms as
- *     F16 and 50 ms as F32 (a read of its 652 MB), where decoding every value took 60, 116,
- *     68, 251, 330 and 84 ms (AMD EPYC, Zen 1); the shipped models in under 1 ms;
+ *     GPT-2 small loads in 10 ms as Q8_0, 6 ms as Q4_0 or Q4_K, 3 ms as Q6_K, 22 ms as F16
+ *     and 48 ms as F32 (a read of its 652 MB), where decoding every value took 60, 116, 68,
+ *     251, 330 and 84 ms (AMD EPYC, Zen 1); the shipped models in under 1 ms;
  *   - keys and tensor names are well-formed UTF-8 without NUL, general.architecture too.
  * SAC_LOAD_VOCAB_ONLY checks only the container and the tokenizer.
  * Like sqlite3_open, *out receives a handle even when loading fails (so that

@@ -405,6 +405,25 @@ static void test_finite_checks_agree_with_decoding(void) {
         int decoded = 1;
         for (int64_t i = 0; i < n; i++) decoded &= isfinite(y[i]) != 0;
         CHECK_MSG(decoded && t->finite(data, n), "%s: the largest scales and levels", t->name);
+        if (t->block_size != 1) continue;
+        /* float types read eight bytes at a time: one non-finite value anywhere in a longer row,
+         * in the first words, the unrolled middle and the zero-padded last word */
+        enum { LONG = 333 };
+        float x[LONG];
+        unsigned char row[LONG * sizeof(float)];
+        for (int i = 0; i < LONG; i++) x[i] = rng_float(&s, 100.0f);
+        t->from_float(x, row, LONG);
+        CHECK_MSG(t->finite(row, LONG), "%s: a finite row of %d", t->name, LONG);
+        const int at[] = {0, 1, 3, 4, 7, 8, 100, 329, 330, 331, 332};
+        for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+            const float bad = k % 2 ? NAN : -INFINITY;
+            unsigned char *v = row + (size_t)at[k] * t->type_size, keep[4];
+            memcpy(keep, v, t->type_size);
+            t->from_float(&bad, v, 1);
+            CHECK_MSG(!t->finite(row, LONG), "%s: a non-finite value at %d of %d", t->name, at[k], LONG);
+            CHECK_MSG(t->finite(row, at[k]), "%s: the %d values before it", t->name, at[k]);
+            memcpy(v, keep, t->type_size);
+        }
     }
 }
 
