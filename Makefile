@@ -16,10 +16,11 @@ BASE     := -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -g -ffp-contract=off -Is
 # 256-bit vectors: on AVX-512 CPUs (-march=native = cooperlake here) gcc 12's 512-bit code for the
 # kernels ran 2.8x slower (Q8_0 decode 15.8 vs 44.4 tokens/s, 1 thread); results are the same bits
 NATIVE_CFLAGS := $(BASE) -O3 -march=native -mprefer-vector-width=256
-# (SAC_POISON_FRESH: the KV cache starts as NaN bytes rather than as malloc left it, context.c)
+# (SAC_POISON_FRESH, here and in the fuzz build: the KV cache starts as NaN bytes rather than as
+# malloc left it, context.c)
 ASAN_CFLAGS   := $(BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DSAC_POISON_FRESH
 # libFuzzer's coverage on the library; the fuzz targets link with -fsanitize=fuzzer.
-FUZZ_CFLAGS   := $(BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_CFLAGS   := $(BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -DSAC_POISON_FRESH
 LDLIBS   := -lm -pthread
 # Jobs for building the tests' programs and for running the C test programs (tests/run_c.sh).
 TEST_JOBS ?= $(shell nproc)
