@@ -39,33 +39,28 @@ static int32_t effective_n_ctx(const sac_model *m, const sac_context_params *p) 
     return m->info.n_ctx < SAC_DEFAULT_N_CTX ? m->info.n_ctx : SAC_DEFAULT_N_CTX;
 }
 
-/* Allocates n zeroed values of `size` bytes (n computed with overflow checks by the caller), or
- * records NOMEM naming them in `unit`s. */
+/* Allocates n values of `size` bytes (n computed with overflow checks by the caller), zeroed
+ * when `cleared`, or records NOMEM naming them in `unit`s.
+ * The KV caches are not cleared: every pass reads only rows that a token wrote (positions below
+ * the context's tokens). Cleared, they cost wasm a write of all of them at creation, each page
+ * faulted in (the libc's calloc clears even fresh pages: dlmalloc cannot know that sbrk's are
+ * zero): for GPT-2 small's 2 × 37.7 MB, loadModel in Node took 102 ms against 90. The sanitizer
+ * build fills what is not cleared with 0xFF bytes (NaN) instead, so that a read of a row no
+ * token wrote shows in its tests. */
 static sac_status alloc_values(sac_context *ctx, void **p, uint64_t n, size_t size, const char *unit,
-                               const char *what) {
-    if (n > SIZE_MAX / size || !(*p = calloc(n ? (size_t)n : 1, size)))
+                               const char *what, int cleared) {
+    const size_t bytes = n ? (size_t)n * size : size; /* (n <= SIZE_MAX / size, checked first) */
+    if (n > SIZE_MAX / size || !(*p = cleared ? calloc(1, bytes) : malloc(bytes)))
         return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " %s)", what, n, unit);
-    return SAC_OK;
-}
-
-/* A KV cache, not cleared: every pass reads only rows that a token wrote (positions below the
- * context's tokens). Cleared, it cost wasm a write of all of it at creation, each page faulted in
- * (the libc's calloc clears even fresh pages: dlmalloc cannot know that sbrk's are zero): for
- * GPT-2 small's 2 × 37.7 MB, loadModel in Node took 102 ms against 90. The sanitizer build fills
- * it with 0xFF bytes (NaN) instead, so that a read of a row no token wrote shows in its tests. */
-static sac_status alloc_cache(sac_context *ctx, void **p, uint64_t rows, size_t row_bytes, const char *unit,
-                              const char *what) {
-    if (rows > SIZE_MAX / row_bytes || !(*p = malloc((size_t)(rows * row_bytes))))
-        return sac_fail(&ctx->error, SAC_ERR_NOMEM, "out of memory for the %s (%" PRIu64 " %s)", what, rows, unit);
 #ifdef SAC_POISON_FRESH
-    memset(*p, 0xFF, (size_t)(rows * row_bytes));
+    if (!cleared) memset(*p, 0xFF, bytes);
 #endif
     return SAC_OK;
 }
 
 static sac_status alloc_floats(sac_context *ctx, float **p, uint64_t n, const char *what) {
     void *values = NULL;
-    const sac_status st = alloc_values(ctx, &values, n, sizeof(float), "floats", what);
+    const sac_status st = alloc_values(ctx, &values, n, sizeof(float), "floats", what, 1);
     *p = values;
     return st;
 }
@@ -179,8 +174,8 @@ static sac_status setup(sac_context *ctx, const sac_context_params *p) {
     const size_t row_bytes = sac_kv_row_bytes(ctx->kv_type, hp->head_dim);
     char kv_unit[32];
     snprintf(kv_unit, sizeof kv_unit, "%s rows of %zu bytes", sac_kv_type_name(ctx->kv_type), row_bytes);
-    if ((st = alloc_cache(ctx, &ctx->k_cache, kv, row_bytes, kv_unit, "key cache")) ||
-        (st = alloc_cache(ctx, &ctx->v_cache, kv, row_bytes, kv_unit, "value cache")))
+    if ((st = alloc_values(ctx, &ctx->k_cache, kv, row_bytes, kv_unit, "key cache", 0)) ||
+        (st = alloc_values(ctx, &ctx->v_cache, kv, row_bytes, kv_unit, "value cache", 0)))
         return st;
     ctx->key_mask = calloc((size_t)ctx->n_ctx, 1);
     ctx->tokens = calloc((size_t)ctx->n_ctx, sizeof *ctx->tokens);

@@ -83,29 +83,20 @@ static void put_tensor_info(bytes *b, const tinfo *t) {
     put_u64(b, t->offset);
 }
 
-/* A v3 file with one metadata entry, the given tensor infos, padding to 32 and
- * `data_bytes` bytes of data. */
-static bytes tensor_file(const tinfo *t, int n, size_t data_bytes) {
+/* A v3 file with general.architecture, and general.alignment when `alignment` is not 0, the
+ * given tensor infos, padding to the alignment (32 by default) and `data_bytes` bytes of data. */
+static bytes tensor_file_aligned(const tinfo *t, int n, size_t data_bytes, uint32_t alignment) {
     bytes b = {0};
-    put_header(&b, 3, (uint64_t)n, 1);
+    put_header(&b, 3, (uint64_t)n, alignment ? 2 : 1);
     put_kv_str(&b, "general.architecture", "test");
+    if (alignment) put_kv_u32(&b, "general.alignment", alignment);
     for (int i = 0; i < n; i++) put_tensor_info(&b, &t[i]);
-    put_pad(&b, 32);
+    put_pad(&b, alignment ? alignment : 32);
     put_zeros(&b, data_bytes);
     return b;
 }
 
-/* As tensor_file, with general.alignment set to `alignment` (the data section padded to it). */
-static bytes tensor_file_aligned(const tinfo *t, int n, size_t data_bytes, uint32_t alignment) {
-    bytes b = {0};
-    put_header(&b, 3, (uint64_t)n, 2);
-    put_kv_str(&b, "general.architecture", "test");
-    put_kv_u32(&b, "general.alignment", alignment);
-    for (int i = 0; i < n; i++) put_tensor_info(&b, &t[i]);
-    put_pad(&b, alignment);
-    put_zeros(&b, data_bytes);
-    return b;
-}
+static bytes tensor_file(const tinfo *t, int n, size_t data_bytes) { return tensor_file_aligned(t, n, data_bytes, 0); }
 
 static int contains(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
 

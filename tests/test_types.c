@@ -367,6 +367,14 @@ static void test_codecs_stay_in_their_rows(void) {
     }
 }
 
+/* Whether the n values row decodes to (into y) are all finite. */
+static int decodes_finite(const sac_type_traits *t, const void *row, float *y, int64_t n) {
+    t->to_float(row, y, n);
+    int finite = 1;
+    for (int64_t i = 0; i < n; i++) finite &= isfinite(y[i]) != 0;
+    return finite;
+}
+
 /* Each type's finite check gives the verdict of its decoded values: rows of random bytes, a
  * quarter of them 0xFF (so that exponent fields of all ones, a float's or a block scale's, are
  * common), each checked against to_float; both verdicts must occur. Then rows whose every
@@ -388,9 +396,7 @@ static void test_finite_checks_agree_with_decoding(void) {
                 const uint32_t r = rng_next(&s);
                 data[i] = r % 4 == 0 ? 0xFF : (unsigned char)(r >> 8);
             }
-            t->to_float(data, y, n);
-            int decoded = 1;
-            for (int64_t i = 0; i < n; i++) decoded &= isfinite(y[i]) != 0;
+            const int decoded = decodes_finite(t, data, y, n);
             const int checked = t->finite(data, n);
             CHECK_MSG(checked == decoded, "%s, trial %d: the finite check says %d, the decoded values %d", t->name,
                       trial, checked, decoded);
@@ -401,10 +407,7 @@ static void test_finite_checks_agree_with_decoding(void) {
         const int64_t n = 4 * t->block_size;
         const size_t bytes = 4 * t->type_size;
         for (size_t i = 0; i < bytes; i += 2) data[i] = 0xFF, data[i + 1] = 0x7B; /* 0x7BFF: the largest finite half */
-        t->to_float(data, y, n);
-        int decoded = 1;
-        for (int64_t i = 0; i < n; i++) decoded &= isfinite(y[i]) != 0;
-        CHECK_MSG(decoded && t->finite(data, n), "%s: the largest scales and levels", t->name);
+        CHECK_MSG(decodes_finite(t, data, y, n) && t->finite(data, n), "%s: the largest scales and levels", t->name);
         if (t->block_size != 1) continue;
         /* float types read eight bytes at a time: one non-finite value anywhere in a longer row,
          * in the first words, the unrolled middle and the zero-padded last word */
