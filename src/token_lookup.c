@@ -4,23 +4,63 @@
 
 #include "token_lookup.h"
 
-int32_t sac_token_lookup(const sac_tokenizer *tok, const char *s, size_t n) {
-    if (n > tok->max_text_len) return -1;
-    for (uint32_t i = (uint32_t)sac_hash_bytes(s, n) & tok->text_map_mask;; i = (i + 1) & tok->text_map_mask) {
+/* a[0..n) == b[0..n), eight bytes at a time: token texts are short, and wasm's memcmp is a
+ * call and a byte loop. */
+static int same_bytes(const char *a, const char *b, size_t n) {
+    uint64_t x, y;
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+    }
+    for (; n; n--)
+        if (*a++ != *b++) return 0;
+    return 1;
+}
+
+static uint32_t home_slot(const sac_tokenizer *tok, const char *s, size_t n) {
+    return (uint32_t)sac_hash_bytes(s, n) & tok->text_map_mask;
+}
+
+/* The probe from slot i on. */
+static int32_t probe(const sac_tokenizer *tok, const char *s, size_t n, uint32_t i) {
+    for (;; i = (i + 1) & tok->text_map_mask) {
         uint32_t slot = tok->text_map[i];
         if (slot == 0) return -1;
         const sac_token_entry *t = &tok->tokens[slot - 1];
-        if (t->text_len == n && memcmp(tok->text + t->text_off, s, n) == 0) return (int32_t)(slot - 1);
+        if (t->text_len == n && same_bytes(tok->text + t->text_off, s, n)) return (int32_t)(slot - 1);
+    }
+}
+
+int32_t sac_token_lookup(const sac_tokenizer *tok, const char *s, size_t n) {
+    return n > tok->max_text_len ? -1 : probe(tok, s, n, home_slot(tok, s, n));
+}
+
+void sac_token_lookup_many(const sac_tokenizer *tok, const char *const *texts, const size_t *lens, int count,
+                           int32_t *ids) {
+    uint32_t home[SAC_LOOKUP_MANY], slot[SAC_LOOKUP_MANY], off[SAC_LOOKUP_MANY], len[SAC_LOOKUP_MANY];
+    const uint32_t none = UINT32_MAX; /* (no slot index: the table has at most 2^29 slots) */
+    for (int i = 0; i < count; i++) home[i] = lens[i] > tok->max_text_len ? none : home_slot(tok, texts[i], lens[i]);
+    for (int i = 0; i < count; i++) slot[i] = home[i] == none ? 0 : tok->text_map[home[i]];
+    for (int i = 0; i < count; i++) {
+        const sac_token_entry *t = &tok->tokens[slot[i] ? slot[i] - 1 : 0];
+        off[i] = t->text_off;
+        len[i] = t->text_len;
+    }
+    for (int i = 0; i < count; i++) {
+        if (slot[i] == 0) ids[i] = -1;
+        else if (len[i] == lens[i] && same_bytes(tok->text + off[i], texts[i], lens[i])) ids[i] = (int32_t)(slot[i] - 1);
+        else ids[i] = probe(tok, texts[i], lens[i], (home[i] + 1) & tok->text_map_mask);
     }
 }
 
 static void insert(sac_tokenizer *tok, int32_t id) {
     const sac_token_entry *t = &tok->tokens[id];
     const char *s = tok->text + t->text_off;
-    for (uint32_t i = (uint32_t)sac_hash_bytes(s, t->text_len) & tok->text_map_mask;; i = (i + 1) & tok->text_map_mask) {
+    for (uint32_t i = home_slot(tok, s, t->text_len);; i = (i + 1) & tok->text_map_mask) {
         uint32_t slot = tok->text_map[i];
         if (slot == 0 || (tok->tokens[slot - 1].text_len == t->text_len &&
-                          memcmp(tok->text + tok->tokens[slot - 1].text_off, s, t->text_len) == 0)) {
+                          same_bytes(tok->text + tok->tokens[slot - 1].text_off, s, t->text_len))) {
             tok->text_map[i] = (uint32_t)id + 1;
             return;
         }

@@ -127,6 +127,10 @@ static size_t decode_piece(const sac_tokenizer *tok, int32_t id, char *out) {
     }
     if (tok->kind == SAC_TOKENIZER_GPT2) {
         for (size_t p = 0; p < n;) {
+            if (s[p] >= '!' && s[p] <= '~') { /* printable ASCII stands for itself (most of a vocabulary) */
+                out[w++] = s[p++];
+                continue;
+            }
             uint32_t cp;
             size_t len;
             int b = sac_utf8_next((const uint8_t *)s + p, n - p, &cp, &len) == SAC_UTF8_OK ? sac_gpt2_cp_to_byte(cp) : -1;

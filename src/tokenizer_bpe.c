@@ -46,6 +46,23 @@ static const sac_merge *find_merge(const sac_tokenizer *tok, int32_t left, int32
     }
 }
 
+/* Adds merge `rank` of left and right into result, unless the pair has one already (a repeated
+ * pair keeps its first rank). */
+static void add_merge(sac_tokenizer *tok, int32_t left, int32_t right, int32_t result, int32_t rank) {
+    uint64_t pair = merge_pair(left, right);
+    uint64_t i = mix64(pair) & tok->merges_mask;
+    while (tok->merges[i].result >= 0 && tok->merges[i].pair != pair) i = (i + 1) & tok->merges_mask;
+    if (tok->merges[i].result >= 0) return;
+    tok->merges[i].pair = pair;
+    tok->merges[i].rank = rank;
+    tok->merges[i].result = result;
+}
+
+/* Merges are looked up a batch at a time (sac_token_lookup_many: a large vocabulary's
+ * lookups miss the cache, and a batch's misses overlap): both sides of each merge, then what
+ * the pairs join into. */
+#define MERGE_BATCH (SAC_LOOKUP_MANY / 2)
+
 sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error *err) {
     const gguf_kv *kv;
     sac_status st = sac_gguf_get_array(f, "tokenizer.ggml.merges", GGUF_TYPE_STRING, &kv, err);
@@ -57,45 +74,73 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
     while (size < 2 * n) size *= 2;
     gguf_string *merges = calloc(n ? n : 1, sizeof *merges);
     tok->merges = calloc(size, sizeof *tok->merges);
-    char *joined = malloc((size_t)tok->max_text_len + 1); /* longer pairs are no token: skipped below */
-    if (!merges || !tok->merges || !joined) {
+    if (!merges || !tok->merges) {
         free(merges);
-        free(joined);
         return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %llu BPE merges", (unsigned long long)n);
     }
     tok->merges_mask = size - 1;
     for (uint64_t i = 0; i < size; i++) tok->merges[i].result = -1;
     sac_gguf_array_strings(kv, merges);
 
-    for (uint64_t rank = 0; rank < n; rank++) {
-        /* "left right": split at the first space after the first byte (a space is never a
-         * token character here: GPT-2 spells it 'Ġ'). */
-        const char *s = merges[rank].data;
-        uint64_t len = merges[rank].len;
-        const char *space = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
-        if (!space) {
-            free(merges);
-            free(joined);
-            return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.merges[%llu] has no space between two tokens",
-                            (unsigned long long)rank);
+    char *joined = NULL; /* a batch's joined pairs, back to back */
+    size_t joined_capacity = 0;
+    for (uint64_t first = 0; first < n; first += MERGE_BATCH) {
+        const int count = n - first < MERGE_BATCH ? (int)(n - first) : MERGE_BATCH;
+        const char *sides[2 * MERGE_BATCH];
+        size_t side_lens[2 * MERGE_BATCH], joined_size = 0;
+        int32_t side_ids[2 * MERGE_BATCH];
+        for (int k = 0; k < count; k++) {
+            /* "left right": split at the first space after the first byte (a space is never a
+             * token character here: GPT-2 spells it 'Ġ'). */
+            const char *s = merges[first + k].data;
+            uint64_t len = merges[first + k].len;
+            const char *space = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
+            if (!space) {
+                free(merges);
+                free(joined);
+                return sac_fail(err, SAC_ERR_MODEL, "tokenizer.ggml.merges[%llu] has no space between two tokens",
+                                (unsigned long long)(first + k));
+            }
+            sides[2 * k] = s;
+            side_lens[2 * k] = (size_t)(space - s);
+            sides[2 * k + 1] = space + 1;
+            side_lens[2 * k + 1] = (size_t)(len - side_lens[2 * k] - 1);
+            joined_size += (size_t)len - 1;
         }
-        size_t n_left = (size_t)(space - s), n_right = (size_t)(len - n_left - 1);
-        int32_t left = sac_token_lookup(tok, s, n_left);
-        int32_t right = sac_token_lookup(tok, space + 1, n_right);
-        /* A merge of or into a string that is no token could never apply to symbols that
-         * are all tokens: skip it. */
-        if (left < 0 || right < 0 || n_left + n_right > tok->max_text_len) continue;
-        memcpy(joined, s, n_left);
-        memcpy(joined + n_left, space + 1, n_right);
-        int32_t result = sac_token_lookup(tok, joined, n_left + n_right);
-        if (result < 0) continue;
-        uint64_t pair = merge_pair(left, right);
-        uint64_t i = mix64(pair) & tok->merges_mask;
-        while (tok->merges[i].result >= 0 && tok->merges[i].pair != pair) i = (i + 1) & tok->merges_mask;
-        if (tok->merges[i].result >= 0) continue; /* a repeated pair keeps its first rank */
-        tok->merges[i].pair = pair;
-        tok->merges[i].rank = (int32_t)rank;
-        tok->merges[i].result = result;
+        if (joined_size > joined_capacity) {
+            char *grown = realloc(joined, joined_size);
+            if (!grown) {
+                free(merges);
+                free(joined);
+                return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %llu BPE merges", (unsigned long long)n);
+            }
+            joined = grown;
+            joined_capacity = joined_size;
+        }
+        sac_token_lookup_many(tok, sides, side_lens, 2 * count, side_ids);
+
+        /* A merge of or into a string that is no token could never apply to symbols that are
+         * all tokens: skipped. */
+        const char *texts[MERGE_BATCH];
+        size_t lens[MERGE_BATCH], at = 0;
+        int32_t results[MERGE_BATCH], ranks[MERGE_BATCH];
+        int n_joined = 0;
+        for (int k = 0; k < count; k++) {
+            size_t n_left = side_lens[2 * k], n_right = side_lens[2 * k + 1];
+            if (side_ids[2 * k] < 0 || side_ids[2 * k + 1] < 0 || n_left + n_right > tok->max_text_len) continue;
+            memcpy(joined + at, sides[2 * k], n_left);
+            memcpy(joined + at + n_left, sides[2 * k + 1], n_right);
+            texts[n_joined] = joined + at;
+            lens[n_joined] = n_left + n_right;
+            ranks[n_joined++] = k;
+            at += n_left + n_right;
+        }
+        sac_token_lookup_many(tok, texts, lens, n_joined, results);
+        for (int j = 0; j < n_joined; j++) {
+            const int k = ranks[j];
+            if (results[j] >= 0)
+                add_merge(tok, side_ids[2 * k], side_ids[2 * k + 1], results[j], (int32_t)(first + (uint64_t)k));
+        }
     }
     free(merges);
     free(joined);

@@ -178,27 +178,23 @@ int sac_char_is_deepseek_llm_letter(uint32_t cp) {
  * GPT-2's byte↔unicode map
  * ---------------------------------------------------------------------------------------- */
 
+/* The bytes GPT-2 spells as themselves are the printable ones; the others (0x00-0x20, 0x7F-0xA0,
+ * 0xAD: 68 in all) are spelled U+0100 + n, the n-th of them in byte order. */
 static int gpt2_byte_is_printable(unsigned b) {
     return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
 }
 
 uint32_t sac_gpt2_byte_to_cp(uint8_t byte) {
     if (gpt2_byte_is_printable(byte)) return byte;
-    /* the n-th non-printable byte maps to U+0100 + n */
-    uint32_t n = 0;
-    for (unsigned b = 0; b < byte; b++) n += !gpt2_byte_is_printable(b);
-    return 0x100 + n;
+    if (byte <= 0x20) return 0x100 + byte;
+    if (byte <= 0xA0) return 0x100 + 33 + (byte - 0x7Fu);
+    return 0x100 + 67; /* 0xAD */
 }
 
 int sac_gpt2_cp_to_byte(uint32_t cp) {
     if (cp < 0x100) return gpt2_byte_is_printable(cp) ? (int)cp : -1;
-    if (cp >= 0x100 + 68) return -1;
     uint32_t n = cp - 0x100;
-    for (unsigned b = 0; b < 256; b++) {
-        if (!gpt2_byte_is_printable(b)) {
-            if (n == 0) return (int)b;
-            n--;
-        }
-    }
-    return -1;
+    if (n < 33) return (int)n;
+    if (n < 67) return (int)(0x7F + n - 33);
+    return n == 67 ? 0xAD : -1;
 }

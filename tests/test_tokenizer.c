@@ -256,14 +256,21 @@ static void test_char_classes(void) {
                   (unsigned)cases[i].cp, sac_char_class_of(cases[i].cp), cases[i].cls);
 }
 
+/* GPT-2's bytes_to_unicode: printable bytes as themselves ('!'..'~', '¡'..'¬', '®'..'ÿ'), the
+ * n-th of the others in byte order as U+0100 + n; every other code point is no byte. */
 static void test_gpt2_byte_map(void) {
-    int seen[0x200] = {0};
-    for (int b = 0; b < 256; b++) {
-        uint32_t cp = sac_gpt2_byte_to_cp((uint8_t)b);
-        CHECK_MSG(cp < 0x200 && !seen[cp], "byte %d", b);
-        if (cp < 0x200) seen[cp] = 1;
-        CHECK_MSG(sac_gpt2_cp_to_byte(cp) == b, "byte %d", b);
+    int byte_of[0x200];
+    for (int cp = 0; cp < 0x200; cp++) byte_of[cp] = -1;
+    for (int b = 0, n = 0; b < 256; b++) {
+        int printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+        uint32_t cp = printable ? (uint32_t)b : 0x100u + (uint32_t)n++;
+        CHECK_MSG(sac_gpt2_byte_to_cp((uint8_t)b) == cp, "byte %d", b);
+        byte_of[cp] = b;
     }
+    for (uint32_t cp = 0; cp < 0x200; cp++)
+        CHECK_MSG(sac_gpt2_cp_to_byte(cp) == byte_of[cp], "U+%04X", (unsigned)cp);
+    CHECK(sac_gpt2_cp_to_byte(0x10000) == -1);
+    CHECK(sac_gpt2_cp_to_byte(UINT32_MAX) == -1);
     CHECK(sac_gpt2_byte_to_cp(' ') == 0x120);  /* Ġ */
     CHECK(sac_gpt2_byte_to_cp('\n') == 0x10A); /* Ċ */
     CHECK(sac_gpt2_byte_to_cp('A') == 'A');
@@ -1060,6 +1067,122 @@ static void test_small_bpe_vocab(void) {
     free(bytes);
 }
 
+/* sac_token_lookup_many answers as sac_token_lookup does, text by text, for batches of every
+ * size: each token's own text, texts one byte longer or changed (mostly no token), the empty
+ * text, one longer than every token; in a vocabulary that spells a token twice, the later id. */
+static void check_lookup_many(const sac_tokenizer *tok, const char *what) {
+    enum { MAX_TEXT = 64 };
+    const int32_t n_texts = 4 * tok->n_vocab + 2;
+    char(*texts)[MAX_TEXT + 2] = calloc((size_t)n_texts, sizeof *texts);
+    size_t *lens = calloc((size_t)n_texts, sizeof *lens);
+    const char **ptrs = calloc((size_t)n_texts, sizeof *ptrs);
+    int32_t *ids = calloc((size_t)n_texts, sizeof *ids);
+    if (!texts || !lens || !ptrs || !ids) {
+        CHECK(0);
+        goto done;
+    }
+    int32_t n = 0;
+    for (int32_t i = 0; i < tok->n_vocab; i++) {
+        size_t len = tok->tokens[i].text_len < MAX_TEXT ? tok->tokens[i].text_len : MAX_TEXT;
+        for (int k = 0; k < 4; k++) {
+            memcpy(texts[n], sac_token_text(tok, i), len);
+            lens[n] = len;
+            if (k == 1) texts[n][lens[n]++] = 'e';                          /* one byte more */
+            if (k == 2 && len) texts[n][len - 1] ^= 0x20;                   /* the last byte changed */
+            if (k == 3) lens[n] = len / 2;                                    /* its first half */
+            n++;
+        }
+    }
+    lens[n++] = 0;
+    lens[n] = tok->max_text_len + 1 <= MAX_TEXT ? tok->max_text_len + 1 : MAX_TEXT; /* (longer than every token when it fits) */
+    memset(texts[n++], 'a', MAX_TEXT);
+    for (int32_t i = 0; i < n; i++) ptrs[i] = texts[i];
+    int bad = 0, found = 0;
+    for (int32_t at = 0, count = 0; at < n; at += count) {
+        count = 1 + (at / 7) % SAC_LOOKUP_MANY; /* 1 ... SAC_LOOKUP_MANY */
+        if (count > n - at) count = n - at;
+        sac_token_lookup_many(tok, ptrs + at, lens + at, count, ids + at);
+        for (int32_t i = at; i < at + count; i++) {
+            const int32_t want = sac_token_lookup(tok, ptrs[i], lens[i]);
+            bad += ids[i] != want;
+            found += want >= 0;
+        }
+    }
+    ids[0] = 12345;
+    sac_token_lookup_many(tok, ptrs, lens, 0, ids); /* none: nothing written */
+    CHECK(ids[0] == 12345);
+    CHECK_MSG(bad == 0, "%s: %d of %d texts looked up in batches differ from one by one", what, bad, n);
+    CHECK_MSG(found > tok->n_vocab / 2 && found < n, "%s: %d of %d texts are tokens", what, found, n);
+done:
+    free(texts);
+    free(lens);
+    free(ptrs);
+    free(ids);
+}
+
+static void test_lookup_many(void) {
+    /* "a" twice: the later id (2) is the one found */
+    static const char *const twice[] = {"a", "b", "a", "ab", "abc", "\xE2\x96\x81x"};
+    vocab_spec s = {"llama", NULL, twice, 6, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
+    struct sac_model m;
+    uint8_t *bytes = load_spec(&s, &m);
+    if (bytes) {
+        const char *texts[] = {"a", "b", "ab", "x"};
+        const size_t lens[] = {1, 1, 2, 1};
+        int32_t ids[4];
+        sac_token_lookup_many(m.tokenizer, texts, lens, 4, ids);
+        CHECK(ids[0] == 2 && ids[1] == 1 && ids[2] == 3 && ids[3] == -1);
+        check_lookup_many(m.tokenizer, "small");
+        model_release(&m);
+        free(bytes);
+    }
+    if (!gpt2_vocab.loaded || !llama_vocab.loaded) SKIP("reference vocabularies not found");
+    check_lookup_many(gpt2_vocab.model.tokenizer, "gpt-2");
+    check_lookup_many(llama_vocab.model.tokenizer, "llama-spm");
+}
+
+/* The merges are read in batches: a rank past the first batch keeps its place, a repeated pair
+ * its first rank across batches, and a malformed merge is named by its own index. */
+static void test_merges_across_batches(void) {
+    static const char *const toks[] = {"a", "b", "c", "ab", "bc"};
+    enum { N = 80 };
+    char filler[N][32];
+    const char *merges[N];
+    for (int r = 0; r < N; r++) {
+        snprintf(filler[r], sizeof filler[r], "x%d y%d", r, r); /* sides that are no token: skipped */
+        merges[r] = filler[r];
+    }
+    merges[30] = "a b"; /* the end of the first batch */
+    merges[45] = "b c";
+    merges[70] = "a b"; /* again, later: the pair keeps rank 30 */
+    vocab_spec s = {"gpt2", NULL, toks, 5, NULL, 0, NULL, 0, merges, N, -1, -1, -1, NULL};
+    struct sac_model m;
+    uint8_t *bytes = load_spec(&s, &m);
+    if (bytes) {
+        sac_status st;
+        int32_t n;
+        int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st); /* rank 30 "a b" before rank 45 "b c" */
+        CHECK(st == SAC_OK && ids_equal(ids, n, (const int32_t[]){3, 2}, 2));
+        free(ids);
+        model_release(&m);
+        free(bytes);
+    }
+    merges[30] = "b c"; /* now "b c" comes first: a, bc */
+    merges[45] = "a b";
+    bytes = load_spec(&s, &m);
+    if (bytes) {
+        sac_status st;
+        int32_t n;
+        int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st);
+        CHECK(st == SAC_OK && ids_equal(ids, n, (const int32_t[]){0, 4}, 2));
+        free(ids);
+        model_release(&m);
+        free(bytes);
+    }
+    merges[77] = "abc"; /* no space, in the third batch */
+    check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.merges[77] has no space");
+}
+
 /* Llama 3's pre-tokenizer takes a word that is a token as a whole (ignore_merges), where
  * merging alone cannot reach it, and adds BOS by default; GPT-2's merges and does not. */
 static void test_bpe_ignore_merges(void) {
@@ -1463,6 +1586,8 @@ int main(int argc, char **argv) {
     RUN(test_char_vocab);
     RUN(test_bad_metadata);
     RUN(test_small_bpe_vocab);
+    RUN(test_lookup_many);
+    RUN(test_merges_across_batches);
     RUN(test_bpe_ignore_merges);
     RUN(test_strip_attributes);
     RUN(test_small_spm_vocab);
