@@ -701,11 +701,31 @@ INLINE void score_queries(const tile_query *t, int nq, int32_t j0, int32_t run, 
     }
 }
 
+/* score_queries with a constant group size and cache type, each its own function (not inlined
+ * into the tile pass): a wasm engine optimizes a function once it has run a while, and a
+ * prompt's first evaluation waits for it (in Node); with all eight inlined, V8 took 60-74 ms to
+ * optimize the tile pass, which only one or two of them run in a given model. */
+#define SCORE_QUERIES(nq, bf16)                                                                    \
+    static __attribute__((noinline)) void score_queries_##nq##_##bf16(const tile_query *t, int32_t j0, \
+                                                                      int32_t run) {               \
+        score_queries(t, nq, j0, run, bf16);                                                       \
+    }
+SCORE_QUERIES(1, 0)
+SCORE_QUERIES(2, 0)
+SCORE_QUERIES(3, 0)
+SCORE_QUERIES(4, 0)
+SCORE_QUERIES(1, 1)
+SCORE_QUERIES(2, 1)
+SCORE_QUERIES(3, 1)
+SCORE_QUERIES(4, 1)
+#undef SCORE_QUERIES
+
 INLINE void score_some(const tile_query *t, int nq, int32_t j0, int32_t run, int bf16) {
-    if (nq == 4) score_queries(t, 4, j0, run, bf16); /* constants: each its own loop */
-    else if (nq == 3) score_queries(t, 3, j0, run, bf16);
-    else if (nq == 2) score_queries(t, 2, j0, run, bf16);
-    else if (nq == 1) score_queries(t, 1, j0, run, bf16);
+    static void (*const by_size[2][GROUP_STEP + 1])(const tile_query *, int32_t, int32_t) = {
+        {NULL, score_queries_1_0, score_queries_2_0, score_queries_3_0, score_queries_4_0},
+        {NULL, score_queries_1_1, score_queries_2_1, score_queries_3_1, score_queries_4_1},
+    };
+    if (nq > 0) by_size[bf16][nq](t, j0, run);
 }
 
 /* Each kv head's runs in key order; over each run, its query heads' vectors of every row,
