@@ -703,8 +703,8 @@ INLINE void score_queries(const tile_query *t, int nq, int32_t j0, int32_t run, 
 
 /* score_queries with a constant group size and cache type, each its own function (not inlined
  * into the tile pass): a wasm engine optimizes a function once it has run a while, and a
- * prompt's first evaluation waits for it (in Node); with all eight inlined, V8 took 60-74 ms to
- * optimize the tile pass, which only one or two of them run in a given model. */
+ * prompt's first evaluation waits for that in Node; a model runs one or two of the eight, and
+ * the engine then optimizes only those, not one large function holding all of them. */
 #define SCORE_QUERIES(nq, bf16)                                                                    \
     static __attribute__((noinline)) void score_queries_##nq##_##bf16(const tile_query *t, int32_t j0, \
                                                                       int32_t run) {               \
@@ -725,7 +725,7 @@ INLINE void score_some(const tile_query *t, int nq, int32_t j0, int32_t run, int
         {NULL, score_queries_1_0, score_queries_2_0, score_queries_3_0, score_queries_4_0},
         {NULL, score_queries_1_1, score_queries_2_1, score_queries_3_1, score_queries_4_1},
     };
-    if (nq > 0) by_size[bf16][nq](t, j0, run);
+    if (nq > 0 && nq <= GROUP_STEP) by_size[bf16 != 0][nq](t, j0, run);
 }
 
 /* Each kv head's runs in key order; over each run, its query heads' vectors of every row,

@@ -86,8 +86,8 @@ static void cut_ranges(matmul_call *c, int n) {
 }
 
 /* Each activation in a function of its own, not inlined into finish_rows: a wasm engine
- * optimizes a function once it has run a while, and a model runs one activation (with both
- * inlined, V8 took 16 ms to optimize finish_rows, during a prompt's first evaluation). */
+ * optimizes a function once it has run a while (in Node, while a prompt's first evaluation
+ * waits), and a model runs one activation, so only that one is optimized. */
 static __attribute__((noinline)) void gelu_rows(float *y, const float *mul, int64_t n) {
     sac_activation_rows(SAC_ACT_GELU, y, mul, n);
 }

@@ -18,6 +18,10 @@ static int same_bytes(const char *a, const char *b, size_t n) {
     return 1;
 }
 
+/* Texts looked up together: their misses overlap (a core has some ten outstanding); their state
+ * stays in a few hundred bytes of stack. */
+#define LOOKUP_BATCH 64
+
 static uint32_t home_slot(const sac_tokenizer *tok, const char *s, size_t n) {
     return (uint32_t)sac_hash_bytes(s, n) & tok->text_map_mask;
 }
@@ -36,9 +40,10 @@ int32_t sac_token_lookup(const sac_tokenizer *tok, const char *s, size_t n) {
     return n > tok->max_text_len ? -1 : probe(tok, s, n, home_slot(tok, s, n));
 }
 
-void sac_token_lookup_many(const sac_tokenizer *tok, const char *const *texts, const size_t *lens, int count,
-                           int32_t *ids) {
-    uint32_t home[SAC_LOOKUP_MANY], slot[SAC_LOOKUP_MANY], off[SAC_LOOKUP_MANY], len[SAC_LOOKUP_MANY];
+/* Up to LOOKUP_BATCH texts, each step for all of them before the next. */
+static void lookup_batch(const sac_tokenizer *tok, const char *const *texts, const size_t *lens, int count,
+                         int32_t *ids) {
+    uint32_t home[LOOKUP_BATCH], slot[LOOKUP_BATCH], off[LOOKUP_BATCH], len[LOOKUP_BATCH];
     const uint32_t none = UINT32_MAX; /* (no slot index: the table has at most 2^29 slots) */
     for (int i = 0; i < count; i++) home[i] = lens[i] > tok->max_text_len ? none : home_slot(tok, texts[i], lens[i]);
     for (int i = 0; i < count; i++) slot[i] = home[i] == none ? 0 : tok->text_map[home[i]];
@@ -52,6 +57,12 @@ void sac_token_lookup_many(const sac_tokenizer *tok, const char *const *texts, c
         else if (len[i] == lens[i] && same_bytes(tok->text + off[i], texts[i], lens[i])) ids[i] = (int32_t)(slot[i] - 1);
         else ids[i] = probe(tok, texts[i], lens[i], (home[i] + 1) & tok->text_map_mask);
     }
+}
+
+void sac_token_lookup_many(const sac_tokenizer *tok, const char *const *texts, const size_t *lens, int count,
+                           int32_t *ids) {
+    for (int at = 0; at < count; at += LOOKUP_BATCH)
+        lookup_batch(tok, texts + at, lens + at, count - at < LOOKUP_BATCH ? count - at : LOOKUP_BATCH, ids + at);
 }
 
 static void insert(sac_tokenizer *tok, int32_t id) {

@@ -44,13 +44,10 @@ sac_status sac_token_lookup_build(sac_tokenizer *tok, sac_error *err);
 /* The id whose text is exactly s[0..n), or -1. */
 int32_t sac_token_lookup(const sac_tokenizer *tok, const char *s, size_t n);
 
-/* The most texts sac_token_lookup_many takes in one call. */
-#define SAC_LOOKUP_MANY 64
-
-/* ids[i] = sac_token_lookup(tok, texts[i], lens[i]) for i < count <= SAC_LOOKUP_MANY: the same
- * answers, sooner for many texts over a large vocabulary. Each step's loads (the table's slot,
- * the token's text) are made for every text before any is used, so that their cache misses
- * overlap instead of following one another. */
+/* ids[i] = sac_token_lookup(tok, texts[i], lens[i]) for i < count: the same answers, sooner for
+ * many texts over a large vocabulary. Each step's loads (the table's slot, the token's text) are
+ * made for a batch of texts before any is used, so that their cache misses overlap instead of
+ * following one another. */
 void sac_token_lookup_many(const sac_tokenizer *tok, const char *const *texts, const size_t *lens, int count,
                            int32_t *ids);
 

@@ -61,7 +61,7 @@ static void add_merge(sac_tokenizer *tok, int32_t left, int32_t right, int32_t r
 /* Merges are looked up a batch at a time (sac_token_lookup_many: a large vocabulary's
  * lookups miss the cache, and a batch's misses overlap): both sides of each merge, then what
  * the pairs join into. */
-#define MERGE_BATCH (SAC_LOOKUP_MANY / 2)
+#define MERGE_BATCH 32
 
 sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error *err) {
     const gguf_kv *kv;
@@ -105,7 +105,7 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
             side_lens[2 * k] = (size_t)(space - s);
             sides[2 * k + 1] = space + 1;
             side_lens[2 * k + 1] = (size_t)(len - side_lens[2 * k] - 1);
-            joined_size += (size_t)len - 1;
+            if (len - 1 <= tok->max_text_len) joined_size += (size_t)len - 1; /* (longer joins are skipped) */
         }
         if (joined_size > joined_capacity) {
             char *grown = realloc(joined, joined_size);
@@ -123,7 +123,7 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
          * all tokens: skipped. */
         const char *texts[MERGE_BATCH];
         size_t lens[MERGE_BATCH], at = 0;
-        int32_t results[MERGE_BATCH], ranks[MERGE_BATCH];
+        int32_t results[MERGE_BATCH], which[MERGE_BATCH]; /* which[j]: the merge (k) of joined text j */
         int n_joined = 0;
         for (int k = 0; k < count; k++) {
             size_t n_left = side_lens[2 * k], n_right = side_lens[2 * k + 1];
@@ -132,12 +132,12 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
             memcpy(joined + at + n_left, sides[2 * k + 1], n_right);
             texts[n_joined] = joined + at;
             lens[n_joined] = n_left + n_right;
-            ranks[n_joined++] = k;
+            which[n_joined++] = k;
             at += n_left + n_right;
         }
         sac_token_lookup_many(tok, texts, lens, n_joined, results);
         for (int j = 0; j < n_joined; j++) {
-            const int k = ranks[j];
+            const int k = which[j];
             if (results[j] >= 0)
                 add_merge(tok, side_ids[2 * k], side_ids[2 * k + 1], results[j], (int32_t)(first + (uint64_t)k));
         }

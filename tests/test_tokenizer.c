@@ -1099,7 +1099,7 @@ static void check_lookup_many(const sac_tokenizer *tok, const char *what) {
     for (int32_t i = 0; i < n; i++) ptrs[i] = texts[i];
     int bad = 0, found = 0;
     for (int32_t at = 0, count = 0; at < n; at += count) {
-        count = 1 + (at / 7) % SAC_LOOKUP_MANY; /* 1 ... SAC_LOOKUP_MANY */
+        count = 1 + (at / 7) % 150; /* 1 ... 150: within one batch of the lookup's and over several */
         if (count > n - at) count = n - at;
         sac_token_lookup_many(tok, ptrs + at, lens + at, count, ids + at);
         for (int32_t i = at; i < at + count; i++) {
@@ -1141,10 +1141,24 @@ static void test_lookup_many(void) {
     check_lookup_many(llama_vocab.model.tokenizer, "llama-spm");
 }
 
-/* The merges are read in batches: a rank past the first batch keeps its place, a repeated pair
- * its first rank across batches, and a malformed merge is named by its own index. */
-static void test_merges_across_batches(void) {
+/* "abc" tokenized with these merges of a vocabulary {a, b, c, ab, bc}: ids, or NULL. */
+static int32_t *tokenize_abc(const char *const *merges, int n_merges, int32_t *n) {
     static const char *const toks[] = {"a", "b", "c", "ab", "bc"};
+    vocab_spec s = {"gpt2", NULL, toks, 5, NULL, 0, NULL, 0, merges, (uint64_t)n_merges, -1, -1, -1, NULL};
+    struct sac_model m;
+    uint8_t *bytes = load_spec(&s, &m);
+    if (!bytes) return NULL;
+    sac_status st;
+    int32_t *ids = tokenize(&m, "abc", 3, 0, n, &st);
+    model_release(&m);
+    free(bytes);
+    return ids;
+}
+
+/* The merges are read in batches (32 at a time): a pair repeated in the same batch or a later
+ * one keeps its first rank, ranks carry over the batches' edges, and a malformed merge is named
+ * by its own index. */
+static void test_merges_across_batches(void) {
     enum { N = 80 };
     char filler[N][32];
     const char *merges[N];
@@ -1152,34 +1166,26 @@ static void test_merges_across_batches(void) {
         snprintf(filler[r], sizeof filler[r], "x%d y%d", r, r); /* sides that are no token: skipped */
         merges[r] = filler[r];
     }
-    merges[30] = "a b"; /* the end of the first batch */
-    merges[45] = "b c";
-    merges[70] = "a b"; /* again, later: the pair keeps rank 30 */
-    vocab_spec s = {"gpt2", NULL, toks, 5, NULL, 0, NULL, 0, merges, N, -1, -1, -1, NULL};
-    struct sac_model m;
-    uint8_t *bytes = load_spec(&s, &m);
-    if (bytes) {
-        sac_status st;
-        int32_t n;
-        int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st); /* rank 30 "a b" before rank 45 "b c" */
-        CHECK(st == SAC_OK && ids_equal(ids, n, (const int32_t[]){3, 2}, 2));
-        free(ids);
-        model_release(&m);
-        free(bytes);
-    }
-    merges[30] = "b c"; /* now "b c" comes first: a, bc */
-    merges[45] = "a b";
-    bytes = load_spec(&s, &m);
-    if (bytes) {
-        sac_status st;
-        int32_t n;
-        int32_t *ids = tokenize(&m, "abc", 3, 0, &n, &st);
-        CHECK(st == SAC_OK && ids_equal(ids, n, (const int32_t[]){0, 4}, 2));
-        free(ids);
-        model_release(&m);
-        free(bytes);
-    }
+    int32_t n;
+    /* in one batch: "a b" at 5 and again at 12, "b c" at 8: "a b" first → ab, c */
+    merges[5] = "a b", merges[8] = "b c", merges[12] = "a b";
+    int32_t *ids = tokenize_abc(merges, N, &n);
+    CHECK(ids && ids_equal(ids, n, (const int32_t[]){3, 2}, 2));
+    free(ids);
+    merges[5] = filler[5], merges[8] = filler[8], merges[12] = filler[12];
+    /* on a batch's edge: "b c" at 31, "a b" at 32, "b c" again at 70 (a later batch): a, bc */
+    merges[31] = "b c", merges[32] = "a b", merges[70] = "b c";
+    ids = tokenize_abc(merges, N, &n);
+    CHECK(ids && ids_equal(ids, n, (const int32_t[]){0, 4}, 2));
+    free(ids);
+    /* and the other way round: ab, c */
+    merges[31] = "a b", merges[32] = "b c", merges[70] = "a b";
+    ids = tokenize_abc(merges, N, &n);
+    CHECK(ids && ids_equal(ids, n, (const int32_t[]){3, 2}, 2));
+    free(ids);
     merges[77] = "abc"; /* no space, in the third batch */
+    static const char *const toks[] = {"a", "b", "c", "ab", "bc"};
+    vocab_spec s = {"gpt2", NULL, toks, 5, NULL, 0, NULL, 0, merges, N, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.merges[77] has no space");
 }
 
