@@ -26,14 +26,19 @@ static uint32_t home_slot(const sac_tokenizer *tok, const char *s, size_t n) {
     return (uint32_t)sac_hash_bytes(s, n) & tok->text_map_mask;
 }
 
-/* The probe from slot i on. */
-static int32_t probe(const sac_tokenizer *tok, const char *s, size_t n, uint32_t i) {
+/* The slot holding s[0..n), or the empty one where it would go: the probe from slot i on. */
+static uint32_t find_slot(const sac_tokenizer *tok, const char *s, size_t n, uint32_t i) {
     for (;; i = (i + 1) & tok->text_map_mask) {
         uint32_t slot = tok->text_map[i];
-        if (slot == 0) return -1;
+        if (slot == 0) return i;
         const sac_token_entry *t = &tok->tokens[slot - 1];
-        if (t->text_len == n && same_bytes(tok->text + t->text_off, s, n)) return (int32_t)(slot - 1);
+        if (t->text_len == n && same_bytes(tok->text + t->text_off, s, n)) return i;
     }
+}
+
+/* The id in the probe from slot i on, or -1. */
+static int32_t probe(const sac_tokenizer *tok, const char *s, size_t n, uint32_t i) {
+    return (int32_t)tok->text_map[find_slot(tok, s, n, i)] - 1;
 }
 
 int32_t sac_token_lookup(const sac_tokenizer *tok, const char *s, size_t n) {
@@ -65,17 +70,11 @@ void sac_token_lookup_many(const sac_tokenizer *tok, const char *const *texts, c
         lookup_batch(tok, texts + at, lens + at, count - at < LOOKUP_BATCH ? count - at : LOOKUP_BATCH, ids + at);
 }
 
+/* The later of two tokens spelled alike takes the slot, as in llama.cpp's token_to_id. */
 static void insert(sac_tokenizer *tok, int32_t id) {
     const sac_token_entry *t = &tok->tokens[id];
     const char *s = tok->text + t->text_off;
-    for (uint32_t i = home_slot(tok, s, t->text_len);; i = (i + 1) & tok->text_map_mask) {
-        uint32_t slot = tok->text_map[i];
-        if (slot == 0 || (tok->tokens[slot - 1].text_len == t->text_len &&
-                          same_bytes(tok->text + tok->tokens[slot - 1].text_off, s, t->text_len))) {
-            tok->text_map[i] = (uint32_t)id + 1;
-            return;
-        }
-    }
+    tok->text_map[find_slot(tok, s, t->text_len, home_slot(tok, s, t->text_len))] = (uint32_t)id + 1;
 }
 
 sac_status sac_token_lookup_build(sac_tokenizer *tok, sac_error *err) {

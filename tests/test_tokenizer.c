@@ -1141,10 +1141,11 @@ static void test_lookup_many(void) {
     check_lookup_many(llama_vocab.model.tokenizer, "llama-spm");
 }
 
-/* "abc" tokenized with these merges of a vocabulary {a, b, c, ab, bc}: ids, or NULL. */
+static const char *const abc_tokens[] = {"a", "b", "c", "ab", "bc"};
+
+/* "abc" tokenized with these merges of the vocabulary abc_tokens: ids, or NULL. */
 static int32_t *tokenize_abc(const char *const *merges, int n_merges, int32_t *n) {
-    static const char *const toks[] = {"a", "b", "c", "ab", "bc"};
-    vocab_spec s = {"gpt2", NULL, toks, 5, NULL, 0, NULL, 0, merges, (uint64_t)n_merges, -1, -1, -1, NULL};
+    vocab_spec s = {"gpt2", NULL, abc_tokens, 5, NULL, 0, NULL, 0, merges, (uint64_t)n_merges, -1, -1, -1, NULL};
     struct sac_model m;
     uint8_t *bytes = load_spec(&s, &m);
     if (!bytes) return NULL;
@@ -1184,8 +1185,7 @@ static void test_merges_across_batches(void) {
     CHECK(ids && ids_equal(ids, n, (const int32_t[]){3, 2}, 2));
     free(ids);
     merges[77] = "abc"; /* no space, in the third batch */
-    static const char *const toks[] = {"a", "b", "c", "ab", "bc"};
-    vocab_spec s = {"gpt2", NULL, toks, 5, NULL, 0, NULL, 0, merges, N, -1, -1, -1, NULL};
+    vocab_spec s = {"gpt2", NULL, abc_tokens, 5, NULL, 0, NULL, 0, merges, N, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "tokenizer.ggml.merges[77] has no space");
 }
 
