@@ -14,13 +14,15 @@ WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wv
 # compiler change undoes it).
 BASE     := -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -g -ffp-contract=off -Isrc -Itests -Itests/support $(WARN)
 # 256-bit vectors: on AVX-512 CPUs (-march=native = cooperlake here) gcc 12's 512-bit code for the
-# kernels ran 2.8x slower (Q8_0 decode 15.8 vs 44.4 tokens/s, 1 thread); results are the same bits
+# kernels ran 2.8x slower (Q8_0 decode 15.8 vs 44.4 tokens/s, 1 thread); results are the same bits.
+# The native kernels take their SIMD128 paths through SIMDe (src/simd.h, libsimde-dev).
 NATIVE_CFLAGS := $(BASE) -O3 -march=native -mprefer-vector-width=256
 # (SAC_POISON_FRESH, here and in the fuzz build: the KV cache starts as NaN bytes rather than as
-# malloc left it, context.c)
-ASAN_CFLAGS   := $(BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DSAC_POISON_FRESH
+# malloc left it, context.c; SAC_PLAIN_C: the sanitizers check the plain C paths, which the
+# native build no longer runs, and the wasm sanitizer builds the SIMD128 ones)
+ASAN_CFLAGS   := $(BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DSAC_POISON_FRESH -DSAC_PLAIN_C
 # libFuzzer's coverage on the library; the fuzz targets link with -fsanitize=fuzzer.
-FUZZ_CFLAGS   := $(BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -DSAC_POISON_FRESH
+FUZZ_CFLAGS   := $(BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -DSAC_POISON_FRESH -DSAC_PLAIN_C
 LDLIBS   := -lm -pthread
 # Jobs for building the tests' programs and for running the C test programs (tests/run_c.sh).
 TEST_JOBS ?= $(shell nproc)
@@ -43,14 +45,14 @@ ASAN_TEST_NAMES := $(filter-out test_models_shipped,$(TEST_NAMES))
 support_objs = $(patsubst tests/support/%.c,build/$(1)/obj/support_%.o,$(SUPPORT_SRC))
 
 # build/<flavour>/{obj,tests}: native (optimised), asan (sanitised) and fuzz (clang, libFuzzer's
-# coverage) builds of the same sources, by compiler $(3) with flags $(2). Every test links the
-# support objects, the trainer's archive and the library's.
+# coverage) builds of the same sources, by compiler $(3) with flags $(2), once $(4) is there.
+# Every test links the support objects, the trainer's archive and the library's.
 define flavour
-build/$(1)/obj/%.o: src/%.c $(HEADERS) | build/$(1)/obj
+build/$(1)/obj/%.o: src/%.c $(HEADERS) | build/$(1)/obj $(4)
 	$(3) $(2) -c $$< -o $$@
-build/$(1)/obj/support_%.o: tests/support/%.c $(HEADERS) | build/$(1)/obj
+build/$(1)/obj/support_%.o: tests/support/%.c $(HEADERS) | build/$(1)/obj $(4)
 	$(3) $(2) -c $$< -o $$@
-build/$(1)/obj/train_%.o: $(TRAIN_DIR)/%.c $(TRAIN_HEADERS) $(HEADERS) | build/$(1)/obj
+build/$(1)/obj/train_%.o: $(TRAIN_DIR)/%.c $(TRAIN_HEADERS) $(HEADERS) | build/$(1)/obj $(4)
 	$(3) $(2) -I$(TRAIN_DIR) -c $$< -o $$@
 build/$(1)/libsaccade.a: $(patsubst src/%.c,build/$(1)/obj/%.o,$(LIB_SRC))
 	rm -f $$@ && ar rcs $$@ $$^
@@ -63,7 +65,12 @@ build/$(1)/tests/%: tests/%.c $(call support_objs,$(1)) build/$(1)/libtrain.a bu
 build/$(1)/obj build/$(1)/tests:
 	mkdir -p $$@
 endef
-$(eval $(call flavour,native,$(NATIVE_CFLAGS),$(CC)))
+# SIMDe's headers, which the native build's kernels need (src/simd.h), when a fresh machine lacks them.
+SIMDE_HEADER := /usr/include/simde/wasm/simd128.h
+.PHONY: simde-installed
+simde-installed:
+	@test -e $(SIMDE_HEADER) || bash scripts/install-deps.sh libsimde-dev
+$(eval $(call flavour,native,$(NATIVE_CFLAGS),$(CC),simde-installed))
 $(eval $(call flavour,asan,$(ASAN_CFLAGS),$(CC)))
 $(eval $(call flavour,fuzz,$(FUZZ_CFLAGS),$(CLANG)))
 

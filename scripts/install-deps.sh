@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need and a fresh Debian 12 machine lacks:
-# with no argument the compilers, the sanitizer runtimes, emscripten, node and npm; with
-# arguments those packages (the Makefile's rules for chromium and emscripten call it so).
+# with no argument the compilers, the sanitizer runtimes, SIMDe's headers (the native kernels'),
+# emscripten, node and npm; with arguments those packages (the Makefile's rules for chromium,
+# emscripten and SIMDe call it so).
 # Idempotent and quiet when everything is present. Only Debian packages are fetched here; the
 # npm packages come from `npm ci` (node_modules/.stamp).
 set -euo pipefail
@@ -10,7 +11,7 @@ need=()
 if [ $# -gt 0 ]; then
   for pkg in "$@"; do have "$pkg" || need+=("$pkg"); done
 else
-  for pkg in gcc make clang libclang-rt-14-dev emscripten; do have "$pkg" || need+=("$pkg"); done
+  for pkg in gcc make clang libclang-rt-14-dev libsimde-dev emscripten; do have "$pkg" || need+=("$pkg"); done
   # node and npm may come from elsewhere than Debian (nvm, nodesource): only the commands count
   command -v node >/dev/null || need+=(nodejs)
   command -v npm >/dev/null || need+=(npm)

@@ -3,9 +3,11 @@
 #
 #   make test-wasm-kernels  the kernel tests (types, matmul, thread pool, KV attention) in three builds:
 #                           SIMD128 + pthreads (mt), SIMD128 single-threaded (st), and plain C on
-#                           wasm32 (plain). They run the __wasm_simd128__ paths of src/matmul.c and
-#                           the futex paths of src/threadpool.c, which native builds never compile,
-#                           and every build's matmul results must be bitwise the native build's.
+#                           wasm32 (plain). They run the SIMD128 paths as V8 compiles them (the
+#                           native build takes them through SIMDe, src/simd.h) and the futex paths
+#                           of src/threadpool.c, which native builds never compile, and every
+#                           build's matmul results must be bitwise the native build's, as must the
+#                           native plain C build's (the sanitizer build, when test-asan has run).
 #                           test_matmul also runs in the relaxed build (st, src/kernels.c compiled
 #                           with -mrelaxed-simd and patched by scripts/relaxed-patch.mjs) in
 #                           headless Chromium, and its results hash must be the native one too:
@@ -143,14 +145,23 @@ test-wasm-kernels: $(WT_KERNEL_DEPS)
 	  grep -E '^(FAIL|test_matmul: [0-9]+ passed)|CHECK|uncaught|timed out' $$log | head -20; \
 	  if [ $$rc != 0 ]; then echo "[wasm-relaxed-web:$$name] test_matmul failed in Chromium (exit $$rc)"; exit 1; fi; \
 	done
-	@ref=$$(grep -o 'results hash [0-9a-f]*' build/native/tests/test_matmul.log); status=0; \
+	@native=build/native/tests/test_matmul.log; plain=build/asan/tests/test_matmul.log; status=0; \
+	ref=$$(grep -o 'results hash [0-9a-f]*' $$native); \
+	grep -q 'kernels compiled with SIMD128 from SIMDe' $$native || { \
+	  echo "[native] test_matmul did not run the SIMD128 kernels (SIMDe)"; status=1; }; \
+	if [ ! -e $$plain ]; then echo "[native-plain] skipped: no $$plain (make test-asan writes it)"; \
+	elif ! grep -q 'kernels compiled as plain C' $$plain; then \
+	  echo "[native-plain] $$plain: test_matmul did not run the plain C kernels"; status=1; \
+	elif [ -z "$$ref" ] || [ "$$(grep -o 'results hash [0-9a-f]*' $$plain)" != "$$ref" ]; then \
+	  echo "[native-plain] test_matmul: plain C (sanitizer build) differs from the native SIMD128 build: '$$ref'"; status=1; \
+	else echo "[native-plain] test_matmul: plain C (sanitizer build) is bitwise equal to the native SIMD128 build ($$ref)"; fi; \
 	for b in mt st plain relaxed-web:default relaxed-web:no-vnni relaxed-web:relaxed-paths; do \
 	  case $$b in relaxed-web:*) log=$(WT)/relaxed-web/test_matmul.$${b#*:}.log;; *) log=$(WT)/$$b/test_matmul.js.log;; esac; \
 	  if [ $$b != relaxed-web:default ] && [ "$$(uname -m)" != x86_64 ] && [ ! -e $$log ]; then continue; fi; \
 	  hash=$$(grep -o 'results hash [0-9a-f]*' $$log); \
 	  if [ -z "$$ref" ] || [ "$$hash" != "$$ref" ]; then \
-	    echo "[wasm-$$b] test_matmul: '$$hash' differs from native plain C: '$$ref'"; status=1; \
-	  else echo "[wasm-$$b] test_matmul: results are bitwise equal to native plain C ($$ref)"; fi; \
+	    echo "[wasm-$$b] test_matmul: '$$hash' differs from native: '$$ref'"; status=1; \
+	  else echo "[wasm-$$b] test_matmul: results are bitwise equal to native ($$ref)"; fi; \
 	  if [ $$b != plain ] && ! grep -q 'kernels compiled with wasm SIMD128' $$log; then \
 	    echo "[wasm-$$b] test_matmul did not run the SIMD128 kernels"; status=1; fi; \
 	  case $$b in relaxed-web:*) \

@@ -121,7 +121,7 @@ bench-wasm: $(JS_TEST_DEPS) build/tools/bench_stream
 BENCH_DECODE_ARGS ?= F32,F16,BF16,Q8_0,Q4_0 8 12 5
 BENCH_DECODE_SRC  := $(addprefix src/,matmul.c kernels.c types.c quants.c threadpool.c error.c)
 
-build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS)
+build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS) | simde-installed
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_decode.c $(BENCH_DECODE_SRC) -o $@ $(LDLIBS)
 
@@ -146,7 +146,7 @@ BENCH_KV_SRC  := $(addprefix src/,kv_attention.c kv_cache.c)
 # then compiles 1.5-3x slower than the same passes in the library, where they sit in attention's task.
 BENCH_KV_KEEP_CALLS := -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=100
 
-build/tools/bench_kv_attention: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS)
+build/tools/bench_kv_attention: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS) | simde-installed
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_kv_attention.c $(BENCH_KV_SRC) -o $@ $(LDLIBS)
 

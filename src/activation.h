@@ -41,7 +41,7 @@ static inline float sac_silu(float x) {
     return x * sigma;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 static inline v128_t sac_gelu4(v128_t x) {
     v128_t cube = wasm_f32x4_mul(wasm_f32x4_splat(SAC_GELU_A), x);
     cube = wasm_f32x4_mul(wasm_f32x4_mul(cube, x), x);
@@ -65,7 +65,7 @@ enum sac_activation { SAC_ACT_NONE, SAC_ACT_GELU, SAC_ACT_SILU };
 /* x[i] ← act(x[i]), times mul[i] when mul is given. */
 static inline void sac_activation_rows(enum sac_activation act, float *x, const float *mul, int64_t n) {
     int64_t i = 0;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     for (; i + 4 <= n; i += 4) {
         const v128_t v = wasm_v128_load(x + i);
         v128_t y = act == SAC_ACT_SILU ? sac_silu4(v) : sac_gelu4(v);

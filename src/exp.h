@@ -10,9 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
+#include "simd.h"
 
 /* Below this, e^x (< 1.7e-38, about FLT_MIN) is taken as 0: a softmax's terms sum to at least
  * 1, and the activations add it to 1, so it changes nothing a float could show. */
@@ -64,7 +62,7 @@ static inline float sac_exp_nonpos(float x) {
     return p * scale;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* sac_exp_nonpos on four lanes. */
 static inline v128_t sac_exp_nonpos4(v128_t x) {
     const v128_t low = wasm_f32x4_lt(x, wasm_f32x4_splat(SAC_EXP_MIN));

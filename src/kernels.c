@@ -3,7 +3,7 @@
  * primitives attention uses.
  *
  * Every kernel computes each output with the same sequence of float operations, whatever the
- * path (wasm SIMD128 or plain C), the tile it falls in, or the thread that runs it:
+ * path (SIMD128, see simd.h, or plain C), the tile it falls in, or the thread that runs it:
  *   - quantized: per 32-value block an exact int32 dot of int8 weights with int8 activations
  *     (held as int16, so wasm can feed i32x4.dot_i16x8 without re-extending them for every
  *     weight row), then  acc = acc + (float)isum * (d_w * d_x), block after block, and for
@@ -15,12 +15,12 @@
  * So the result never depends on the thread count, matvec equals a one-row matmat bitwise,
  * and the SIMD path equals the scalar one. The SIMD code only reorders *which* outputs are
  * computed together (4 weight rows per step for the quantized matvec, 1 for some K-quants (their
- * *_WALK) and for the float one; for the quantized matmat in wasm, panels of 8 weight rows
+ * *_WALK) and for the float one; for the quantized matmat with SIMD128, panels of 8 weight rows
  * against 4 or 6 activation rows at a time (the K-quants 4), and in plain C 8, then 4 activation
- * rows per weight row; for the float matmat 4 activation rows per weight row, in wasm 2 f32
- * weight rows at a time), never the arithmetic of one output. (The wasm F16 matvec moves a
+ * rows per weight row; for the float matmat 4 activation rows per weight row, with SIMD128 2
+ * f32 weight rows at a time), never the arithmetic of one output. (The SIMD F16 matvec moves a
  * power-of-two scale from the weights to the activations, which leaves every product exactly
- * as it was: see f16_matvec_scaled; the wasm Q4_0/Q4_1 matvec forms the same exact integer sums
+ * as it was: see f16_matvec_scaled; the SIMD Q4_0/Q4_1 matvec forms the same exact integer sums
  * from whole bytes: see nibble_activations. The quantized matvec steps store each row's sums
  * before the next row's loads, schedule_point, which orders V8's code and not the arithmetic.)
  *
@@ -62,9 +62,7 @@
 #include "error.h"
 #include "quants.h"
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
+#include "simd.h"
 
 #ifdef __wasm_relaxed_simd__
 /* clang 14 has no builtin for i32x4.relaxed_dot_i8x16_i7x16_add_s (a: i8x16, b7: i7x16, acc:
@@ -141,7 +139,7 @@ static const char *weight_row(const sac_kernel_task *t, int64_t o) {
     return t->w + (size_t)o * t->row_bytes;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* Where a matvec step on `count` rows from o reads ahead: the rows `skip` further on, or, when
  * those would run past the matrix, the step's own rows again (never past the end). */
 static inline const char *ahead_rows(const sac_kernel_task *t, int64_t o, int64_t skip, int64_t count) {
@@ -198,7 +196,7 @@ static int q8_values_end(int64_t n_in, int64_t n_batch, int with_sums, size_t *b
     return 1;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* sum(x) per block as int32 ([block][batch]) follows the int16 values: a format whose decode
  * leaves its offset in q subtracts offset · sum(x) from each integer dot (quant_format). */
 static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
@@ -211,7 +209,7 @@ static int xsum_bytes(int64_t n_in, int64_t n_batch, size_t *bytes) {
 }
 #endif
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* Activation rows per step of the matmat's panel (below). The relaxed builds run where the
  * loader's probe of the relaxed dot passes, so far only in browsers (Node 20 gets it wrong), and
  * Chromium 156's V8 keeps the 12 sums of six rows in registers: +10-20% over four
@@ -265,7 +263,7 @@ static int grouped_offset(int64_t n_in, int64_t n_batch, int with_sums, size_t *
 
 static int q8_size(int64_t n_in, int64_t n_batch, int with_sums, size_t *bytes) {
     size_t end;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     size_t grouped;
     if (!grouped_offset(n_in, n_batch, with_sums, &end) || !grouped_bytes(n_in, n_batch, &grouped) ||
         grouped > SIZE_MAX - end)
@@ -285,7 +283,7 @@ typedef struct q8_activations {
     const int16_t *q; /* [batch][n_in] */
     const float *d;   /* [block][batch] */
     const float *s;   /* [block][batch], Q8_1 only */
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     const int32_t *xsum;    /* [block][batch] */
     const int32_t *grouped; /* [group][pair][row], n_batch > 1 only (grouped_bytes) */
 #ifdef RELAXED
@@ -303,7 +301,7 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
     const char *base = t->act;
     q8_activations a = {.q = (const int16_t *)(base + head), .d = (const float *)base,
                         .s = with_sums ? (const float *)(base + scales) : NULL};
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     size_t end = 0, grouped = 0;
     q8_values_end(t->n_in, t->n_batch, with_sums, &end);
     grouped_offset(t->n_in, t->n_batch, with_sums, &grouped);
@@ -323,7 +321,7 @@ static q8_activations q8_view(const sac_kernel_task *t, int with_sums) {
  * afterwards is d rounded to f16. With s_out (Q8_1), also s = f16(sum(q) * d), with the f32
  * d. */
 static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_out) {
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     v128_t v[8], amax4 = wasm_f32x4_splat(0.0f);
     for (int k = 0; k < 8; k++) {
         v[k] = wasm_v128_load(x + 4 * k);
@@ -345,7 +343,7 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     float d = amax / 127.0f;
     float id = d != 0.0f ? 1.0f / d : 0.0f;
     *d_out = sac_f16_to_f32(sac_f32_to_f16(d));
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     const v128_t idv = wasm_f32x4_splat(id);
     v128_t qi[8];
     if (amax <= FLT_MAX && id <= FLT_MAX) {
@@ -374,7 +372,7 @@ static void quantize_block(const float *x, int16_t *q, float *d_out, float *s_ou
     }
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* sum(x) of a block's 32 values (see xsum_bytes). */
 static int32_t block_sum(const int16_t *q) {
     v128_t total = wasm_i32x4_splat(0);
@@ -397,7 +395,7 @@ static void quantize_rows(const float *x, int64_t n_in, int64_t n_batch, int64_t
         for (int64_t blk = 0; blk < nb; blk++)
             quantize_block(x + b * n_in + blk * SAC_QK, xq + b * n_in + blk * SAC_QK, xd + blk * n_batch + b,
                            with_sums ? xs + blk * n_batch + b : NULL);
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     size_t end = 0;
     q8_values_end(n_in, n_batch, with_sums, &end);
     int32_t *xsum = (int32_t *)((char *)act + end);
@@ -446,7 +444,7 @@ void sac_quantize_activations_q8_1(const float *x, int64_t n_in, int64_t n_batch
  * j = d * q[j], multiplied with Q8_0 activations
  * ---------------------------------------------------------------------------------------- */
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
 /* A block's 32 integers q as four i16x8 vectors (values 0-7, 8-15, 16-23, 24-31). */
 typedef void (*decode_fn)(const char *block, v128_t q[4]);
@@ -643,7 +641,7 @@ typedef struct quant_format {
      * 8 more than its values): their integer dots subtract offset · sum(x), an exact integer.
      * The plain C decode subtracts it itself. */
     int offset;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     /* Q4_0, Q4_1: the matvec's decoder of whole bytes (nibble_activations); NULL elsewhere */
     decode_fn decode_bytes;
     /* the decode gives unsigned levels that the relaxed builds' panel takes as the relaxed
@@ -671,7 +669,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
     const int16_t *x = a->q + b * t->n_in;
     int64_t nb = t->n_in / SAC_QK;
     float acc = 0.0f;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
     for (int64_t blk = 0; blk < nb; blk++) {
         v128_t w[4];
@@ -707,7 +705,7 @@ KERNEL float quant_dot(const sac_kernel_task *t, const q8_activations *a, quant_
  * nibble_dot (ACTS_NIBBLES_RELAXED). */
 enum { ACTS_PLAIN, ACTS_NIBBLES, ACTS_NIBBLES_RELAXED };
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* quant_matvec's step: rows o..o+3 against the activations, as one vector whose lanes are the
  * four rows. Four weight rows share each load of the activation block. The weight scales are
  * converted as load8_f16 converts F16 weights: `exact`, or fast while *seen collects exponents.
@@ -796,7 +794,7 @@ KERNEL v128_t quant_rows4(const sac_kernel_task *t, const q8_activations *a, qua
 }
 #endif
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* The matvec of the 4-bit formats, one decode step shorter. With b = a block's bytes, whose
  * low nibbles l take activations x[0..15] and high ones h x[16..31]:
  *   Σ l_j x_j + Σ h_j x_{16+j} = Σ b_j x_j + Σ h_j (x_{16+j} - 16 x_j),   as b_j = l_j + 16 h_j,
@@ -840,7 +838,7 @@ static inline void nibble_activations(const int16_t *q, int64_t n_in, int16_t *p
 KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a, quant_format f, int64_t o0,
                               int64_t o1, int prepared) {
     int64_t o = o0;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     /* each loop its own copy of the step, with `scales` a constant in it (one loop choosing the
      * copy per step ran Q8_0 2-3% slower: bench_kernels, Node, 1 thread, in cache) */
     if (t->finite)
@@ -863,7 +861,7 @@ KERNEL void quant_matvec_rows(const sac_kernel_task *t, const q8_activations *a,
  * take nibble_dot, else their prepared int16 dots. */
 KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, int64_t o1, int relaxed) {
     q8_activations a = q8_view(t, f.has_min);
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     if (f.decode_bytes && t->n_in <= NIBBLE_PREPARED_MAX) {
         /* the offset's correction per block as a vector: the step adds it where it would splat it */
         v128_t offsets[NIBBLE_PREPARED_MAX / SAC_QK];
@@ -895,7 +893,7 @@ KERNEL void quant_matvec(const sac_kernel_task *t, quant_format f, int64_t o0, i
     quant_matvec_rows(t, &a, f, o0, o1, ACTS_PLAIN);
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* matmat (prefill). Per block, i32x4.dot_i16x8 (pmaddwd) is the work; what costs besides is
  * reducing its four lanes to one sum per output (sum4_i32's shuffles) and decoding. So a panel
  * of weight rows is decoded once, for the whole batch, into pairs interleaved across four rows:
@@ -1264,7 +1262,7 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
 #define Q3_K_LEVEL_OFFSET 4
 #define Q6_K_LEVEL_OFFSET 32
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* The matvec's dot of one super-block with the activations, in registers: each 16 or 32
  * levels are decoded into vectors and multiplied with their activations at once, and the
  * group scales are applied to the int32 dots of whole groups. A decoded block never goes to
@@ -1276,7 +1274,11 @@ void sac_quantize_activations_q8_K(const float *x, int64_t n_in, int64_t n_batch
  * rolled, clang computes them, and both directions of move_bit, at run time). Mostly the
  * innermost: V8 spills a long straight run of vector code, and unrolling the outer loops too
  * made the step 1.5-2.3x slower (Q3_K's middle loop is the exception, measured faster). */
+#if defined(__clang__)
 #define UNROLLED _Pragma("clang loop unroll(full)")
+#else
+#define UNROLLED _Pragma("GCC unroll 16")
+#endif
 
 /* The activations the matvec's dots read: Q8_K's int16 values, or with relaxed SIMD its int8
  * copy (the levels, unsigned and below 128, are the dot product's 7-bit operand). */
@@ -1507,7 +1509,7 @@ typedef void (*kdecode_fn)(const char *block, kblock *out);
 typedef struct kquant_format {
     size_t block_bytes, d_at, dmin_at;
     kdecode_fn decode;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     kdot_fn dot;
 #endif
     int has_min;
@@ -1517,7 +1519,7 @@ typedef struct kquant_format {
 /* Q2_K's and Q3_K's 2-bit levels into q: value 128 h + 32 k + l from bits 2k of qs[32 h + l];
  * Q3_K (hmask not NULL) subtracts 4 where the value's bit (bit 4h + k of hmask[l]) is clear. */
 static inline void decode_two_bits(const uint8_t *qs, const uint8_t *hmask, int16_t *q) {
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     const v128_t three = wasm_i8x16_splat(3), offset = wasm_i8x16_splat(Q3_K_LEVEL_OFFSET);
     for (int half = 0; half < 2; half++) { /* l in [16 half, 16 half + 16) */
         v128_t hm = hmask ? wasm_v128_load(hmask + 16 * half) : wasm_i32x4_splat(-1);
@@ -1579,7 +1581,7 @@ static inline void kdecode_q4_K(const char *block, kblock *out) {
     for (int c = 0; c < 4; c++) { /* 32 bytes: 32 low nibbles, then the 32 high ones */
         const uint8_t *qs = b->qs + 32 * c;
         int16_t *q = out->q + 64 * c;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         for (int k = 0; k < 2; k++) {
             v128_t packed = wasm_v128_load(qs + 16 * k);
             v128_t lo = wasm_v128_and(packed, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(packed, 4);
@@ -1610,7 +1612,7 @@ static inline void kdecode_q5_K(const char *block, kblock *out) {
     for (int c = 0; c < 4; c++) { /* as Q4_K, plus bit 2c (low nibbles) or 2c + 1 (high) of qh */
         const uint8_t *qs = b->qs + 32 * c;
         int16_t *q = out->q + 64 * c;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         const v128_t bit_lo = wasm_i8x16_splat((int8_t)(1 << (2 * c))), bit_hi = wasm_i8x16_splat((int8_t)(2 << (2 * c)));
         const v128_t sixteen = wasm_i8x16_splat(16);
         for (int k = 0; k < 2; k++) {
@@ -1644,7 +1646,7 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
     for (int h = 0; h < 2; h++) { /* 128 values: ql 64 bytes of nibbles, qh 32 bytes of 2-bit fields */
         const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
         int16_t *q = out->q + 128 * h;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         const v128_t off = wasm_i8x16_splat(Q6_K_LEVEL_OFFSET);
         for (int k = 0; k < 2; k++) {
             v128_t v[4];
@@ -1673,7 +1675,7 @@ static inline void kdecode_q6_K(const char *block, kblock *out) {
 KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
     f.decode(block, w);
     for (int g = 0; g < 16; g++) {
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         v128_t sc = wasm_i16x8_splat((int16_t)w->sc[g]);
         wasm_v128_store(w->q + 16 * g, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g), sc));
         wasm_v128_store(w->q + 16 * g + 8, wasm_i16x8_mul(wasm_v128_load(w->q + 16 * g + 8), sc));
@@ -1693,7 +1695,7 @@ KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
     }
 }
 
-#ifndef __wasm_simd128__
+#ifndef SAC_SIMD128
 /* isum: the integer dot of a decoded, scaled block with 256 activations (the plain-C
  * matvec; the wasm one never decodes to memory). */
 static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
@@ -1727,7 +1729,7 @@ KERNEL float kblock_add(kquant_format f, float acc, const kblock *w, int32_t isu
 }
 #endif
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 static inline float kblock_f16(const char *block, size_t at) {
     uint16_t h;
     memcpy(&h, block + at, sizeof h);
@@ -1741,7 +1743,7 @@ KERNEL float kquant_dot(const sac_kernel_task *t, const q8k_activations *a, kqua
     int64_t nb = t->n_in / SAC_QK_K;
     const int16_t *bs = a->bsums + b * (t->n_in / 16);
     float acc = 0.0f;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     const kx_t *x = KX(a) + b * t->n_in;
     for (int64_t blk = 0; blk < nb; blk++) { /* kblock_add's steps, with the sums of f.dot */
         const char *block = row + (size_t)blk * f.block_bytes;
@@ -1792,7 +1794,7 @@ enum { KQ_IN_ORDER, KQ_IN_TURN, KQ_BY_ROW };
 #define Q3_K_WALK KQ_BY_ROW
 #define Q5_K_WALK KQ_IN_ORDER
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* acc after the block at byte `at` of rows r[0..3], given their isums and msums as lanes:
  * kblock_add's float steps for four rows at once (the scales converted exactly: a few per 256
  * values). */
@@ -1868,7 +1870,7 @@ KERNEL v128_t kquant_rows4_in_turn(const sac_kernel_task *t, const q8k_activatio
 KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int walk, int64_t o0, int64_t o1) {
     q8k_activations a = q8k_view(t);
     int64_t o = o0;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     if (walk == KQ_IN_ORDER)
         for (; o + ROW_TILE <= o1; o += ROW_TILE) wasm_v128_store(t->y + o, kquant_rows4_in_order(t, &a, f, o));
     else if (walk == KQ_IN_TURN)
@@ -1880,7 +1882,7 @@ KERNEL void kquant_matvec(const sac_kernel_task *t, kquant_format f, int walk, i
     for (; o < o1; o++) t->y[o] = kquant_dot(t, &a, f, o, 0);
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 /* matmat, as the 32-value formats' panel does it: four rows' blocks decoded once (kdecode: the
  * levels times their group's scale), as int16 pairs interleaved across the four rows, and the
  * group mins likewise, so one i32x4.dot_i16x8 with a splatted activation pair gives four rows'
@@ -2179,7 +2181,7 @@ static inline float value_f16(const char *row, int64_t i) {
     return f16_to_f32_inline(h);
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
 /* Eight weights from element i on, as two f32x4. `exact` converts inf and NaN too; otherwise
  * a format may use a cheaper conversion and collect in *seen what tells that the caller must
@@ -2276,7 +2278,7 @@ KERNEL float add_leftover(float sum, float_format f, const char *row, const floa
     return sum + tail;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
 static inline float fold_v(v128_t lo, v128_t hi) {
     v128_t s = wasm_f32x4_add(lo, hi); /* [a0+a4, a1+a5, a2+a6, a3+a7] */
@@ -2379,7 +2381,7 @@ static inline void lanes_dot(float acc[FLOAT_LANES], const float *restrict w,
  * matvec's read-ahead, float_matvec), or row itself. */
 KERNEL float float_dot(float_format f, const char *row, const char *ahead, const float *x, int64_t n) {
     int64_t n8 = n - n % FLOAT_LANES;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     float sum = 0.0f;
     v128_t seen = wasm_i32x4_splat(0);
     for (int exact = 0; exact <= 1; exact++) { /* the exact pass only after an inf or NaN */
@@ -2418,7 +2420,7 @@ KERNEL float float_dot(float_format f, const char *row, const char *ahead, const
     return add_leftover(sum, f, row, x, n);
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
 /* The lane sums of a row held as even lanes e = [a0, a2, a4, a6] and odd ones
  * o = [a1, a3, a5, a7], folded as fold_v folds [a0..a3], [a4..a7]. */
@@ -2518,12 +2520,12 @@ static int f16_matvec_scaled(const sac_kernel_task *t, int64_t o0, int64_t o1) {
  * 172-186 → 152 (any distance from 1 to 64 rows lost there). So it is chosen at run time
  * (t->read_ahead: sac_matmul times the first matvecs both ways). */
 KERNEL void float_matvec(const sac_kernel_task *t, float_format f, int64_t o0, int64_t o1) {
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     if (f.inexact_specials && f16_matvec_scaled(t, o0, o1)) return;
 #endif
     for (int64_t o = o0; o < o1; o++) {
         const char *row = weight_row(t, o), *ahead = row;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         if (f.elem_bytes < sizeof(float) && t->read_ahead) ahead = ahead_rows(t, o, FLOAT_AHEAD_ROWS, 1);
 #endif
         t->y[o] = float_dot(f, row, ahead, t->x, t->n_in);
@@ -2543,7 +2545,7 @@ KERNEL void float_matmat_rows(const sac_kernel_task *t, float_format f, const ch
         const float *x[BATCH_TILE];
         for (int r = 0; r < BATCH_TILE; r++) x[r] = t->x + (b + r) * n;
         int64_t o = c0;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         for (; f.elem_bytes == sizeof(float) && o + 2 <= c1; o += 2) {
             const char *row = rows + (size_t)(o - c0) * row_bytes;
             float sum[2 * BATCH_TILE];
@@ -2558,7 +2560,7 @@ KERNEL void float_matmat_rows(const sac_kernel_task *t, float_format f, const ch
             /* eight weights, loaded (and converted) once, serve four activation rows */
             const char *row = rows + (size_t)(o - c0) * row_bytes;
             float sum[BATCH_TILE];
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
             float_dot4(f, row, x, n8, sum);
 #else
             float a0[FLOAT_LANES] = {0}, a1[FLOAT_LANES] = {0}, a2[FLOAT_LANES] = {0};
@@ -2604,7 +2606,7 @@ KERNEL void float_matmat(const sac_kernel_task *t, float_format f, int64_t o0, i
                 const char *row = weight_row(t, o);
                 float *dst = converted + (o - c0) * n;
                 int64_t i = 0;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
                 for (; i + FLOAT_LANES <= n; i += FLOAT_LANES) {
                     v128_t lo, hi, seen = wasm_i32x4_splat(0);
                     f.load8(row, i, 0, &lo, &hi, &seen);
@@ -2695,7 +2697,7 @@ static void run_by_lowering(const sac_kernel_task *t, int64_t o0, int64_t o1, in
 #endif
 #define TWO_PATHS(name, relaxed, int16) TWO_PATHS_IF(!relaxed_dot_saturating(), name, relaxed, int16)
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 #define SIMD_ONLY(bytes, small_levels) , bytes, small_levels
 #else
 #define SIMD_ONLY(bytes, small_levels)
@@ -2720,7 +2722,7 @@ void sac_matmat_q4_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_m
 void sac_matvec_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matvec(t, FORMAT_Q5_1, o0, o1, 0); }
 void sac_matmat_q5_1(const sac_kernel_task *t, int64_t o0, int64_t o1) { quant_matmat(t, FORMAT_Q5_1, o0, o1); }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 #define KDOT(name) name,
 #else
 #define KDOT(name)
@@ -2757,7 +2759,7 @@ float sac_dot_f32(const float *a, const float *b, int64_t n) {
 
 void sac_axpy_f32(float *y, float a, const float *x, int64_t n) {
     int64_t i = 0;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     v128_t av = wasm_f32x4_splat(a);
     for (; i + 4 <= n; i += 4)
         wasm_v128_store(y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(av, wasm_v128_load(x + i))));

@@ -36,9 +36,7 @@
 
 #include "kv_cache.h"
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
+#include "simd.h"
 
 /* Fused multiply-add would change rounding between paths; keep mul and add separate. */
 #if defined(__clang__)
@@ -73,7 +71,7 @@ INLINE float leftover(float sum, const float *a, const void *b, int32_t n8, int3
     return sum + tail;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
 /* Values [i, i + 8) of a row as two f32 registers: an f32 row's in order (values 0–3 and 4–7),
  * a bf16 row's split by parity (the even values: each 32-bit lane's low half shifted up; the
@@ -375,7 +373,7 @@ INLINE void scores_group(const sac_kv_heads *a, int32_t h, int nq, int32_t j0, i
     const float *q[GROUP_STEP];
     float m[GROUP_STEP];
     for (int r = 0; r < nq; r++) q[r] = a->q + (int64_t)(a->h0 + h + r) * hd, m[r] = max[h + r];
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     /* bf16 rows come out of load8 split by parity: the queries put in those lanes once here
      * rather than shuffled for every key */
     float lanes[GROUP_STEP][QUERY_LANES_MAX] __attribute__((aligned(16)));
@@ -479,7 +477,7 @@ static float q8_dot(const int16_t *qw, const float *qd, const unsigned char *row
     return acc;
 }
 
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
 
 /* The integer dots of block [i0, i0 + n) of four key rows with the query, lane r: key r. */
 INLINE v128_t q8_block_dot4(const int16_t *qw, const int8_t *const k[KEYS_PER_STEP], int32_t i0, int32_t n) {
@@ -613,7 +611,7 @@ static void mix_q8_head(const sac_kv_heads *a, int32_t h, float *out, int32_t j0
     float *o = out + (int64_t)head * hd;
     for (int32_t b = 0; b < nb; b++) {
         const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = sac_kv_q8_block_len(hd, b);
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
         if (n == SAC_KV_Q8_BLOCK) {
             q8_mix32(o + i0, w, v, row_bytes, nb, b, j0, j1);
             continue;

@@ -8,7 +8,7 @@
  * then walk the rows in runs, the block's heads in turn over a run that stays cached).
  * Every score and every output value gets the same float operations, in the same
  * order, as one head at a time with sac_dot_f32 and sac_axpy_f32 would give: results do not
- * depend on the block, the thread, or the path (wasm SIMD128 or plain C). A bf16 cache is
+ * depend on the block, the thread, or the path (SIMD128, see simd.h, or plain C). A bf16 cache is
  * read as the f32 values it stands for, with the same operations as an f32 cache. A q8 cache
  * (by head only) is scored with integer dots against the query rounded to q8 the same way,
  * and its values mixed as scale × int8 (kv_attention.c says in which order). */

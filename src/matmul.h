@@ -1,7 +1,7 @@
 /* matmul.h — y = W x for every weight type: the activations are converted to the type's
  * vec_dot_type, then the rows of W are shared out over the pool's threads and computed by
  * the type's kernels (both found in the type table, types.h; the kernels are in kernels.c,
- * scalar everywhere plus wasm SIMD128 under __wasm_simd128__).
+ * in plain C, and in SIMD128's operations wherever simd.h provides them).
  *
  * Quantized weights multiply activations quantized as ggml's vec_dot_type says: per 32-value
  * block to int8 (Q8_0: d = amax/127, q = round(x/d), ties to even; Q8_1 adds the block sums

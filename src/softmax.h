@@ -18,7 +18,7 @@
 static inline float sac_softmax_exp(float *s, int32_t n, float max, float inv_temp) {
     const int32_t n4 = n - n % 4;
     float sum;
-#ifdef __wasm_simd128__
+#ifdef SAC_SIMD128
     const v128_t m = wasm_f32x4_splat(max), it = wasm_f32x4_splat(inv_temp);
     v128_t parts = wasm_f32x4_splat(0.0f);
     for (int32_t j = 0; j < n4; j += 4) {

@@ -21,6 +21,7 @@
 #include "check.h"
 #include "matmul.h"
 #include "quants.h"
+#include "simd.h"
 #include "types.h"
 
 #define U 0x1p-24
@@ -1104,7 +1105,7 @@ static void test_work_size(void) {
     /* the values again for the matmat's panel, grouped by six rows (7 rows take 12), as int16
      * pairs and as int8 quads */
     CHECK(sac_matmul_work_size(&q8, 7) <= 7 * 4096 * 8);
-#elif defined(__wasm_simd128__)
+#elif defined(SAC_SIMD128)
     /* the values again for the matmat's panel, grouped by four rows (7 rows take 8) */
     CHECK(sac_matmul_work_size(&q8, 7) <= 7 * 4096 * 5);
 #else
@@ -1325,8 +1326,10 @@ int main(void) {
 #ifdef __wasm_relaxed_simd__
     printf("test_matmul: kernels compiled with wasm relaxed SIMD\n");
 #endif
-#ifdef __wasm_simd128__
+#if defined(__wasm_simd128__)
     printf("test_matmul: kernels compiled with wasm SIMD128\n");
+#elif defined(SAC_SIMD128)
+    printf("test_matmul: kernels compiled with SIMD128 from SIMDe\n");
 #else
     printf("test_matmul: kernels compiled as plain C\n");
 #endif
