@@ -129,8 +129,8 @@ WT_RELAXED_PROGRAM := $(WT)/relaxed-web/test_matmul.js
 WT_RELAXED_FORCED_PROGRAM := $(WT)/relaxed-forced-web/test_matmul.js
 
 .PHONY: test-wasm-kernels test-wasm-safe
-# The native test_matmul is the plain-C reference: src/matmul.c has no native SIMD, and ISO C
-# mode keeps gcc from contracting or reordering float operations.
+# The native test_matmul is the reference: SIMD128 through SIMDe (src/simd.h), as the sanitizer
+# build's is plain C; ISO C mode keeps gcc from contracting or reordering float operations.
 WT_KERNEL_DEPS := $(WT_KERNEL_PROGRAMS) build/native/tests/test_matmul $(WT_RELAXED_PROGRAM) $(WT_RELAXED_FORCED_PROGRAM) \
   node_modules/.stamp
 test-wasm-kernels: $(WT_KERNEL_DEPS)
@@ -149,7 +149,8 @@ test-wasm-kernels: $(WT_KERNEL_DEPS)
 	ref=$$(grep -o 'results hash [0-9a-f]*' $$native); \
 	grep -q 'kernels compiled with SIMD128 from SIMDe' $$native || { \
 	  echo "[native] test_matmul did not run the SIMD128 kernels (SIMDe)"; status=1; }; \
-	if [ ! -e $$plain ]; then echo "[native-plain] skipped: no $$plain (make test-asan writes it)"; \
+	if [ ! -e $$plain ] || [ build/asan/tests/test_matmul -nt $$plain ]; then \
+	  echo "[native-plain] skipped: no $$plain of the current build (make test-asan writes it)"; \
 	elif ! grep -q 'kernels compiled as plain C' $$plain; then \
 	  echo "[native-plain] $$plain: test_matmul did not run the plain C kernels"; status=1; \
 	elif [ -z "$$ref" ] || [ "$$(grep -o 'results hash [0-9a-f]*' $$plain)" != "$$ref" ]; then \

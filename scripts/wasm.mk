@@ -42,8 +42,9 @@ WASM_ST_OBJ    := $(patsubst src/%.c,build/wasm/st/%.o,$(WASM_SRC))
 wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/saccade-relaxed-mt.mjs dist/saccade-relaxed-st.mjs \
       dist/package.json dist/saccade-layout.mjs
 
-# Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node).
-emcc-installed:
+# Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node);
+# after SIMDe's check, so that a parallel make never runs two apt-gets at once.
+emcc-installed: simde-installed
 	@command -v $(EMCC) >/dev/null || bash scripts/install-deps.sh emscripten
 
 build/wasm/exports.json: src/saccade.h scripts/wasm-exports.mjs | build/wasm

@@ -1505,7 +1505,7 @@ typedef struct kblock {
 typedef void (*kdecode_fn)(const char *block, kblock *out);
 
 /* A K-quant format: bytes per block, the byte offsets of d and dmin in a block, its decoder
- * (and in wasm its register dot), and whether it has mins. */
+ * (and with SIMD128 its register dot), and whether it has mins. */
 typedef struct kquant_format {
     size_t block_bytes, d_at, dmin_at;
     kdecode_fn decode;
@@ -1697,7 +1697,7 @@ KERNEL void kdecode(kquant_format f, const char *block, kblock *w) {
 
 #ifndef SAC_SIMD128
 /* isum: the integer dot of a decoded, scaled block with 256 activations (the plain-C
- * matvec; the wasm one never decodes to memory). */
+ * matvec; the SIMD128 one never decodes to memory). */
 static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
     int32_t acc = 0;
     for (int j = 0; j < SAC_QK_K; j++) acc += (int32_t)w->q[j] * (int32_t)x[j];
@@ -1705,7 +1705,7 @@ static inline int32_t kblock_dot(const kblock *w, const int16_t *x) {
 }
 
 /* The isums of a decoded block with `rows` (4 or 8) activation rows, x and x + n_in, ... (a
- * matmat step; wasm's uses the panel). */
+ * matmat step; the SIMD128 one uses the panel). */
 KERNEL void kblock_dots(const kblock *w, const int16_t *x, int64_t n_in, int rows, int32_t *isum) {
     int32_t s[8] = {0};
     for (int j = 0; j < SAC_QK_K; j++) {

@@ -9,13 +9,14 @@
  * runs of 64 when a row holds every head, so that a run's rows stay in cache for the block's
  * next heads), head by head or, for scores, a kv head's query heads together, and
  *   - scores: four keys per step for one head, their sums folded together at the end, each
- *     key's row read in address order (natively f32 rows only; see dot4); or, where query
+ *     key's row read in address order (in plain C f32 rows only; see dot4); or, where query
  *     heads share a kv head (grouped-query attention), up to four of them a key, each key's
  *     row read once for them;
  *   - values: a piece of 32 output values at a time, which stay in registers over the run
  *     instead of being loaded and stored for every key.
- * The eight lanes are a GCC vector type: one AVX register natively, two SIMD128 registers in
- * wasm, plain scalar code where there are no vectors. Loads and stores go through memcpy, so
+ * With SIMD128 (simd.h: wasm's, or SIMDe's natively) the eight lanes are two f32x4 registers;
+ * in plain C (SAC_PLAIN_C) a GCC vector type: one AVX register where there is AVX, plain scalar
+ * code where there are no vectors. Loads and stores go through memcpy, so
  * no function passes a vector (which would tie the ABI to the vector extension a build has).
  *
  * A tile (several query rows over the same keys: a prefill's consecutive tokens) goes head by
@@ -26,7 +27,7 @@
  * bits.
  *
  * A bf16 cache differs only in its loads: each value widened to the f32 it stands for (a
- * 16-bit shift, exact; in wasm a step's eight values come out split by parity, see load8),
+ * 16-bit shift, exact; with SIMD128 a step's eight values come out split by parity, see load8),
  * then the same arithmetic. Each pass is written once with a `bf16`
  * flag that is a constant where it is inlined, so each type gets its own loop. */
 #include "kv_attention.h"
@@ -234,10 +235,10 @@ INLINE float dot(const float *restrict a, const void *b, int32_t n, int bf16) {
     return leftover(fold(acc), a, b, n8, n, bf16);
 }
 
-/* dot(q, k[r]) for four keys r: f32 rows key after key, in address order (as wasm's dot4,
- * natively 15.8-16.1 -> 8.8-9.0 ns per key and head at depth 2048); bf16's half-length rows
- * with the four keys' loads interleaved and the query loaded once per step, which natively
- * stays faster for them (6.6-6.9 against 7.8-7.9 key after key). */
+/* dot(q, k[r]) for four keys r: f32 rows key after key, in address order (as the SIMD128 dot4,
+ * in plain C natively 15.8-16.1 -> 8.8-9.0 ns per key and head at depth 2048); bf16's
+ * half-length rows with the four keys' loads interleaved and the query loaded once per step,
+ * which stays faster for them there (6.6-6.9 against 7.8-7.9 key after key). */
 INLINE void dot4(const float *restrict q, const void *const k[KEYS_PER_STEP], int32_t n, float out[KEYS_PER_STEP],
                  int bf16) {
     if (!bf16) {

@@ -129,11 +129,12 @@ static void matmul_rows(void *arg, int ith, int nth) {
 
 /* The 2-byte float matvecs' read-ahead (float_matvec in kernels.c) made an Intel Xeon's decode
  * 40% faster and an AMD EPYC's (Zen 5) 10-15% slower, and wasm cannot ask which CPU it runs
- * on (native SIMD128 builds, simd.h, run the same code and choose the same way). So each thread that calls sac_matmul times its first such matvecs both ways and keeps
- * the faster one. Either way gives the same bits: the read-ahead only loads. The way of timed
- * call n is the parity of n's one bits (the Thue-Morse sequence), which splits every matrix of
- * a model's repeating layers evenly between the two ways, as alternating would not (a layer
- * has four matvecs). */
+ * on (the native SIMD128 build, simd.h, runs the same code and chooses the same way). So each
+ * thread that calls sac_matmul times its first such matvecs both ways and keeps the faster one.
+ * Either way gives the same bits: the read-ahead only loads. The way of timed call n is the
+ * parity of n's one bits (the Thue-Morse sequence), which splits every matrix of a model's
+ * repeating layers evenly between the two ways, as alternating would not (a layer has four
+ * matvecs). */
 #ifdef SAC_SIMD128
 #define AHEAD_WARMUP 64  /* matvecs not timed first: the engine compiles the kernels meanwhile */
 #define AHEAD_TRIALS 128 /* timed matvecs, both ways together */

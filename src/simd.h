@@ -13,17 +13,26 @@
 #ifndef SAC_SIMD_H
 #define SAC_SIMD_H
 
+/* Fast math would let SIMDe (and the compiler) change results: the paths must agree to the bit. */
+#if defined(__FAST_MATH__)
+#error "saccade's kernels need IEEE float semantics: build without -ffast-math"
+#endif
+
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 #define SAC_SIMD128 1
-#elif !defined(__EMSCRIPTEN__) && !defined(SAC_PLAIN_C)
-#define SIMDE_ENABLE_NATIVE_ALIASES /* the wasm_* names */
+#elif !defined(__wasm__) && !defined(SAC_PLAIN_C) && defined(__has_include)
+/* (a build without SIMDe's headers runs the plain C paths: the same results, slower; the tests'
+ * test_matmul says which it ran, and make test-wasm-kernels requires SIMDe's natively) */
+#if __has_include(<simde/wasm/simd128.h>)
+#define SIMDE_WASM_SIMD128_ENABLE_NATIVE_ALIASES /* the wasm_* names */
 #include <simde/wasm/simd128.h>
 /* wasm_simd128.h's one convenience the kernels use that SIMDe 0.7.4 lacks */
 #ifndef wasm_u32x4_make
 #define wasm_u32x4_make(a, b, c, d) wasm_i32x4_make((int32_t)(a), (int32_t)(b), (int32_t)(c), (int32_t)(d))
 #endif
 #define SAC_SIMD128 1
+#endif
 #endif
 
 #endif

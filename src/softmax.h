@@ -13,8 +13,8 @@
  * `max` is the largest finite score of the row, so the largest term is 1 and the sum is >= 1
  * when any score is finite (no overflow, no division by 0 after it). The sum has four running
  * parts (part l takes terms j ≡ l mod 4 of the whole groups of four), added as
- * (p0 + p1) + (p2 + p3), then the last n % 4 terms in order: a vector's lanes in wasm, four
- * variables elsewhere, the same additions either way (and no chain of dependent adds). */
+ * (p0 + p1) + (p2 + p3), then the last n % 4 terms in order: a vector's lanes with SIMD128, four
+ * variables in plain C, the same additions either way (and no chain of dependent adds). */
 static inline float sac_softmax_exp(float *s, int32_t n, float max, float inv_temp) {
     const int32_t n4 = n - n % 4;
     float sum;
