@@ -24,6 +24,7 @@
 #include "saccade.h"
 
 #define HEADER 67
+#define FIT_WORK_MAX 5e6 /* the largest kernel fit an input runs: ~0.1 s under ASan */
 
 static int32_t i32_at(const uint8_t *p) {
     uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -111,8 +112,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
     sac_kernel_fit_params f = {p.score, p.n_q, p.n_k, p.d_k, p.d_v, p.mask_per_batch & 1, p.width, p.temperature,
                                p.hidden & 15};
     float widths[16], losses[16];
-    st = sac_kernel_fit_width(&f, q, len[0], v, len[2], k, len[1], W, len[3], widths, (size_t)(flags >> 4),
-                              losses, 16, msg, sizeof msg);
+    /* a fit costs steps x training points x points scored x (d_x + d_y): larger fits are left out
+     * (one of 15 000 x 16 000 points held the fuzzer for minutes under ASan); inputs with a
+     * negative or zero count still reach the parameter checks, as their work is 0 */
+    const double fit_work = (f.n_steps + 1.0) * (f.n_train > 0 ? f.n_train : 0) *
+                            (f.leave_one_out ? (f.n_train > 0 ? f.n_train : 0) : (f.n_heldout > 0 ? f.n_heldout : 0)) *
+                            ((f.d_x > 0 ? (double)f.d_x : 0) + (f.d_y > 0 ? (double)f.d_y : 0));
+    st = fit_work > FIT_WORK_MAX ? SAC_ERR_ARG
+                                 : sac_kernel_fit_width(&f, q, len[0], v, len[2], k, len[1], W, len[3], widths,
+                                                        (size_t)(flags >> 4), losses, 16, msg, sizeof msg);
     if (st == SAC_OK) {
         check_finite(widths, (size_t)f.n_steps + 1, "widths");
         for (int32_t s = 0; s <= f.n_steps; s++)
