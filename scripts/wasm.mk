@@ -124,7 +124,7 @@ BENCH_DECODE_SRC  := $(addprefix src/,matmul.c kernels.c types.c quants.c thread
 
 build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS) | simde-installed
 	@mkdir -p build/tools
-	$(CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_decode.c $(BENCH_DECODE_SRC) -o $@ $(LDLIBS)
+	$(KERNELS_CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_decode.c $(BENCH_DECODE_SRC) -o $@ $(LDLIBS)
 
 # Emscripten's pthread worker is a CommonJS .js file: its directory says so (the package is ESM).
 build/bench-decode/bench_decode.cjs: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS)
