@@ -65,17 +65,20 @@ build/$(1)/tests/%: tests/%.c $(call support_objs,$(1)) build/$(1)/libtrain.a bu
 build/$(1)/obj build/$(1)/tests:
 	mkdir -p $$@
 endef
-# SIMDe's headers, which the native build's kernels need (src/simd.h), when a fresh machine lacks them.
+# What the native build needs beyond gcc, when a fresh machine lacks it, in one apt run: SIMDe's
+# headers (src/simd.h) and clang (the kernels' compiler, KERNELS_CC below).
 SIMDE_HEADER := /usr/include/simde/wasm/simd128.h
-.PHONY: simde-installed
-simde-installed:
-	@test -e $(SIMDE_HEADER) || bash scripts/install-deps.sh libsimde-dev
-$(eval $(call flavour,native,$(NATIVE_CFLAGS),$(CC),simde-installed))
+.PHONY: native-deps-installed
+native-deps-installed:
+	@pkgs=""; test -e $(SIMDE_HEADER) || pkgs="$$pkgs libsimde-dev"; \
+	  command -v $(CLANG) >/dev/null || pkgs="$$pkgs clang"; \
+	  [ -z "$$pkgs" ] || bash scripts/install-deps.sh $$pkgs
+$(eval $(call flavour,native,$(NATIVE_CFLAGS),$(CC),native-deps-installed))
 # The kernels natively by clang: its code for SIMDe's operations ran faster than gcc 12's
 # (bench_kernels, 1 thread, AMD EPYC Zen 1, 768x3072: Q8_0 matmat 26 -> 32 GFLOP/s, Q4_0 26-27 ->
 # 33, Q4_K matvec 5.5 -> 6.4 GB/s), with the same results (test_matmul's hash).
 KERNELS_CC := $(CLANG)
-build/native/obj/kernels.o: src/kernels.c $(HEADERS) | build/native/obj simde-installed
+build/native/obj/kernels.o: src/kernels.c $(HEADERS) | build/native/obj native-deps-installed
 	$(KERNELS_CC) $(NATIVE_CFLAGS) -c $< -o $@
 $(eval $(call flavour,asan,$(ASAN_CFLAGS),$(CC)))
 $(eval $(call flavour,fuzz,$(FUZZ_CFLAGS),$(CLANG)))

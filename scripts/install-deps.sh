@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and the tests need and a fresh Debian 12 machine lacks:
 # with no argument the compilers, the sanitizer runtimes, SIMDe's headers (the native kernels'),
 # emscripten, node and npm; with arguments those packages (the Makefile's rules for chromium,
-# emscripten and SIMDe call it so).
+# emscripten and the native build's SIMDe and clang call it so).
 # Idempotent and quiet when everything is present. Only Debian packages are fetched here; the
 # npm packages come from `npm ci` (node_modules/.stamp).
 set -euo pipefail

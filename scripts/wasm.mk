@@ -43,8 +43,8 @@ wasm: dist/saccade-mt.mjs dist/saccade-st.mjs dist/saccade-relaxed-mt.mjs dist/s
       dist/package.json dist/saccade-layout.mjs
 
 # Debian's emscripten when emcc is missing (the package pulls in clang, lld, binaryen and node);
-# after SIMDe's check, so that a parallel make never runs two apt-gets at once.
-emcc-installed: simde-installed
+# after the native build's check, so that a parallel make never runs two apt-gets at once.
+emcc-installed: native-deps-installed
 	@command -v $(EMCC) >/dev/null || bash scripts/install-deps.sh emscripten
 
 build/wasm/exports.json: src/saccade.h scripts/wasm-exports.mjs | build/wasm
@@ -122,7 +122,7 @@ bench-wasm: $(JS_TEST_DEPS) build/tools/bench_stream
 BENCH_DECODE_ARGS ?= F32,F16,BF16,Q8_0,Q4_0 8 12 5
 BENCH_DECODE_SRC  := $(addprefix src/,matmul.c kernels.c types.c quants.c threadpool.c error.c)
 
-build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS) | simde-installed
+build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS) | native-deps-installed
 	@mkdir -p build/tools
 	$(KERNELS_CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_decode.c $(BENCH_DECODE_SRC) -o $@ $(LDLIBS)
 
@@ -147,7 +147,7 @@ BENCH_KV_SRC  := $(addprefix src/,kv_attention.c kv_cache.c)
 # then compiles 1.5-3x slower than the same passes in the library, where they sit in attention's task.
 BENCH_KV_KEEP_CALLS := -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=100
 
-build/tools/bench_kv_attention: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS) | simde-installed
+build/tools/bench_kv_attention: scripts/bench_kv_attention.c $(BENCH_KV_SRC) $(WASM_HEADERS) | native-deps-installed
 	@mkdir -p build/tools
 	$(CC) $(NATIVE_CFLAGS) -DNDEBUG scripts/bench_kv_attention.c $(BENCH_KV_SRC) -o $@ $(LDLIBS)
 
