@@ -26,6 +26,9 @@
 #define HEADER 67
 #define FIT_WORK_MAX 5e6 /* the largest kernel fit an input runs: ~0.1 s under ASan */
 
+/* A count as the work it stands for: a negative one none. */
+static double at_least_0(int32_t n) { return n > 0 ? (double)n : 0.0; }
+
 static int32_t i32_at(const uint8_t *p) {
     uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     int32_t v;
@@ -115,9 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
     /* a fit costs steps x training points x points scored x (d_x + d_y): larger fits are left out
      * (one of 15 000 x 16 000 points held the fuzzer for minutes under ASan); inputs with a
      * negative or zero count still reach the parameter checks, as their work is 0 */
-    const double fit_work = (f.n_steps + 1.0) * (f.n_train > 0 ? f.n_train : 0) *
-                            (f.leave_one_out ? (f.n_train > 0 ? f.n_train : 0) : (f.n_heldout > 0 ? f.n_heldout : 0)) *
-                            ((f.d_x > 0 ? (double)f.d_x : 0) + (f.d_y > 0 ? (double)f.d_y : 0));
+    const double fit_work = (f.n_steps + 1.0) * at_least_0(f.n_train) *
+                            at_least_0(f.leave_one_out ? f.n_train : f.n_heldout) *
+                            (at_least_0(f.d_x) + at_least_0(f.d_y));
     st = fit_work > FIT_WORK_MAX ? SAC_ERR_ARG
                                  : sac_kernel_fit_width(&f, q, len[0], v, len[2], k, len[1], W, len[3], widths,
                                                         (size_t)(flags >> 4), losses, 16, msg, sizeof msg);
