@@ -35,7 +35,7 @@ test('the tarball holds the library, the declarations, the CLI, the wasm builds 
     'dist/saccade-relaxed-mt.mjs', 'dist/saccade-relaxed-mt.wasm', 'dist/saccade-relaxed-mt.worker.js',
     'dist/saccade-relaxed-mt.worker.mjs', 'dist/saccade-relaxed-st.mjs', 'dist/saccade-relaxed-st.wasm',
     'web/embed.mjs', 'web/worker.mjs', 'web/client.mjs', 'web/views/heatmap.mjs', 'models/shakespeare-char-q8_0.gguf',
-    'models/dates-q8_0.gguf', 'models/README.md'])
+    'models/dates-q8_0.gguf', 'models/README.md', 'docs/performance.md'])
     assert.ok(files.includes(f), `${f} is missing from ${files.join(', ')}`);
   assert.ok(!files.some((f) => f.startsWith('tests/') || f.startsWith('scripts/') || f.endsWith('.c') ||
     f.startsWith('build/') || f === 'web/index.html' || f === 'web/serve.mjs'), files.join(', '));
