@@ -199,7 +199,7 @@ export function chat(model, engine, messages, options) {
     fail('templateArgs must be an object of extra template variables');
   o.dropOldest = o.dropOldest === undefined ? true : bool('dropOldest', o.dropOldest);
   const turns = checkMessages(messages);
-  const checked = generateOptions(model.samplingDefaults, gen); // bad options throw here, at the call
+  const checked = generateOptions(model.samplingDefaults, gen, 'chat', model.info.vocabSize); // bad options throw here, at the call
   const eog = checked.ignoreEos ? [] : endOfGeneration(engine);
   const userStops = gen.stop === undefined ? [] : Array.isArray(gen.stop) ? gen.stop : [gen.stop];
   // the seed drawn for an unseeded call, so that the check above and the run agree

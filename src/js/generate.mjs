@@ -28,8 +28,11 @@ export function samplingDefaults(engine) {
   return { maxTokens: 64, ...d };
 }
 
-/** Checks the options of generate (or complete: `call`); returns them with `d` (samplingDefaults) filled in (seed as a BigInt). */
-export function generateOptions(d, options, call = 'generate') {
+/**
+ * Checks the options of generate (or complete: `call`) for a model of `vocabSize` tokens; returns
+ * them with `d` (samplingDefaults) filled in (seed as a BigInt).
+ */
+export function generateOptions(d, options, call, vocabSize) {
   const o = optionsOf(options, GENERATE_OPTIONS, call);
   const nonNegative = (x) => x >= 0;
   let seed64;
@@ -46,6 +49,8 @@ export function generateOptions(d, options, call = 'generate') {
   for (const s of stops)
     if (!(typeof s == 'string' && s.length > 0) && !(Number.isInteger(s) && s >= -0x80000000 && s <= 0x7fffffff))
       fail(`stop must be a non-empty string, a token id, or an array of them, got ${String(s)}`);
+    else if (typeof s == 'number' && (s < 0 || s >= vocabSize))
+      fail(`stop token id ${s} is out of range (vocabulary size ${vocabSize})`);
   return {
     maxTokens: int('maxTokens', o.maxTokens, d.maxTokens, 0),
     temperature: number('temperature', o.temperature, d.temperature, nonNegative, 'a finite number >= 0 (0: greedy)'),

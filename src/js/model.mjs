@@ -369,7 +369,7 @@ export class Model {
   /** Checks a generation's arguments and takes the context: { run, steps }. */
   #start(prompt, options, call) {
     const e = this.#hasContext();
-    const o = generateOptions(this.samplingDefaults, options, call);
+    const o = generateOptions(this.samplingDefaults, options, call, this.info.vocabSize);
     const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
     if (ids.length === 0) fail('the prompt is empty');
     let source = null;

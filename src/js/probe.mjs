@@ -1,12 +1,30 @@
 // Looking inside attention through the C core: captured pre-softmax scores, the query and key
 // vectors of a layer and head, the row softmax at a temperature, and head ablation.
 import { attentionRows, kindOf, layersOf } from './attention.mjs';
-import { fail } from './errors.mjs';
+import { fail, SaccadeError } from './errors.mjs';
 import { number } from './options.mjs';
+
+// The C core's refusals when nothing was captured name its own switches; a JS caller gets the
+// library's.
+const JS_SWITCHES = [
+  ['make the context with capture_scores = 1 or call sac_attention_scores_enable(ctx, 1)',
+    'load the model with { scores: true } or call model.captureScores(true)'],
+  ['make the context with capture_qk = 1 or call sac_context_capture_qk(ctx, 1)',
+    'load the model with { qk: true } or call model.captureQueryKeys(true)'],
+];
+
+function inJsTerms(read) {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof SaccadeError) for (const [c, js] of JS_SWITCHES) e.message = e.message.replace(c, js);
+    throw e;
+  }
+}
 
 /** Rows [from, to) of the scores q·k·scale of `kind`, in attentionRows' shape, plus { scale }. */
 export function attentionScores(engine, info, kind, from, to, view) {
-  const rows = attentionRows(engine, info, kind, from, to, view, true);
+  const rows = inJsTerms(() => attentionRows(engine, info, kind, from, to, view, true));
   rows.scale = engine.M._sac_attention_scale(engine.model);
   return rows;
 }
@@ -28,7 +46,7 @@ export function queryKeys(engine, info, kind, layer, head) {
   const k = kindOf(kind);
   checkLayerHead(info, kind, layer, head);
   const { M, heap, scratch: s, ctx } = engine;
-  engine.check(M._sac_context_qk(ctx, k, layer, head, 0, 0, 0, 0, s, s + 4, s + 8)); // sizes only
+  inJsTerms(() => engine.check(M._sac_context_qk(ctx, k, layer, head, 0, 0, 0, 0, s, s + 4, s + 8))); // sizes only
   const queries = heap.i32(s), keys = heap.i32(s + 4), headDim = heap.i32(s + 8);
   const qp = heap.malloc(queries * headDim * 4), kp = heap.malloc(keys * headDim * 4);
   try {

@@ -1,6 +1,7 @@
 // Runtime choice: threads need SharedArrayBuffer, which browsers only give cross-origin
 // isolated pages (COOP: same-origin + COEP: require-corp) and their workers. Node always has it.
 import { fail } from './errors.mjs';
+import { optionsOf } from './options.mjs';
 
 export const isNode = typeof process == 'object' && typeof process.versions?.node == 'string';
 
@@ -28,7 +29,8 @@ function defaultThreads() {
  * `simd`: 'relaxed' requires the relaxed-SIMD build, 'simd128' refuses it; by default it runs
  * where the engine computes relaxed SIMD's int8 dot product right (relaxedSimd()).
  */
-export function chooseRuntime({ threads, variant, simd } = {}) {
+export function chooseRuntime(options) {
+  const { threads, variant, simd } = optionsOf(options, ['threads', 'variant', 'simd'], 'chooseRuntime');
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 256))
     fail(`threads must be an integer from 1 to 256, got ${String(threads)}`);
   if (variant !== undefined && variant !== 'mt' && variant !== 'st')

@@ -155,7 +155,9 @@ export class TrainingRun {
     this.steps = this.get('steps');
     this.step = 0;
     this.history = []; // { step, loss, valLoss?, exact? }
-    this.state = 'training'; // 'paused', 'stopped', 'done', 'failed', 'disposed'
+    // 'training', 'paused', 'stopped', 'done', 'failed', 'disposed'; pause() and resume() set it
+    // at once: steps run between the event loop's turns, so none is under way while they run
+    this.state = o.paused ? 'paused' : 'training';
     this._resume = null;
     this._pausedRequested = o.paused;
     let settle;
@@ -200,15 +202,18 @@ export class TrainingRun {
     fail(msg, this.heap.cstring(this.M._sac_status_name(status)));
   }
 
-  /** Pauses after the step under way; resume() continues. */
+  /** Pauses: no step runs until resume(). */
   pause() {
     this.live();
-    if (this.state === 'training') this._pausedRequested = true;
+    if (this.state !== 'training') return;
+    this._pausedRequested = true;
+    this.state = 'paused';
   }
 
   resume() {
     this.live();
     this._pausedRequested = false;
+    if (this.state === 'paused') this.state = 'training';
     const r = this._resume;
     this._resume = null;
     r?.();
@@ -318,10 +323,8 @@ export class TrainingRun {
       while (this.step < this.steps && !this._stopRequested) {
         signal?.throwIfAborted();
         if (this._pausedRequested) {
-          this.state = 'paused';
           await new Promise((resolve) => (this._resume = resolve));
           if (this.state === 'disposed') return;
-          this.state = 'training';
           continue;
         }
         const t0 = now();

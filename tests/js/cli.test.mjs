@@ -2,6 +2,7 @@
 // rounding is involved, the same values otherwise; errors go to stderr with status 1.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -45,6 +46,28 @@ describe('printf-compatible formatting', () => {
 
   test('jsonString escapes as src/cli.c does', () => {
     assert.equal(jsonString('a"b\\c\nd\te\rf\u0001\u0008é😀'), '"a\\"b\\\\c\\nd\\te\\rf\\u0001\\u0008é😀"');
+  });
+});
+
+describe("the shipped models' cards", () => {
+  test("Model A's card: the command it quotes writes the sample it shows, in both CLIs", async () => {
+    const card = readFileSync(path.join(root, 'models/README.md'), 'utf8');
+    const section = card.slice(card.indexOf('## Model A'), card.indexOf('## Model B'));
+    const command = "build/saccade generate models/shakespeare-char-q8_0.gguf --prompt $'ROMEO:\\nWhat light' -n 200 --seed 1 --temp 0.8";
+    assert.ok(section.replace(/\s+/g, ' ').includes(command), `the card quotes ${command}`);
+    // the sample: the card's first indented block
+    const lines = section.split('\n');
+    const first = lines.findIndex((l) => l.startsWith('    '));
+    let end = first;
+    while (end < lines.length && (lines[end].startsWith('    ') || lines[end] === '')) end++;
+    const sample = lines.slice(first, end).map((l) => l.slice(4)).join('\n').trimEnd();
+    const prompt = 'ROMEO:\nWhat light';
+    const { js, native } = await both('generate', path.join(root, 'models/shakespeare-char-q8_0.gguf'), '--prompt', prompt,
+      '-n', 200, '--seed', 1, '--temp', 0.8);
+    for (const out of [js, native]) {
+      assert.equal(out.status, 0, out.stderr);
+      assert.equal(prompt + JSON.parse(out.stdout).text, sample);
+    }
   });
 });
 

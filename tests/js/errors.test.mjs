@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 
-import { loadModel, SaccadeError } from '../../src/js/index.mjs';
+import { chooseRuntime, loadModel, SaccadeError } from '../../src/js/index.mjs';
 import { llamaGguf } from './gguf.mjs';
 import { collect, fixture, withModel } from './helpers.mjs';
 
@@ -42,6 +42,10 @@ describe('loading bad input', () => {
     await rejects(() => loadModel(file, { threads: 0 }), /threads must be an integer from 1 to 256, got 0/);
     await rejects(() => loadModel(file, { threads: 2.5 }), /threads must be an integer/);
     await rejects(() => loadModel(file, { variant: 'gpu' }), /variant must be 'mt' .* or 'st'/);
+    // chooseRuntime checks its options as loadModel does
+    await rejects(() => chooseRuntime({ variant: 'gpu' }), /variant must be 'mt' .* or 'st'/);
+    await rejects(() => chooseRuntime({ thread: 2 }), /unknown option 'thread' for chooseRuntime; the options are: threads, variant, simd/);
+    await rejects(() => chooseRuntime('mt'), /the options of chooseRuntime must be an object, got string/);
     await rejects(() => loadModel(file, { contextLength: -1 }), /contextLength must be an integer >= 0/);
     await rejects(() => loadModel(file, { onProgress: 'yes' }), /onProgress must be a function/);
     // gpt2 has learned positions: no longer context than trained
@@ -161,6 +165,11 @@ describe('bad calls on a loaded model', () => {
     await rejects(() => m.generate(prompt, { seed: -1 }), /seed must be an integer in \[0, 2\^64\)/);
     await rejects(() => m.generate(prompt, { seed: 2n ** 64n }), /seed must be/);
     await rejects(() => m.generate(prompt, { stop: [''] }), /stop must be a non-empty string, a token id/);
+    // a stop id no token has would never match: refused like a prompt id out of range
+    const V = m.info.vocabSize;
+    await rejects(() => m.generate(prompt, { stop: -1 }), new RegExp(`stop token id -1 is out of range \\(vocabulary size ${V}\\)`));
+    await rejects(() => m.generate(prompt, { stop: ['\n', V] }), new RegExp(`stop token id ${V} is out of range`));
+    await rejects(() => m.complete(prompt, { stop: V + 5 }), /stop token id \d+ is out of range/);
     await rejects(() => m.generate(prompt, { signal: 'stop' }), /signal must be an AbortSignal/);
     await rejects(() => m.generate([]), /the prompt is empty/);
     await stillUsable();

@@ -58,8 +58,11 @@ describe('scores', () => {
       assert.throws(() => m.softmaxRow([-Infinity], 1), /no finite value/);
       assert.throws(() => m.softmaxRow([1, 2], 0), /temperature must be a finite number > 0/);
       m.forward(ids, { attention: true });
-      assert.throws(() => m.attentionScores('self'), (e) => e.code === 'SAC_ERR_STATE' && /capture_scores/.test(e.message));
-      assert.throws(() => m.queryKeys(0, 0), (e) => e.code === 'SAC_ERR_STATE' && /capture_qk/.test(e.message));
+      // the refusals name the library's switches, not the C core's
+      assert.throws(() => m.attentionScores('self'), (e) => e.code === 'SAC_ERR_STATE'
+        && /\{ scores: true \} or call model\.captureScores\(true\)/.test(e.message) && !/sac_/.test(e.message));
+      assert.throws(() => m.queryKeys(0, 0), (e) => e.code === 'SAC_ERR_STATE'
+        && /\{ qk: true \} or call model\.captureQueryKeys\(true\)/.test(e.message) && !/sac_/.test(e.message));
       assert.throws(() => m.queryKeys(2, 0), /layer must be an integer in \[0, 2\)/);
       m.captureScores(true); // after the rows: they were not captured with scores
       assert.throws(() => m.attentionScores('self'), /captured before score capture began/);

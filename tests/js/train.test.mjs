@@ -134,7 +134,12 @@ describe('train', () => {
     const run = await train({ task: 'copy', steps: 1000, ...SMALL, variant: 'st', evalEvery: 0,
       onStep: ({ step }) => {
         seen = step;
-        if (step === 5) run.pause();
+        if (step === 5) {
+          run.pause();
+          // the state follows the call at once, not at the loop's next turn
+          assert.equal(run.state, 'paused');
+          assert.equal(run.paused, true);
+        }
       } });
     while (!run.paused) await new Promise((r) => setTimeout(r, 5));
     const at = seen;
@@ -144,6 +149,8 @@ describe('train', () => {
     const probe = run.probe(); // the weights can be probed while paused
     assert.equal(probe.kind, 'cross');
     run.resume();
+    assert.equal(run.state, 'training');
+    assert.equal(run.paused, false);
     while (seen < at + 3) await new Promise((r) => setTimeout(r, 5));
     run.stop();
     const { steps } = await run.done;
@@ -163,6 +170,8 @@ describe('train', () => {
 
     const c2 = new AbortController();
     const paused = await train({ task: 'reverse', steps: 1000, ...SMALL, variant: 'st', signal: c2.signal, paused: true });
+    assert.equal(paused.state, 'paused', 'a run started paused says so from the start');
+    assert.equal(paused.paused, true);
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(paused.step, 0);
     c2.abort();
