@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "saccade.h"
@@ -44,7 +45,7 @@ static const char *usage =
     "--chat: the prompt is a user turn of a conversation, formatted with the model's chat template\n"
     "(tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the\n"
     "Node CLI runs any template); --system TEXT adds a system turn first (none if TEXT is empty).\n"
-    "Without --prompt, every line of stdin is a user turn: each gets a reply (one JSON object per line)\n"
+    "Without --prompt, every non-empty line of stdin is a user turn: each gets a reply (one JSON object per line)\n"
     "that stays in the conversation. Replies stop at the template's end-of-turn token. A model without\n"
     "a template gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt\n"
     "would leave the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges\n"
@@ -133,7 +134,7 @@ static const option_spec option_specs[] = {
     {"--source", OPT_IDS, LOGITS, AT(source), 0, 0, 0, IDS_ACCEPTS},
     {"--decoder-start", OPT_IDS, GENERATE, AT(decoder_start), 0, 0, 0, IDS_ACCEPTS},
     {"--prompt", OPT_TEXT, GENERATE, AT(prompt), 0, 0, 0, NULL},
-    {"--text", OPT_TEXT, GENERATE | TOKENIZE, AT(text), 0, 0, 0, NULL},
+    {"--text", OPT_TEXT, TOKENIZE, AT(text), 0, 0, 0, NULL},
     {"--ablate", OPT_TEXT, LOGITS | GENERATE, AT(ablate), 0, 0, 0, NULL},
     {"--all", OPT_FLAG, LOGITS, AT(all), 0, 0, 0, NULL},
     {"--attention", OPT_FLAG, BENCH, AT(attention), 0, 0, 0, NULL},
@@ -291,16 +292,28 @@ static int32_t parse_ids(const char *s, int32_t **out) {
     return n;
 }
 
-/* Reads a whole file into a malloc'd buffer (an empty file too: the loader says why it is refused). */
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail("cannot open '%s'", path), NULL;
+/* Why a file cannot be opened, in the Node CLI's words (src/js/sources.mjs). */
+static const char *open_failure(int e) {
+    return e == ENOENT || e == ENOTDIR ? "no such file" : e == EACCES ? "permission denied" : strerror(e);
+}
+
+/* Reads a whole file into a malloc'd buffer (an empty file too: the loader says why it is
+ * refused). Only a regular file: a directory or a pipe has no size to read (and opening a pipe
+ * nobody writes to would wait forever). `shard` ("shard 2 of 3 (NAME): ") prefixes a failure. */
+static void *read_file(const char *path, const char *shard, size_t *size) {
+    struct stat st;
+    const char *why = stat(path, &st) ? open_failure(errno)
+                      : S_ISDIR(st.st_mode) ? "it is a directory"
+                      : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
+    FILE *f = why ? NULL : fopen(path, "rb");
+    if (!why && !f) why = open_failure(errno);
+    if (why) return fail("%scannot open '%s': %s", shard, path, why), NULL;
     long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
     void *buf = n >= 0 && !fseek(f, 0, SEEK_SET) ? malloc(n ? (size_t)n : 1) : NULL;
     if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
         buf = NULL;
-        fail("cannot read '%s'", path);
+        fail("%scannot read '%s'", shard, path);
     }
     fclose(f);
     *size = (size_t)n;
@@ -319,30 +332,48 @@ static int shard_count(const char *path) {
     return no >= 1 && no <= count ? count : 1;
 }
 
+/* Writes shard k's number into `name`, the path (of length len) of a split model's shard. */
+static void set_shard_number(char *name, size_t len, int k) {
+    char digits[6];
+    snprintf(digits, sizeof digits, "%05d", k % 100000);
+    memcpy(name + len - 19, digits, 5); /* the 5 digits after the leading '-' */
+}
+
 /* The model at `path`; for one shard of a split model, every shard (as loadModel does). */
 static sac_model *load_model(const char *path, uint32_t flags) {
     int n = shard_count(path);
     size_t len = strlen(path);
     void **bufs = calloc((size_t)n, sizeof *bufs);
     size_t *sizes = calloc((size_t)n, sizeof *sizes);
-    char *name = malloc(len + 1);
+    char *name = malloc(len + 1), *prefix = malloc(len + 64);
     sac_model *m = NULL;
     int i = 0;
-    if (!bufs || !sizes || !name) {
+    if (!bufs || !sizes || !name || !prefix) {
         fail("out of memory");
         goto done;
     }
     memcpy(name, path, len + 1);
+    prefix[0] = '\0';
     for (; i < n; i++) {
-        if (n > 1) { /* the shard number: the 5 digits after the leading '-' */
-            char digits[6];
-            snprintf(digits, sizeof digits, "%05d", (i + 1) % 100000);
-            memcpy(name + len - 19, digits, 5);
+        if (n > 1) { /* a shard's failures say which one it is, as loadModel's do (src/js/load.mjs) */
+            set_shard_number(name, len, i + 1);
+            snprintf(prefix, len + 64, "shard %d of %d (%s): ", i + 1, n, name);
         }
-        if (!(bufs[i] = read_file(name, &sizes[i]))) goto done;
+        if (!(bufs[i] = read_file(name, prefix, &sizes[i]))) goto done;
+        if (n > 1 && sizes[i] == 0) {
+            fail("%sthe model is empty (0 bytes)", prefix);
+            i++; /* freed below */
+            goto done;
+        }
     }
     if (sac_model_load_split((const void *const *)bufs, sizes, n, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
-        fail("%s", m ? sac_model_errmsg(m) : "out of memory");
+        const char *msg = m ? sac_model_errmsg(m) : "out of memory";
+        int k; /* the loader names a shard by number ("shard 2 of 3 ..."): say which file that is */
+        if (n > 1 && sscanf(msg, "shard %d of", &k) == 1 && k >= 1 && k <= n) {
+            set_shard_number(name, len, k);
+            fail("%s (shard %d is %s)", msg, k, name);
+        } else
+            fail("%s", msg);
         sac_model_free(m);
         m = NULL;
     }
@@ -352,6 +383,7 @@ done:
     free(bufs);
     free(sizes);
     free(name);
+    free(prefix);
     return m;
 }
 
@@ -384,8 +416,11 @@ static const char *architecture(const sac_model *m) {
     return in.architecture;
 }
 
-/* The prompt as ids: --tokens, or --prompt through the model's tokenizer (BOS as the model asks). */
+/* The prompt as ids: --tokens as given, or --prompt (tokenize: --text) through the model's
+ * tokenizer, with BOS as the model asks or --bos says. */
 static int32_t prompt_ids(sac_model *m, const options *o, int32_t **ids) {
+    if (o->tokens && o->prompt) return fail("give --tokens or --prompt, not both"), -1;
+    if (o->tokens && o->bos) return fail("--bos is for --prompt: --tokens are used as given"), -1;
     if (o->tokens) return parse_ids(o->tokens, ids);
     const char *text = o->prompt ? o->prompt : o->text;
     if (!text) return fail("give --tokens or --prompt"), -1;
@@ -571,11 +606,11 @@ static int generate_from(sac_model *m, sac_context *ctx, const options *o, const
     }
     int32_t n_out = 0;
     double t0 = now_ms();
-    if (!out) rc = fail("out of memory");
-    else if (sac_sampler_init(ctx, &o->sampling) != SAC_OK ||
-             (start ? sac_encode(ctx, ids, n, NULL) != SAC_OK || sac_eval(ctx, start, n_start, NULL, 0) != SAC_OK
-                    : sac_eval(ctx, ids + keep, n - keep, NULL, 0) != SAC_OK))
-        rc = fail("%s", sac_context_errmsg(ctx));
+    if (!rc && !out) rc = fail("out of memory");
+    if (!rc && (sac_sampler_init(ctx, &o->sampling) != SAC_OK ||
+                (start ? sac_encode(ctx, ids, n, NULL) != SAC_OK || sac_eval(ctx, start, n_start, NULL, 0) != SAC_OK
+                       : sac_eval(ctx, ids + keep, n - keep, NULL, 0) != SAC_OK)))
+        rc = fail("%s", sac_context_errmsg(ctx)); /* one message: not after the detokenizer's */
     double t_prefill = now_ms() - t0, t1 = now_ms();
     while (!rc && n_out < o->n_predict) {
         int32_t tok;
@@ -812,8 +847,7 @@ static int chat_turn(sac_model *m, sac_context *ctx, const options *o, conversat
 }
 
 static int cmd_chat(sac_model *m, const options *o) {
-    if (o->tokens || o->text || o->bos || o->decoder_start)
-        return fail("--chat does not take --tokens, --text, --bos or --decoder-start");
+    if (o->tokens || o->bos || o->decoder_start) return fail("--chat does not take --tokens, --bos or --decoder-start");
     if (is_encdec(m)) return fail("--chat needs a decoder-only model; this model is encdec");
     if (o->n_predict == 0) return fail("--chat needs -n of at least 1: a turn with no reply");
     sac_model_info in;

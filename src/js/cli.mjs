@@ -35,7 +35,7 @@ scale per 32, a bit over a quarter of f32, and scores keys with integer dot prod
 --chat: the prompt is a user turn of a conversation, formatted with the model's chat template
 (tokenizer.chat_template; the native CLI knows chatml, llama2, llama3, zephyr, gemma and phi3, the
 Node CLI runs any template); --system TEXT adds a system turn first (none if TEXT is empty).
-Without --prompt, every line of stdin is a user turn: each gets a reply (one JSON object per line)
+Without --prompt, every non-empty line of stdin is a user turn: each gets a reply (one JSON object per line)
 that stays in the conversation. Replies stop at the template's end-of-turn token. A model without
 a template gets the turns as plain text, one per line, and a note on stderr. When a turn's prompt
 would leave the reply less than min(-n, half the context) tokens (--ctx), the oldest exchanges
@@ -151,7 +151,7 @@ const OPTIONS = {
   '--source': ['source', [L], ids],
   '--decoder-start': ['decoderStart', [G], ids],
   '--prompt': ['prompt', [G], text],
-  '--text': ['text', [G, T], text],
+  '--text': ['text', [T], text],
   '--ablate': ['ablate', [L, G], text],
   '--all': ['all', [L], flag],
   '--attention': ['attention', [B], flag],
@@ -201,8 +201,13 @@ function parseOptions(cmd, args) {
 /** A list the options accepted → ids. */
 const parseIds = (s) => s.split(',').map(Number);
 
-/** The prompt as ids: --tokens, or --prompt/--text through the model's tokenizer. */
+/**
+ * The prompt as ids: --tokens as given, or --prompt (tokenize: --text) through the model's
+ * tokenizer, with BOS as the model asks or --bos says.
+ */
 function promptIds(model, o) {
+  if (o.tokens !== undefined && o.prompt !== undefined) throw new UsageError('give --tokens or --prompt, not both');
+  if (o.tokens !== undefined && o.bos) throw new UsageError('--bos is for --prompt: --tokens are used as given');
   if (o.tokens !== undefined) return parseIds(o.tokens);
   const text = o.prompt ?? o.text;
   if (text === undefined) throw new UsageError('give --tokens or --prompt');
@@ -308,8 +313,8 @@ async function* stdinLines() {
 
 /** generate --chat: the reply to --prompt, or to every line of stdin in turn (one JSON line each). */
 async function chat(model, o) {
-  if (o.tokens !== undefined || o.text !== undefined || o.bos || o.decoderStart !== undefined)
-    throw new UsageError('--chat does not take --tokens, --text, --bos or --decoder-start');
+  if (o.tokens !== undefined || o.bos || o.decoderStart !== undefined)
+    throw new UsageError('--chat does not take --tokens, --bos or --decoder-start');
   if (isEncdec(model)) throw new UsageError('--chat needs a decoder-only model; this model is encdec');
   if (o.nPredict === 0) throw new UsageError('--chat needs -n of at least 1: a turn with no reply');
   if (!model.info.hasTokenizer) throw new UsageError('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata');

@@ -47,14 +47,23 @@ function responseSource(response, what) {
   return streamSource(response.body, knownLength(response));
 }
 
+// Why a file cannot be opened, in the native CLI's words (src/cli.c).
+const OPEN_FAILURES = { ENOENT: 'no such file', ENOTDIR: 'no such file', EACCES: 'permission denied' };
+
+/** A regular file only: a directory or a pipe has no size to read (a pipe nobody writes to, no end). */
 async function fileSource(path) {
-  const { open, stat } = nodeBuiltin('node:fs/promises');
-  let size;
+  const { access, constants, open, stat } = nodeBuiltin('node:fs/promises');
+  const cannot = (why) => fail(`cannot open '${path}': ${why}`, 'SAC_ERR_ARG');
+  let st;
   try {
-    ({ size } = await stat(path));
+    st = await stat(path);
   } catch (e) {
-    fail(`cannot open '${path}': ${e.code === 'ENOENT' ? 'no such file' : e.message}`, 'SAC_ERR_ARG');
+    cannot(OPEN_FAILURES[e.code] ?? e.message);
   }
+  if (st.isDirectory()) cannot('it is a directory');
+  if (!st.isFile()) cannot('not a regular file');
+  await access(path, constants.R_OK).catch((e) => cannot(OPEN_FAILURES[e.code] ?? e.message));
+  const { size } = st;
   return {
     size,
     // Two buffers: the next read goes on while the caller copies the chunk just yielded (into

@@ -146,8 +146,8 @@ describe('generate --chat without a template, and refusals', () => {
   });
 
   for (const [args, message] of [
-    [['--chat', '--tokens', '1,2'], '--chat does not take --tokens, --text, --bos or --decoder-start'],
-    [['--chat', '--bos', '--prompt', 'x'], '--chat does not take --tokens, --text, --bos or --decoder-start'],
+    [['--chat', '--tokens', '1,2'], '--chat does not take --tokens, --bos or --decoder-start'],
+    [['--chat', '--bos', '--prompt', 'x'], '--chat does not take --tokens, --bos or --decoder-start'],
     [['--system', 'x', '--prompt', 'y'], '--system needs --chat'],
   ]) {
     test(`${args.join(' ')}: ${message}`, async () => {
