@@ -401,6 +401,10 @@ export async function main(argv) {
       ...(o.ablate !== undefined && { ablate: o.ablate }),
       ...((o.attention || o.attentionCost) && { attention: true }),
       ...(o.kvType !== undefined && { kvType: o.kvType }),
+    }).catch((e) => {
+      // the library's advice names its option; here that is --ctx
+      if (e?.name === 'SaccadeError') e.message = e.message.replace('a smaller contextLength', 'a smaller --ctx');
+      throw e;
     });
     const out = await commands[cmd](model, o); // chat writes its lines as they come
     if (out !== undefined) process.stdout.write(out + '\n');

@@ -201,6 +201,14 @@ describe('paths that are not a model: the same one-line verdict from both CLIs',
     assert.deepEqual(js, native);
   });
 
+  test('the Node CLI\'s refusal of a context wasm32 cannot hold names --ctx, not the library\'s contextLength', async () => {
+    // a llama (RoPE) model takes any length; 10M tokens of this one need more than wasm32's 4 GB
+    const refused = await exec(process.execPath, [cli, 'generate', fixture('llama-f32'), '--tokens', '1', '-n', '1',
+      '--ctx', '10000000']).then(() => null, (e) => e);
+    assert.equal(refused?.code, 1);
+    assert.match(refused.stderr, /does not fit in WebAssembly memory: .* pass a smaller --ctx\n$/);
+  });
+
   test('generate: a prompt id out of range is one line in both', async () => {
     const { js, native } = await both('generate', fixture('gpt2-f32'), '--tokens', '1,999', '-n', 2);
     assert.equal(native.status, 1);
