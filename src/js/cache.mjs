@@ -203,18 +203,20 @@ export async function listCachedModels(options) {
  */
 export async function clearCachedModels(urls, options) {
   const name = nameOf(options, 'clearCachedModels');
+  const list = urls === undefined || urls === null ? null : Array.isArray(urls) ? urls : [urls];
+  // checked first: a bad argument is refused also where there is no cache to clear (Node)
+  for (const u of list ?? [])
+    if (typeof u != 'string' && !(u instanceof URL)) fail(`clearCachedModels takes URLs, got ${typeof u}`);
   if (!cacheAvailable()) return 0;
-  if (urls === undefined || urls === null) {
+  if (!list) {
     const n = (await listCachedModels({ cache: name })).length;
     await caches.delete(name);
     return n;
   }
-  const list = Array.isArray(urls) ? urls : [urls];
   const cache = await openCache(name);
   if (!cache) return 0;
   let n = 0;
   for (const u of list) {
-    if (typeof u != 'string' && !(u instanceof URL)) fail(`clearCachedModels takes URLs, got ${typeof u}`);
     const href = new URL(u, globalThis.location?.href).href;
     for (const file of shardNames(href) ?? [href]) if (await cache.delete(file)) n++;
   }

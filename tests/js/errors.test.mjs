@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 
-import { chooseRuntime, loadModel, SaccadeError } from '../../src/js/index.mjs';
+import { chooseRuntime, clearCachedModels, loadModel, SaccadeError } from '../../src/js/index.mjs';
 import { llamaGguf } from './gguf.mjs';
 import { collect, fixture, withModel } from './helpers.mjs';
 
@@ -46,6 +46,9 @@ describe('loading bad input', () => {
     await rejects(() => chooseRuntime({ variant: 'gpu' }), /variant must be 'mt' .* or 'st'/);
     await rejects(() => chooseRuntime({ thread: 2 }), /unknown option 'thread' for chooseRuntime; the options are: threads, variant, simd/);
     await rejects(() => chooseRuntime('mt'), /the options of chooseRuntime must be an object, got string/);
+    // clearCachedModels refuses what is not a URL, also in Node, where there is no cache to clear
+    await rejects(() => clearCachedModels(5), /clearCachedModels takes URLs, got number/);
+    await rejects(() => clearCachedModels(['https://example.com/m.gguf', {}]), /clearCachedModels takes URLs, got object/);
     await rejects(() => loadModel(file, { contextLength: -1 }), /contextLength must be an integer >= 0/);
     await rejects(() => loadModel(file, { onProgress: 'yes' }), /onProgress must be a function/);
     // gpt2 has learned positions: no longer context than trained
