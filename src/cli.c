@@ -294,7 +294,10 @@ static int32_t parse_ids(const char *s, int32_t **out) {
 
 /* Why a file cannot be opened, in the Node CLI's words (src/js/sources.mjs). */
 static const char *open_failure(int e) {
-    return e == ENOENT || e == ENOTDIR ? "no such file" : e == EACCES ? "permission denied" : strerror(e);
+    return e == ENOENT || e == ENOTDIR ? "no such file"
+           : e == EACCES || e == EPERM ? "permission denied"
+           : e == ELOOP ? "too many levels of symbolic links"
+           : e == ENAMETOOLONG ? "file name too long" : strerror(e);
 }
 
 /* Reads a whole file into a malloc'd buffer (an empty file too: the loader says why it is
@@ -320,7 +323,8 @@ static void *read_file(const char *path, const char *shard, size_t *size) {
     return buf;
 }
 
-/* A split model's shard count when `path` names one of its shards (…-0000K-of-0000N.gguf), else 1. */
+/* A split model's shard count when `path` names one of its shards (…-0000K-of-0000N.gguf), else
+ * 1; 0 (said why) when it names a shard no split model has (as src/js/shards.mjs refuses it). */
 static int shard_count(const char *path) {
     static const char form[] = "-#####-of-#####.gguf";
     size_t len = strlen(path), n = sizeof form - 1;
@@ -329,19 +333,21 @@ static int shard_count(const char *path) {
     for (size_t i = 0; i < n; i++)
         if (form[i] == '#' ? !isdigit((unsigned char)t[i]) : t[i] != form[i]) return 1;
     int no = atoi(t + 1), count = atoi(t + 10);
-    return no >= 1 && no <= count ? count : 1;
+    if (count < 1 || no < 1 || no > count) return fail("'%s' names shard %d of %d, which cannot be", path, no, count), 0;
+    return count;
 }
 
 /* Writes shard k's number into `name`, the path (of length len) of a split model's shard. */
 static void set_shard_number(char *name, size_t len, int k) {
     char digits[6];
-    snprintf(digits, sizeof digits, "%05d", k % 100000);
+    snprintf(digits, sizeof digits, "%05u", (unsigned)k % 100000u);
     memcpy(name + len - 19, digits, 5); /* the 5 digits after the leading '-' */
 }
 
 /* The model at `path`; for one shard of a split model, every shard (as loadModel does). */
 static sac_model *load_model(const char *path, uint32_t flags) {
     int n = shard_count(path);
+    if (n == 0) return NULL;
     size_t len = strlen(path);
     void **bufs = calloc((size_t)n, sizeof *bufs);
     size_t *sizes = calloc((size_t)n, sizeof *sizes);
@@ -368,8 +374,9 @@ static sac_model *load_model(const char *path, uint32_t flags) {
     }
     if (sac_model_load_split((const void *const *)bufs, sizes, n, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
         const char *msg = m ? sac_model_errmsg(m) : "out of memory";
-        int k; /* the loader names a shard by number ("shard 2 of 3 ..."): say which file that is */
-        if (n > 1 && sscanf(msg, "shard %d of", &k) == 1 && k >= 1 && k <= n) {
+        int k, of, at = 0; /* the loader names a shard by number ("shard 2 of 3 ..."): say which file that is */
+        if (n > 1 && !strncmp(msg, "shard ", 6) && isdigit((unsigned char)msg[6]) &&
+            sscanf(msg, "shard %d of %d%n", &k, &of, &at) == 2 && at > 0 && k >= 1 && k <= n) {
             set_shard_number(name, len, k);
             fail("%s (shard %d is %s)", msg, k, name);
         } else

@@ -48,7 +48,8 @@ function responseSource(response, what) {
 }
 
 // Why a file cannot be opened, in the native CLI's words (src/cli.c).
-const OPEN_FAILURES = { ENOENT: 'no such file', ENOTDIR: 'no such file', EACCES: 'permission denied' };
+const OPEN_FAILURES = { ENOENT: 'no such file', ENOTDIR: 'no such file', EACCES: 'permission denied',
+  EPERM: 'permission denied', ELOOP: 'too many levels of symbolic links', ENAMETOOLONG: 'file name too long' };
 
 /** A regular file only: a directory or a pipe has no size to read (a pipe nobody writes to, no end). */
 async function fileSource(path) {

@@ -165,7 +165,8 @@ export class TrainingRun {
     this.done.catch(() => {}); // the caller may never await it; the rejection is still delivered to those who do
     this._settle = settle;
     this._stopRequested = false;
-    o.signal?.addEventListener('abort', () => this.resume(), { once: true }); // a paused run sees it too
+    // a paused run sees it too; a disposed one has nothing to resume (and must not throw from a listener)
+    o.signal?.addEventListener('abort', () => this.state !== 'disposed' && this.resume(), { once: true });
   }
 
   /** The task's probe input, cut to what the model reads (reverse and copy: max_len letters). */

@@ -2,7 +2,7 @@
 // rounding is involved, the same values otherwise; errors go to stderr with status 1.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -18,7 +18,8 @@ const nativeCli = path.join(root, 'build/saccade');
 async function both(...args) {
   const run = async (cmd, argv) => {
     try {
-      const { stdout, stderr } = await exec(cmd, argv.map(String));
+      // a CLI that waits (on a pipe, say) fails the test rather than hanging it
+      const { stdout, stderr } = await exec(cmd, argv.map(String), { timeout: 60_000 });
       return { status: 0, stdout, stderr };
     } catch (e) {
       return { status: e.code, stdout: e.stdout, stderr: e.stderr };
@@ -160,6 +161,9 @@ describe('paths that are not a model: the same one-line verdict from both CLIs',
         [path.join(dir, 'none.gguf'), `cannot open '${path.join(dir, 'none.gguf')}': no such file`],
         [dir, `cannot open '${dir}': it is a directory`],
         [fifo, `cannot open '${fifo}': not a regular file`],
+        [path.join(dir, 'loop.gguf'), `cannot open '${path.join(dir, 'loop.gguf')}': too many levels of symbolic links`,
+          () => symlinkSync('loop.gguf', path.join(dir, 'loop.gguf'))],
+        [path.join(dir, 'm-00003-of-00002.gguf'), `'${path.join(dir, 'm-00003-of-00002.gguf')}' names shard 3 of 2, which cannot be`],
         [shard(1), `shard 2 of 2 (${shard(2)}): cannot open '${shard(2)}': no such file`],
         [shard(1), `shard 2 of 2 (${shard(2)}): the model is empty (0 bytes)`, () => writeFileSync(shard(2), '')],
         [shard(1), /^shard 2 of 2: not a GGUF file: .* \(shard 2 is .*m-00002-of-00002\.gguf\)$/,
@@ -210,7 +214,8 @@ describe('paths that are not a model: the same one-line verdict from both CLIs',
   });
 
   test('generate: a prompt id out of range is one line in both', async () => {
-    const { js, native } = await both('generate', fixture('gpt2-f32'), '--tokens', '1,999', '-n', 2);
+    // a model with a tokenizer: the old native CLI's detokenizer said it first, then the evaluation
+    const { js, native } = await both('generate', fixture('gpt2-f32-char'), '--tokens', '1,999', '-n', 2);
     assert.equal(native.status, 1);
     assert.equal(native.stderr, js.stderr);
     assert.equal(native.stderr.split('\n').length, 2, native.stderr); // one line and its newline

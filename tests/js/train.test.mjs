@@ -131,17 +131,18 @@ describe('train', () => {
 
   test('pause, resume and stop', async () => {
     let seen = 0;
+    let afterPause;
     const run = await train({ task: 'copy', steps: 1000, ...SMALL, variant: 'st', evalEvery: 0,
       onStep: ({ step }) => {
         seen = step;
         if (step === 5) {
           run.pause();
-          // the state follows the call at once, not at the loop's next turn
-          assert.equal(run.state, 'paused');
-          assert.equal(run.paused, true);
+          afterPause = [run.state, run.paused]; // asserted below: a throw here would fail the run, not the test
         }
       } });
-    while (!run.paused) await new Promise((r) => setTimeout(r, 5));
+    while (!run.paused && run.state !== 'failed') await new Promise((r) => setTimeout(r, 5));
+    // the state follows the call at once, not at the loop's next turn
+    assert.deepEqual(afterPause, ['paused', true]);
     const at = seen;
     assert.equal(at, 5);
     await new Promise((r) => setTimeout(r, 100));
@@ -177,6 +178,13 @@ describe('train', () => {
     c2.abort();
     await assert.rejects(paused.done, { name: 'AbortError' });
     paused.dispose();
+
+    // a signal that outlives its run (one controller for several): aborting after dispose() is quiet
+    const c3 = new AbortController();
+    const gone = await train({ task: 'reverse', steps: 1000, ...SMALL, variant: 'st', signal: c3.signal, paused: true });
+    gone.dispose();
+    await assert.rejects(gone.done, /disposed/);
+    c3.abort(); // threw from the listener (an uncaught error) before
 
     await assert.rejects(train({ task: 'reverse', signal: AbortSignal.abort() }), { name: 'AbortError' });
   });
