@@ -431,6 +431,7 @@ static int32_t prompt_ids(sac_model *m, const options *o, int32_t **ids) {
     if (o->tokens) return parse_ids(o->tokens, ids);
     const char *text = o->prompt ? o->prompt : o->text;
     if (!text) return fail("give --tokens or --prompt"), -1;
+    if (o->bos && sac_token_bos(m) < 0) return fail("--bos: the vocabulary has no BOS token"), -1;
     uint32_t flags = (o->bos || (o->prompt && sac_token_add_bos(m))) ? SAC_TOKENIZE_BOS : 0;
     int32_t n = 0;
     sac_status st = sac_tokenize(m, text, strlen(text), flags, NULL, 0, &n);

@@ -211,6 +211,7 @@ function promptIds(model, o) {
   if (o.tokens !== undefined) return parseIds(o.tokens);
   const text = o.prompt ?? o.text;
   if (text === undefined) throw new UsageError('give --tokens or --prompt');
+  if (o.bos && model.info.bosId < 0) throw new UsageError('--bos: the vocabulary has no BOS token');
   return model.tokenize(text, { bos: o.bos || (o.prompt !== undefined && model.info.addBos) });
 }
 

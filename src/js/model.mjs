@@ -168,6 +168,9 @@ export class Model {
     if (typeof text != 'string') fail(`text must be a string, got ${typeof text}`);
     const flags = (bool('bos', o.bos) ? SAC_TOKENIZE_BOS : 0) | (bool('eos', o.eos) ? SAC_TOKENIZE_EOS : 0) |
       (bool('special', o.special) ? SAC_TOKENIZE_SPECIAL : 0);
+    // in the option's words (C names its flag)
+    if (o.bos && this.info.bosId < 0) fail('bos: the vocabulary has no BOS token');
+    if (o.eos && this.info.eosId < 0) fail('eos: the vocabulary has no EOS token');
     return e.tokenize(text, flags);
   }
 

@@ -203,6 +203,14 @@ describe('paths that are not a model: the same one-line verdict from both CLIs',
     assert.equal(native.status, 1);
     assert.match(native.stderr, /--text/);
     assert.deepEqual(js, native);
+    // --bos on a vocabulary without BOS: the option's name, not the C flag's
+    const shakespeare = path.join(root, 'models/shakespeare-char-q8_0.gguf');
+    for (const args of [['generate', shakespeare, '--prompt', 'A', '--bos', '-n', 1], ['tokenize', shakespeare, '--text', 'A', '--bos']]) {
+      const out = await both(...args);
+      assert.equal(out.native.status, 1);
+      assert.equal(out.native.stderr, 'saccade: --bos: the vocabulary has no BOS token\n');
+      assert.deepEqual(out.js, out.native);
+    }
   });
 
   test('the Node CLI\'s refusal of a context wasm32 cannot hold names --ctx, not the library\'s contextLength', async () => {

@@ -37,6 +37,19 @@ describe('loading bad input', () => {
     await rejects(() => loadModel(null), /got null/);
   });
 
+  test('tokenize: bos or eos that the vocabulary lacks, in the option\'s words', async () => {
+    // Model A's character vocabulary has neither BOS nor EOS
+    const m = await loadModel(new URL('../../models/shakespeare-char-q8_0.gguf', import.meta.url).pathname, { threads: 1 });
+    try {
+      assert.equal(m.info.bosId, -1);
+      await rejects(() => m.tokenize('A', { bos: true }), /^bos: the vocabulary has no BOS token$/);
+      await rejects(() => m.tokenize('A', { eos: true }), /^eos: the vocabulary has no EOS token$/);
+      assert.deepEqual(m.tokenize('A'), m.tokenize('A', { bos: false }));
+    } finally {
+      m.dispose();
+    }
+  });
+
   test('bad options', async () => {
     const file = fixture('gpt2-f32');
     await rejects(() => loadModel(file, { threads: 0 }), /threads must be an integer from 1 to 256, got 0/);
