@@ -153,12 +153,12 @@ static const option_spec option_specs[] = {
     {"--repeat", OPT_INT, BENCH, AT(repeat), 1, 2147483647, 0, "an integer from 1 to 2147483647"},
     {"--decode-depth", OPT_INT, BENCH, AT(decode_depth), 0, 2147483647, 0, "an integer from 0 to 2147483647"},
     {"--temp", OPT_FLOAT, GENERATE, AT(sampling.temperature), 0, 0, FLOAT_GE_0,
-     "a finite number >= 0 (0: greedy)"},
+     "a finite float >= 0 (at most 3.4e38; 0: greedy)"},
     {"--top-k", OPT_INT, GENERATE, AT(sampling.top_k), 0, 2147483647, 0,
      "an integer from 0 to 2147483647 (0: off)"},
     {"--top-p", OPT_FLOAT, GENERATE, AT(sampling.top_p), 0, 0, FLOAT_0_1, "a number in (0, 1] (1: off)"},
     {"--repeat-penalty", OPT_FLOAT, GENERATE, AT(sampling.repeat_penalty), 0, 0, FLOAT_GT_0,
-     "a finite number > 0 (1: off)"},
+     "a finite float > 0 (at most 3.4e38; 1: off)"},
     {"--seed", OPT_SEED, GENERATE, AT(sampling.seed), 0, 0, 0, "an integer from 0 to 18446744073709551615"},
 };
 #undef AT

@@ -168,10 +168,10 @@ const OPTIONS = {
   '--decode-tokens': ['decodeTokens', [B], integer(1, 2147483647)],
   '--decode-depth': ['decodeDepth', [B], integer(0, 2147483647)],
   '--repeat': ['repeat', [B], integer(1, 2147483647)],
-  '--temp': ['temperature', [G], number('a finite number >= 0 (0: greedy)', (x) => Number.isFinite(x) && x >= 0)],
+  '--temp': ['temperature', [G], number('a finite float >= 0 (at most 3.4e38; 0: greedy)', (x) => Number.isFinite(x) && x >= 0)],
   '--top-k': ['topK', [G], integer(0, 2147483647, ' (0: off)')],
   '--top-p': ['topP', [G], number('a number in (0, 1] (1: off)', (x) => x > 0 && x <= 1)],
-  '--repeat-penalty': ['repeatPenalty', [G], number('a finite number > 0 (1: off)', (x) => Number.isFinite(x) && x > 0)],
+  '--repeat-penalty': ['repeatPenalty', [G], number('a finite float > 0 (at most 3.4e38; 1: off)', (x) => Number.isFinite(x) && x > 0)],
   '--seed': ['seed', [G], seed],
 };
 
