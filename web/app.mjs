@@ -115,7 +115,8 @@ async function load(source, what, { bytes, askSize = false } = {}) {
   if (state.running) client.stop();
   state.model = null;
   setRunning(false);
-  $('generate').disabled = true;
+  // until a model is loaded there is no run to export (the old one's model is gone)
+  $('generate').disabled = $('export-png').disabled = $('export-json').disabled = true;
   $('progress').value = 0;
   $('progress-text').textContent = `Loading ${what}…`;
   $('model-info').textContent = '';
@@ -168,6 +169,7 @@ async function load(source, what, { bytes, askSize = false } = {}) {
   } catch (e) {
     $('progress-text').textContent = `Could not load ${what}: ${e.message}`;
     $('progress-text').classList.add('error');
+    $('progress-rate').textContent = ''; // the failed download's, not a current one
     console.warn(`saccade: ${e.message}`);
     startDeferred();
     return;

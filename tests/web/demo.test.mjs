@@ -285,6 +285,22 @@ describe('model cache', () => {
     await flaky.close();
   });
 
+  test('a model that fails to load leaves nothing to export: the buttons of the last run are off, no page error', async () => {
+    const { context, page, errors } = await openDemo(env.srv.isolated);
+    await page.fill('#max-tokens', '6');
+    await page.click('#generate');
+    await page.waitForFunction(() => !document.getElementById('export-json').disabled, null, { timeout: 30_000 });
+    await page.setInputFiles('#model-file', { name: 'broken.gguf', mimeType: 'application/octet-stream',
+      buffer: Buffer.from('GGUF and then nothing a model needs') });
+    await page.waitForFunction(() => /^Could not load broken\.gguf/.test(document.getElementById('progress-text').textContent),
+      null, { timeout: 30_000 });
+    assert.deepEqual(await page.evaluate(() => ['export-json', 'export-png', 'generate'].map((id) => document.getElementById(id).disabled)),
+      [true, true, true]);
+    assert.equal(await page.textContent('#progress-rate'), '');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test('any GGUF: by URL, and picked from disk (read without the network)', async () => {
     const { context, page, errors } = await openDemo(env.srv.isolated);
     const other = devModel('encdec-char-q8_0');

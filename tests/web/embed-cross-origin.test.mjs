@@ -38,8 +38,8 @@ after(async () => {
 });
 
 /** A docs page on localhost (another origin than the package's 127.0.0.1), isolated or not. */
-async function docsSite(isolated) {
-  const page = `<!doctype html><meta charset="utf-8"><title>docs</title><link rel="icon" href="data:,">
+async function docsSite(isolated, body = null) {
+  const page = body ?? `<!doctype html><meta charset="utf-8"><title>docs</title><link rel="icon" href="data:,">
     <script>
       window.events = [];
       for (const name of ['saccade-load', 'saccade-generated', 'saccade-error'])
@@ -86,6 +86,27 @@ for (const isolated of [true, false]) {
       assert.deepEqual(generated.map((e) => e.detail.count), [8, 8]);
       const status = await page.$eval('#two', (el) => el.shadowRoot.querySelector('.status').textContent);
       assert.match(status, isolated ? / · 2 threads · / : / · 1 thread \(page not cross-origin isolated\) · /);
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+      await site.close();
+    }
+  });
+}
+
+for (const isolated of [true, false]) {
+  test(`the packed <saccade-train> trains on a docs page of another origin (${isolated ? 'isolated' : 'not isolated'})`, async () => {
+    // its worker starts from a same-origin blob, as the model widget's does (a Worker on the
+    // package's origin cannot be constructed there)
+    const site = await docsSite(isolated, `<!doctype html><meta charset="utf-8"><title>docs</title><link rel="icon" href="data:,">
+      <script>window.trained = null; document.addEventListener('trained', (e) => (trained = e.detail.file.size), true);</script>
+      <script type="module" src="${cdn.url}/web/train/element.mjs"></script>
+      <saccade-train id="t" task="reverse" preset="tiny" steps="20" autostart></saccade-train>`);
+    const page = await browser.newPage();
+    try {
+      const errors = watchErrors(page);
+      await page.goto(site.url);
+      await page.waitForFunction(() => window.trained > 0, null, { timeout: 60_000 });
       assert.deepEqual(errors, []);
     } finally {
       await page.close();

@@ -1,4 +1,4 @@
-// <saccade-train>: "Watch it learn" as an embeddable element (same origin as the library).
+// <saccade-train>: "Watch it learn" as an embeddable element (also from another origin, as the other embeds).
 //
 //   <script type="module" src="/web/train/element.mjs"></script>
 //   <saccade-train task="reverse" preset="tiny" steps="400" autostart></saccade-train>

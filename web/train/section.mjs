@@ -4,6 +4,7 @@
 // stops, the model opens in the viewer above (the event 'saccade:open-model', which app.mjs
 // handles) and can be downloaded as GGUF.
 import { PRESETS, PROBES } from '../../src/js/train.mjs';
+import { startWorker } from '../client.mjs';
 import { drawLossChart } from './chart.mjs';
 import { drawProbeMaps } from './maps.mjs';
 
@@ -155,7 +156,15 @@ export class WatchItLearn {
     this.worker?.terminate();
     this.records = [];
     this.steps = Number(this.$('train-steps').value) || PRESETS[this.task][this.$('train-preset').value].steps;
-    this.worker = new Worker(new URL('../../src/js/train-worker.mjs', import.meta.url), { type: 'module' });
+    try {
+      // startWorker: from another origin (the element embedded in a docs site) through a blob
+      this.worker = startWorker(new URL('../../src/js/train-worker.mjs', import.meta.url));
+    } catch (e) {
+      this.worker = null;
+      this.setState('error');
+      this.status(`The training worker could not start: ${e.message}`, true);
+      return;
+    }
     this.worker.onmessage = ({ data }) => this.receive(data);
     this.worker.onerror = (e) => {
       e.preventDefault();
