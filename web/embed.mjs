@@ -177,6 +177,7 @@ export class SaccadeAttention extends HTMLElement {
       this.#emit('load', m);
       if (this.hasAttribute('autoplay')) this.generate();
     } catch (e) {
+      this.#ui.progress.hidden = true; // nothing is loading any more
       this.#status(`could not load ${src}: ${e.message}`);
       this.#emit('error', e);
     }

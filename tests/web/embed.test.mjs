@@ -71,6 +71,11 @@ for (const mode of ['isolated', 'plain']) {
     assert.notEqual(rollout.hash, map.hash);
     await screenshot(page, `embed-${mode}`);
     assert.deepEqual(errors, []);
+    // a src that fails: the status says why and the progress bar goes (it stayed, as if loading)
+    await page.$eval('#second', (el) => el.setAttribute('src', '/no/such/model.gguf'));
+    await page.waitForFunction(() => /^could not load /.test(document.querySelector('#second').shadowRoot.querySelector('.status').textContent),
+      null, { timeout: 30_000 });
+    assert.equal(await page.$eval('#second', (el) => el.shadowRoot.querySelector('progress').hidden), true);
     await context.close();
   });
 }
