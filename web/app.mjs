@@ -53,7 +53,14 @@ const stats = {
   phases: { ...bootPhases, 'page-modules': { start: 0, end: scriptStart } }, firstTokenPainted: null,
   keptRows: 0, // the last generation's self rows kept from the one before (its prompt began with their tokens)
 };
-const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label') });
+const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label'),
+  onNew: () => { // the views showed the old conversation: empty them, as a new generation would
+    if (state.running) return; // a turn under way shows its own conversation until it ends
+    state.store.clear();
+    $('speed').textContent = '';
+    $('export-png').disabled = $('export-json').disabled = true;
+    clearViews();
+  } });
 window.saccadeDemo = { state, stats, chat };
 
 // -------------------------------------------------------------------------------------------

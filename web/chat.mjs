@@ -36,8 +36,11 @@ export class ChatMode {
   #elements = new WeakMap(); // message -> its element
   #pending = null; // { before, user, reply, element, dropped } while a turn is generated
 
-  /** `bar` and `turns`: empty containers of the page; `prompt`/`label`: the prompt box and its label. */
-  constructor({ bar, turns, prompt, label }) {
+  /**
+   * `bar` and `turns`: empty containers of the page; `prompt`/`label`: the prompt box and its
+   * label; `onNew()`: "New chat" was pressed (the page clears what showed the old conversation).
+   */
+  constructor({ bar, turns, prompt, label, onNew }) {
     this.#bar = bar;
     this.#turns = turns;
     this.#prompt = prompt;
@@ -54,7 +57,10 @@ export class ChatMode {
     toggle.append(this.#toggle, ' chat (the model\'s chat template)');
     bar.replaceChildren(toggle, this.#system, reset);
     this.#toggle.addEventListener('change', () => this.#show());
-    reset.addEventListener('click', () => this.reset());
+    reset.addEventListener('click', () => {
+      this.reset();
+      onNew?.();
+    });
     bar.hidden = true;
   }
 

@@ -168,7 +168,11 @@ describe('demo page: chat mode', () => {
   });
 
   test('a conversation longer than the context: its oldest exchanges are left out, shown greyed', async () => {
+    assert.ok(await page.$$eval('#output .tok', (s) => s.length) > 0);
     await page.click('#chat-new');
+    // the views showed the old conversation: a new chat empties them
+    assert.equal(await page.$$eval('#output .tok', (s) => s.length), 0);
+    assert.equal(await page.textContent('#speed'), '');
     await page.fill('#chat-system', 'Be brief.');
     const system = { role: 'system', content: 'Be brief.' };
     let conversation = [system];
