@@ -71,6 +71,11 @@ describe('Watch it learn', () => {
         && document.getElementById('output').textContent.length > 0, null, { timeout: 30_000 });
       await frames(page);
       await screenshot(page, 'train-watch-it-learn');
+      // Reset: nothing of the run stays, its threads line included
+      assert.notEqual(await page.textContent('#train-runtime'), '');
+      await page.click('#train-reset');
+      assert.equal(await page.textContent('#train-status'), 'Not training.');
+      assert.equal(await page.textContent('#train-runtime'), '');
       assert.deepEqual(errors, []);
     });
   });

@@ -204,6 +204,7 @@ export class WatchItLearn {
     this.$('train-maps').replaceChildren();
     delete this.$('train-maps').dataset.probes;
     this.$('train-probe-output').textContent = '';
+    this.$('train-runtime').textContent = ''; // the run's threads: no run now
     drawLossChart(this.$('train-loss'), [], 1);
     this.setState('idle');
     this.status('Not training.');
