@@ -274,6 +274,17 @@ test('positions: without positions Model A is equivariant to a shuffle of the pr
   assert.ok(learned.rows >= 64);
   assert.ok(Math.abs(learned.diag - 1) < 1e-4);
   await screenshot(page, 'explore-positions');
+
+  // prompts that cannot be shuffled: said, and the last prompt's results leave the screen
+  for (const [prompt, message] of [['ab', /at least 3 characters/], ['€€€€', /leaves this prompt as it was/], ['aaaa', /leaves this prompt as it was/]]) {
+    const before = await page.evaluate(() => window.saccadeIdeas.positions.state.computed);
+    await page.locator('#positions [data-k=prompt]').fill(prompt);
+    await page.waitForFunction((source) => new RegExp(source).test(document.querySelector('#positions [data-k=error]').textContent),
+      message.source, { timeout: 10_000 });
+    assert.equal(await page.evaluate(() => window.saccadeIdeas.positions.state.computed), before);
+    assert.equal(await page.$eval('#positions [data-k=verdict]', (el) => el.textContent), '');
+    assert.equal(await page.$eval('#positions [data-k=texts]', (el) => el.textContent), '');
+  }
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -177,7 +177,7 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
     if (!state.models) return;
     const model = ui.off.checked ? state.models.removed : state.models.trained;
     state.equivariance = null;
-    attempt(state, ui.error, () => {
+    const ok = attempt(state, ui.error, () => {
       let ids = model.tokenize(ui.prompt.value);
       const first = model.info.addBos && model.info.bosId >= 0 ? 1 : 0;
       if (first) ids = [model.info.bosId, ...ids];
@@ -186,6 +186,9 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       if (n - first < 3) throw new Error('the prompt needs at least 3 characters to shuffle');
       const perm = shuffle(n, first);
       const shuffled = perm.map((i) => ids[i]);
+      if (shuffled.every((id, k) => id === ids[k]))
+        throw new Error('the shuffle leaves this prompt as it was (its characters are the same, or ones Model A does not ' +
+          'know, which it reads alike): type a few different letters');
       const lastRow = (tokens) => {
         model.forward(tokens, { attention: true });
         const rows = model.attentionRows('self', n - 1, n);
@@ -223,6 +226,9 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       $('layer-verdict').className = `verdict ${layer.delta < EQUAL ? 'equal' : 'differ'}`;
       $('layers').textContent = `Largest difference per layer: ${deltas.map((v, l) => `layer ${l}: ${num(v)}`).join(' · ')}.`;
     });
+    // a prompt that cannot be shuffled leaves no results of the one before it on screen
+    if (!ok) for (const id of ['texts', 'verdict', 'layer-verdict', 'layers']) $(id).textContent = '';
+    for (const view of [views.a, views.b]) view.canvas.hidden = !ok;
   }
 
   const schedule = scheduler(computeSinusoids);
