@@ -57,9 +57,7 @@ const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: 
   onNew: () => { // the views showed the old conversation: empty them, as a new generation would
     if (state.running) return; // a turn under way shows its own conversation until it ends
     state.store.clear();
-    $('speed').textContent = '';
-    $('export-png').disabled = $('export-json').disabled = true;
-    clearViews();
+    forgetRun();
   } });
 window.saccadeDemo = { state, stats, chat };
 
@@ -223,6 +221,11 @@ function showModel({ info, name, runtime, defaults }) {
   fillSelections();
   $('output').replaceChildren();
   $('source').replaceChildren();
+  forgetRun();
+}
+
+/** Nothing of the last run on screen: its text and maps (as the store now holds them), its speed, its export. */
+function forgetRun() {
   $('speed').textContent = '';
   $('export-png').disabled = $('export-json').disabled = true;
   clearViews();

@@ -159,7 +159,6 @@ export class TrainingRun {
     // at once: steps run between the event loop's turns, so none is under way while they run
     this.state = o.paused ? 'paused' : 'training';
     this._resume = null;
-    this._pausedRequested = o.paused;
     let settle;
     this.done = new Promise((resolve, reject) => (settle = { resolve, reject }));
     this.done.catch(() => {}); // the caller may never await it; the rejection is still delivered to those who do
@@ -206,14 +205,11 @@ export class TrainingRun {
   /** Pauses: no step runs until resume(). */
   pause() {
     this.live();
-    if (this.state !== 'training') return;
-    this._pausedRequested = true;
-    this.state = 'paused';
+    if (this.state === 'training') this.state = 'paused';
   }
 
   resume() {
     this.live();
-    this._pausedRequested = false;
     if (this.state === 'paused') this.state = 'training';
     const r = this._resume;
     this._resume = null;
@@ -323,7 +319,7 @@ export class TrainingRun {
       await yieldToEvents(); // train() resolves before the first step
       while (this.step < this.steps && !this._stopRequested) {
         signal?.throwIfAborted();
-        if (this._pausedRequested) {
+        if (this.state === 'paused') {
           await new Promise((resolve) => (this._resume = resolve));
           if (this.state === 'disposed') return;
           continue;
