@@ -1032,16 +1032,22 @@ static int cmd_bench(sac_model *m, const options *o) {
     return rc;
 }
 
+static int is_help(const char *arg) { return !strcmp(arg, "help") || !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
+
 int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "--version")) return printf("saccade %s\n", SAC_VERSION), 0;
-    if (argc < 3) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 1 : (strcmp(argv[1], "help") && strcmp(argv[1], "--help"));
-    }
+    if (argc < 2) return fputs(usage, stderr), 1;
+    if (is_help(argv[1]) || (argc > 2 && argv[2][0] == '-' && is_help(argv[2]))) return fputs(usage, stdout), 0;
+    if (argc < 3) return fputs(usage, stderr), 1;
     const char *cmd = argv[1];
     command c = 0;
     while (c < N_COMMANDS && strcmp(cmd, command_names[c])) c++;
     if (c == N_COMMANDS) return fail("unknown command '%s' (try: saccade help)", cmd);
+    /* `saccade logits --tokens 1 m.gguf` would otherwise read "1" as an unknown option */
+    struct stat st;
+    if (argv[2][0] == '-' && stat(argv[2], &st) != 0)
+        return fail("the model file comes before the options: saccade %s MODEL.gguf [options] ('%s' is not a file)", cmd,
+                    argv[2]);
     options o;
     if (!parse_options(argc - 3, argv + 3, c, &o)) return 1;
     /* tokenize needs only the vocabulary: it also works on vocab-only GGUF files */

@@ -186,13 +186,14 @@ async function fitConversation(model, engine, turns, o, maxTokens) {
  * how many it did not, see fitConversation).
  */
 export function chat(model, engine, messages, options) {
-  const all = optionsOf(options, [...GENERATE_OPTIONS, ...CHAT_ONLY], 'chat');
+  // chat is for decoder-only models: decoderStart is not one of its options, but gets its reason
+  if (options?.decoderStart !== undefined) fail('decoderStart is for encoder–decoder models; chat is for decoder-only ones');
+  const all = optionsOf(options, [...GENERATE_OPTIONS.filter((k) => k !== 'decoderStart'), ...CHAT_ONLY], 'chat');
   const o = {};
   const gen = {};
   for (const [k, v] of Object.entries(all)) (CHAT_ONLY.includes(k) ? o : gen)[k] = v;
   if (!model.info.hasTokenizer) fail('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata', 'SAC_ERR_STATE');
   if (model.info.architecture === 'encdec') fail('chat needs a decoder-only model; this model is encdec');
-  if (gen.decoderStart !== undefined) fail('decoderStart is for encoder–decoder models');
   o.addGenerationPrompt = o.addGenerationPrompt === undefined ? true : bool('addGenerationPrompt', o.addGenerationPrompt);
   if (o.template !== undefined && typeof o.template != 'string') fail(`template must be a string, got ${typeof o.template}`);
   if (o.templateArgs !== undefined && (o.templateArgs === null || typeof o.templateArgs != 'object'))

@@ -2,7 +2,7 @@
 // The saccade command line on Node: the same subcommands, options and JSON as the native
 // build/saccade (src/cli.c), running the WebAssembly build: the same ranges and messages too.
 // One JSON value on stdout per command; errors go to stderr with exit status 1.
-import { readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { droppedNote, NO_TEMPLATE_NOTE } from './chat.mjs';
@@ -386,15 +386,22 @@ export async function main(argv) {
     process.stdout.write(`saccade ${version()}\n`);
     return 0;
   }
+  const isHelp = (arg) => arg === 'help' || arg === '--help' || arg === '-h';
+  if (argv.length > 0 && (isHelp(argv[0]) || (argv[1]?.startsWith('-') && isHelp(argv[1])))) {
+    process.stdout.write(usage);
+    return 0;
+  }
   if (argv.length < 2) {
-    const help = argv[0] === 'help' || argv[0] === '--help';
-    (argv.length < 1 ? process.stderr : process.stdout).write(usage);
-    return argv.length < 1 || !help ? 1 : 0;
+    process.stderr.write(usage);
+    return 1;
   }
   const [cmd, file, ...rest] = argv;
   let model;
   try {
     if (!Object.hasOwn(commands, cmd)) throw new UsageError(`unknown command '${cmd}' (try: saccade help)`);
+    // `saccade logits --tokens 1 m.gguf` would otherwise read "1" as an unknown option
+    if (file.startsWith('-') && !existsSync(file))
+      throw new UsageError(`the model file comes before the options: saccade ${cmd} MODEL.gguf [options] ('${file}' is not a file)`);
     const o = parseOptions(cmd, rest);
     // tokenize needs only the vocabulary: it also works on vocab-only GGUF files
     model = await loadModel(file, {

@@ -245,6 +245,10 @@ describe('model.chat: no template, and failures', () => {
       assert.throws(() => model.chat('hi', greedy), { message: /messages must be an array/ });
       assert.throws(() => model.chat([{ role: 'user' }], greedy), { message: 'messages[0].content must be a string, got undefined' });
       assert.throws(() => model.chat(conversation, { maxTokns: 3 }), { name: 'SaccadeError', message: /maxTokns.*addGenerationPrompt/s });
+      // the list of chat's options leaves out decoderStart, which chat refuses with its reason
+      assert.throws(() => model.chat(conversation, { maxTokns: 3 }), (e) => !e.message.includes('decoderStart'));
+      assert.throws(() => model.chat(conversation, { decoderStart: [1] }),
+        { name: 'SaccadeError', message: 'decoderStart is for encoder–decoder models; chat is for decoder-only ones' });
       assert.throws(() => model.chat(conversation, { temperature: -1 }), { name: 'SaccadeError' });
     });
   });

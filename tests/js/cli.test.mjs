@@ -136,15 +136,23 @@ describe('the same output as build/saccade', () => {
       ['logits', file, '--tokens', '1,200'], ['generate', file], ['generate', file, '--tokens', '1', '-n', '-3'],
       ['generate', file, '--tokens', '1', '--bogus', '1'], ['generate', file, '--tokens'], ['tokenize', file],
       ['tokenize', file, '--text', 'hi'], ['bench', file, '--prompt-tokens', 40, '--decode-tokens', 20], ['info'], [],
+      ['logits', '--tokens', '1', file], ['info', '-'],
     ]) {
       const { js, native } = await both(...args);
       assert.equal(js.status, native.status, args.join(' '));
       assert.equal(js.stderr, native.stderr, args.join(' '));
       assert.equal(js.stdout, native.stdout, args.join(' '));
     }
-    const { js, native } = await both('help');
-    assert.equal(js.status, 0);
-    assert.equal(js.stdout, native.stdout);
+    for (const args of [['help'], ['--help'], ['-h'], ['generate', '-h'], ['info', '--help']]) {
+      const { js, native } = await both(...args);
+      assert.deepEqual([js.status, native.status], [0, 0], args.join(' '));
+      assert.match(js.stdout, /^usage:/);
+      assert.equal(js.stdout, native.stdout);
+    }
+    // options before the model: said so, rather than "unknown option 1"
+    const { native } = await both('logits', '--tokens', '1', file);
+    assert.equal(native.stderr,
+      "saccade: the model file comes before the options: saccade logits MODEL.gguf [options] ('--tokens' is not a file)\n");
   });
 });
 
