@@ -120,6 +120,11 @@ async function load(source, what, { bytes, askSize = false } = {}) {
   if (state.running) client.stop();
   state.model = null;
   setRunning(false);
+  if (state.store) { // the last run's text and maps were the old model's: a load that fails must not leave them
+    state.store.clear();
+    forgetRun();
+    chat.setModel(null);
+  }
   // until a model is loaded there is no run to export (the old one's model is gone)
   $('generate').disabled = $('export-png').disabled = $('export-json').disabled = true;
   $('progress').value = 0;
@@ -355,12 +360,14 @@ async function generate() {
       held: held.ids,
       onPhases: (list) => notePhases(list, { epoch: true }),
       onStart: (msg) => {
+        if (!state.model) return; // a load began: what is still in flight from the old model is not shown
         chat.started(msg);
         state.store.start(msg, held);
         stats.keptRows = msg.keep;
         scheduleRender();
       },
       onToken: (msg) => {
+        if (!state.model) return;
         state.store.add(msg);
         chat.reply(msg.token.text);
         count++;
@@ -385,7 +392,8 @@ async function generate() {
   } finally {
     state.speed = null; // (an ablation comparison runs too, and must not bring it back)
     setRunning(false);
-    $('export-png').disabled = $('export-json').disabled = state.store.queries('self') === 0;
+    // (a load stopped this generation: its model is gone, so there is nothing to export)
+    $('export-png').disabled = $('export-json').disabled = !state.model || state.store.queries('self') === 0;
     scheduleRender();
     startDeferred(); // (a generation that ended before its first token)
   }

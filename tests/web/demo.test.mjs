@@ -290,6 +290,8 @@ describe('model cache', () => {
     await page.fill('#max-tokens', '6');
     await page.click('#generate');
     await page.waitForFunction(() => !document.getElementById('export-json').disabled, null, { timeout: 30_000 });
+    assert.ok(await page.$$eval('#output .tok', (s) => s.length) > 0);
+    assert.ok((await canvasStats(page, '#heatmap')).colored > 0.3, 'the heatmap is drawn');
     await page.setInputFiles('#model-file', { name: 'broken.gguf', mimeType: 'application/octet-stream',
       buffer: Buffer.from('GGUF and then nothing a model needs') });
     await page.waitForFunction(() => /^Could not load broken\.gguf/.test(document.getElementById('progress-text').textContent),
@@ -297,6 +299,29 @@ describe('model cache', () => {
     assert.deepEqual(await page.evaluate(() => ['export-json', 'export-png', 'generate'].map((id) => document.getElementById(id).disabled)),
       [true, true, true]);
     assert.equal(await page.textContent('#progress-rate'), '');
+    // nor the last model's run on screen: its text, its maps, its speed
+    assert.equal(await page.$$eval('#output .tok', (s) => s.length), 0);
+    await page.waitForTimeout(100); // (the views redraw at the next frame)
+    // (an empty map is its frame: title, colour bar; ~4% of the canvas against ~40% drawn)
+    assert.ok((await canvasStats(page, '#heatmap')).colored < 0.1, 'the old map is still drawn');
+    assert.equal(await page.textContent('#speed'), '');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('a load that stops a generation: the stopped run is not shown or offered for export when the load fails', async () => {
+    const { context, page, errors } = await openDemo(env.srv.isolated);
+    await page.fill('#max-tokens', '2000');
+    await page.click('#generate');
+    await page.waitForFunction(() => document.querySelectorAll('#output .tok.gen').length >= 3, null, { timeout: 30_000 });
+    await page.setInputFiles('#model-file', { name: 'broken.gguf', mimeType: 'application/octet-stream',
+      buffer: Buffer.from('GGUF and then nothing a model needs') });
+    await page.waitForFunction(() => /^Could not load broken\.gguf/.test(document.getElementById('progress-text').textContent),
+      null, { timeout: 30_000 });
+    await page.waitForTimeout(300); // (the stopped generation's end arrives)
+    assert.deepEqual(await page.evaluate(() => ['export-json', 'export-png', 'generate'].map((id) => document.getElementById(id).disabled)),
+      [true, true, true]);
+    assert.equal(await page.$$eval('#output .tok', (s) => s.length), 0);
     assert.deepEqual(errors, []);
     await context.close();
   });
