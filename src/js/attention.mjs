@@ -4,6 +4,7 @@
 // have one key per source token.
 import { fail } from './errors.mjs';
 import { constants } from './layout.mjs';
+import { describe } from './options.mjs';
 
 export const ATTENTION_KINDS = {
   self: constants.SAC_ATTENTION_SELF,
@@ -33,7 +34,9 @@ export function attentionRows(engine, info, kind, from, to, view, scores = false
   const n = engine.M._sac_attention_n_rows(engine.ctx, k);
   from ??= 0;
   to ??= n;
-  if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || from > to || to > n)
+  if (!Number.isInteger(from) || !Number.isInteger(to))
+    fail(`rows: from and to must be integers (or undefined: all), got ${describe(from)} and ${describe(to)}`);
+  if (from < 0 || from > to || to > n)
     fail(`rows [${String(from)}, ${String(to)}) are not within the ${n} captured ${kind} rows`);
   const layers = layersOf(info, kind);
   const { heads } = info;

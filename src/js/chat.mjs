@@ -78,18 +78,38 @@ function checkMessages(messages) {
   });
 }
 
+/** Values every range() of one rendering may give together: chat templates count messages. */
+export const RANGE_BUDGET = 100_000;
+
 /**
- * Template.render with our raise_exception in place of the library's, which throws a plain
- * Error that cannot be told from a broken template's. render() declares its globals, then
- * our variables, and refuses to declare a name twice: for this one synchronous call, a
- * declaration of raise_exception replaces the global instead.
+ * The library's range(), within RANGE_BUDGET values per rendering. A file's template runs here:
+ * `range(2000000000)` built an array V8 cannot hold (a fatal error that ends the process, not
+ * an exception), and nested ranges ran for hours.
+ */
+function boundedRange() {
+  let left = RANGE_BUDGET;
+  return (start, stop, step = 1) => {
+    if (stop === undefined) [start, stop] = [0, start];
+    if (step === 0) throw new Error('range() step must not be zero');
+    const count = Math.max(0, Math.ceil((stop - start) / step) || 0); // (NaN: none, as the library gives)
+    if (!(count <= left)) throw new Error(`its range() calls give more than ${RANGE_BUDGET} values`);
+    left -= count;
+    return Array.from({ length: count }, (_, i) => start + i * step);
+  };
+}
+
+/**
+ * Template.render with our raise_exception and range in place of the library's (its
+ * raise_exception throws a plain Error that cannot be told from a broken template's).
+ * render() declares its globals, then our variables, and refuses to declare a name twice: for
+ * this one synchronous call, a declaration of either replaces the global instead.
  */
 function renderWith(jinja, compiled, vars) {
   const proto = jinja.Environment?.prototype;
   const set = proto?.set;
   if (typeof set != 'function') return compiled.render(vars);
   proto.set = function (name, value) {
-    if (name === 'raise_exception') this.variables?.delete(name);
+    if (name === 'raise_exception' || name === 'range') this.variables?.delete(name);
     return set.call(this, name, value);
   };
   try {
@@ -104,6 +124,7 @@ async function render(model, engine, messages, o) {
   const template = o.template ?? model.info.metadata['tokenizer.chat_template'];
   if (template === undefined) return { text: messages.map((m) => m.content).join('\n'), template: false };
   const jinja = o.jinja ?? await importJinja();
+  if (model.disposed) fail('the model was disposed', 'SAC_ERR_STATE'); // (while the import was awaited)
   if (typeof jinja?.Template != 'function') fail('options.jinja must be the @huggingface/jinja module (it has no Template class)');
   const where = o.template === undefined ? 'the model\'s chat template' : 'options.template';
   const code = o.template === undefined ? 'SAC_ERR_MODEL' : 'SAC_ERR_ARG';
@@ -118,6 +139,7 @@ async function render(model, engine, messages, o) {
     bos_token: spelling(engine, bosId), eos_token: spelling(engine, eosId),
     ...o.templateArgs,
     messages, add_generation_prompt: o.addGenerationPrompt,
+    range: boundedRange(),
     raise_exception: (message) => {
       throw new Refusal(String(message));
     },
@@ -154,8 +176,9 @@ async function fitConversation(model, engine, turns, o, maxTokens) {
     return { text, ids: promptIds(model, text), template, messages: kept };
   };
   const all = await read(turns);
-  const half = Math.floor(engine.nCtx / 2);
-  if (!o.dropOldest || all.ids.length + Math.min(maxTokens, half) <= engine.nCtx) return { ...all, dropped: 0 };
+  const nCtx = model.runtime.contextLength; // (not the engine's: the model may be disposed by now)
+  const half = Math.floor(nCtx / 2);
+  if (!o.dropOldest || all.ids.length + Math.min(maxTokens, half) <= nCtx) return { ...all, dropped: 0 };
   let head = 0;
   while (head < turns.length && turns[head].role === 'system') head++;
   const starts = []; // where each exchange after the leading system messages begins

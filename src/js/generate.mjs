@@ -5,7 +5,7 @@
 import { stepRows } from './attention.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { readSamplingDefaults, writeSamplingParams } from './layout.mjs';
-import { abortSignal, bool, int, number, optionsOf } from './options.mjs';
+import { abortSignal, bool, describe, int, number, optionsOf } from './options.mjs';
 import { StopText } from './stops.mjs';
 
 export const GENERATE_OPTIONS = ['maxTokens', 'temperature', 'topK', 'topP', 'repeatPenalty', 'repeatLastN', 'seed',
@@ -43,7 +43,7 @@ export function generateOptions(d, options, call, vocabSize) {
     } catch {
       seed64 = -1n; // a non-integer number
     }
-    if (seed64 < 0n || seed64 >= 1n << 64n) fail(`seed must be an integer in [0, 2^64), got ${String(o.seed)}`);
+    if (seed64 < 0n || seed64 >= 1n << 64n) fail(`seed must be an integer in [0, 2^64), got ${describe(o.seed)}`);
   }
   const stops = o.stop === undefined ? [] : Array.isArray(o.stop) ? o.stop : [o.stop];
   for (const s of stops)
@@ -116,7 +116,8 @@ export class Run {
 }
 
 export const superseded = () => new SaccadeError(
-  'this generation was stopped: a later generate(), forward() or bench() on the same model took over its context',
+  'this generation was stopped: a later generate(), complete(), chat(), forward(), bench() or setAblation() on the ' +
+  'same model took over its context',
   'SAC_ERR_STATE');
 
 // Lets the event loop run (timers, abort events, messages) between generated tokens.

@@ -170,7 +170,7 @@ export const WORKER_START_MS = 30_000;
 function startWorker(url, glue) {
   if (isNode) {
     const { Worker } = nodeBuiltin('node:worker_threads');
-    return new Worker(nodeBuiltin('node:url').fileURLToPath(new URL(glue.href.replace(/\.mjs$/, '.worker.js'))));
+    return new Worker(nodeBuiltin('node:url').fileURLToPath(workerScript(url, glue)));
   }
   if (url.origin === globalThis.location?.origin) return new Worker(url, { type: 'module' });
   const blob = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
@@ -180,6 +180,9 @@ function startWorker(url, glue) {
     URL.revokeObjectURL(blob);
   }
 }
+
+/** The script a pool worker runs: `url`, or in Node the CommonJS copy beside the glue. */
+const workerScript = (url, glue) => (isNode ? new URL(glue.href.replace(/\.mjs$/, '.worker.js')) : url);
 
 /** The SaccadeError for a pool worker that failed to start, for `why`. */
 function workerError(url, why) {
@@ -309,7 +312,22 @@ const warming = new Map(); // build/pool size → Promise of an instance that wa
 export function warmUp(runtime, build = 'saccade') {
   const { name, key } = buildOf(runtime, build);
   if (parked.has(key) || warming.has(key)) return;
-  const early = start(runtime, name, key);
+  adopt(key, start(runtime, name, key));
+}
+
+/**
+ * An instance a load gave up on while it was still starting (its signal aborted, its source
+ * failed), untouched: the next load of the runtime takes it as it takes warmUp's, so loads
+ * aborted in quick succession do not each leave one starting.
+ */
+export function handOver(runtime, starting, build = 'saccade') {
+  const { key } = buildOf(runtime, build);
+  if (parked.has(key) || warming.has(key)) starting.then(release, () => {});
+  else adopt(key, starting);
+}
+
+/** `early` (a promise of an instance) is the next load's, or parked once it starts. */
+function adopt(key, early) {
   warming.set(key, early);
   early.then((M) => {
     if (warming.get(key) !== early) return; // a load took it
@@ -356,7 +374,7 @@ async function start(runtime, name, key) {
   const violation = {}; // a Content-Security-Policy violation while the workers start
   const onViolation = (e) => (violation.directive ??= e.violatedDirective);
   const failedWorker = (e) => {
-    if (starting) workerFailure(files.worker, e, violation).then((why) => poolFailed(workerError(files.worker, why)));
+    if (starting) workerFailure(files.worker, e, violation).then((why) => poolFailed(workerError(workerScript(files.worker, files.glue), why)));
   };
   /** A pool worker, listened to from the start (the glue's own handler comes once the wasm is instantiated). */
   const poolWorker = () => {

@@ -5,7 +5,7 @@ import { cacheName } from './cache.mjs';
 import { Engine, SCRATCH_BYTES, statusName } from './engine.mjs';
 import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
-import { instantiate, poolReady, poolStarted, release, terminate } from './instantiate.mjs';
+import { handOver, instantiate, poolReady, poolStarted, terminate } from './instantiate.mjs';
 import { constants, KV_TYPES, readInfo, writeContextParams } from './layout.mjs';
 import { Model, withShortfall } from './model.mjs';
 import { abortSignal, bool, int, oneOf, optionsOf } from './options.mjs';
@@ -83,7 +83,7 @@ async function streamIntoHeap(ready, source, onProgress, signal) {
     if (total !== null && loaded !== total)
       fail(`the model source ended after ${loaded} of the ${total} bytes it announced`, 'SAC_ERR_FORMAT');
     if (total === null) checkFileSize(loaded);
-    heap = await ready;
+    heap = await untilAborted(ready, signal); // (the instance may still be starting: an abort ends the wait)
     if (total === null) {
       ptr = heap.malloc(loaded);
       allocated = true;
@@ -120,18 +120,34 @@ function sourceName(source) {
   return source?.constructor?.name ?? typeof source;
 }
 
+/** Shards opened ahead of the one being read. */
+const OPEN_AHEAD = 4;
+
 /**
- * The shards' sources, opened: all are requested at once (so that their lengths add up to a
- * total early) and read in order, which keeps to the browser's connections per host. Returns
- * { inputs: [Promise of a source], settle(verdict) }: settle cancels what was not read and tells
- * each source the verdict (see cache.mjs); it resolves to what each source says of its cache copy.
+ * The shards' sources, opened: the one being read and up to OPEN_AHEAD after it (so that a
+ * split model's few shards add up to a total early, while the shards are read in order, which
+ * keeps to the browser's connections per host); none after one that fails (a name such as
+ * m-00001-of-99999.gguf sent a request for every shard). Returns { input(i): Promise of shard
+ * i's source, sizes: each shard's size once it is open (null before, or unknown),
+ * settle(verdict) }: settle cancels what was not read and tells each source the verdict (see
+ * cache.mjs); it resolves to what each source says of its cache copy.
  */
 function openAll(sources, { signal, cache }) {
-  const inputs = sources.map((s) => (typeof s == 'string' && sources.length === 1 && takePreopened(s, cache)) ||
-    openSource(s, { signal, cache }));
-  for (const p of inputs) p.catch(() => {}); // each is awaited in turn, or cancelled
+  const inputs = [];
+  const sizes = new Array(sources.length).fill(null);
+  let failed = false;
+  const open = (i) => {
+    const s = sources[i];
+    const p = (typeof s == 'string' && sources.length === 1 && takePreopened(s, cache)) || openSource(s, { signal, cache });
+    p.then((input) => (sizes[i] = input.size), () => (failed = true)); // each is awaited in turn, or cancelled
+    inputs.push(p);
+  };
   return {
-    inputs,
+    sizes,
+    input(i) {
+      while (inputs.length < sources.length && inputs.length <= i + OPEN_AHEAD && !failed) open(inputs.length);
+      return inputs[i] ?? Promise.reject(new SaccadeError('an earlier shard failed to open', 'SAC_ERR_STATE'));
+    },
     settle: (verdict) => Promise.all(inputs.map((p) => p.then((input) => {
       input.cancel();
       return input.settle(verdict);
@@ -200,21 +216,23 @@ export async function loadModel(source, options) {
     scratch = heap.malloc(SCRATCH_BYTES);
     return heap;
   });
+  /** The instance as instantiate gave it, once it is there (this load gave up before using it). */
+  const untouched = () => ready.then(() => {
+    heap.free(scratch);
+    return M;
+  });
   let startError = null; // the instance's failure, reported as it is (not as a shard's)
   ready.catch((e) => (startError = e));
   let first;
   try {
     // (raced with the signal: a source preopen.mjs opened was not given it)
-    first = await untilAborted(opened.inputs[0], signal).catch((e) => {
+    first = await untilAborted(opened.input(0), signal).catch((e) => {
       throw inShard(e, 0, sources);
     });
     measure('model-open', opening);
     if (first.size !== null) checkFileSize(first.size); // before allocating anything for it
   } catch (e) {
-    ready.then(() => {
-      heap.free(scratch);
-      release(M); // untouched: the next load may take it
-    }, () => {});
+    handOver(runtime, untouched());
     await opened.settle('abandoned');
     throw e;
   }
@@ -223,16 +241,15 @@ export async function loadModel(source, options) {
   let ctx = 0;
   let verdict = 'abandoned';
   try {
-    const sizes = new Array(n).fill(null);
+    const { sizes } = opened;
     const froms = [];
     const names = [];
     let storing = false; // a download's cache copy will be written after the verdict
-    for (let i = 0; i < n; i++) opened.inputs[i].then((input) => (sizes[i] = input.size), () => {});
     let before = 0; // bytes of the shards already read
     const reading = now();
     for (let i = 0; i < n; i++) {
       try {
-        const input = i === 0 ? first : await opened.inputs[i];
+        const input = i === 0 ? first : await opened.input(i);
         if (input.size !== null) checkFileSize(input.size);
         sizes[i] = input.size;
         froms.push(input.from);
@@ -249,6 +266,7 @@ export async function loadModel(source, options) {
       }
     }
     measure('model-read', reading);
+    signal?.throwIfAborted();
     // The model owns the buffers from here on, even when loading fails.
     const parsing = now();
     const flags = SAC_LOAD_TAKE_OWNERSHIP | (vocabOnly ? SAC_LOAD_VOCAB_ONLY : 0);
@@ -275,6 +293,7 @@ export async function loadModel(source, options) {
     if (vocabOnly) {
       Object.assign(runtime, { contextLength: 0, contextReason: 'vocabOnly: no context', kvType: null });
       sourceInfo.cache = storing ? PENDING : await cacheDone;
+      signal?.throwIfAborted(); // (a model of an aborted load would be nobody's to dispose)
       return new Model(new Engine(M, heap, model, 0, scratch), runtime, params, sourceInfo, cacheDone);
     }
     const contextStart = now();
@@ -311,6 +330,7 @@ export async function loadModel(source, options) {
     measure('context', contextStart);
     // nothing to write (a cache hit, no cache): the report is there within a few microtasks
     sourceInfo.cache = storing ? PENDING : await cacheDone;
+    signal?.throwIfAborted();
     return new Model(new Engine(M, heap, model, ctx, scratch), runtime, params, sourceInfo, cacheDone,
       later ? poolStarted(M) : null);
   } catch (e) {
@@ -321,12 +341,7 @@ export async function loadModel(source, options) {
       if (model) M._sac_model_free(model);
       heap.free(scratch);
       terminate(M);
-    } else {
-      ready.then(() => {
-        heap.free(scratch);
-        release(M); // it arrived after the source failed, untouched: the next load may take it
-      }, () => {});
-    }
+    } else handOver(runtime, untouched()); // still starting: the next load may take it
     throw e;
   }
 }

@@ -67,7 +67,8 @@ export function checkIds(ids, what = 'ids') {
   return ids;
 }
 
-function describe(value) {
+/** A value as a message quotes it: strings in quotes, 'an object', 'null', 5n. */
+export function describe(value) {
   if (typeof value == 'string') return `'${value}'`;
   if (typeof value == 'bigint') return `${value}n`;
   if (value === null) return 'null';

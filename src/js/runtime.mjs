@@ -1,7 +1,7 @@
 // Runtime choice: threads need SharedArrayBuffer, which browsers only give cross-origin
 // isolated pages (COOP: same-origin + COEP: require-corp) and their workers. Node always has it.
 import { fail } from './errors.mjs';
-import { optionsOf } from './options.mjs';
+import { describe, optionsOf } from './options.mjs';
 
 export const isNode = typeof process == 'object' && typeof process.versions?.node == 'string';
 
@@ -32,11 +32,11 @@ function defaultThreads() {
 export function chooseRuntime(options) {
   const { threads, variant, simd } = optionsOf(options, ['threads', 'variant', 'simd'], 'chooseRuntime');
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 256))
-    fail(`threads must be an integer from 1 to 256, got ${String(threads)}`);
+    fail(`threads must be an integer from 1 to 256, got ${describe(threads)}`);
   if (variant !== undefined && variant !== 'mt' && variant !== 'st')
-    fail(`variant must be 'mt' (threaded) or 'st' (single-threaded), got ${String(variant)}`);
+    fail(`variant must be 'mt' (threaded) or 'st' (single-threaded), got ${describe(variant)}`);
   if (simd !== undefined && simd !== 'relaxed' && simd !== 'simd128')
-    fail(`simd must be 'relaxed' (the relaxed-SIMD build) or 'simd128', got ${String(simd)}`);
+    fail(`simd must be 'relaxed' (the relaxed-SIMD build) or 'simd128', got ${describe(simd)}`);
   const relaxed = relaxedChoice(simd);
   return { ...threadChoice(threads, variant), ...relaxed };
 }

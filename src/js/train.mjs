@@ -7,6 +7,7 @@
 import { fail, SaccadeError } from './errors.mjs';
 import { Heap } from './heap.mjs';
 import { instantiate, terminate } from './instantiate.mjs';
+import { abortSignal, bool, describe } from './options.mjs';
 import { chooseRuntime } from './runtime.mjs';
 
 export const TASKS = ['reverse', 'copy', 'dates', 'text'];
@@ -100,7 +101,7 @@ export function trainOptions(options = {}) {
     c.steps = steps;
   }
   if (o.seed !== undefined) {
-    if (!Number.isSafeInteger(o.seed) || o.seed < 0) fail(`seed must be a non-negative integer, got ${String(o.seed)}`);
+    if (!Number.isSafeInteger(o.seed) || o.seed < 0) fail(`seed must be a non-negative integer, got ${describe(o.seed)}`);
     c.seed = o.seed;
   }
   const evalEvery = o.evalEvery ?? 50;
@@ -109,9 +110,7 @@ export function trainOptions(options = {}) {
   if (task === 'text' && typeof o.text != 'string') fail("the 'text' task needs a text: { text: '…' }");
   if (task !== 'text' && o.text !== undefined) fail(`only the 'text' task takes a text, not '${task}'`);
   if (o.onStep !== undefined && typeof o.onStep != 'function') fail('onStep must be a function');
-  if (o.signal !== undefined && !(o.signal && typeof o.signal.aborted == 'boolean'))
-    fail('signal must be an AbortSignal');
-  return { task, text: o.text, c, evalEvery, signal: o.signal, onStep: o.onStep, paused: o.paused === true,
+  return { task, text: o.text, c, evalEvery, signal: abortSignal(o.signal), onStep: o.onStep, paused: bool('paused', o.paused),
     threads: o.threads, variant: o.variant };
 }
 
@@ -164,8 +163,14 @@ export class TrainingRun {
     this.done.catch(() => {}); // the caller may never await it; the rejection is still delivered to those who do
     this._settle = settle;
     this._stopRequested = false;
-    // a paused run sees it too; a disposed one has nothing to resume (and must not throw from a listener)
-    o.signal?.addEventListener('abort', () => this.state !== 'disposed' && this.resume(), { once: true });
+    // a paused run sees it too; removed when the run ends, so a signal shared by many runs keeps none of them
+    this._onAbort = () => this.resume();
+    o.signal?.addEventListener('abort', this._onAbort, { once: true });
+  }
+
+  /** The run is over (done, stopped, failed or disposed): the signal need not reach it. */
+  _forgetSignal() {
+    this.options.signal?.removeEventListener('abort', this._onAbort);
   }
 
   /** The task's probe input, cut to what the model reads (reverse and copy: max_len letters). */
@@ -307,6 +312,7 @@ export class TrainingRun {
     this.stop();
     const wasTraining = this.state === 'training' || this.state === 'paused';
     this.state = 'disposed';
+    this._forgetSignal();
     this.M._sac_train_free(this.handle);
     this.heap.free(this.scratch);
     terminate(this.M);
@@ -339,10 +345,12 @@ export class TrainingRun {
       }
       signal?.throwIfAborted();
       this.state = this._stopRequested && this.step < this.steps ? 'stopped' : 'done';
+      this._forgetSignal();
       this._settle.resolve({ steps: this.step, history: this.history });
     } catch (e) {
       if (this.state === 'disposed') return;
       this.state = 'failed';
+      this._forgetSignal();
       this._settle.reject(e);
     }
   }

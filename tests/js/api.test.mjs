@@ -340,8 +340,9 @@ describe('attention', () => {
         assert.equal(view.data.buffer instanceof SharedArrayBuffer, r.variant === 'mt');
         assert.equal(m.attentionRows('self', 4, 4).data.length, 0);
         assert.throws(() => m.attentionRows('self', 3, n + 1), new RegExp(`rows \\[3, ${n + 1}\\) are not within the ${n} captured self rows`));
+        assert.throws(() => m.attentionRows('self', 0, '1'), { message: "rows: from and to must be integers (or undefined: all), got 0 and '1'" });
         assert.throws(() => m.attentionRows('self', 5, 4), /rows \[5, 4\) are not within/);
-        assert.throws(() => m.attentionRows('self', 0.5), /are not within/);
+        assert.throws(() => m.attentionRows('self', 0.5), /from and to must be integers/);
         assert.throws(() => m.attentionRows('cross'), { code: 'SAC_ERR_ARG' }); // a decoder-only model has no cross rows
         assert.throws(() => m.attentionRows('diagonal'), /kind must be 'self', 'cross' or 'encoder'/);
         // without capture there is nothing to read, and C says why

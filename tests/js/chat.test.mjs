@@ -236,7 +236,26 @@ describe('model.chat: no template, and failures', () => {
         { name: 'SaccadeError', code: 'SAC_ERR_MODEL', message: /^the model's chat template could not be parsed: / });
       await assert.rejects(collect(model.chat(conversation, { ...greedy, template: '{{ messages | nosuchfilter }}' })),
         { name: 'SaccadeError', code: 'SAC_ERR_ARG', message: /^options\.template failed to render: / });
+      // a template that would never end: range(2e9) ended the process (V8 cannot hold the array), nested ranges ran for hours
+      for (const template of ['{% for i in range(2000000000) %}x{% endfor %}',
+        '{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}'])
+        await assert.rejects(collect(model.chat(conversation, { ...greedy, template })), {
+          name: 'SaccadeError', code: 'SAC_ERR_ARG', message: 'options.template failed to render: its range() calls give more than 100000 values' });
+      // range as the library has it, within the budget
+      const [first] = await collect(model.chat(conversation, { ...greedy, maxTokens: 1,
+        template: '{% for i in range(3) %}{{ i }}{% endfor %}{% for i in range(10, 0, -3) %}{{ i }}{% endfor %}{{ range(99990)|length }}' }));
+      assert.equal(first.prompt.text, '0121074199990');
     });
+  });
+
+  test('a model disposed before the first step: the same SaccadeError as every call after dispose()', async () => {
+    for (const options of [greedy, { ...greedy, jinja: jinjaModule }]) { // the template's module imported, or given
+      await withModel(family('chatml'), {}, async (model) => {
+        const steps = model.chat(conversation, options);
+        model.dispose();
+        await assert.rejects(steps.next(), { name: 'SaccadeError', code: 'SAC_ERR_STATE', message: 'the model was disposed' });
+      });
+    }
   });
 
   test('bad messages and options throw at the call, as generate\'s do', async () => {

@@ -53,6 +53,7 @@ describe('loading bad input', () => {
   test('bad options', async () => {
     const file = fixture('gpt2-f32');
     await rejects(() => loadModel(file, { threads: 0 }), /threads must be an integer from 1 to 256, got 0/);
+    await rejects(() => loadModel(file, { threads: '2' }), /threads must be an integer from 1 to 256, got '2'/);
     await rejects(() => loadModel(file, { threads: 2.5 }), /threads must be an integer/);
     await rejects(() => loadModel(file, { variant: 'gpu' }), /variant must be 'mt' .* or 'st'/);
     // chooseRuntime checks its options as loadModel does
@@ -195,7 +196,7 @@ describe('bad calls on a loaded model', () => {
     const first = m.generate(prompt, { maxTokens: 5, temperature: 0, ignoreEos: true });
     assert.equal((await first.next()).done, false);
     assert.deepEqual(m.forward(prompt), reference);
-    await rejects(() => first.next(), /this generation was stopped: a later generate\(\), forward\(\) or bench\(\)/,
+    await rejects(() => first.next(), /this generation was stopped: a later generate\(\), complete\(\), chat\(\), forward\(\), bench\(\) or setAblation\(\)/,
       'SAC_ERR_STATE');
     // two iterators made before either started: the later one holds the context
     const x = m.generate(prompt, { maxTokens: 3, ignoreEos: true });

@@ -83,6 +83,25 @@ describe('AbortSignal', () => {
     }), { name: 'AbortError' });
     assert.ok(sent < bytes.length);
   });
+
+  test('an abort while the wasm instance still starts (the model read): rejects; the next load takes that instance', async () => {
+    const bytes = new Uint8Array(await (await import('node:fs/promises')).readFile(fixture('gpt2-f32')));
+    // a pool size no other test here uses, so the instance is new (its workers take tens of ms to start)
+    const runtime = { variant: 'mt', threads: 5 };
+    for (let i = 0; i < 3; i++) { // aborted in quick succession
+      const controller = new AbortController();
+      const reason = new Error('the user picked another model');
+      const loading = loadModel(bytes, {
+        ...runtime, signal: controller.signal,
+        onProgress: ({ loaded, total }) => loaded === total && setTimeout(() => controller.abort(reason), 0),
+      });
+      await assert.rejects(loading, (e) => e === reason); // it resolved with a model nobody would dispose
+    }
+    const m = await loadModel(bytes, runtime);
+    assert.equal(m.runtime.threads, 5);
+    assert.equal((await collect(m.generate([1, 2], { maxTokens: 2, ignoreEos: true }))).length, 2);
+    m.dispose();
+  });
 });
 
 describe('dispose', () => {

@@ -58,7 +58,7 @@ describe('call options', () => {
       await rejects(() => m.generate([1], { repeatLastN }), /^repeatLastN must be an integer >= -1 and <= 2147483647/);
     for (const maxTokens of [2 ** 32, -1, Infinity])
       await rejects(() => m.generate([1], { maxTokens }), /^maxTokens must be an integer >= 0 and <= 2147483647/);
-    await rejects(() => m.generate([1], { seed: '7' }), /^seed must be an integer in \[0, 2\^64\), got 7/);
+    await rejects(() => m.generate([1], { seed: '7' }), /^seed must be an integer in \[0, 2\^64\), got '7'/);
     await rejects(() => m.generate([1], { seed: 1.5 }), /^seed must be an integer/);
     await rejects(() => m.generate([1], { ignoreEos: 'no' }), /^ignoreEos must be true or false/);
     await rejects(() => m.generate([1], { attention: 1 }), /^attention must be true or false/);

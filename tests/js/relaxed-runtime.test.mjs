@@ -33,7 +33,7 @@ test("with --experimental-wasm-relaxed-simd: Node 20's wrong dot product is caug
 test("simd: 'simd128' is always possible; an unknown simd is refused by chooseRuntime and loadModel alike", async () => {
   const r = chooseRuntime({ threads: 1, simd: 'simd128' });
   assert.deepEqual([r.relaxed, r.relaxedReason], [false, "simd 'simd128' requested"]);
-  const words = { message: /^simd must be 'relaxed' \(the relaxed-SIMD build\) or 'simd128', got sse$/ };
+  const words = { message: /^simd must be 'relaxed' \(the relaxed-SIMD build\) or 'simd128', got 'sse'$/ };
   assert.throws(() => chooseRuntime({ simd: 'sse' }), words);
   await assert.rejects(() => loadModel(new Uint8Array(8), { simd: 'sse' }), words);
 });

@@ -20,6 +20,7 @@ const shards = splitGguf(whole, [0, 4, 9, nTensors]); // 3 shards, the last with
 const files = [];
 let server;
 let base;
+const requests = [];
 
 before(async () => {
   mkdirSync(dir, { recursive: true });
@@ -29,6 +30,7 @@ before(async () => {
     files.push(file);
   });
   server = http.createServer((req, res) => {
+    requests.push(req.url);
     const file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
     try {
       const bytes = readFileSync(file);
@@ -106,5 +108,22 @@ describe('split models', () => {
     await refused([shards[0], new Uint8Array(0), shards[2]], /^shard 2 of 3 \(Uint8Array\): the model is empty \(0 bytes\)$/);
     await refused([], /^the model source is an empty array/, 'SAC_ERR_ARG');
     await refused(`${base}/tiny-00004-of-00003.gguf`, /names shard 4 of 3, which cannot be/, 'SAC_ERR_ARG');
+  });
+
+  // (a timeout: this took minutes before, and must fail rather than hang if it comes back)
+  test('shards are opened a few ahead of the one read, and none after one that fails', { timeout: 60_000 }, async () => {
+    // the first shard of 99999: a request for each of them went out at once, before
+    writeFileSync(path.join(dir, 'many-00001-of-99999.gguf'), shards[0]);
+    requests.length = 0;
+    await assert.rejects(() => loadModel(`${base}/many-00001-of-99999.gguf`, { threads: 1 }),
+      { code: 'SAC_ERR_STATE', message: /^shard 2 of 99999 \(http:.*many-00002-of-99999\.gguf\): cannot load .*HTTP 404/ });
+    assert.ok(requests.length <= 6, `${requests.length} requests: ${requests.slice(0, 8).join(' ')}`);
+    // every shard of a small model is still asked for at once: the total is known once their headers come
+    requests.length = 0;
+    const totals = [];
+    await withModel(`${base}/tiny-00001-of-00003.gguf`, { threads: 1, onProgress: (p) => totals.push(p.total) }, () => {});
+    assert.equal(requests.length, 3);
+    const whole = shards.reduce((a, b) => a + b.length, 0);
+    assert.ok(totals.at(-1) === whole && totals.every((t) => t === null || t === whole), JSON.stringify(totals));
   });
 });

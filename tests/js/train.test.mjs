@@ -186,6 +186,19 @@ describe('train', () => {
     await assert.rejects(gone.done, /disposed/);
     c3.abort(); // threw from the listener (an uncaught error) before
 
+    // a run that ends lets go of the signal: one signal shared by many runs keeps none of them alive
+    const shared = new AbortController();
+    const { getEventListeners } = await import('node:events');
+    for (let i = 0; i < 3; i++) {
+      const r = await train({ task: 'reverse', steps: 2, ...SMALL, variant: 'st', signal: shared.signal });
+      await r.done;
+      r.dispose();
+    }
+    const disposed = await train({ task: 'reverse', steps: 1000, ...SMALL, variant: 'st', signal: shared.signal, paused: true });
+    disposed.dispose();
+    await assert.rejects(disposed.done, /disposed/);
+    assert.equal(getEventListeners(shared.signal, 'abort').length, 0);
+
     await assert.rejects(train({ task: 'reverse', signal: AbortSignal.abort() }), { name: 'AbortError' });
   });
 
@@ -196,6 +209,11 @@ describe('train', () => {
     assert.throws(() => trainOptions({ task: 'text' }), /needs a text/);
     assert.throws(() => trainOptions({ task: 'reverse', preset: 'huge' }), /unknown preset 'huge'/);
     assert.throws(() => trainOptions({ task: 'reverse', colour: 1 }), /unknown option 'colour'/);
+    // as every other call's: a boolean is a boolean, a signal an AbortSignal
+    assert.throws(() => trainOptions({ task: 'reverse', paused: 'yes' }), { code: 'SAC_ERR_ARG', message: /^paused must be true or false/ });
+    assert.throws(() => trainOptions({ task: 'reverse', signal: { aborted: false } }), { code: 'SAC_ERR_ARG', message: /^signal must be an AbortSignal/ });
+    assert.throws(() => trainOptions({ task: 'reverse', signal: { aborted: false, throwIfAborted() {}, addEventListener() {} } }),
+      { message: /^signal must be an AbortSignal/ });
     await assert.rejects(train({ task: 'reverse', model: { heads: 2.5 }, variant: 'st' }),
       { code: 'SAC_ERR_ARG', message: 'heads must be an integer from 1 to 256, got 2.5' });
     assert.throws(() => execFileSync(trainTask, ['--task', 'reverse', '--heads', '2.5'], { stdio: 'pipe' }),
