@@ -120,7 +120,7 @@ bench-wasm: $(JS_TEST_DEPS) build/tools/bench_stream
 # and wasm (scripts/bench_decode.c): the ceiling the kernels put on decode. BENCH_DECODE_ARGS:
 # types (F32,F16,…), tokens per window, threads (1, 2, or 12 for both), windows.
 BENCH_DECODE_ARGS ?= F32,F16,BF16,Q8_0,Q4_0 8 12 5
-BENCH_DECODE_SRC  := $(addprefix src/,matmul.c kernels.c types.c quants.c threadpool.c error.c)
+BENCH_DECODE_SRC  := $(addprefix src/,matmul.c kernels.c types.c quants.c threadpool.c error.c unicode.c)
 
 build/tools/bench_decode: scripts/bench_decode.c $(BENCH_DECODE_SRC) $(WASM_HEADERS) | native-deps-installed
 	@mkdir -p build/tools

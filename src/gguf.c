@@ -378,17 +378,22 @@ static sac_status read_tensor_info(reader *r, uint64_t index, gguf_tensor *t) {
     return SAC_OK;
 }
 
-static sac_status check_unique_tensor_names(const gguf_file *f, sac_error *err) {
+sac_status sac_gguf_index_tensors(gguf_file *f, sac_error *err) {
+    free(f->by_name);
     const void **p;
-    sac_status st = sorted_pointers(f->tensors, sizeof *f->tensors, f->n_tensors,
-                                    cmp_tensor_by_name, &p, err);
+    sac_status st = sorted_pointers(f->tensors, sizeof *f->tensors, f->n_tensors, cmp_tensor_by_name, &p, err);
+    f->by_name = (const gguf_tensor **)p;
+    return st;
+}
+
+static sac_status check_unique_tensor_names(gguf_file *f, sac_error *err) {
+    sac_status st = sac_gguf_index_tensors(f, err);
+    const gguf_tensor **p = f->by_name;
     if (st || !p) return st;
     for (uint64_t i = 1; i < f->n_tensors && !st; i++) {
-        if (cmp_tensor_by_name(&p[i - 1], &p[i]) == 0)
-            st = sac_fail(err, SAC_ERR_FORMAT, "duplicate tensor name '" NAME_FMT "'",
-                          NAME_ARG(((const gguf_tensor *)p[i])->name));
+        if (string_cmp(p[i - 1]->name, p[i]->name) == 0)
+            st = sac_fail(err, SAC_ERR_FORMAT, "duplicate tensor name '" NAME_FMT "'", NAME_ARG(p[i]->name));
     }
-    free(p);
     return st;
 }
 
@@ -561,6 +566,7 @@ void sac_gguf_release(gguf_file *f) {
     free(f->kv);
     free(f->tensors);
     free(f->data_copy);
+    free(f->by_name);
     memset(f, 0, sizeof *f);
 }
 
@@ -590,9 +596,19 @@ const gguf_kv *sac_gguf_find_kv(const gguf_file *f, const char *key) {
 
 const gguf_tensor *sac_gguf_find_tensor(const gguf_file *f, const char *name) {
     if (!f || !name) return NULL;
-    for (uint64_t i = 0; i < f->n_tensors; i++)
-        if (sac_gguf_string_eq(f->tensors[i].name, name)) return &f->tensors[i];
-    return NULL;
+    if (!f->by_name) { /* (fewer than two) */
+        for (uint64_t i = 0; i < f->n_tensors; i++)
+            if (sac_gguf_string_eq(f->tensors[i].name, name)) return &f->tensors[i];
+        return NULL;
+    }
+    const gguf_string key = {name, strlen(name)};
+    uint64_t lo = 0, hi = f->n_tensors; /* the first name >= key is in [lo, hi] */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (string_cmp(f->by_name[mid]->name, key) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < f->n_tensors && string_cmp(f->by_name[lo]->name, key) == 0 ? f->by_name[lo] : NULL;
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ typedef struct gguf_file {
     const uint8_t *data;       /* start of the data section (in the buffer or in data_copy) */
     uint64_t data_size;        /* bytes from data to the end of the buffer */
     void *data_copy;           /* aligned copy of the data section, or NULL when used in place */
+    const struct gguf_tensor **by_name; /* the tensors sorted by name (NULL below two): find_tensor's index */
 } gguf_file;
 
 /* Parses and validates `buf`. On failure returns FORMAT (malformed or truncated),
@@ -78,7 +79,11 @@ sac_status sac_gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error 
 void sac_gguf_release(gguf_file *f);
 
 const gguf_kv *sac_gguf_find_kv(const gguf_file *f, const char *key);
+/* By binary search over f->by_name: a model binds every tensor by name, and a file may hold
+ * hundreds of thousands (one scan each made that their count squared). */
 const gguf_tensor *sac_gguf_find_tensor(const gguf_file *f, const char *name);
+/* Sorts f->by_name (after parsing, or joining a split model's tensors). */
+sac_status sac_gguf_index_tensors(gguf_file *f, sac_error *err);
 int sac_gguf_string_eq(gguf_string s, const char *cstr);
 /* Bytes of `s` to quote in a message ("%.*s"): at most `max`, ending on a character boundary
  * when s is well-formed UTF-8 (every key and tensor name is: the parser checks them). */

@@ -35,13 +35,6 @@ sac_status sac_gguf_split_place(const gguf_file *f, uint32_t *no, uint32_t *coun
     return SAC_OK;
 }
 
-static int cmp_names(const void *a, const void *b) {
-    const gguf_string *x = &(*(const gguf_tensor *const *)a)->name, *y = &(*(const gguf_tensor *const *)b)->name;
-    uint64_t n = x->len < y->len ? x->len : y->len;
-    int c = n ? memcmp(x->data, y->data, (size_t)n) : 0;
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
 /* Which shard merged tensor `index` came from (1-based, as the file names count). */
 static uint32_t shard_of(const gguf_file *shards, uint64_t index) {
     uint32_t i = 0;
@@ -49,21 +42,17 @@ static uint32_t shard_of(const gguf_file *shards, uint64_t index) {
     return i + 1;
 }
 
-static sac_status check_unique_names(const gguf_file *out, const gguf_file *shards, sac_error *err) {
-    if (out->n_tensors < 2) return SAC_OK;
-    const gguf_tensor **p = malloc((size_t)out->n_tensors * sizeof *p); /* fits: out->tensors does */
-    if (!p) return sac_fail(err, SAC_ERR_NOMEM, "out of memory sorting %" PRIu64 " tensor names", out->n_tensors);
-    for (uint64_t i = 0; i < out->n_tensors; i++) p[i] = &out->tensors[i];
-    qsort(p, (size_t)out->n_tensors, sizeof *p, cmp_names);
-    sac_status st = SAC_OK;
+static sac_status check_unique_names(gguf_file *out, const gguf_file *shards, sac_error *err) {
+    sac_status st = sac_gguf_index_tensors(out, err);
+    const gguf_tensor **p = out->by_name;
+    if (st || !p) return st;
     for (uint64_t i = 1; i < out->n_tensors && !st; i++)
-        if (cmp_names(&p[i - 1], &p[i]) == 0) {
+        if (p[i - 1]->name.len == p[i]->name.len && !memcmp(p[i - 1]->name.data, p[i]->name.data, (size_t)p[i]->name.len)) {
             uint32_t a = shard_of(shards, (uint64_t)(p[i - 1] - out->tensors));
             uint32_t b = shard_of(shards, (uint64_t)(p[i] - out->tensors));
             st = sac_fail(err, SAC_ERR_FORMAT, "tensor '%.*s' is in shard %" PRIu32 " and in shard %" PRIu32,
                           sac_gguf_clip(p[i]->name, 96), p[i]->name.data, a < b ? a : b, a < b ? b : a);
         }
-    free(p);
     return st;
 }
 
@@ -110,6 +99,7 @@ sac_status sac_gguf_join_split(gguf_file *out, gguf_file *shards, uint32_t n, sa
     shards[0].kv = NULL;
     shards[0].n_kv = 0;
     out->data_copy = NULL;
+    out->by_name = NULL; /* (shards[0]'s, which indexes its own tensors) */
     out->tensors = NULL;
     out->n_tensors = 0;
     if (total > 0) {

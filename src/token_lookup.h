@@ -10,9 +10,9 @@
 
 #include "tokenizer_impl.h"
 
-/* A hash of s[0..n), 8 bytes at a time (token strings are short). */
-static inline uint64_t sac_hash_bytes(const char *s, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+/* A hash of s[0..n), 8 bytes at a time (token strings are short), from `seed`. */
+static inline uint64_t sac_hash_bytes_seeded(uint64_t seed, const char *s, size_t n) {
+    uint64_t h = seed ^ 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, s, 8);
@@ -36,6 +36,14 @@ static inline uint64_t sac_hash_bytes(const char *s, size_t n) {
     h ^= h >> 32;
     return h;
 }
+
+static inline uint64_t sac_hash_bytes(const char *s, size_t n) { return sac_hash_bytes_seeded(0, s, n); }
+
+/* A secret seed for a hash table a file fills (the token texts, the BPE merges): the system's
+ * randomness (getentropy; in wasm, crypto.getRandomValues), or else the clock and the table's
+ * address. With a known hash, a file could choose thousands of keys that all land in one slot,
+ * and filling the table would take their count squared. */
+uint64_t sac_table_seed(const void *table);
 
 /* Builds tok->text_map from tok->tokens[0..n_vocab) and their text. When two tokens have the
  * same text the later one wins, as in llama.cpp's token_to_id. */

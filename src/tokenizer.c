@@ -315,13 +315,22 @@ static int space_mark_only_leads(const sac_tokenizer *tok) {
     return 1;
 }
 
+/* "gpt2\0x" must not pass for (or be reported as) "gpt2": a name never holds NUL. */
+static sac_status check_name(gguf_string name, const char *key, sac_error *err) {
+    if (name.len && memchr(name.data, 0, (size_t)name.len))
+        return sac_fail(err, SAC_ERR_MODEL, "metadata key '%s' contains a NUL byte; a name cannot", key);
+    return SAC_OK;
+}
+
 static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model, sac_error *err) {
     sac_status st;
+    if ((st = check_name(model, "tokenizer.ggml.model", err))) return st;
     if (sac_gguf_string_eq(model, "gpt2")) {
         tok->kind = SAC_TOKENIZER_GPT2;
         const gguf_kv *pre = sac_gguf_find_kv(f, "tokenizer.ggml.pre");
         if (pre && pre->type != GGUF_TYPE_STRING)
             return sac_fail(err, SAC_ERR_MODEL, "metadata key 'tokenizer.ggml.pre' should be a string");
+        if (pre && (st = check_name(pre->str, "tokenizer.ggml.pre", err))) return st;
         tok->pretok = sac_pretokenizer_find(pre ? pre->str.data : "gpt-2", pre ? (size_t)pre->str.len : 5);
         if (!tok->pretok)
             return sac_fail(err, SAC_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (supported: %s)",
@@ -344,8 +353,13 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
     for (int32_t i = 0; i < n && tok->unk < 0; i++)
         if (tok->tokens[i].type == SAC_TOKEN_UNKNOWN) tok->unk = i;
     int is_llama = tok->kind == SAC_TOKENIZER_LLAMA;
-    int bos_default = is_llama || (tok->pretok && tok->pretok->add_bos);
+    /* a vocabulary without BOS asks for none unless it says so; saying so is a contradiction */
+    int bos_default = (is_llama || (tok->pretok && tok->pretok->add_bos)) && tok->bos >= 0;
     if ((st = optional_bool(f, "tokenizer.ggml.add_bos_token", bos_default, &tok->add_bos, err))) return st;
+    if (tok->add_bos && tok->bos < 0)
+        return sac_fail(err, SAC_ERR_MODEL,
+                        "tokenizer.ggml.add_bos_token is true, but the vocabulary has no BOS token "
+                        "(no tokenizer.ggml.bos_token_id)");
     if ((st = optional_bool(f, "tokenizer.ggml.add_eos_token", 0, &tok->add_eos, err))) return st;
     if ((st = optional_bool(f, "tokenizer.ggml.add_space_prefix", is_llama, &tok->add_space_prefix, err))) return st;
     if (!is_llama) tok->add_space_prefix = 0;

@@ -39,7 +39,7 @@ static uint64_t merge_pair(int32_t left, int32_t right) {
 
 static const sac_merge *find_merge(const sac_tokenizer *tok, int32_t left, int32_t right) {
     uint64_t pair = merge_pair(left, right);
-    for (uint64_t i = mix64(pair) & tok->merges_mask;; i = (i + 1) & tok->merges_mask) {
+    for (uint64_t i = mix64(pair ^ tok->merges_seed) & tok->merges_mask;; i = (i + 1) & tok->merges_mask) {
         const sac_merge *m = &tok->merges[i];
         if (m->result < 0) return NULL;
         if (m->pair == pair) return m;
@@ -50,7 +50,7 @@ static const sac_merge *find_merge(const sac_tokenizer *tok, int32_t left, int32
  * pair keeps its first rank). */
 static void add_merge(sac_tokenizer *tok, int32_t left, int32_t right, int32_t result, int32_t rank) {
     uint64_t pair = merge_pair(left, right);
-    uint64_t i = mix64(pair) & tok->merges_mask;
+    uint64_t i = mix64(pair ^ tok->merges_seed) & tok->merges_mask;
     while (tok->merges[i].result >= 0 && tok->merges[i].pair != pair) i = (i + 1) & tok->merges_mask;
     if (tok->merges[i].result >= 0) return;
     tok->merges[i].pair = pair;
@@ -79,6 +79,7 @@ sac_status sac_bpe_load_merges(sac_tokenizer *tok, const gguf_file *f, sac_error
         return sac_fail(err, SAC_ERR_NOMEM, "out of memory for %llu BPE merges", (unsigned long long)n);
     }
     tok->merges_mask = size - 1;
+    tok->merges_seed = sac_table_seed(tok->merges);
     for (uint64_t i = 0; i < size; i++) tok->merges[i].result = -1;
     sac_gguf_array_strings(kv, merges);
 

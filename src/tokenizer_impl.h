@@ -60,6 +60,7 @@ struct sac_tokenizer {
     /* text → id: open addressing, slots hold id + 1 (0 = empty), size a power of two */
     uint32_t *text_map;
     uint32_t text_map_mask;
+    uint64_t text_map_seed; /* secret per table: a file cannot choose texts that share a slot */
 
     /* gpt2: the token of each byte's printable stand-in; llama: the <0xNN> tokens; -1 none */
     int32_t byte_token[256];
@@ -72,6 +73,7 @@ struct sac_tokenizer {
     /* gpt2: pair → merge, open addressing, size a power of two */
     sac_merge *merges;
     uint64_t merges_mask;
+    uint64_t merges_seed; /* sac_table_seed */
 
     /* control, unknown and user-defined tokens, longest text first: the ones a text can
      * spell out ("<s>") and that are matched before the text is split any further */

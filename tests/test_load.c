@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "files.h"
+#include "error.h"
 #include "gguf.h"
 #include "gguf_copy.h"
 #include "gguf_writer.h"
@@ -427,6 +428,23 @@ static void test_real_files_still_load(void) {
     }
 }
 
+/* A message quoting ill-formed text (a file's bytes, or a quote cut mid-character) carries
+ * U+FFFD where a browser's or Node's decoder would put it: every surface prints the same bytes.
+ * What does not fit is cut at a character. */
+static void test_messages_are_well_formed_utf8(void) {
+    sac_error err = {0};
+    sac_fail(&err, SAC_ERR_MODEL, "token '%s' and '%.*s'", "a\xE2\x82", 2, "\xC3\xA9");
+    CHECK_MSG(!strcmp(err.msg, "token 'a\xEF\xBF\xBD' and '\xC3\xA9'"), "%s", err.msg);
+    sac_fail(&err, SAC_ERR_MODEL, "%.*s", 1, "\xC3\xA9"); /* cut inside é */
+    CHECK(!strcmp(err.msg, "\xEF\xBF\xBD"));
+    char ill[600];
+    memset(ill, 0xFF, sizeof ill - 1);
+    ill[sizeof ill - 1] = '\0';
+    sac_fail(&err, SAC_ERR_MODEL, "%s", ill); /* 511 bytes, each one U+FFFD: 170 of them fit */
+    CHECK(strlen(err.msg) == 170 * 3);
+    CHECK(!strncmp(err.msg, "\xEF\xBF\xBD", 3) && !strcmp(err.msg + 169 * 3, "\xEF\xBF\xBD"));
+}
+
 int main(void) {
     RUN(test_epsilon_checked_for_every_architecture);
     RUN(test_rope_checked);
@@ -438,5 +456,6 @@ int main(void) {
     RUN(test_nul_in_architecture_refused);
     RUN(test_empty_file);
     RUN(test_real_files_still_load);
+    RUN(test_messages_are_well_formed_utf8);
     return check_summary("test_load");
 }

@@ -1120,6 +1120,65 @@ done:
     free(ids);
 }
 
+/* 16-byte texts that the unseeded hash (seed 0) sends to one 64-bit value: the first word
+ * free, the second chosen so the state after it is a constant (the rounds invert). */
+static uint64_t inverse_odd(uint64_t a) {
+    uint64_t x = a;
+    for (int i = 0; i < 6; i++) x *= 2 - a * x;
+    return x;
+}
+
+static void colliding_text(uint32_t i, char out[16]) {
+    const uint64_t k1 = 0xBF58476D1CE4E5B9ull, target = 0x0123456789ABCDEFull;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (16 * 0xC2B2AE3D27D4EB4Full), w0;
+    snprintf(out, 16, "t%07u", (unsigned)i);
+    memcpy(&w0, out, 8);
+    h = (h ^ w0) * k1;
+    h ^= h >> 29;
+    /* round two must leave `target` before the finaliser: undo its xorshift and multiply */
+    uint64_t z = target, before;
+    z ^= (z >> 29) ^ (z >> 58);
+    before = z * inverse_odd(k1);
+    const uint64_t w1 = h ^ before;
+    memcpy(out + 8, &w1, 8);
+}
+
+/* A vocabulary a file spells to collide: with a known hash, 20 000 texts of one slot took
+ * their count squared to insert (a minute at 200 000). The table's hash is seeded, so they
+ * spread: no probe for them is longer than a table of random texts would have. */
+static void test_lookup_colliding_texts(void) {
+    enum { N = 20000 };
+    sac_tokenizer tok = {0};
+    tok.n_vocab = N;
+    tok.tokens = calloc(N, sizeof *tok.tokens);
+    tok.text = malloc((size_t)N * 16);
+    if (!tok.tokens || !tok.text) {
+        CHECK(0);
+        goto done;
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        colliding_text(i, tok.text + 16 * i);
+        tok.tokens[i] = (sac_token_entry){.text_off = 16 * i, .text_len = 16};
+    }
+    tok.max_text_len = 16;
+    CHECK(sac_hash_bytes(tok.text, 16) == sac_hash_bytes(tok.text + 16 * (N - 1), 16)); /* they do collide */
+    sac_error err = {0};
+    CHECK(sac_token_lookup_build(&tok, &err) == SAC_OK);
+    uint32_t longest = 0, run = 0; /* the longest run of full slots: a miss probes at most that */
+    for (uint32_t s = 0; s <= 2 * tok.text_map_mask + 1; s++) {
+        run = tok.text_map[s & tok.text_map_mask] ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    CHECK_MSG(longest < 200, "a run of %u full slots in a table of %u for %d texts", longest, tok.text_map_mask + 1, N);
+    int bad = 0;
+    for (int32_t i = 0; i < N; i++) bad += sac_token_lookup(&tok, tok.text + 16 * i, 16) != i;
+    CHECK(bad == 0);
+done:
+    free(tok.text_map);
+    free(tok.tokens);
+    free(tok.text);
+}
+
 static void test_lookup_many(void) {
     /* "a" twice: the later id (2) is the one found */
     static const char *const twice[] = {"a", "b", "a", "ab", "abc", "\xE2\x96\x81x"};
@@ -1597,6 +1656,7 @@ int main(int argc, char **argv) {
     RUN(test_bpe_ignore_merges);
     RUN(test_strip_attributes);
     RUN(test_small_spm_vocab);
+    RUN(test_lookup_colliding_texts);
     RUN(test_detokenize_pieces_reference_vocabs);
     RUN(test_detokenize_pieces_char_and_shipped);
     RUN(test_detokenize_pieces_arguments);

@@ -384,6 +384,22 @@ export function hostileCases(shrink) {
   tname.tensors[0].name = concat('token_embd.weight', bytesOf(0), 'x');
   add('tensor-name-nul', tname, error('NUL'), 'a tensor name with NUL');
 
+  // a SentencePiece vocabulary without a BOS token: asks for none (it asked, and generate failed);
+  // one that says add_bos_token all the same contradicts itself
+  const spm = (o = {}) => {
+    const g = tinyModel('llama').set('tokenizer.ggml.model', 'string', 'llama').drop('tokenizer.ggml.bos_token_id');
+    const { tokens } = charVocabulary(64);
+    g.kv('tokenizer.ggml.scores', 'array', tokens.map((_, i) => -i), 'f32');
+    if (o.addBos !== undefined) g.kv('tokenizer.ggml.add_bos_token', 'bool', o.addBos);
+    return g;
+  };
+  add('spm-no-bos', spm(), ok, 'a SentencePiece vocabulary without BOS: prompts get none');
+  add('spm-no-bos-asked', spm({ addBos: true }), error('add_bos_token', 'no BOS token'),
+    'add_bos_token true without a BOS token');
+  // a tokenizer name with NUL is not the name before it
+  add('tokenizer-model-nul', tinyModel('gpt2').set('tokenizer.ggml.model', 'string', concat('char', bytesOf(0), 'x')),
+    error('tokenizer.ggml.model', 'NUL'), '"char\\0x" must not read as "char"');
+
   // 11. tokenizer smaller than the embedding table; one larger
   add('tokenizer-smaller', tinyModel('gpt2', { tokenizerSize: 48 }), agree,
     'tokenizer of 48 tokens, token_embd of 64 rows (issue 11 item 11 decides the rule)');
