@@ -55,7 +55,6 @@ const stats = {
 };
 const chat = new ChatMode({ bar: $('chat-bar'), turns: $('chat-turns'), prompt: $('prompt'), label: $('prompt-label'),
   onNew: () => { // the views showed the old conversation: empty them, as a new generation would
-    if (state.running) return; // a turn under way shows its own conversation until it ends
     state.store.clear();
     forgetRun();
   } });
@@ -304,6 +303,8 @@ function setRunning(running) {
   state.running = running;
   $('generate').disabled = running || !state.model;
   $('stop').disabled = !running;
+  // a reply under way belongs to its conversation: a new chat starts once it ends (or is stopped)
+  $('chat-new').disabled = running;
   showAblation(); // probe hook
 }
 

@@ -263,7 +263,8 @@ async function generate({ id, prompt, options, held }) {
         ms: performance.now() - t0 });
       postMessage(msg, transfers(msg));
     }
-    postMessage(toPage.done(id, { reason, count, ms: performance.now() - t0 }));
+    // (maxTokens 0 has no steps: it ended at its maximum, as complete() says)
+    postMessage(toPage.done(id, { reason: reason ?? 'maxTokens', count, ms: performance.now() - t0 }));
   } catch (e) {
     if (controller.signal.aborted) postMessage(toPage.done(id, { reason: STOPPED, count, ms: performance.now() - t0 }));
     else fail(id, e);

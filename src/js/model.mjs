@@ -217,8 +217,9 @@ export class Model {
   /** Capture that `rows` decoder rows (and `source` source tokens) need must fit the memory left. */
   #checkCapture(rows, source, hint) {
     const e = this.#engine;
+    // (a longer source or prompt than the context is refused by C with that reason, not a size)
     const n = Math.min(rows, e.nCtx);
-    checkCallCapture(e.heap.buffer.byteLength, this.info, n, source ?? this.#source?.length ?? 0,
+    checkCallCapture(e.heap.buffer.byteLength, this.info, n, Math.min(source ?? this.#source?.length ?? 0, e.nCtx),
       `of ${n} query rows`, hint, this.#params.scores);
   }
 

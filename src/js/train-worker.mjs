@@ -10,6 +10,8 @@
 //                   { type: 'probe', probe }   { type: 'state', state }
 //                   { type: 'done', steps, state }   { type: 'exported', bytes }
 //                   { type: 'error', message, code, name }
+//                   { type: 'probe-refused', message }: a probe input the model cannot read
+//                   (the run goes on with the last one)
 import { train } from './train.mjs';
 
 let run = null;
@@ -61,9 +63,17 @@ onmessage = ({ data }) => {
         run?.dispose();
         run = null;
         return;
-      case 'probe':
-        probeInput = data.input ?? probeInput;
-        return run && probeMessage(probeInput);
+      case 'probe': {
+        const input = data.input ?? probeInput;
+        if (!run) return void (probeInput = input);
+        try {
+          probeMessage(input); // (first: an input it refuses must not become every later step's probe)
+        } catch (e) {
+          return post({ type: 'probe-refused', message: e.message });
+        }
+        probeInput = input;
+        return;
+      }
       case 'export': {
         if (!run) throw new Error('nothing has been trained yet');
         const bytes = run.exportGGUF({ type: data.exportType ?? 'f32', name: data.name ?? '' });

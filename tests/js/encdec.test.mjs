@@ -113,6 +113,10 @@ describe('encoder–decoder', () => {
       await assert.rejects(() => collect(m.generate([1, 500], { decoderStart: [2] })), /out of range/);
       assert.throws(() => m.forward([1], { source: 'abc' }), /source must be an array of token ids/);
       assert.equal((await collect(m.generate(source, { decoderStart: [2], maxTokens: 2, ignoreEos: true }))).length, 2);
+      // a source longer than the context, with attention: said so, not the size its capture would have
+      const long = Array.from({ length: 20000 }, (_, i) => 1 + (i % 5));
+      await assert.rejects(() => collect(m.generate(long, { decoderStart: [2], attention: true })),
+        { code: 'SAC_ERR_CONTEXT', message: `the source has 20000 tokens, the context holds ${m.runtime.contextLength}` });
     });
     await withModel(fixture('gpt2-f32'), { threads: 1 }, (m) => {
       assert.throws(() => m.forward([1], { source: [1] }), /only encoder–decoder models take a source; this model is gpt2/);

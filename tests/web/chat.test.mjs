@@ -205,6 +205,14 @@ describe('demo page: chat mode', () => {
   });
 
   test('New chat forgets the conversation; no console errors', async () => {
+    // not while a reply streams (it cleared the turns and the reply went on, its views back on screen)
+    await page.fill('#prompt', 'Tell me more.');
+    assert.equal(await page.evaluate(() => { // (the turn starts at the click, before its first await)
+      document.getElementById('generate').click();
+      return document.getElementById('chat-new').disabled;
+    }), true);
+    await page.waitForFunction(() => !window.saccadeDemo.state.running, null, { timeout: 30_000 });
+    assert.equal(await page.isDisabled('#chat-new'), false);
     await page.click('#chat-new');
     assert.deepEqual(await page.evaluate(() => window.saccadeDemo.chat.messages), []);
     assert.equal(await page.$$eval('#chat-turns .turn', (els) => els.length), 0);

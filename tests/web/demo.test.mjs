@@ -309,6 +309,37 @@ describe('model cache', () => {
     await context.close();
   });
 
+  test('the model view\'s keyboard cursor stays within the model shown (after one with more layers)', async () => {
+    const { context, page, errors } = await openDemo(env.srv.isolated);
+    await generate(page, { maxTokens: 3 });
+    await page.focus('#thumbnails');
+    for (const k of ['ArrowDown', 'ArrowDown', 'ArrowDown', 'ArrowRight', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(k);
+    await page.focus('#prompt');
+    await page.selectOption('#model-select', 'b'); // Model B: 2 decoder layers, 4 heads
+    await page.waitForFunction(() => /encdec/.test(document.getElementById('model-info').textContent), null, { timeout: 30_000 });
+    await waitLoaded(page);
+    await generate(page, { maxTokens: 3, temperature: 0 });
+    await page.selectOption('#kind', 'self');
+    await page.focus('#thumbnails');
+    await page.keyboard.press('Enter');
+    const { layer, head, layerSelect } = await page.evaluate(() => ({ ...window.saccadeDemo.state, layerSelect: document.getElementById('layer').value }));
+    assert.ok(layer <= 1 && head <= 3, `layer ${layer}, head ${head}`); // it selected layer 3 of a 2-layer model
+    assert.equal(layerSelect, String(layer));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('max tokens 0 (Ctrl+Enter skips the form\'s minimum): no tokens, and the reason is said', async () => {
+    const { context, page, errors } = await openDemo(env.srv.isolated);
+    await page.fill('#max-tokens', '0');
+    await page.focus('#prompt');
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() => / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 30_000 });
+    assert.match(await page.textContent('#speed'), /^0 tokens · seed \d+ · max tokens$/); // it said "· undefined"
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test('a load that stops a generation: the stopped run is not shown or offered for export when the load fails', async () => {
     const { context, page, errors } = await openDemo(env.srv.isolated);
     await page.fill('#max-tokens', '2000');

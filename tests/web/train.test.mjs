@@ -47,6 +47,14 @@ describe('Watch it learn', () => {
       await page.click('#train-pause');
       await page.waitForTimeout(300);
       const held = await stepOf(page);
+      // a probe the model cannot read is refused beside the box; the run goes on (it failed the run)
+      const probe = await page.inputValue('#train-probe');
+      await page.fill('#train-probe', 'x'.repeat(50));
+      await page.click('#train-probe-form button');
+      await page.waitForFunction(() => /^not probed: /.test(document.getElementById('train-probe-output').textContent),
+        null, { timeout: 10_000 });
+      assert.equal(await page.getAttribute('#watch-it-learn', 'data-state'), 'paused');
+      await page.fill('#train-probe', probe);
       await page.waitForTimeout(500);
       assert.equal(await stepOf(page), held, 'no step while paused');
       assert.equal(await page.textContent('#train-pause'), 'Resume');

@@ -277,6 +277,9 @@ export class WatchItLearn {
           ? 'cross-attention of the probe (rows: output characters, columns: source characters), each row scaled to its largest weight'
           : 'self-attention of the probe (rows: queries, columns: keys), each row scaled to its largest weight';
         return;
+      case 'probe-refused': // the run goes on; only this input is refused
+        this.$('train-probe-output').textContent = `not probed: ${msg.message}`;
+        return;
       case 'done':
         this.setState('done');
         drawLossChart(this.$('train-loss'), this.records, this.steps);

@@ -28,7 +28,8 @@ export class ModelView {
     canvas.addEventListener('keydown', (e) => {
       const L = this.layout;
       if (!L) return;
-      const c = this.cursor ?? { layer: 0, head: 0 };
+      // (within the model shown: a cursor left on layer 3 of the last model may be past this one's)
+      const c = this.#within(this.cursor ?? { layer: 0, head: 0 });
       const move = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
       if (move) {
         e.preventDefault();
@@ -45,7 +46,7 @@ export class ModelView {
       }
     });
     canvas.addEventListener('focus', () => {
-      this.cursor ??= { layer: 0, head: 0 };
+      this.cursor = this.#within(this.cursor ?? { layer: 0, head: 0 });
       this.#label();
       onCursor?.(this.cursor);
     });
@@ -54,6 +55,13 @@ export class ModelView {
       const hit = this.hit(e);
       canvas.title = hit ? `layer ${hit.layer}, head ${hit.head} — click to select` : '';
     });
+  }
+
+  /** `c` moved into the grid drawn last (as it is when nothing is drawn yet). */
+  #within(c) {
+    const L = this.layout;
+    if (!L) return c;
+    return { layer: Math.min(c.layer, L.layers - 1), head: Math.min(c.head, L.heads - 1) };
   }
 
   #label() {
