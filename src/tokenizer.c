@@ -353,6 +353,9 @@ static sac_status load(sac_tokenizer *tok, const gguf_file *f, gguf_string model
     for (int32_t i = 0; i < n && tok->unk < 0; i++)
         if (tok->tokens[i].type == SAC_TOKEN_UNKNOWN) tok->unk = i;
     int is_llama = tok->kind == SAC_TOKENIZER_LLAMA;
+    /* a SentencePiece vocabulary without the keys: llama.cpp's defaults, BOS 1 and EOS 2 */
+    if (is_llama && !sac_gguf_find_kv(f, "tokenizer.ggml.bos_token_id") && n > 1) tok->bos = 1;
+    if (is_llama && !sac_gguf_find_kv(f, "tokenizer.ggml.eos_token_id") && n > 2) tok->eos = 2;
     /* a vocabulary without BOS asks for none unless it says so; saying so is a contradiction */
     int bos_default = (is_llama || (tok->pretok && tok->pretok->add_bos)) && tok->bos >= 0;
     if ((st = optional_bool(f, "tokenizer.ggml.add_bos_token", bos_default, &tok->add_bos, err))) return st;

@@ -6,7 +6,7 @@
 //   <saccade-attention src="models/shakespeare-char-q8_0.gguf" prompt="ROMEO:" max-tokens="40"
 //                      layer="3" head="mean" seed="1" autoplay></saccade-attention>
 //
-// Attributes: src (a GGUF URL, relative to the page; default: the demo's Model A), prompt,
+// Attributes: src (a GGUF URL, relative to the page; absent or empty: the demo's Model A), prompt,
 // max-tokens (32), temperature, top-k, top-p (default: the library's), seed (default: random), kind
 // ('self'; 'cross' or 'encoder' for encoder–decoder models), layer (default: the last), head (a
 // number, or 'mean' | 'max' | 'all' | 'rollout'; default 'mean'), scale ('linear' | 'sqrt' |
@@ -63,7 +63,9 @@ export class SaccadeAttention extends HTMLElement {
   #hover = null;
   #pace = new RenderPace(() => this.#render());
   #visible = null;
-  #loaded = null; // the src last loaded
+  #loaded = null; // the src attribute last loaded ('' for none): null before the first load, and off the page
+  #loads = 0; // counts loads: a load that a newer one (or leaving the page) superseded reports nothing
+  #leaving = null; // the teardown pending since the widget was taken off the page (disconnectedCallback)
   #ui;
   #line;
   #sourceLine;
@@ -99,6 +101,10 @@ export class SaccadeAttention extends HTMLElement {
   }
 
   connectedCallback() {
+    if (this.#leaving) {
+      this.#leaving = null; // moved, not taken off: its load, model and generation go on (and its prompt stays)
+      return;
+    }
     this.#ui.prompt.value = this.getAttribute('prompt') ?? '';
     // load when first on screen: a page of examples does not start every model at once
     this.#visible = new IntersectionObserver((entries) => {
@@ -111,6 +117,18 @@ export class SaccadeAttention extends HTMLElement {
   }
 
   disconnectedCallback() {
+    // a move (off and back on in the same task: appendChild to another parent) calls connectedCallback
+    // before this runs, which cancels it: a move would otherwise stop the load, with an error, and start it over
+    const leaving = (this.#leaving = {});
+    queueMicrotask(() => {
+      if (this.#leaving !== leaving) return;
+      this.#leaving = null;
+      this.#leave();
+    });
+  }
+
+  /** Taken off the page: the worker and its model go (they hold memory a detached widget has no use for). */
+  #leave() {
     this.#visible?.disconnect();
     this.#pace.cancel();
     this.#client?.terminate(); // (a generation under way ends with its error, and the widget can generate again)
@@ -145,15 +163,45 @@ export class SaccadeAttention extends HTMLElement {
     this.#ui.status.textContent = text;
   }
 
-  async #load() {
-    const src = new URL(this.getAttribute('src') ?? DEFAULT_MODEL, this.getAttribute('src') ? document.baseURI : import.meta.url).href;
-    this.#loaded = src;
-    this.#client ??= new ModelClient();
+  /**
+   * The model's URL: src relative to the page; without src, or with an empty one, the default model
+   * (an empty src would otherwise name the page, or the script, which is no model). Throws, as a
+   * load that fails, for an src that is no URL.
+   */
+  #source() {
+    const src = this.getAttribute('src');
+    if (!src) return new URL(DEFAULT_MODEL, import.meta.url).href;
+    try {
+      return new URL(src, document.baseURI).href;
+    } catch {
+      throw new Error('src is not a valid URL');
+    }
+  }
+
+  /** Drops the model and what it generated: a widget loading another src shows nothing of the old one's. */
+  #forget() {
+    this.#model = null; // (the worker drops it too as the next load starts: generating waits for the new one)
     this.#ui.go.disabled = true;
+    this.#generation++; // (a generation under way was the old model's: its last tokens are not drawn)
+    this.#hover = null;
+    this.#line.clear();
+    this.#sourceLine.clear();
+    if (!this.#store) return;
+    this.#store.clear();
+    this.#schedule(); // an empty map in place of the old one
+  }
+
+  async #load() {
+    const load = ++this.#loads;
+    this.#loaded = this.getAttribute('src') ?? '';
+    this.#forget();
     this.#ui.progress.hidden = false;
     this.#status('loading the model…');
     const threads = Number(this.getAttribute('threads')) || undefined;
+    let src = this.#loaded;
     try {
+      src = this.#source(); // (in the try: an src that is no URL fails as any other, in the status and an event)
+      this.#client ??= new ModelClient();
       const m = await this.#client.load(src, {
         threads,
         onProgress: ({ loaded, total }) => {
@@ -162,9 +210,10 @@ export class SaccadeAttention extends HTMLElement {
         },
         // (after 'loaded': the thread pool could not start all its threads; the status says so from the next generation)
         onThreads: (runtime) => {
-          if (this.#loaded === src && this.#model) this.#model = { ...this.#model, runtime };
+          if (load === this.#loads && this.#model) this.#model = { ...this.#model, runtime };
         },
       });
+      if (load !== this.#loads) return; // (an src that is no URL does not reach the worker, which may finish the load before)
       this.#model = m;
       this.#ui.progress.value = 1;
       this.#ui.progress.hidden = true;
@@ -177,6 +226,7 @@ export class SaccadeAttention extends HTMLElement {
       this.#emit('load', m);
       if (this.hasAttribute('autoplay')) this.generate();
     } catch (e) {
+      if (load !== this.#loads) return;
       this.#ui.progress.hidden = true; // nothing is loading any more
       this.#status(`could not load ${src}: ${e.message}`);
       this.#emit('error', e);
@@ -213,21 +263,35 @@ export class SaccadeAttention extends HTMLElement {
     return { kind: this.#kind(), layer: Number(this.#ui.layer.value), head: /^\d+$/.test(v) ? Number(v) : v };
   }
 
-  /** Generates from the prompt box; resolves when the generation ends. */
-  async generate() {
-    if (!this.#model || this.#running) return;
+  /** The generate options from the attributes. */
+  #options() {
     const options = { maxTokens: 32 }; // a short text fits the widget
     for (const [attribute, name] of Object.entries(SAMPLING_ATTRIBUTES)) {
       const v = Number(this.getAttribute(attribute));
       if (this.hasAttribute(attribute) && Number.isFinite(v)) options[name] = v;
     }
     options.seed ??= Math.floor(Math.random() * 2 ** 32);
+    return options;
+  }
+
+  #fail(e) {
+    this.#status(`error: ${e.message}`);
+    this.#emit('error', e);
+  }
+
+  /** Generates from the prompt box; resolves when the generation ends. */
+  async generate() {
+    if (!this.#model || this.#running) return;
+    const options = this.#options();
+    // the library takes 0 but runs no step, so the generation would end with no reason to give
+    if (options.maxTokens === 0) return this.#fail(new Error('max-tokens is 0: there is nothing to generate (give 1 or more)'));
     let prompt = this.#ui.prompt.value;
     if (!this.#model.info.hasTokenizer) prompt = prompt.split(/[\s,]+/).filter(Boolean).map(Number);
     this.#running = true;
     this.#ui.go.disabled = true;
     this.#ui.stop.disabled = false;
-    this.#generation++;
+    const generation = ++this.#generation;
+    const current = () => generation === this.#generation; // (a load of another src makes this one stale)
     this.#store.clear();
     this.#line.clear();
     this.#sourceLine.clear();
@@ -237,10 +301,12 @@ export class SaccadeAttention extends HTMLElement {
     try {
       const done = await this.#client.generate(prompt, options, {
         onStart: (msg) => {
+          if (!current()) return;
           this.#store.start(msg);
           this.#schedule();
         },
         onToken: (msg) => {
+          if (!current()) return;
           this.#store.add(msg);
           if (count++ === 0) first = msg.ms;
           last = msg.ms;
@@ -248,11 +314,11 @@ export class SaccadeAttention extends HTMLElement {
         },
       });
       const rate = count > 1 ? ` · ${(((count - 1) * 1000) / (last - first)).toFixed(0)} tokens/s` : '';
-      this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${REASONS[done.reason]}`);
+      // (stale: the load that stopped it says how it goes)
+      if (current()) this.#status(`${this.#runtimeText()} · ${count} tokens${rate} · ${REASONS[done.reason]}`);
       this.#emit('generated', { count, reason: done.reason });
     } catch (e) {
-      this.#status(`error: ${e.message}`);
-      this.#emit('error', e);
+      this.#fail(e);
     } finally {
       this.#running = false;
       this.#ui.go.disabled = !this.#model;

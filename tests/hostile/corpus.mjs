@@ -384,18 +384,15 @@ export function hostileCases(shrink) {
   tname.tensors[0].name = concat('token_embd.weight', bytesOf(0), 'x');
   add('tensor-name-nul', tname, error('NUL'), 'a tensor name with NUL');
 
-  // a SentencePiece vocabulary without a BOS token: asks for none (it asked, and generate failed);
-  // one that says add_bos_token all the same contradicts itself
-  const spm = (o = {}) => {
-    const g = tinyModel('llama').set('tokenizer.ggml.model', 'string', 'llama').drop('tokenizer.ggml.bos_token_id');
-    const { tokens } = charVocabulary(64);
-    g.kv('tokenizer.ggml.scores', 'array', tokens.map((_, i) => -i), 'f32');
-    if (o.addBos !== undefined) g.kv('tokenizer.ggml.add_bos_token', 'bool', o.addBos);
-    return g;
-  };
-  add('spm-no-bos', spm(), ok, 'a SentencePiece vocabulary without BOS: prompts get none');
-  add('spm-no-bos-asked', spm({ addBos: true }), error('add_bos_token', 'no BOS token'),
-    'add_bos_token true without a BOS token');
+  // a SentencePiece vocabulary without BOS and EOS ids: llama.cpp's defaults, 1 and 2 (prompts
+  // asked for a BOS there was none of, and generate failed); a vocabulary without BOS that asks
+  // for it (add_bos_token) contradicts itself
+  const spm = tinyModel('llama').set('tokenizer.ggml.model', 'string', 'llama')
+    .drop('tokenizer.ggml.bos_token_id').drop('tokenizer.ggml.eos_token_id');
+  spm.kv('tokenizer.ggml.scores', 'array', charVocabulary(64).tokens.map((_, i) => -i), 'f32');
+  add('spm-no-bos', spm, ok, 'a SentencePiece vocabulary without BOS and EOS ids');
+  add('no-bos-asked', tinyModel('gpt2').drop('tokenizer.ggml.bos_token_id').kv('tokenizer.ggml.add_bos_token', 'bool', true),
+    error('add_bos_token', 'no BOS token'), 'add_bos_token true without a BOS token');
   // a tokenizer name with NUL is not the name before it
   add('tokenizer-model-nul', tinyModel('gpt2').set('tokenizer.ggml.model', 'string', concat('char', bytesOf(0), 'x')),
     error('tokenizer.ggml.model', 'NUL'), '"char\\0x" must not read as "char"');

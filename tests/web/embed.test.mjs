@@ -1,10 +1,12 @@
 // The docs-site embed (web/embed.mjs, <saccade-attention>) on its example page, with and
-// without cross-origin isolation: it loads, generates, draws its heatmap, and highlights on hover.
+// without cross-origin isolation: it loads, generates, draws its heatmap, and highlights on hover;
+// then, on pages of their own, its lifecycle (taken off, moved) and the srcs and settings that fail.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import path from 'node:path';
 
+import { DEFAULT_MODEL } from '../../web/config.mjs';
 import { devModel } from './dev-models.mjs';
 import { canvasStats, frames, modelA, root, screenshot, watchErrors, useBrowser, withPage } from './helpers.mjs';
 
@@ -127,16 +129,140 @@ test('a widget taken off the page while it generates, and put back, generates ag
     await widget.getByRole('button', { name: 'Generate' }).click(); // and again
     await page.waitForFunction(() => window.seen.filter((e) => e.name === 'saccade-generated').length === 2, null, { timeout: 60_000 });
     assert.match(await status(page, 'saccade-attention'), / · 40 tokens · \d+ tokens\/s · max tokens$/);
-    // taken off idle: nothing to generate with until it has loaded again
-    const idle = await page.evaluate(() => {
+    // moved idle (off and back on in one task): it keeps its model
+    const moved = await page.evaluate(() => {
       const el = document.querySelector('saccade-attention');
       el.remove();
+      document.body.append(el);
+      return { go: el.shadowRoot.querySelector('[name=go]').disabled, model: el.model !== null };
+    });
+    assert.deepEqual(moved, { go: false, model: true });
+    // taken off idle (for a task): nothing to generate with until it has loaded again
+    const idle = await page.evaluate(async () => {
+      const el = document.querySelector('saccade-attention');
+      el.remove();
+      await new Promise((resolve) => setTimeout(resolve));
       const go = el.shadowRoot.querySelector('[name=go]').disabled;
       document.body.append(el);
       return { go, model: el.model };
     });
     assert.deepEqual(idle, { go: true, model: null });
     await page.waitForFunction(() => window.seen.filter((e) => e.name === 'saccade-load').length === 2, null, { timeout: 60_000 });
+    assert.deepEqual(errors, []);
+  });
+});
+
+/**
+ * Opens a page on the plain server holding the embed's script and `body`; the widgets' events
+ * (those of widgets on the page) are recorded in window.seen as { name, message, count, reason }.
+ */
+async function embedPage(page, body) {
+  const url = `${env.srv.plain.url}/web/embed-test.html`;
+  await page.route(url, (route) => route.fulfill({
+    contentType: 'text/html',
+    body: `<!doctype html><script>
+        window.seen = [];
+        for (const name of ['saccade-load', 'saccade-generated', 'saccade-error'])
+          document.addEventListener(name, (e) => seen.push({ name, message: e.detail?.message, count: e.detail?.count, reason: e.detail?.reason }));
+      </script><script type="module" src="/web/embed.mjs"></script>${body}`,
+  }));
+  await page.goto(url);
+}
+
+const modelPath = (file) => `/${path.relative(root, file).split(path.sep).join('/')}`;
+const seenNames = (page) => page.evaluate(() => window.seen.map((e) => e.name));
+const shadow = (page, fn) => page.$eval('saccade-attention', (el, f) => new Function('el', `return (${f})(el)`)(el), fn.toString());
+
+test('an src that is no URL fails as any other src: the status says why, saccade-error, no progress bar', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    // (it threw outside the load's try: an uncaught error, no event, and a progress bar left as if loading)
+    await embedPage(page, '<saccade-attention src="http://[bad" prompt="ROMEO:" autoplay></saccade-attention>');
+    await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 10_000 }); // (it fails at once)
+    assert.deepEqual(await seenNames(page), ['saccade-error']);
+    assert.equal(await status(page, 'saccade-attention'), 'could not load http://[bad: src is not a valid URL');
+    assert.deepEqual(await shadow(page, (el) => ({ progress: el.shadowRoot.querySelector('progress').hidden,
+      go: el.shadowRoot.querySelector('[name=go]').disabled, model: el.model })), { progress: true, go: true, model: null });
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('an empty src loads the default model, as no src does (not the page or the script)', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    // the default model's URL (web/config.mjs), served Model A (its stand-in when the shipped one is missing)
+    const gets = [];
+    await page.route(new URL(DEFAULT_MODEL, `${env.srv.plain.url}/web/`).href, (route) => {
+      if (route.request().method() === 'GET') gets.push(route.request().url());
+      return route.fulfill({ path: A.file, headers: { 'content-type': 'application/octet-stream' } });
+    });
+    await embedPage(page, '<saccade-attention src="" prompt="ROMEO:" max-tokens="4" seed="1" autoplay></saccade-attention>');
+    await page.waitForFunction(() => window.seen.length > 1 || window.seen.some((e) => e.name === 'saccade-error'), null, { timeout: 60_000 });
+    const seen = await page.evaluate(() => window.seen);
+    assert.deepEqual(seen.map((e) => e.name), ['saccade-load', 'saccade-generated'], JSON.stringify(seen));
+    assert.equal(gets.length, 1);
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('a src change that fails drops the old model and its output, and Generate stays off', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    await embedPage(page, `<saccade-attention src="${modelPath(A.file)}" prompt="ROMEO:" max-tokens="8" seed="1" autoplay></saccade-attention>`);
+    await page.waitForFunction(() => window.seen.some((e) => e.name === 'saccade-generated'), null, { timeout: 60_000 });
+    assert.ok((await shadow(page, (el) => el.shadowRoot.querySelector('.output').textContent)).length > 0);
+    await page.$eval('saccade-attention', (el) => el.setAttribute('src', '/web/index.html')); // not a GGUF file
+    await page.waitForFunction(() => window.seen.some((e) => e.name === 'saccade-error'), null, { timeout: 30_000 });
+    await frames(page);
+    const after = () => shadow(page, (el) => ({ output: el.shadowRoot.querySelector('.output').textContent, rows: el.mapLabels?.rows.length ?? 0,
+      model: el.model, go: el.shadowRoot.querySelector('[name=go]').disabled, status: el.shadowRoot.querySelector('.status').textContent }));
+    const failed = await after();
+    assert.match(failed.status, /^could not load .*\/web\/index\.html: /);
+    assert.deepEqual({ ...failed, status: undefined }, { output: '', rows: 0, model: null, go: true, status: undefined });
+    // generating has nothing to run: it neither fails in the worker nor turns Generate back on
+    await page.$eval('saccade-attention', (el) => el.generate());
+    await frames(page);
+    assert.deepEqual(await after(), failed);
+    assert.deepEqual(await seenNames(page), ['saccade-load', 'saccade-generated', 'saccade-error']);
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('a widget moved while its model loads goes on loading it: no error, no second download', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    // the model, held back a second: the move lands while it downloads
+    const gets = [];
+    await page.route('**/slow/model.gguf', async (route) => {
+      if (route.request().method() === 'GET') gets.push(route.request().url());
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await route.fulfill({ path: A.file, headers: { 'content-type': 'application/octet-stream' } }).catch(() => {});
+    });
+    await embedPage(page, `<div id="a"><saccade-attention src="/slow/model.gguf" prompt="ROMEO:" max-tokens="4" seed="1" autoplay>
+      </saccade-attention></div><div id="b"></div>`);
+    await page.waitForFunction(() => /^load/.test(document.querySelector('saccade-attention').shadowRoot.querySelector('.status').textContent));
+    while (gets.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await page.evaluate(() => document.querySelector('#b').append(document.querySelector('saccade-attention')));
+    await page.waitForFunction(() => window.seen.some((e) => e.name !== 'saccade-load'), null, { timeout: 60_000 });
+    const seen = await page.evaluate(() => window.seen);
+    assert.deepEqual(seen.map((e) => e.name), ['saccade-load', 'saccade-generated'], JSON.stringify(seen));
+    assert.equal(seen[1].count, 4);
+    assert.equal(gets.length, 1, `downloaded ${gets.length} times`);
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('max-tokens 0 is refused with a clear message (it ended with no reason: "undefined")', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    await embedPage(page, `<saccade-attention src="${modelPath(A.file)}" prompt="ROMEO:" max-tokens="0" seed="1" autoplay></saccade-attention>`);
+    await page.waitForFunction(() => window.seen.length > 1, null, { timeout: 60_000 });
+    const seen = await page.evaluate(() => window.seen);
+    assert.deepEqual(seen.map((e) => e.name), ['saccade-load', 'saccade-error'], JSON.stringify(seen));
+    assert.match(seen[1].message, /^max-tokens is 0/);
+    assert.equal(await status(page, 'saccade-attention'), `error: ${seen[1].message}`);
+    // the widget can still generate, with a count that gives tokens
+    await page.$eval('saccade-attention', (el) => el.setAttribute('max-tokens', '3'));
+    await page.locator('saccade-attention').getByRole('button', { name: 'Generate' }).click();
+    await page.waitForFunction(() => window.seen.some((e) => e.name === 'saccade-generated'), null, { timeout: 60_000 });
+    const { name, count, reason } = await page.evaluate(() => window.seen.at(-1));
+    assert.deepEqual({ name, count, reason }, { name: 'saccade-generated', count: 3, reason: 'maxTokens' });
+    assert.match(await status(page, 'saccade-attention'), / · 3 tokens · \d+ tokens\/s · max tokens$/);
     assert.deepEqual(errors, []);
   });
 });
