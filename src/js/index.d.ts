@@ -108,7 +108,8 @@ export interface Progress {
   loaded: number;
   /**
    * The size of the model, or null while a source does not say (no Content-Length). A split
-   * model's shards are requested together, so their total is usually known from the start.
+   * model's first five shards are requested together (the next as each is read), so the total of
+   * a model of up to five shards is known once their headers arrive; of more, once the last opens.
    */
   total: number | null;
   /** Split models: the shard being read (0-based) and how many there are. */

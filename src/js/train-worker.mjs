@@ -26,6 +26,20 @@ function probeMessage(input, r = run) {
   post({ type: 'probe', probe }, [probe.maps.buffer]);
 }
 
+/**
+ * The run's probe of probeInput; one the model cannot read (too long, empty) is refused and
+ * the task's default probe takes its place: a probe must never end the run.
+ */
+function probeOrRefuse(r = run) {
+  try {
+    probeMessage(probeInput, r);
+  } catch (e) {
+    post({ type: 'probe-refused', message: e.message });
+    probeInput = null;
+    probeMessage(null, r);
+  }
+}
+
 async function start({ options, probe, probeEvery: every }) {
   run?.dispose();
   run = null;
@@ -36,15 +50,15 @@ async function start({ options, probe, probeEvery: every }) {
       ...options,
       onStep: (record, r) => {
         post({ type: 'step', record });
-        if (probeEvery && record.step % probeEvery === 0) probeMessage(probeInput, r);
+        if (probeEvery && record.step % probeEvery === 0) probeOrRefuse(r);
       },
     });
     run = current;
     post({ type: 'started', config: current.config, runtime: current.runtime, probe: current.defaultProbe });
-    probeMessage(probeInput); // the map before any training: the blur it starts from
+    probeOrRefuse(); // the map before any training: the blur it starts from
     const { steps } = await current.done;
     if (run !== current) return;
-    probeMessage(probeInput);
+    probeOrRefuse();
     post({ type: 'done', steps, state: current.state });
   } catch (e) {
     if (run && run.state === 'disposed') return;

@@ -84,7 +84,7 @@ describe('AbortSignal', () => {
     assert.ok(sent < bytes.length);
   });
 
-  test('an abort while the wasm instance still starts (the model read): rejects; the next load takes that instance', async () => {
+  test('an abort after the model is read, while the wasm instance may still start: the load rejects with the reason', async () => {
     const bytes = new Uint8Array(await (await import('node:fs/promises')).readFile(fixture('gpt2-f32')));
     // a pool size no other test here uses, so the instance is new (its workers take tens of ms to start)
     const runtime = { variant: 'mt', threads: 5 };
