@@ -438,7 +438,11 @@ static int32_t prompt_ids(sac_model *m, const options *o, int32_t **ids) {
     if (st != SAC_OK && st != SAC_ERR_ARG) return fail("%s", sac_model_errmsg(m)), -1;
     *ids = malloc((size_t)(n ? n : 1) * sizeof **ids);
     if (!*ids) return fail("out of memory"), -1;
-    if (sac_tokenize(m, text, strlen(text), flags, *ids, n, &n) != SAC_OK) return fail("%s", sac_model_errmsg(m)), -1;
+    if (sac_tokenize(m, text, strlen(text), flags, *ids, n, &n) != SAC_OK) {
+        free(*ids);
+        *ids = NULL;
+        return fail("%s", sac_model_errmsg(m)), -1;
+    }
     return n;
 }
 
