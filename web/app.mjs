@@ -930,7 +930,8 @@ $('ablate-compare').addEventListener('click', async () => {
       step: Math.max(0, $('ablate-step').valueAsNumber || 0) });
     renderComparison($('compare-result'), result);
   } catch (e) {
-    $('compare-result').textContent = `error: ${e.message}`;
+    // Stop, or another model's load, ended it
+    $('compare-result').textContent = e.name === 'AbortError' ? `not compared: ${e.message}` : `error: ${e.message}`;
   } finally {
     setRunning(false);
     showAblation();

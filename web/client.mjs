@@ -89,10 +89,15 @@ export class ModelClient {
    * message (protocol.mjs: { info, name, runtime, from, bytes, ms }). `onPhases` gets where the
    * load's time went (the 'phases' message) before it resolves; `onThreads` a runtime with fewer
    * threads, should the thread pool, which the worker does not wait for, fail to start them.
-   * A newer load supersedes this one (its promise then never settles).
+   * A newer load supersedes this one (its promise then never settles); a look inside the old
+   * model (probe) rejects with an AbortError, since its caller waits to show something.
    */
   load(source, { threads, onProgress, onCache, onThreads, onPhases } = {}) {
-    for (const [id, p] of this.#pending) if (!p.handlers.onToken) this.#pending.delete(id);
+    for (const [id, p] of this.#pending) {
+      if (p.handlers.onToken) continue;
+      this.#pending.delete(id);
+      if (p.handlers.probe) p.reject(Object.assign(new Error('another model is loading'), { name: 'AbortError' }));
+    }
     const url = typeof source == 'string' ? new URL(source, document.baseURI).href : undefined;
     const file = typeof source == 'string' ? undefined : source;
     return this.#request((id) => toWorker.load(id, { url, file, threads: threads || undefined }),
@@ -135,6 +140,6 @@ export class ModelClient {
 
   /** A look inside the loaded model (worker-probe.mjs): resolves with the answer. */
   probe(what, args) {
-    return this.#request((id) => toWorker.probe(id, what, args), {});
+    return this.#request((id) => toWorker.probe(id, what, args), { probe: true });
   }
 }

@@ -73,7 +73,7 @@ function topTen(logits, { temperature, topK, topP }, name) {
  * next-token distribution of each at step `step`. Afterwards the ablation is cleared and the last
  * generation's tokens are evaluated again, so that the row panel reads the run the page shows.
  */
-async function compare(model, { prompt, options, heads, kind = 'self', step }, { label, evaluated }) {
+async function compare(model, { prompt, options, heads, kind = 'self', step }, { label, evaluated, signal }) {
   const { architecture, addBos, bosId } = model.info;
   const encdec = architecture === 'encdec';
   const input = typeof prompt == 'string' ? model.tokenize(prompt, { bos: addBos }) : prompt; // as generate does
@@ -83,8 +83,9 @@ async function compare(model, { prompt, options, heads, kind = 'self', step }, {
     model.setAblation(ablate, { kind });
     const start = encdec ? [bosId] : Array.from(input);
     const tokens = [];
-    for await (const s of model.generate(input, { ...options, ...(encdec && { decoderStart: start }) }))
-      tokens.push({ id: s.id, text: s.text, label: label(s.id, s.text) });
+    for await (const s of model.generate(input, { ...options, ...(encdec && { decoderStart: start }), signal }))
+      if (s.finishReason !== 'aborted') tokens.push({ id: s.id, text: s.text, label: label(s.id, s.text) });
+    signal?.throwIfAborted(); // (Stop, or a load: the comparison ends here)
     const at = Math.max(0, Math.min(step, tokens.length - 1));
     const logits = model.forward([...start, ...tokens.slice(0, at).map((t) => t.id)], encdec ? { source: input } : undefined);
     return { tokens, step: at, top: topTen(logits, o, name) };

@@ -78,13 +78,21 @@ let evaluated = null;
 let sentIds = [];
 
 async function probe({ id, what, args }) {
+  // a probe that generates (compare) is the running generation: Stop and a load end it
+  const controller = new AbortController();
   try {
     if (!model) throw new Error('no model is loaded');
     const { PROBES } = await import('./worker-probe.mjs'); // (imported when the page first looks inside)
     if (!Object.hasOwn(PROBES, what)) throw new Error(`unknown probe '${what}'`);
-    postMessage(toPage.result(id, await PROBES[what](model, args, { label, evaluated })));
+    if (what === 'compare') {
+      generation?.abort(stopped());
+      generation = controller;
+    }
+    postMessage(toPage.result(id, await PROBES[what](model, args, { label, evaluated, signal: controller.signal })));
   } catch (e) {
     fail(id, e);
+  } finally {
+    if (generation === controller) generation = null;
   }
 }
 

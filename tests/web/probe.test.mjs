@@ -166,6 +166,23 @@ describe('the row panel and head ablation (Model A)', () => {
     weights.forEach((w, j) => assert.ok(Math.abs(w - mapRow[j]) < 6e-5, `after the comparison, key ${j}: ${w} vs ${mapRow[j]}`));
     assert.deepEqual(errors, []);
   });
+
+  test('Stop ends a comparison; so does loading another model (its "generating twice" stayed for good)', async () => {
+    await page.fill('#prompt', 'JULIET:'); // not the last run's prompt: the inputs' settings, many tokens
+    await page.fill('#max-tokens', '5000');
+    const compareStarted = () => page.waitForFunction(() => /^generating twice/.test(document.getElementById('compare-result').textContent));
+    await page.click('#ablate-compare');
+    await compareStarted();
+    await page.click('#stop'); // it did nothing: the comparison ran both generations to the end
+    await page.waitForFunction(() => /^not compared: /.test(document.getElementById('compare-result').textContent), null, { timeout: 10_000 });
+    assert.equal(await page.isDisabled('#generate'), false);
+    await page.click('#ablate-compare');
+    await compareStarted();
+    await page.setInputFiles('#model-file', A.file);
+    await page.waitForFunction(() => /^not compared: /.test(document.getElementById('compare-result').textContent), null, { timeout: 10_000 });
+    await page.waitForFunction(() => /^Loaded /.test(document.getElementById('progress-text').textContent), null, { timeout: 30_000 });
+    assert.deepEqual(errors, []);
+  });
 });
 
 describe('cross-attention rows and cross heads ablated (Model B)', () => {
