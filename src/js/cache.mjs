@@ -161,6 +161,9 @@ export async function openCachedUrl(url, name, signal) {
       if (result !== 'loaded') copy.stop(new Error('the model did not load'));
       try {
         await stored;
+        // a cache deleted while the copy was written (clearCachedModels) took the copy with it
+        if (!(await caches.has(name)) || !(await (await caches.open(name)).match(url)))
+          return { status: 'failed', message: 'not cached: the cache was cleared while the model downloaded' };
         return { status: 'stored', message: 'saved in the browser cache' };
       } catch (e) {
         return { status: 'failed', message: `not cached: ${e.message}` };

@@ -115,6 +115,22 @@ describe('download cache (Cache API)', () => {
     await context.close();
   });
 
+  test('the cache cleared while a model downloads: its copy is reported not cached (it said "saved")', async () => {
+    const { context, page } = await openPage();
+    const cache = await page.evaluate(async (url) => {
+      const { loadModel, clearCachedModels } = await import('/src/js/index.mjs');
+      let clearing = null;
+      const model = await loadModel(url, { threads: 1, onProgress: () => (clearing ??= clearCachedModels()) });
+      await clearing;
+      const final = await model.cached;
+      model.dispose();
+      return final;
+    }, rel('model.gguf'));
+    assert.deepEqual(cache, { status: 'failed', message: 'not cached: the cache was cleared while the model downloaded' });
+    assert.deepEqual(await list(page), []);
+    await context.close();
+  });
+
   test('a split model caches every shard; clearing its first shard\'s URL clears them all', async () => {
     const { context, page, downloads } = await openPage();
     const shards = [1, 2, 3].map((i) => rel(`split-0000${i}-of-00003.gguf`));
