@@ -548,6 +548,12 @@ sac_status sac_gguf_parse(gguf_file *f, const void *buf, size_t size, sac_error 
         return sac_fail(err, SAC_ERR_FORMAT, "data section offset overflows");
     data_offset -= data_offset % f->alignment;
     if (data_offset > r.size) {
+        /* (an alignment that alone puts the data past the end is the key's fault, not a cut file) */
+        if (f->n_tensors > 0 && f->alignment > GGUF_DEFAULT_ALIGNMENT && r.pos + GGUF_DEFAULT_ALIGNMENT <= r.size)
+            return sac_fail(err, SAC_ERR_FORMAT,
+                            "general.alignment = %" PRIu32 " puts the data section of %" PRIu64
+                            " tensors at offset %" PRIu64 ", past the end of the file (%" PRIu64 " bytes)",
+                            f->alignment, f->n_tensors, data_offset, r.size);
         if (f->n_tensors > 0)
             return sac_fail(err, SAC_ERR_FORMAT,
                             "truncated file: the data section of %" PRIu64

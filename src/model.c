@@ -397,8 +397,11 @@ static sac_status bind_all(sac_model *m, uint64_t *used) {
     *used = 0;
     const gguf_tensor *embd = find_tensor(m, "token_embd.weight", 1);
     if (!embd) return SAC_ERR_MODEL;
-    if (embd->n_dims != 2 || embd->ne[1] > MAX_DIM * 4u)
+    if (embd->n_dims != 2)
         return sac_fail(&m->error, SAC_ERR_MODEL, "tensor 'token_embd.weight' must be 2-D [n_embd, n_vocab]");
+    if (embd->ne[1] > MAX_DIM * 4u)
+        return sac_fail(&m->error, SAC_ERR_MODEL, "tensor 'token_embd.weight' has %" PRIu64 " rows (tokens): at most %u",
+                        embd->ne[1], MAX_DIM * 4u);
     int64_t n_vocab = (int64_t)embd->ne[1];
     if ((st = bind_matrix(m, "token_embd.weight", hp->n_embd, n_vocab, 1, &m->token_embd))) return st;
     m->info.n_vocab = (int32_t)n_vocab;

@@ -455,6 +455,8 @@ export function hostileCases(shrink) {
   add('alignment-not-pow2', tinyModel('gpt2').kv('general.alignment', 'u32', 24), error('general.alignment'),
     'alignment 24');
   add('alignment-zero', tinyModel('gpt2').kv('general.alignment', 'u32', 0), error('general.alignment'), 'alignment 0');
+  add('alignment-2-31', tinyModel('gpt2').kv('general.alignment', 'u32', 2 ** 31), error('general.alignment = 2147483648', 'past the end'),
+    'an alignment that puts the data past the end (it was reported as a truncated file)');
   add('no-architecture', tinyModel('gpt2').drop('general.architecture'), error('general.architecture'), 'no arch');
   add('arch-unknown', tinyModel('gpt2').set('general.architecture', 'string', 'mamba'), error('mamba'), 'mamba');
   return cases;
