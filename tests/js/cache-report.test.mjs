@@ -23,7 +23,7 @@ function fakeCaches(onPut) {
     keys: async () => [...stored.keys()].map((u) => new Request(u)),
     put: (key, response) => onPut(String(key), response, stored),
   };
-  return { stored, caches: { open: async () => cache, delete: async () => true } };
+  return { stored, caches: { open: async () => cache, has: async () => true, delete: async () => true } };
 }
 
 /** put() that reads the whole body (erroring when the copy does) and keeps it. */
