@@ -96,8 +96,10 @@ test('while tokens stream the embed draws its text and heatmap at their pace, a 
       const gap = text[i].at - text[i - 1].at;
       assert.ok(gap >= TEXT_EVERY_MS - 2, `text drawn ${gap.toFixed(1)} ms apart`);
     }
-    // fewer drawings than tokens: most tokens' frames drew nothing
-    assert.ok(text.length < MAX_TOKENS / 2, `${text.length} text drawings for ${MAX_TOKENS} tokens`);
+    // fewer drawings than tokens: many tokens' frames drew nothing (unpaced, every token's frame
+    // draws; on two busy cores, as CI runs two page tests at once, tokens come slower and about
+    // half the frames draw: 64 of 120 seen)
+    assert.ok(text.length < MAX_TOKENS * 0.75, `${text.length} text drawings for ${MAX_TOKENS} tokens`);
 
     const [lastText, lastViews] = ['text', 'views'].map((what) => drawings.filter((d) => d.what === what).at(-1));
     assert.equal(lastText.streaming, false, 'the end is drawn');
