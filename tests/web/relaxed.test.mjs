@@ -94,7 +94,7 @@ test("simd: 'relaxed' loads the relaxed build; an unknown simd value is refused"
   assert.equal(r.relaxed, true);
   assert.equal(r.relaxedReason, "simd 'relaxed' requested; this engine has relaxed SIMD's int8 dot product");
   await assert.rejects(() => run(env.srv.plain, modelA().file, { simd: 'avx512' }),
-    /simd must be 'relaxed' \(the relaxed-SIMD build\) or 'simd128', got avx512/);
+    /simd must be 'relaxed' \(the relaxed-SIMD build\) or 'simd128', got 'avx512'/);
 });
 
 test('an engine without relaxed SIMD gets the SIMD128 build, and simd: relaxed is refused with why', async () => {
