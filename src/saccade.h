@@ -589,7 +589,8 @@ sac_status sac_sinusoid_positions(int32_t n_pos, int32_t d, float *out, size_t o
  * Chat: special tokens and prompt formats of instruct models.
  * ---------------------------------------------------------------------------------------- */
 /* The token as the vocabulary spells it ("<|im_end|>", "<s>", "\u2581the"), control tokens
- * included (sac_token_bytes gives what it decodes to). Valid as long as the model. */
+ * included (sac_token_bytes gives what it decodes to); the ids sac_token_bytes takes (a padding
+ * row of the embedding table is spelled ""). Valid as long as the model. */
 sac_status sac_token_spelling(sac_model *model, int32_t token, const char **text, size_t *len);
 /* The end-of-generation tokens, ascending: EOS, tokenizer.ggml.eot_token_id / eom_token_id,
  * and the tokens spelled as a chat format's end of turn ("<|im_end|>", "<|eot_id|>",

@@ -1590,6 +1590,12 @@ static void test_embedding_table_larger_than_tokenizer(void) {
         CHECK(sac_token_bytes(m, 66, &bytes, &len) == SAC_ERR_ARG &&
               strstr(sac_model_errmsg(m), "token 66 is out of range (vocabulary size 66)"));
         CHECK(sac_token_bytes(m, -1, &bytes, &len) == SAC_ERR_ARG);
+        /* spelled as nothing too (labels ask for every id the model can produce) */
+        for (int32_t id = 60; id < 66; id++)
+            CHECK_MSG(sac_token_spelling(m, id, &bytes, &len) == SAC_OK && len == 0, "token %d: %s", id, sac_model_errmsg(m));
+        CHECK(sac_token_spelling(m, 59, &bytes, &len) == SAC_OK && len > 0);
+        CHECK(sac_token_spelling(m, 66, &bytes, &len) == SAC_ERR_ARG &&
+              strstr(sac_model_errmsg(m), "token 66 is out of range (vocabulary size 66)"));
 
         int32_t n;
         int32_t *ids = tokenize(m, "ROMEO:", 6, 0, &n, &st);

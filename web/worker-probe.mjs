@@ -78,7 +78,11 @@ async function compare(model, { prompt, options, heads, kind = 'self', step }, {
   const encdec = architecture === 'encdec';
   const input = typeof prompt == 'string' ? model.tokenize(prompt, { bos: addBos }) : prompt; // as generate does
   const o = { ...model.samplingDefaults, ...options };
-  const name = (id) => label(id, model.info.hasTokenizer ? model.detokenize([id]) : '');
+  // (a lone id that is part of a character decodes to U+FFFD: its spelling names it better)
+  const name = (id) => {
+    const text = model.info.hasTokenizer ? model.detokenize([id]) : '';
+    return label(id, text.includes('\uFFFD') ? '' : text);
+  };
   const run = async (ablate) => {
     model.setAblation(ablate, { kind });
     const start = encdec ? [bosId] : Array.from(input);

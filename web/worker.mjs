@@ -180,13 +180,17 @@ function tokensOf(ids) {
   return ids.map((t, i) => ({ id: t, text: texts[i], label: label(t, texts[i]) }));
 }
 
-/** A short name for an id, for axis labels: its text, or the special token's name. */
+/**
+ * A short name for an id, for axis labels: its text; for what adds no text (a control token,
+ * the byte of a character the next token completes) the vocabulary's spelling ('<|im_start|>',
+ * '<0xE2>'); an id without either, ⟨id⟩.
+ */
 function label(id, text) {
   const { bosId, eosId, hasTokenizer } = model.info;
   if (id === eosId) return '<eos>'; // (GPT-2's one special token is both)
   if (id === bosId) return '<bos>';
   if (text) return text;
-  return hasTokenizer ? model.detokenize([id]) || `⟨${id}⟩` : `⟨${id}⟩`;
+  return (hasTokenizer && model.spellings([id])[0]) || `⟨${id}⟩`;
 }
 
 /** Captured rows [from, to) of `kind` as one block (a copy the message can transfer), or null. */

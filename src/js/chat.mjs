@@ -15,7 +15,7 @@
 // @huggingface/jinja is imported only when a template is rendered, so the library loads
 // without it (a browser without a bundler or import map, or a worker, which import maps do
 // not reach, passes the module as options.jinja).
-import { fail, SaccadeError } from './errors.mjs';
+import { disposedError, fail, SaccadeError } from './errors.mjs';
 import { GENERATE_OPTIONS, generateOptions } from './generate.mjs';
 import { constants } from './layout.mjs';
 import { bool, optionsOf } from './options.mjs';
@@ -42,14 +42,6 @@ function importJinja() {
 
 /** Thrown by the template's raise_exception(), to tell a refusal from a template that is broken. */
 class Refusal extends Error {}
-
-/** The spelling of a special token ('' when the vocabulary has none). */
-function spelling(engine, id) {
-  if (id < 0) return '';
-  const { M, heap, scratch: s } = engine;
-  engine.check(M._sac_token_spelling(engine.model, id, s, s + 4), 'model');
-  return heap.text(heap.u32(s), heap.u32(s + 4));
-}
 
 /** Every end-of-generation token id (sac_token_eog). */
 export function endOfGeneration(engine) {
@@ -126,7 +118,7 @@ async function render(model, engine, messages, o) {
   const template = o.template ?? model.info.metadata['tokenizer.chat_template'];
   if (template === undefined) return { text: messages.map((m) => m.content).join('\n'), template: false };
   const jinja = o.jinja ?? await importJinja();
-  if (model.disposed) fail('the model was disposed', 'SAC_ERR_STATE'); // (while the import was awaited)
+  if (model.disposed) throw disposedError(); // (while the import was awaited)
   if (typeof jinja?.Template != 'function') fail('options.jinja must be the @huggingface/jinja module (it has no Template class)');
   const where = o.template === undefined ? 'the model\'s chat template' : 'options.template';
   const code = o.template === undefined ? 'SAC_ERR_MODEL' : 'SAC_ERR_ARG';
@@ -138,7 +130,7 @@ async function render(model, engine, messages, o) {
   }
   const { bosId, eosId } = model.info;
   const vars = {
-    bos_token: spelling(engine, bosId), eos_token: spelling(engine, eosId),
+    bos_token: bosId < 0 ? '' : engine.spelling(bosId), eos_token: eosId < 0 ? '' : engine.spelling(eosId),
     ...o.templateArgs,
     messages, add_generation_prompt: o.addGenerationPrompt,
     range: boundedRange(),

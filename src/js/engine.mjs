@@ -82,6 +82,13 @@ export class Engine {
     return this.heap.text(this.heap.u32(s), this.heap.u32(s + 4));
   }
 
+  /** The token as the vocabulary spells it, control tokens included (sac_token_spelling). */
+  spelling(id) {
+    const s = this.scratch;
+    this.check(this.M._sac_token_spelling(this.model, id, s, s + 4), 'model');
+    return this.heap.text(this.heap.u32(s), this.heap.u32(s + 4));
+  }
+
   /** What the detokenizer holds back (an incomplete character becomes U+FFFD); it starts over. */
   flush(dt) {
     const s = this.scratch;

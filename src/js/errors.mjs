@@ -13,3 +13,6 @@ export class SaccadeError extends Error {
 export const fail = (message, code) => {
   throw new SaccadeError(message, code);
 };
+
+/** What every call on a disposed model throws, and a generation the disposal ended rejects with. */
+export const disposedError = () => new SaccadeError('the model was disposed', 'SAC_ERR_STATE');

@@ -590,6 +590,8 @@ export class Model {
    * split across ids comes whole with the id that completes it, the others get ''.
    */
   pieces(ids: ArrayLike<number>): string[];
+  /** Each id as the vocabulary spells it, control tokens included ('<|im_start|>', '<0xE2>', 'Ġthe'). */
+  spellings(ids: ArrayLike<number>): string[];
   /** Evaluates ids from a fresh context; a copy of the logits. */
   forward(ids: ArrayLike<number>, options?: ForwardOptions): Float32Array;
   /**

@@ -4,7 +4,7 @@
 import { attentionMatrix, attentionRows, capturedRows } from './attention.mjs';
 import { checkCallCapture } from './budget.mjs';
 import { chat } from './chat.mjs';
-import { fail, SaccadeError } from './errors.mjs';
+import { disposedError, fail } from './errors.mjs';
 import { generateOptions, Run, samplingDefaults, steps, superseded } from './generate.mjs';
 import { constants, readInfo } from './layout.mjs';
 import { bool, checkIds, int, optionsOf } from './options.mjs';
@@ -120,7 +120,7 @@ export class Model {
   }
 
   #usable() {
-    if (this.#disposed) fail('the model was disposed', 'SAC_ERR_STATE');
+    if (this.#disposed) throw disposedError();
     return this.#engine;
   }
 
@@ -196,6 +196,16 @@ export class Model {
     } finally {
       e.freeDetokenizer(dt);
     }
+  }
+
+  /**
+   * Each id as the vocabulary spells it, control tokens included ('<|im_start|>', '<0x0A>',
+   * '▁the', 'Ġthe'): for labels, where pieces() gives '' for what decodes to nothing.
+   */
+  spellings(ids) {
+    const e = this.#usable();
+    checkIds(ids);
+    return Array.from(ids, (id) => e.spelling(id));
   }
 
   get #encdec() {
@@ -557,7 +567,7 @@ export class Model {
   /** Frees the model, its context and its wasm instance (and threads). Later calls throw. */
   dispose() {
     if (this.#disposed) return;
-    this.#run?.stop(new SaccadeError('the model was disposed', 'SAC_ERR_STATE'));
+    this.#run?.stop(disposedError());
     this.#run = null;
     this.#disposed = true;
     this.#engine.free();

@@ -2,13 +2,18 @@
 // layouts), logits, greedy and sampled tokens across both variants and thread counts,
 // attention capture and tokenizers.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 
 import { loadModel } from '../../src/js/index.mjs';
+import { chatModel } from './chat-models.mjs';
 import { charVocabulary, withU32 } from './gguf.mjs';
 import { collect, fixture, native, relativeError, withModel } from './helpers.mjs';
+
+// a real SentencePiece vocabulary (byte tokens), from ../shared when it is there
+const stories = fileURLToPath(new URL('../../../shared/data/models/stories260K.gguf', import.meta.url));
 
 const ARCHS = ['gpt2', 'llama'];
 const TYPES = ['f32', 'f16', 'q8_0', 'q4_0'];
@@ -413,6 +418,30 @@ describe('tokenizer', () => {
       assert.ok(performance.now() - t0 < 1000);
       assert.throws(() => m.pieces([1, 500]), /out of range/);
       assert.throws(() => m.pieces('ab'), /ids must be an array of token ids/);
+    });
+  });
+
+  test('spellings: each id as the vocabulary spells it, control tokens included', async () => {
+    await withModel(chatModel({ name: 'spellings' }), { vocabOnly: true }, (m) => {
+      const ids = m.tokenize('<|im_start|>hi<|im_end|>', { special: true });
+      assert.deepEqual(m.pieces(ids), ['', 'h', 'i', '']); // control tokens decode to nothing
+      assert.deepEqual(m.spellings(ids), ['<|im_start|>', 'h', 'i', '<|im_end|>']);
+      assert.deepEqual(m.spellings([]), []);
+      const n = m.info.vocabSize;
+      assert.throws(() => m.spellings([n]), new RegExp(`token ${n} is out of range \\(vocabulary size ${n}\\)`));
+      assert.throws(() => m.spellings('ab'), /ids must be an array of token ids/);
+    });
+  });
+
+  test('spellings: a SentencePiece byte token is spelled <0x..> where its piece is empty', {
+    skip: existsSync(stories) ? false : `${stories} is absent (../shared)` }, async () => {
+    await withModel(stories, { vocabOnly: true }, (m) => {
+      // '中' is three byte tokens after the leading space ('▁', which the first token's piece
+      // drops): only the last adds text
+      const ids = m.tokenize('中');
+      assert.deepEqual(m.pieces(ids), ['', '', '', '中']);
+      assert.deepEqual(m.spellings(ids), ['\u2581', '<0xE4>', '<0xB8>', '<0xAD>']);
+      assert.deepEqual(m.spellings(m.tokenize('a the')), ['\u2581a', '\u2581the']);
     });
   });
 

@@ -4,14 +4,19 @@
 // the same attention as the library's per-head matrices for every kind, layer, head and row; the
 // token texts must be the library's pieces; and 'done' must carry the last step's finishReason.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 
 import { loadModel } from '../../src/js/index.mjs';
 import { STOPPED, TO_PAGE, toWorker } from '../../web/protocol.mjs';
 import { AttentionStore } from '../../web/views/store.mjs';
-import { devModel } from './dev-models.mjs';
+import { chatModel, tokenId } from '../js/chat-models.mjs';
+import { devModel, root } from './dev-models.mjs';
+
+// a real SentencePiece vocabulary, from ../shared when it is there
+const stories = path.join(root, '../shared/data/models/stories260K.gguf');
 
 const workerUrl = new URL('../../web/worker.mjs', import.meta.url).href;
 
@@ -167,6 +172,20 @@ describe('web/worker.mjs', () => {
     } finally {
       ref.model.dispose();
     }
+  });
+
+  test('labels: what adds no text is named by its spelling (a control token, the bytes of a character)', async () => {
+    const file = chatModel({ name: 'worker-labels', dir: path.join(root, 'build/web-models') });
+    const ids = [tokenId('<|im_start|>'), tokenId('h'), tokenId('<|im_end|>')];
+    const { start } = await run(file, ids, { maxTokens: 1, seed: 1 });
+    assert.deepEqual(start.tokens.map((t) => t.text), ['', 'h', '']);
+    assert.deepEqual(start.tokens.map((t) => t.label), ['<|im_start|>', 'h', '<|im_end|>']); // (they were ⟨3⟩, ⟨4⟩)
+  });
+
+  test('labels: a SentencePiece leading space and byte tokens by their spellings', {
+    skip: existsSync(stories) ? false : `${stories} is absent (../shared)` }, async () => {
+    const spm = await run(stories, '中', { maxTokens: 1, seed: 1 });
+    assert.deepEqual(spm.start.tokens.map((t) => t.label), ['<bos>', '\u2581', '<0xE4>', '<0xB8>', '中']); // (⟨410⟩, ���)
   });
 
   test('stop: the generation ends with STOPPED', async () => {
