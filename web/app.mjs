@@ -10,7 +10,7 @@ import { bootPhases, client } from './boot.mjs';
 import { ChatMode } from './chat.mjs';
 import { ALIGNMENT_LESSON, LIBRARY_VERSION, MODELS, REAL_MODELS } from './config.mjs';
 import { REASONS } from './protocol.mjs';
-import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel } from './model-picker.mjs';
+import { DownloadMeter, addRealModels, rateText, refusalBeforeDownload, showOpenedModel, silenceText } from './model-picker.mjs';
 import { AlignmentView } from './views/alignment.mjs';
 import { HeatmapView, shortLabel } from './views/heatmap.mjs';
 import { hoverWeights, rowOf, sides } from './views/hover.mjs';
@@ -99,7 +99,23 @@ const PHASES = { network: 'Downloading', cache: 'Reading from the browser cache'
 const meter = new DownloadMeter();
 let loadCount = 0; // a load that awaited its size check gives way to a later one
 
+let news = { at: 0, complete: false }; // when the load last reported progress (or began), and whether all had come
+
+/**
+ * While a model comes from a URL, says when nothing has arrived for a while (a server that
+ * accepts the request and never answers would leave "Loading…" for good). Returns the stop.
+ */
+function watchSilence() {
+  news = { at: performance.now(), complete: false };
+  const timer = setInterval(() => {
+    const text = news.complete ? '' : silenceText(performance.now() - news.at); // (once all came, the model is being opened)
+    if (text) $('progress-rate').textContent = text;
+  }, 1000);
+  return () => clearInterval(timer);
+}
+
 function showProgress({ phase, loaded, total }) {
+  news = { at: performance.now(), complete: total > 0 && loaded >= total };
   $('progress-rate').textContent = rateText(meter.update(phase, loaded, total));
   const bar = $('progress');
   if (total) {
@@ -134,6 +150,18 @@ async function load(source, what, { bytes, askSize = false } = {}) {
   meter.reset();
   const count = ++loadCount;
   state.source = source;
+  stopSilenceWatch();
+  if (typeof source == 'string') stopSilenceWatch = watchSilence();
+  try {
+    await loadFrom(source, what, { bytes, askSize, count });
+  } finally {
+    if (count === loadCount) stopSilenceWatch();
+  }
+}
+
+let stopSilenceWatch = () => {};
+
+async function loadFrom(source, what, { bytes, askSize, count }) {
   const refusal = await refusalBeforeDownload(source, { bytes, askSize });
   if (count !== loadCount) return;
   if (refusal) {

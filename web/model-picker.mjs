@@ -121,6 +121,15 @@ export class DownloadMeter {
   }
 }
 
+/** How long a download may go without a byte before the page says so (it keeps waiting). */
+export const SILENT_MS = 10_000;
+
+/** What the page says after `ms` without a byte from the server: '' until SILENT_MS. */
+export function silenceText(ms) {
+  if (!(ms >= SILENT_MS)) return '';
+  return `nothing received for ${Math.floor(ms / 1000)} s: still waiting (pick another model to give up)`;
+}
+
 /** "4.2 MB/s · 31 s left" (what the meter knows of it). */
 export function rateText({ bytesPerSecond, secondsLeft }) {
   const parts = [];

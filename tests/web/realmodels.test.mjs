@@ -15,7 +15,7 @@ import { buildInMemory } from '../../scripts/bundle-web.mjs';
 import { checkFileSize } from '../../src/js/budget.mjs';
 import { REAL_MODELS } from '../../web/config.mjs';
 import {
-  DownloadMeter, announcedSize, formatBytes, memoryRefusal, rateText, refusalBeforeDownload,
+  DownloadMeter, SILENT_MS, announcedSize, formatBytes, memoryRefusal, rateText, refusalBeforeDownload, silenceText,
 } from '../../web/model-picker.mjs';
 import { withCharTokenizer } from '../js/gguf.mjs';
 import { frames, root, useBrowser, watchErrors } from './helpers.mjs';
@@ -95,6 +95,13 @@ describe('the real models list', () => {
     now = 6000;
     assert.equal(rateText(meter.update('cache', 2 * 2 ** 20, null)), '2.0 MB/s'); // no total: no time left
   });
+
+  test('a silent server: said once nothing has come for SILENT_MS, in whole seconds', () => {
+    assert.equal(silenceText(SILENT_MS - 1), '');
+    assert.equal(silenceText(NaN), '');
+    assert.equal(silenceText(SILENT_MS), `nothing received for ${SILENT_MS / 1000} s: still waiting (pick another model to give up)`);
+    assert.match(silenceText(SILENT_MS + 2500), new RegExp(`^nothing received for ${SILENT_MS / 1000 + 2} s:`));
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -130,7 +137,7 @@ const env = useBrowser();
  * { head: size } for a file that only answers HEAD) and recorded; a URL not in `files` gets 404.
  * `init` runs in the page before its scripts.
  */
-async function openPage(query, files, { init, config } = {}) {
+async function openPage(query, files, { init, config, clock = false } = {}) {
   const context = await env.browser.newContext();
   const requests = [];
   await context.route(`${HF}**`, (route) => {
@@ -139,6 +146,7 @@ async function openPage(query, files, { init, config } = {}) {
     const file = files[req.url()];
     const cors = { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' };
     if (!file) return route.fulfill({ status: 404, headers: cors, body: 'not found' });
+    if (file.silent) return; // a server that takes the request and never answers
     if (file.head !== undefined)
       return req.method() === 'HEAD'
         ? route.fulfill({ status: 200, headers: { ...cors, 'content-length': String(file.head) }, body: '' })
@@ -155,6 +163,7 @@ async function openPage(query, files, { init, config } = {}) {
   const page = await context.newPage();
   const errors = watchErrors(page);
   if (init) await page.addInitScript(init);
+  if (clock) await page.clock.install();
   await page.addInitScript(() => {
     window.__rates = [];
     new MutationObserver(() => {
@@ -253,6 +262,31 @@ describe('the page: real models', () => {
       assert.match(await page.textContent('#progress-text'),
         /^Could not load https:\/\/huggingface\.co\/example\/Big-GGUF\/resolve\/main\/big\.gguf: the model is 3072\.0 MB: .*\(refused before downloading\)$/);
       assert.deepEqual(requests.map((r) => r.method), ['HEAD']);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a server that never answers: the page says nothing has come, and a listed model then loads', async () => {
+    await env.ready;
+    const url = `${HF}example/Silent-GGUF/resolve/main/silent.gguf`;
+    const listed = REAL_MODELS['smollm2-135m'].url;
+    const { context, page, requests } = await openPage(`?model=${encodeURIComponent(url)}`,
+      { [url]: { silent: true }, [listed]: standIn('smollm2-135m') }, { clock: true });
+    try {
+      await page.waitForFunction((u) => document.getElementById('progress-text').textContent === `Loading ${u}…`, url);
+      await page.clock.fastForward(SILENT_MS - 2000);
+      assert.equal(await page.textContent('#progress-rate'), '');
+      await page.clock.fastForward(3000);
+      await page.waitForFunction(() => document.getElementById('progress-rate').textContent !== '');
+      assert.match(await page.textContent('#progress-rate'),
+        /^nothing received for 1\d s: still waiting \(pick another model to give up\)$/);
+      assert.deepEqual(requests.map((r) => [r.method, r.url]), [['HEAD', url]]);
+      await page.selectOption('#model-select', 'smollm2-135m');
+      await settled(page);
+      assert.match(await page.textContent('#progress-text'), /^Loaded SmolLM2 135M/);
+      await page.clock.fastForward(SILENT_MS + 1000);
+      assert.equal(await page.textContent('#progress-rate'), '', 'the silent load\'s watch ended with it');
     } finally {
       await context.close();
     }
