@@ -26,18 +26,22 @@ function probeMessage(input, r = run) {
   post({ type: 'probe', probe }, [probe.maps.buffer]);
 }
 
-/**
- * The run's probe of probeInput; one the model cannot read (too long, empty) is refused and
- * the task's default probe takes its place: a probe must never end the run.
- */
-function probeOrRefuse(r = run) {
+/** Posts the probe of `input`, or (one the model cannot read: too long, empty) its refusal. */
+function tryProbe(input, r = run) {
   try {
-    probeMessage(probeInput, r);
+    probeMessage(input, r);
+    return true;
   } catch (e) {
     post({ type: 'probe-refused', message: e.message });
-    probeInput = null;
-    probeMessage(null, r);
+    return false;
   }
+}
+
+/** The run's probe of probeInput; a refused one gives way to the task's default: a probe must never end the run. */
+function probeOrDefault(r = run) {
+  if (tryProbe(probeInput, r)) return;
+  probeInput = null;
+  probeMessage(null, r);
 }
 
 async function start({ options, probe, probeEvery: every }) {
@@ -50,15 +54,15 @@ async function start({ options, probe, probeEvery: every }) {
       ...options,
       onStep: (record, r) => {
         post({ type: 'step', record });
-        if (probeEvery && record.step % probeEvery === 0) probeOrRefuse(r);
+        if (probeEvery && record.step % probeEvery === 0) probeOrDefault(r);
       },
     });
     run = current;
     post({ type: 'started', config: current.config, runtime: current.runtime, probe: current.defaultProbe });
-    probeOrRefuse(); // the map before any training: the blur it starts from
+    probeOrDefault(); // the map before any training: the blur it starts from
     const { steps } = await current.done;
     if (run !== current) return;
-    probeOrRefuse();
+    probeOrDefault();
     post({ type: 'done', steps, state: current.state });
   } catch (e) {
     if (run && run.state === 'disposed') return;
@@ -80,12 +84,8 @@ onmessage = ({ data }) => {
       case 'probe': {
         const input = data.input ?? probeInput;
         if (!run) return void (probeInput = input);
-        try {
-          probeMessage(input); // (first: an input it refuses must not become every later step's probe)
-        } catch (e) {
-          return post({ type: 'probe-refused', message: e.message });
-        }
-        probeInput = input;
+        // (a refused input must not become every later step's probe: the last one stays)
+        if (tryProbe(input)) probeInput = input;
         return;
       }
       case 'export': {

@@ -285,6 +285,16 @@ describe('model cache', () => {
     await flaky.close();
   });
 
+  // A file that is no model, picked from disk: the page says it could not load it.
+  const loadBroken = async (page) => {
+    await page.setInputFiles('#model-file', { name: 'broken.gguf', mimeType: 'application/octet-stream',
+      buffer: Buffer.from('GGUF and then nothing a model needs') });
+    await page.waitForFunction(() => /^Could not load broken\.gguf/.test(document.getElementById('progress-text').textContent),
+      null, { timeout: 30_000 });
+  };
+  // Whether export (JSON, PNG) and Generate are off.
+  const lastRunButtons = (page) => page.evaluate(() => ['export-json', 'export-png', 'generate'].map((id) => document.getElementById(id).disabled));
+
   test('a model that fails to load leaves nothing to export: the buttons of the last run are off, no page error', async () => {
     const { context, page, errors } = await openDemo(env.srv.isolated);
     await page.fill('#max-tokens', '6');
@@ -292,12 +302,8 @@ describe('model cache', () => {
     await page.waitForFunction(() => !document.getElementById('export-json').disabled, null, { timeout: 30_000 });
     assert.ok(await page.$$eval('#output .tok', (s) => s.length) > 0);
     assert.ok((await canvasStats(page, '#heatmap')).colored > 0.3, 'the heatmap is drawn');
-    await page.setInputFiles('#model-file', { name: 'broken.gguf', mimeType: 'application/octet-stream',
-      buffer: Buffer.from('GGUF and then nothing a model needs') });
-    await page.waitForFunction(() => /^Could not load broken\.gguf/.test(document.getElementById('progress-text').textContent),
-      null, { timeout: 30_000 });
-    assert.deepEqual(await page.evaluate(() => ['export-json', 'export-png', 'generate'].map((id) => document.getElementById(id).disabled)),
-      [true, true, true]);
+    await loadBroken(page);
+    assert.deepEqual(await lastRunButtons(page), [true, true, true]);
     assert.equal(await page.textContent('#progress-rate'), '');
     // nor the last model's run on screen: its text, its maps, its speed
     assert.equal(await page.$$eval('#output .tok', (s) => s.length), 0);
@@ -345,13 +351,9 @@ describe('model cache', () => {
     await page.fill('#max-tokens', '2000');
     await page.click('#generate');
     await page.waitForFunction(() => document.querySelectorAll('#output .tok.gen').length >= 3, null, { timeout: 30_000 });
-    await page.setInputFiles('#model-file', { name: 'broken.gguf', mimeType: 'application/octet-stream',
-      buffer: Buffer.from('GGUF and then nothing a model needs') });
-    await page.waitForFunction(() => /^Could not load broken\.gguf/.test(document.getElementById('progress-text').textContent),
-      null, { timeout: 30_000 });
+    await loadBroken(page);
     await page.waitForTimeout(300); // (the stopped generation's end arrives)
-    assert.deepEqual(await page.evaluate(() => ['export-json', 'export-png', 'generate'].map((id) => document.getElementById(id).disabled)),
-      [true, true, true]);
+    assert.deepEqual(await lastRunButtons(page), [true, true, true]);
     assert.equal(await page.$$eval('#output .tok', (s) => s.length), 0);
     assert.deepEqual(errors, []);
     await context.close();
