@@ -24,7 +24,8 @@ ASAN_CFLAGS   := $(BASE) -O1 -fno-omit-frame-pointer -fsanitize=address,undefine
 # libFuzzer's coverage on the library; the fuzz targets link with -fsanitize=fuzzer.
 FUZZ_CFLAGS   := $(BASE) -O1 -fsanitize=fuzzer-no-link,address,undefined -DSAC_POISON_FRESH -DSAC_PLAIN_C
 LDLIBS   := -lm -pthread
-# Jobs for building the tests' programs and for running the C test programs (tests/run_c.sh).
+# Jobs for building the tests' programs, for running the C test programs (tests/run_c.sh) and
+# for the node --test files of test-js and test-web.
 TEST_JOBS ?= $(shell nproc)
 
 LIB_SRC     := $(filter-out src/cli.c,$(wildcard src/*.c))

@@ -24,9 +24,10 @@
 #                           then writes past a buffer is caught here when it passes natively. A
 #                           canary program per build must crash, which shows the checks are on.
 #
-# A build compiles src/, tests/support/ and the trainer once into build/wasm-tests/<build>/ and a
-# test program links them as archives, so it picks up whichever src/ files it calls (a new
-# src/*.c needs no edit here) and make rebuilds only what changed. The programs run every time.
+# A build compiles src/, tests/support/ and the trainer once into build/wasm-tests/<build>/ and
+# its tests, linked into one program (wasm_suite below), take them as archives, so it picks up
+# whichever src/ files they call (a new src/*.c needs no edit here) and make rebuilds only what
+# changed. The programs run every time.
 
 WT        := build/wasm-tests
 # The flags live in this file: editing it rebuilds the wasm tests.
@@ -77,8 +78,9 @@ endef
 
 # wasm_programs(program dir, object build, compile flags, link flags, linked objects):
 # tests/<name>.c linked with that build's archive (and the given objects) into
-# $(WT)/<program dir>/<name>.js. The kernel tests need only the library; the checked builds run
-# every test, so they also link the support objects and the trainer.
+# $(WT)/<program dir>/<name>.js: the checked builds' canaries (tests/wasm/*_canary.c). The
+# kernel tests need only the library; the checked builds run every test, so they also link the
+# support objects and the trainer (wt_test_objects).
 wt_test_objects = $(patsubst tests/support/%.c,$(WT)/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(WT)/$(1)/libtrain.a
 define wasm_programs
 $(WT)/$(1)/%.js: tests/%.c $(5) $(WT)/$(2)/libsaccade.a $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | $(WT)/package.json
@@ -90,11 +92,33 @@ $(eval $(call wasm_objects,mt,-msimd128 -pthread))
 $(eval $(call wasm_objects,st,-msimd128))
 $(eval $(call wasm_objects,plain,))
 $(eval $(call wasm_objects,asan,$(WT_ASAN)))
-$(eval $(call wasm_programs,mt,mt,-msimd128 -pthread,$(WT_KERNEL_LINK) $(WT_MT_LINK)))
-$(eval $(call wasm_programs,st,st,-msimd128,$(WT_KERNEL_LINK)))
-$(eval $(call wasm_programs,plain,plain,,$(WT_KERNEL_LINK)))
 $(eval $(call wasm_programs,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK),$(call wt_test_objects,mt)))
 $(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_objects,asan)))
+
+# wasm_suite(program dir, object build, compile flags, link flags, linked objects, tests): the
+# tests as one program, $(WT)/<dir>/suite.js (tests/wasm/suite.c: each test's main compiled as
+# <name>_main), and per test a two-line $(WT)/<dir>/<name>.js that runs it as `node suite.js
+# <name>` would, for run_c.sh. A wasm link takes 3-5 s: one per test and build was a third of
+# CI's build time. (The canaries stay programs of their own.)
+define wasm_suite
+$(WT)/$(1)/tests/%.o: tests/%.c $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | emcc-installed
+	@mkdir -p $$(@D)
+	$(EMCC_RUN) $(WT_CFLAGS) $(3) -Dmain=$$*_main -c $$< -o $$@
+$(WT)/$(1)/tests/suite_tests.h: $(WT_CONFIG) Makefile
+	@mkdir -p $$(@D)
+	printf 'SUITE(%s)\n' $(6) > $$@
+$(WT)/$(1)/suite.js: tests/wasm/suite.c $(WT)/$(1)/tests/suite_tests.h $(patsubst %,$(WT)/$(1)/tests/%.o,$(6)) \
+  $(5) $(WT)/$(2)/libsaccade.a | $(WT)/package.json
+	$(EMCC_RUN) $(WT_CFLAGS) $(3) -I$(WT)/$(1)/tests tests/wasm/suite.c \
+	  $(patsubst %,$(WT)/$(1)/tests/%.o,$(6)) $(5) $(WT)/$(2)/libsaccade.a $(4) -o $$@
+$(patsubst %,$(WT)/$(1)/%.js,$(6)): $(WT)/$(1)/%.js: $(WT)/$(1)/suite.js
+	printf "process.argv.splice(2, 0, '%s');\nrequire('./suite.js');\n" $$* > $$@
+endef
+$(eval $(call wasm_suite,mt,mt,-msimd128 -pthread,$(WT_KERNEL_LINK) $(WT_MT_LINK),,$(WT_KERNEL_TESTS)))
+$(eval $(call wasm_suite,st,st,-msimd128,$(WT_KERNEL_LINK),,$(WT_KERNEL_TESTS)))
+$(eval $(call wasm_suite,plain,plain,,$(WT_KERNEL_LINK),,$(WT_KERNEL_TESTS)))
+$(eval $(call wasm_suite,safe,mt,-msimd128 -pthread,$(WT_SAFE_LINK),$(call wt_test_objects,mt),$(WT_SAFE_TESTS)))
+$(eval $(call wasm_suite,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_objects,asan),$(WT_SAFE_TESTS)))
 
 # Node 20's V8 validates the relaxed dot product (--experimental-wasm-relaxed-simd) but computes
 # it wrong, so the relaxed test_matmul is a web program (single-threaded: Chromium gives

@@ -4,7 +4,7 @@
 #                    dist/saccade-st.{mjs,wasm}            SIMD128, single-threaded
 #                    dist/saccade-relaxed-{mt,st}.*        the same with relaxed SIMD's int8 dot product
 #                                                          (browsers that validate it; see below)
-#   make test-js     node --test tests/js/ (needs the native CLI and the test-model tool)
+#   make test-js     node --test tests/js/, TEST_JOBS files at once (needs the native CLI and the test-model tool)
 #   make bench-wasm  wasm vs native vs wllama on GPT-2-small-shaped models (scripts/bench-wasm.mjs)
 #   make bench-decode  one decode token's matvecs per weight type beside a streaming read, native and wasm
 #   make bench-kv-attention  attention's passes over the KV cache per key and head, native and wasm
@@ -110,8 +110,10 @@ node_modules/.stamp: package.json package-lock.json
 # /usr/bin/chromium: the browser-install rule is in scripts/web.mk.
 JS_TEST_DEPS := wasm build/saccade build/tools/make_model node_modules/.stamp /usr/bin/chromium
 
+# Test files run TEST_JOBS at once (node --test runs one at a time on 2 cores: nproc - 1); most
+# wait on child processes or workers for much of their time.
 test-js: $(JS_TEST_DEPS)
-	node --test tests/js/
+	node --test --test-concurrency=$(TEST_JOBS) tests/js/
 
 bench-wasm: $(JS_TEST_DEPS) build/tools/bench_stream
 	node scripts/bench-wasm.mjs

@@ -9,7 +9,7 @@
 #   make web-bundle  the page's bundles, web/bundle/ (scripts/bundle-web.mjs): its modules as one
 #                    file and the model worker with the library as another; rebuilt by every
 #                    target here when a module they hold changes
-#   make test-web    node --test tests/web/ — Playwright (playwright-core) driving Debian's
+#   make test-web    node --test tests/web/ (TEST_JOBS files at once) — Playwright (playwright-core) driving Debian's
 #                    chromium, headless; installs chromium when it is missing (the one rule for
 #                    the browser, which test-js and bench-wasm use too)
 #   make bench-web   time from navigation to the first token (cold and warm, isolated and
@@ -48,7 +48,7 @@ demo: native wasm web-bundle
 
 WEB_TEST_DEPS := wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
 test-web: $(WEB_TEST_DEPS)
-	node --test tests/web/
+	node --test --test-concurrency=$(TEST_JOBS) tests/web/
 
 bench-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node tests/web/dev-models.mjs --large

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "files.h"
 #include "check.h"
@@ -35,13 +36,18 @@ static vocab gpt2_vocab, llama_vocab;
 static char repo_dir[1024] = ".", data_dir[1100] = "../shared/data";
 
 
-/* The repository root: the current directory, or three levels above build/<flavour>/tests;
- * the data sits beside it in ../shared/data. */
-static void find_dirs(const char *argv0) {
+/* The repository root: the current directory, or three levels above build/<flavour>/tests
+ * (where /proc/self/exe says the program is); the data sits beside it in ../shared/data. */
+static void find_dirs(void) {
     FILE *f = fopen("src/tokenizer.c", "rb");
-    const char *slash = strrchr(argv0, '/');
+    char exe[1024];
+    ssize_t n = f ? -1 : readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (f) fclose(f);
-    else if (slash) snprintf(repo_dir, sizeof repo_dir, "%.*s/../../..", (int)(slash - argv0), argv0);
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *slash = strrchr(exe, '/');
+        if (slash) snprintf(repo_dir, sizeof repo_dir, "%.*s/../../..", (int)(slash - exe), exe);
+    }
     snprintf(data_dir, sizeof data_dir, "%s/../shared/data", repo_dir);
 }
 
@@ -1620,9 +1626,8 @@ static void test_embedding_table_larger_than_tokenizer(void) {
     free(cut);
 }
 
-int main(int argc, char **argv) {
-    (void)argc;
-    find_dirs(argv[0]);
+int main(void) {
+    find_dirs();
     vocab_open(&gpt2_vocab, "gpt-2");
     vocab_open(&llama_vocab, "llama-spm");
 
