@@ -29,11 +29,12 @@ function generated(type) {
 }
 
 /**
- * In a page of `server`: loads `file` with `options`, returns its runtime and the bytes of every
- * position's logits. `noRelaxed`: the page's WebAssembly.validate refuses relaxed SIMD (an engine
+ * In one page of `server`: loads each of `files` in turn with `options`, returns for each its
+ * runtime and the bytes of every position's logits (one page for all: a page each took most of
+ * the time). `noRelaxed`: the page's WebAssembly.validate refuses relaxed SIMD (an engine
  * without it). `browser`: another Chromium than the file's.
  */
-async function run(server, file, options, noRelaxed = false, browser = env.browser) {
+async function runAll(server, files, options, noRelaxed = false, browser = env.browser) {
   const page = await browser.newPage();
   try {
     if (noRelaxed)
@@ -48,34 +49,43 @@ async function run(server, file, options, noRelaxed = false, browser = env.brows
       status: 200, body: '<!doctype html><meta charset="utf-8"><title>relaxed</title>',
       headers: { 'content-type': 'text/html', ...isolation } }));
     await page.goto(`${server.url}/web/relaxed-test.html`);
-    return await page.evaluate(async ({ url, options }) => {
+    return await page.evaluate(async ({ urls, options }) => {
       const { loadModel } = await import('/src/js/index.mjs');
-      const m = await loadModel(url, options);
-      try {
-        const n = Math.min(24, m.info.contextLength ?? 24);
-        const ids = Array.from({ length: n }, (_, i) => (i * 7 + 3) % m.info.vocabSize);
-        const encdec = m.info.architecture === 'encdec';
-        const logits = m.forward(ids, { allLogits: true, ...(encdec ? { source: ids } : {}) });
-        const { relaxed, relaxedReason, variant, threads } = m.runtime;
-        return { relaxed, relaxedReason, variant, threads, bytes: Array.from(new Uint8Array(logits.buffer, logits.byteOffset, logits.byteLength)) };
-      } finally {
-        m.dispose();
+      const results = [];
+      for (const url of urls) {
+        const m = await loadModel(url, options);
+        try {
+          const n = Math.min(24, m.info.contextLength ?? 24);
+          const ids = Array.from({ length: n }, (_, i) => (i * 7 + 3) % m.info.vocabSize);
+          const encdec = m.info.architecture === 'encdec';
+          const logits = m.forward(ids, { allLogits: true, ...(encdec ? { source: ids } : {}) });
+          const { relaxed, relaxedReason, variant, threads } = m.runtime;
+          results.push({ relaxed, relaxedReason, variant, threads, bytes: Array.from(new Uint8Array(logits.buffer, logits.byteOffset, logits.byteLength)) });
+        } finally {
+          m.dispose();
+        }
       }
-    }, { url: `/${path.relative(root, file)}`, options });
+      return results;
+    }, { urls: files.map((file) => `/${path.relative(root, file)}`), options });
   } finally {
     await page.close();
   }
 }
+
+/** One file in a page of its own (runAll's arguments). */
+const run = async (server, file, ...rest) => (await runAll(server, [file], ...rest))[0];
 
 for (const isolated of [true, false]) {
   const where = isolated ? 'isolated page, 2 threads' : 'plain page, 1 thread';
   test(`${where}: the relaxed build by default, SIMD128 on request, the same logits bytes`, async () => {
     await env.ready;
     const server = isolated ? env.srv.isolated : env.srv.plain;
-    for (const file of [modelA().file, modelB().file, ...['q4_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'].map(generated)]) {
-      const options = isolated ? { threads: 2 } : {};
-      const relaxed = await run(server, file, options);
-      const simd128 = await run(server, file, { ...options, simd: 'simd128' });
+    const files = [modelA().file, modelB().file, ...['q4_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'].map(generated)];
+    const options = isolated ? { threads: 2 } : {};
+    const relaxedRuns = await runAll(server, files, options);
+    const simd128Runs = await runAll(server, files, { ...options, simd: 'simd128' });
+    for (const [i, file] of files.entries()) {
+      const [relaxed, simd128] = [relaxedRuns[i], simd128Runs[i]];
       const name = path.basename(file);
       assert.equal(relaxed.relaxed, true, `${name}: ${relaxed.relaxedReason}`);
       assert.match(relaxed.relaxedReason, /has relaxed SIMD's int8 dot product/);
@@ -115,9 +125,11 @@ test('V8 as on x86 without AVX-VNNI: the relaxed build gives the SIMD128 build\'
     await page.close();
     assert.match(lowering, /^relaxed dot lowering: saturating pair sums/, 'the flag did not change how V8 compiles the dot');
     const server = env.srv.isolated;
-    for (const file of [modelA().file, ...['q4_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'].map(generated)]) {
-      const relaxed = await run(server, file, { threads: 2 }, false, browser);
-      const simd128 = await run(server, file, { threads: 2, simd: 'simd128' }, false, browser);
+    const files = [modelA().file, ...['q4_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'].map(generated)];
+    const relaxedRuns = await runAll(server, files, { threads: 2 }, false, browser);
+    const simd128Runs = await runAll(server, files, { threads: 2, simd: 'simd128' }, false, browser);
+    for (const [i, file] of files.entries()) {
+      const [relaxed, simd128] = [relaxedRuns[i], simd128Runs[i]];
       const name = path.basename(file);
       assert.equal(relaxed.relaxed, true, `${name}: ${relaxed.relaxedReason}`);
       assert.equal(simd128.relaxed, false);
