@@ -595,7 +595,8 @@ static int32_t shared_prefix(const held_tokens *held, const int32_t *ids, int32_
 static int generate_from(sac_model *m, sac_context *ctx, const options *o, const int32_t *ids, int32_t n,
                          const int32_t *start, int32_t n_start, const stop_set *stop, char **reply,
                          held_tokens *held) {
-    int32_t keep = held && !start ? shared_prefix(held, ids, n) : 0;
+    /* (a prompt the context cannot hold is refused counting all of it, not the part not held) */
+    int32_t keep = held && !start && n <= sac_context_n_ctx(ctx) ? shared_prefix(held, ids, n) : 0;
     if (held) held->n = 0;
     if (keep && sac_context_truncate(ctx, keep) != SAC_OK) keep = 0; /* (held is what the context holds) */
     if (!keep) sac_context_reset(ctx);

@@ -413,10 +413,11 @@ export class Model {
       // The tokens the last generation left that this prompt starts with are kept, not evaluated
       // again (a chat's earlier turns): the same bits either way. Not when this run captures
       // attention and theirs was not captured, nor for an encoder-decoder model, nor after a
-      // #forget() since generate() was called. Returns how many ids were kept.
+      // #forget() since generate() was called, nor for a prompt the context cannot hold (its
+      // refusal then counts the whole prompt). Returns how many ids were kept.
       begin: () => {
         const keep = o.reuse && !this.#encdec && held && this.#heldEpoch === epoch && (held.captured || !capture)
-          ? sharedPrefix(held.ids, start) : 0;
+          && start.length <= e.nCtx ? sharedPrefix(held.ids, start) : 0;
         if (keep === 0) {
           this.#reset(o.attention, source ?? undefined);
           return 0;

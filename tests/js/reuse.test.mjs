@@ -98,6 +98,17 @@ describe('reuse', () => {
     });
   });
 
+  test('a prompt longer than the context is refused counting all its tokens, not only those after the kept ones', async () => {
+    await withModel(fixture('gpt2-q8_0'), { threads: 1, contextLength: 32 }, async (m) => {
+      await m.complete(first, { ...greedy, maxTokens: 2 });
+      const long = [...first, ...Array.from({ length: 40 }, (_, i) => 10 + i)];
+      await assert.rejects(() => m.complete(long, greedy),
+        /^SaccadeError: 47 tokens do not fit in the context: it holds 32 tokens and already has 0$/); // ("40 … already has 7")
+      // the context still takes a prompt that fits
+      assert.equal((await m.complete(first, { ...greedy, maxTokens: 1 })).timings.promptTokens, first.length);
+    });
+  });
+
   test('chat: the next turn keeps the conversation so far and streams what a fresh context would', async () => {
     const file = chatModel({ name: 'chatml', template: TEMPLATES.chatml, ...FAMILY_TOKENS.chatml });
     await withModel(file, {}, async (m) => {
