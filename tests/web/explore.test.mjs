@@ -233,6 +233,15 @@ test('masks: toggling the causal and padding masks draws exactly the masked cell
   for (const b of [0, 1, 2]) assert.ok(await cellPixels(page, map(b), 0, 5) < 0.05);
   // the legend shows the masked pattern
   assert.ok((await canvasStats(page, '#masks [data-k=swatch]')).colored > 0.5);
+  // a length out of range, entered, shows as the length drawn
+  for (const [typed, shown] of [['99', '6'], ['0', '1'], ['-5', '1'], ['2.6', '3']]) {
+    const n = await page.evaluate(() => window.saccadeIdeas.masks.state.computed);
+    await page.fill('#masks [data-k=len-1]', typed);
+    await page.locator('#masks [data-k=len-1]').press('Enter'); // (a number box commits on Enter: 'change')
+    await page.waitForFunction((n) => window.saccadeIdeas.masks.state.computed > n, n);
+    assert.equal(await page.inputValue('#masks [data-k=len-1]'), shown, typed);
+    assert.equal(await page.evaluate(() => window.saccadeIdeas.masks.state.lengths[1]), Number(shown), typed);
+  }
   await screenshot(page, 'explore-masks');
   assert.deepEqual(errors, []);
   await context.close();
@@ -284,6 +293,19 @@ test('positions: without positions Model A is equivariant to a shuffle of the pr
     assert.equal(await page.evaluate(() => window.saccadeIdeas.positions.state.computed), before);
     assert.equal(await page.$eval('#positions [data-k=verdict]', (el) => el.textContent), '');
     assert.equal(await page.$eval('#positions [data-k=texts]', (el) => el.textContent), '');
+  }
+  // "abc" has one shuffle that keeps c last and changes it: every seed finds it (half of them
+  // drew the identity and blamed the characters)
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    await page.evaluate((seed) => { window.saccadeIdeas.positions.state.seed = seed; }, seed);
+    const before = await page.evaluate(() => window.saccadeIdeas.positions.state.computed);
+    await page.locator('#positions [data-k=prompt]').fill('abc');
+    await page.waitForFunction((n) => window.saccadeIdeas.positions.state.computed > n
+      || /leaves this prompt/.test(document.querySelector('#positions [data-k=error]').textContent), before, { timeout: 10_000 });
+    assert.equal(await page.$eval('#positions [data-k=error]', (el) => el.textContent), '', `seed ${seed}`);
+    assert.match(await page.$eval('#positions [data-k=texts]', (el) => el.textContent), /shuffle: .*bac/, `seed ${seed}`);
+    await page.locator('#positions [data-k=prompt]').fill('ab');
+    await page.waitForFunction(() => document.querySelector('#positions [data-k=error]').textContent);
   }
   assert.deepEqual(errors, []);
   await context.close();

@@ -61,10 +61,13 @@ export function mountMasks(host, { padding = true, causal = false, seed = 3 } = 
     return p && c ? 'causal+padding' : p ? 'padding' : c ? 'causal' : 'none';
   }
 
+  /** Sequence b's length as its box gives it: a whole number from 1 to T (0, −5, 99, '' clamped). */
+  const lengthOf = (b) => Math.min(T, Math.max(1, Math.round(Number($(`len-${b}`).value)) || 1));
+
   function compute() {
     const A = state.A;
     if (!A) return;
-    state.lengths = SENTENCES.map((_, b) => Math.min(T, Math.max(1, Math.round(Number($(`len-${b}`).value)) || 1)));
+    state.lengths = SENTENCES.map((_, b) => lengthOf(b));
     state.mask = maskName();
     state.result = null;
     attempt(state, ui.error, () => {
@@ -97,6 +100,10 @@ export function mountMasks(host, { padding = true, causal = false, seed = 3 } = 
     el.addEventListener('input', schedule);
     el.addEventListener('change', schedule);
   }
+  // a length out of range, once entered, shows as the one drawn (the box kept 0 or 99 while the maps used 1 or 6)
+  SENTENCES.forEach((_, b) => $(`len-${b}`).addEventListener('change', (e) => {
+    e.target.value = String(lengthOf(b));
+  }));
 
   const ready = attention().then((A) => {
     state.A = A;

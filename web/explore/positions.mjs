@@ -134,15 +134,32 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       'cos(P<sub>i</sub>, P<sub>j</sub>). Nearby positions are alike; there is no row past the trained length.';
   }
 
-  /** A shuffle of 0..n−1 that keeps the last index last (and a BOS first), from the section's seed. */
-  function shuffle(n, first) {
-    const u = uniform(state.seed);
+  /** A shuffle of 0..n−1 that keeps the last index last (and a BOS first), from `seed`. */
+  function shuffle(n, first, seed) {
+    const u = uniform(seed);
     const p = Array.from({ length: n }, (_, i) => i);
     for (let i = n - 2; i > first; i--) {
       const j = first + Math.floor(u() * (i - first + 1));
       [p[i], p[j]] = [p[j], p[i]];
     }
     return p;
+  }
+
+  /**
+   * The first shuffle from the section's seed on that changes `ids` (one can leave them as they
+   * were: "abc" keeps c last, and one of its two orders is its own), the seed moved to it; null
+   * when none does (the characters it moves read alike).
+   */
+  function shuffleOf(ids, first) {
+    for (let seed = state.seed; seed < state.seed + 64; seed++) {
+      const perm = shuffle(ids.length, first, seed);
+      const shuffled = perm.map((i) => ids[i]);
+      if (shuffled.some((id, k) => id !== ids[k])) {
+        state.seed = seed;
+        return { perm, shuffled };
+      }
+    }
+    return null;
   }
 
   /**
@@ -184,11 +201,11 @@ export function mountPositions(host, { positions = 64, dims = 64, src = null, pr
       ids = ids.slice(0, 64);
       const n = ids.length;
       if (n - first < 3) throw new Error('the prompt needs at least 3 characters to shuffle');
-      const perm = shuffle(n, first);
-      const shuffled = perm.map((i) => ids[i]);
-      if (shuffled.every((id, k) => id === ids[k]))
-        throw new Error('the shuffle leaves this prompt as it was (its characters are the same, or ones Model A does not ' +
+      const moved = shuffleOf(ids, first);
+      if (!moved)
+        throw new Error('every shuffle leaves this prompt as it was (its characters are the same, or ones Model A does not ' +
           'know, which it reads alike): type a few different letters');
+      const { perm, shuffled } = moved;
       const lastRow = (tokens) => {
         model.forward(tokens, { attention: true });
         const rows = model.attentionRows('self', n - 1, n);
