@@ -78,9 +78,7 @@ endef
 
 # wasm_programs(program dir, object build, compile flags, link flags, linked objects):
 # tests/<name>.c linked with that build's archive (and the given objects) into
-# $(WT)/<program dir>/<name>.js: the checked builds' canaries (tests/wasm/*_canary.c). The
-# kernel tests need only the library; the checked builds run every test, so they also link the
-# support objects and the trainer (wt_test_objects).
+# $(WT)/<program dir>/<name>.js: the checked builds' canaries (tests/wasm/*_canary.c).
 wt_test_objects = $(patsubst tests/support/%.c,$(WT)/$(1)/obj/support_%.o,$(SUPPORT_SRC)) $(WT)/$(1)/libtrain.a
 define wasm_programs
 $(WT)/$(1)/%.js: tests/%.c $(5) $(WT)/$(2)/libsaccade.a $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | $(WT)/package.json
@@ -99,7 +97,8 @@ $(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_
 # tests as one program, $(WT)/<dir>/suite.js (tests/wasm/suite.c: each test's main compiled as
 # <name>_main), and per test a two-line $(WT)/<dir>/<name>.js that runs it as `node suite.js
 # <name>` would, for run_c.sh. A wasm link takes 3-5 s: one per test and build was a third of
-# CI's build time. (The canaries stay programs of their own.)
+# CI's build time. The kernel tests need only the library; the checked builds run every test,
+# so they also link the support objects and the trainer (wt_test_objects).
 define wasm_suite
 $(WT)/$(1)/tests/%.o: tests/%.c $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | emcc-installed
 	@mkdir -p $$(@D)
