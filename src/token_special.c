@@ -25,16 +25,11 @@ sac_status sac_token_spelling(sac_model *model, int32_t token, const char **text
     if (!model->tokenizer) return no_tokenizer(model);
     if (!text || !len) return sac_fail(&model->error, SAC_ERR_ARG, "sac_token_spelling: text or len is NULL");
     const sac_tokenizer *tok = model->tokenizer;
-    int32_t n_ids = sac_tokenizer_n_ids(model);
-    if (token < 0 || token >= n_ids)
-        return sac_fail(&model->error, SAC_ERR_ARG, "token %d is out of range (vocabulary size %d)", token, n_ids);
-    if (token >= tok->n_vocab) { /* a padding row of the embedding table: spelled as nothing */
-        *text = "";
-        *len = 0;
-        return SAC_OK;
-    }
-    *text = sac_token_text(tok, token);
-    *len = tok->tokens[token].text_len;
+    int padding = 0;
+    sac_status st = sac_tokenizer_check_id(model, token, &padding, &model->error);
+    if (st != SAC_OK) return st;
+    *text = padding ? "" : sac_token_text(tok, token); /* (a padding id is spelled as nothing) */
+    *len = padding ? 0 : tok->tokens[token].text_len;
     return SAC_OK;
 }
 

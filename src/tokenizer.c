@@ -614,11 +614,19 @@ int32_t sac_tokenizer_n_ids(const sac_model *model) {
     return model->info.n_vocab > n_tokens ? model->info.n_vocab : n_tokens;
 }
 
-sac_status sac_tokenizer_piece(const sac_model *model, int32_t id, const char **bytes, size_t *len, sac_error *err) {
-    const sac_tokenizer *tok = model->tokenizer;
+sac_status sac_tokenizer_check_id(const sac_model *model, int32_t id, int *padding, sac_error *err) {
     int32_t n_ids = sac_tokenizer_n_ids(model);
     if (id < 0 || id >= n_ids) return sac_fail(err, SAC_ERR_ARG, "token %d is out of range (vocabulary size %d)", id, n_ids);
-    if (id >= tok->n_vocab) { /* a padding row of the embedding table: no text */
+    *padding = id >= model->tokenizer->n_vocab;
+    return SAC_OK;
+}
+
+sac_status sac_tokenizer_piece(const sac_model *model, int32_t id, const char **bytes, size_t *len, sac_error *err) {
+    const sac_tokenizer *tok = model->tokenizer;
+    int padding = 0;
+    sac_status st = sac_tokenizer_check_id(model, id, &padding, err);
+    if (st != SAC_OK) return st;
+    if (padding) { /* no text */
         *bytes = tok->pieces;
         *len = 0;
         return SAC_OK;

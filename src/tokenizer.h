@@ -18,6 +18,11 @@ int32_t sac_tokenizer_n_vocab(const sac_tokenizer *tok);
  * a tokenizer alone, the tokenizer's tokens. The model must have a tokenizer. */
 int32_t sac_tokenizer_n_ids(const sac_model *model);
 
+/* Whether `id` is one the model can produce, 0 <= id < sac_tokenizer_n_ids (SAC_ERR_ARG with a
+ * message in err if not); *padding is 1 for an id past the tokenizer's tokens (a padding row of
+ * the embedding table: no token, no text). */
+sac_status sac_tokenizer_check_id(const sac_model *model, int32_t id, int *padding, sac_error *err);
+
 /* The bytes token `id` decodes to (valid as long as the model). Padding ids, past the
  * tokenizer's tokens but below sac_tokenizer_n_ids, decode to nothing, as control tokens
  * do; ids outside [0, n_ids) are SAC_ERR_ARG with a message in err. */

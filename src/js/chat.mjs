@@ -129,8 +129,9 @@ async function render(model, engine, messages, o) {
     fail(`${where} could not be parsed: ${e.message}`, code);
   }
   const { bosId, eosId } = model.info;
+  const spelled = (id) => (id < 0 ? '' : engine.spelling(id)); // ('' when the vocabulary has no such token)
   const vars = {
-    bos_token: bosId < 0 ? '' : engine.spelling(bosId), eos_token: eosId < 0 ? '' : engine.spelling(eosId),
+    bos_token: spelled(bosId), eos_token: spelled(eosId),
     ...o.templateArgs,
     messages, add_generation_prompt: o.addGenerationPrompt,
     range: boundedRange(),
