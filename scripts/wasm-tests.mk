@@ -96,16 +96,17 @@ $(eval $(call wasm_programs,asan,asan,$(WT_ASAN),$(WT_ASAN_LINK),$(call wt_test_
 # wasm_suite(program dir, object build, compile flags, link flags, linked objects, tests): the
 # tests as one program, $(WT)/<dir>/suite.js (tests/wasm/suite.c: each test's main compiled as
 # <name>_main), and per test a two-line $(WT)/<dir>/<name>.js that runs it as `node suite.js
-# <name>` would, for run_c.sh. A wasm link takes 3-5 s: one per test and build was a third of
+# <name>` would, for run_c.sh. The list is rewritten only when it changes (a test added to
+# tests/ changes no file make would see otherwise). A wasm link takes 3-5 s: one per test and build was a third of
 # CI's build time. The kernel tests need only the library; the checked builds run every test,
 # so they also link the support objects and the trainer (wt_test_objects).
 define wasm_suite
 $(WT)/$(1)/tests/%.o: tests/%.c $(HEADERS) $(TRAIN_HEADERS) $(WT_CONFIG) | emcc-installed
 	@mkdir -p $$(@D)
 	$(EMCC_RUN) $(WT_CFLAGS) $(3) -Dmain=$$*_main -c $$< -o $$@
-$(WT)/$(1)/tests/suite_tests.h: $(WT_CONFIG) Makefile
+$(WT)/$(1)/tests/suite_tests.h: FORCE
 	@mkdir -p $$(@D)
-	printf 'SUITE(%s)\n' $(6) > $$@
+	@printf 'SUITE(%s)\n' $(6) | cmp -s - $$@ || printf 'SUITE(%s)\n' $(6) > $$@
 $(WT)/$(1)/suite.js: tests/wasm/suite.c $(WT)/$(1)/tests/suite_tests.h $(patsubst %,$(WT)/$(1)/tests/%.o,$(6)) \
   $(5) $(WT)/$(2)/libsaccade.a | $(WT)/package.json
 	$(EMCC_RUN) $(WT_CFLAGS) $(3) -I$(WT)/$(1)/tests tests/wasm/suite.c \
