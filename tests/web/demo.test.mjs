@@ -379,6 +379,26 @@ describe('model cache', () => {
   });
 });
 
+describe('on a 320 px phone', () => {
+  test('nothing is wider than the screen: the model bar with its URL form, the controls, "Watch it learn"', async () => {
+    const { context, page, errors } = await openPage(env, { viewport: { width: 320, height: 700 } });
+    try {
+      await page.goto(demoUrl(env.srv.isolated));
+      await waitLoaded(page);
+      await page.selectOption('#model-select', 'url');
+      await page.waitForFunction(() => document.getElementById('train-task')?.options.length > 0, null, { timeout: 30_000 });
+      await frames(page);
+      const right = await page.$eval('#url-form', (form) => Math.max(...[form, ...form.children].map((el) => el.getBoundingClientRect().right)));
+      assert.ok(right <= 320, `the URL form reaches ${right} px`);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 320, 'the page scrolls sideways');
+      await screenshot(page, 'demo-phone');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('service worker shim (static hosts without headers)', () => {
   test('"Enable threads" installs it; after the reload the page is cross-origin isolated and runs threads', async () => {
     const { context, page, errors } = await openDemo(env.srv.plain);

@@ -82,6 +82,18 @@ for (const mode of ['isolated', 'plain']) {
   });
 }
 
+test('on a 320 px phone the example page is no wider than the screen', async () => {
+  await withPage(env, async ({ page, errors }) => {
+    await page.goto(`${env.srv.isolated.url}/web/embed-example.html`);
+    await page.evaluate(() => customElements.whenDefined('saccade-attention'));
+    await frames(page);
+    const right = await page.$$eval('saccade-attention', (els) => Math.max(...els.map((el) => el.getBoundingClientRect().right)));
+    assert.ok(right <= 320, `a widget reaches ${right} px`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 320, 'the page scrolls sideways');
+    assert.deepEqual(errors, []);
+  }, { viewport: { width: 320, height: 700 } });
+});
+
 test('a widget taken off the page while it generates, and put back, generates again', async () => {
   await withPage(env, async ({ page, errors }) => {
     const url = `${env.srv.plain.url}/web/embed-lifecycle.html`;

@@ -22,8 +22,8 @@ const settled = (page, expr) => page.waitForFunction((expr) => {
   return !s.positions || s.positions.state.equivariance !== null;
 }, expr, { timeout: 60_000 });
 
-async function openIdeas(mode = 'isolated') {
-  const opened = await openPage(env, { viewport: { width: 1280, height: 1000 } });
+async function openIdeas(mode = 'isolated', viewport = { width: 1280, height: 1000 }) {
+  const opened = await openPage(env, { viewport });
   const { page } = opened;
   await page.goto(`${env.srv[mode].url}/web/explore.html`);
   await settled(page, 'window.saccadeIdeas');
@@ -83,6 +83,91 @@ test('the Ideas page: every section computes in wasm, the demo links to it', asy
 
   await page.goto(`${env.srv.isolated.url}/web/`);
   assert.equal(await page.getAttribute('nav a[href="explore.html"]', 'href'), 'explore.html');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+/**
+ * Every figure of the page: its width, its canvas's and caption's boxes (CSS px), and the size the
+ * canvas was drawn for (own: its style width, draw.mjs; ratio: height / width of its pixels).
+ */
+const figureSizes = (page) => page.$$eval('.explore-section figure', (figs) => figs.map((f) => {
+  const el = f.querySelector('canvas');
+  const canvas = el.getBoundingClientRect();
+  const caption = f.querySelector('figcaption').getBoundingClientRect();
+  return { k: el.dataset.k, own: parseFloat(el.style.width), ratio: el.height / el.width, figure: f.getBoundingClientRect().width,
+    canvas: { left: canvas.left, right: canvas.right, width: canvas.width, height: canvas.height }, caption: { right: caption.right, width: caption.width } };
+}));
+
+test('figures on a wide screen: each canvas at its own size, its caption wrapped to it', async () => {
+  const { context, page, errors } = await openIdeas();
+  const figures = await figureSizes(page);
+  assert.equal(figures.length, 17);
+  for (const f of figures) {
+    assert.ok(Math.abs(f.canvas.width - f.own) < 0.5, `${f.k}: the canvas is ${f.canvas.width} px wide, drawn for ${f.own}`);
+    assert.ok(Math.abs(f.canvas.height - f.own * f.ratio) < 0.5, `${f.k}: the canvas is ${f.canvas.height} px high, drawn for ${f.own * f.ratio}`);
+    // the caption wraps to the canvas (and is at least its min-width, 180 px)
+    assert.ok(Math.abs(f.caption.width - Math.max(f.own, 180)) < 0.5, `${f.k}: the caption is ${f.caption.width} px wide, the canvas ${f.own}`);
+    assert.ok(Math.abs(f.figure - f.caption.width) < 0.5, f.k);
+  }
+  assert.equal(figures.find((f) => f.k === 'plot').own, 420);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('on a 320 px phone nothing is wider than the screen: canvases scale down, and the pointer still finds its cell and its point', async () => {
+  const { context, page, errors } = await openIdeas('isolated', { width: 320, height: 700 });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 320, 'the page scrolls sideways');
+  const figures = await figureSizes(page);
+  for (const f of figures) {
+    assert.ok(f.canvas.left >= 0 && f.canvas.right <= 320 && f.caption.right <= 320, `${f.k} leaves the screen: ${JSON.stringify(f)}`);
+    assert.ok(Math.abs(f.canvas.height / f.canvas.width - f.ratio) < 0.01, `${f.k}: the scaled canvas lost its shape`);
+    assert.ok(f.caption.width <= Math.max(f.canvas.width, 180) + 0.5, `${f.k}: the caption is wider than the canvas`);
+  }
+  const scaled = (k) => figures.find((f) => f.k === k);
+  assert.ok(scaled('plot').canvas.width < 300 && scaled('heatmap').canvas.width < scaled('heatmap').own, 'the kernel canvases are scaled down');
+
+  // hovering a cell near the heatmap's far corner reads that cell (an unscaled mapping would be cells off)
+  const K = 'window.saccadeIdeas.kernel';
+  const [r, c] = await page.evaluate((K) => {
+    const { layout } = new Function(`return ${K}`)().heatmap;
+    return [layout.rows - 4, layout.cols - 3];
+  }, K);
+  await hoverCell(page, `${K}.heatmap`, r, c);
+  const point = await page.evaluate(([K, c]) => new Function(`return ${K}`)().state.result.order[c] + 1, [K, c]);
+  const readout = await page.textContent('#kernel [data-k=hover]');
+  assert.ok(readout.startsWith(`query x = ${r / 10}, key xᵢ = `) && readout.includes(`(point ${point})`), `cell (${r}, ${c}) read as: ${readout}`);
+
+  // dragging a point of the scaled plot moves that point to where it is dropped
+  const at = await page.evaluate((K) => {
+    const k = new Function(`return ${K}`)();
+    k.plot.canvas.scrollIntoView({ block: 'center' });
+    const i = k.state.train.x.indexOf(Math.max(...k.state.train.x)); // the rightmost point: where an unscaled mapping is furthest off
+    const rect = k.plot.canvas.getBoundingClientRect();
+    const s = rect.width / k.plot.width;
+    const x = k.state.train.x[i];
+    const y = k.state.train.y[i];
+    return { i, x, y, from: [rect.left + k.plot.px(x) * s, rect.top + k.plot.py(y) * s], to: [rect.left + k.plot.px(x - 1) * s, rect.top + k.plot.py(y + 1) * s] };
+  }, K);
+  await page.mouse.move(...at.from);
+  await page.mouse.down();
+  await page.mouse.move(...at.to, { steps: 4 });
+  await page.mouse.up();
+  await frames(page);
+  const moved = await page.evaluate(([K, i]) => {
+    const { state } = new Function(`return ${K}`)();
+    return [state.selected, state.train.x[i], state.train.y[i]];
+  }, [K, at.i]);
+  assert.equal(moved[0], at.i, 'the drag picked another point');
+  assert.ok(Math.abs(moved[1] - (at.x - 1)) < 0.05 && Math.abs(moved[2] - (at.y + 1)) < 0.1, `point ${at.i} moved to (${moved[1]}, ${moved[2]}), expected (${at.x - 1}, ${at.y + 1})`);
+  await screenshot(page, 'explore-phone');
+
+  // the embeddable elements on their example page, in their shadow roots
+  await page.goto(`${env.srv.isolated.url}/web/explore-embed-example.html`);
+  await page.waitForFunction(() => ['kernel', 'scores', 'masks', 'positions'].every((id) => document.getElementById(id).section?.state.computed > 0),
+    null, { timeout: 60_000 });
+  await frames(page);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 320, 'the elements\' example page scrolls sideways');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -90,6 +90,32 @@ describe('Watch it learn', () => {
 });
 
 
+describe('Watch it learn on a 320 px phone', () => {
+  test('the section is no wider than the screen, a long probe\'s maps included', async () => {
+    await withPage(env, async ({ page, errors }) => {
+      await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
+      await page.waitForFunction(() => globalThis.saccadeTraining && !document.getElementById('generate').disabled,
+        null, { timeout: 30_000 });
+      await page.selectOption('#train-task', 'text');
+      await page.selectOption('#train-preset', 'tiny');
+      await page.fill('#train-steps', '50');
+      // 47 characters: maps of 34 + 47 × 6 px, wider than the screen's 280 px of content
+      await page.fill('#train-probe', 'To be, or not to be, that is the question: whe');
+      await page.click('#train-start');
+      await page.waitForFunction(() => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 1,
+        null, { timeout: 30_000 });
+      await frames(page);
+      assert.ok(await page.$eval('#train-maps canvas', (c) => c.width) > 300, 'the probe\'s maps are wider than the screen\'s content');
+      const right = await page.$$eval('#watch-it-learn *', (els) => Math.max(...els.map((el) => el.getBoundingClientRect().right)));
+      assert.ok(right <= 320, `the section reaches ${right} px`);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 320, 'the page scrolls sideways');
+      await page.click('#train-stop');
+      await page.waitForFunction(() => document.getElementById('watch-it-learn').dataset.state === 'done', null, { timeout: 30_000 });
+      assert.deepEqual(errors, []);
+    }, { viewport: { width: 320, height: 700 } });
+  });
+});
+
 describe('<saccade-train>', () => {
   test('the element trains with its attributes and hands over the trained model', async () => {
     await withPage(env, async ({ page, errors }) => {

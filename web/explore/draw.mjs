@@ -13,11 +13,15 @@ export const ACCENT2 = '#0a84ff';
 export const MASK_FILL = '#e4e7ec';
 export const MASK_HATCH = '#9aa3b2';
 
-/** Gives `canvas` a CSS size of width × height and matching device pixels; returns its 2D context in CSS px. */
+/**
+ * Gives `canvas` a CSS size of width × height and matching device pixels; returns its 2D context in
+ * CSS px. The height is set as an aspect ratio, so that a canvas the page scales down to fit a
+ * narrow screen (explore.css) keeps its shape; pointers map back through getBoundingClientRect.
+ */
 export function setupCanvas(canvas, width, height) {
   const dpr = Math.min(3, globalThis.devicePixelRatio || 1);
   canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
+  canvas.style.aspectRatio = `${width} / ${height}`;
   const w = Math.round(width * dpr);
   const h = Math.round(height * dpr);
   if (canvas.width !== w) canvas.width = w;

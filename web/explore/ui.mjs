@@ -39,7 +39,8 @@ export function select(k, label, options, value) {
 }
 
 export function checkbox(k, label, checked = false) {
-  return `<label class="ctl"><input data-k="${k}" type="checkbox"${checked ? ' checked' : ''}> ${label}</label>`;
+  // (the text in one span: one flex item, which wraps as a whole on a narrow screen)
+  return `<label class="ctl"><input data-k="${k}" type="checkbox"${checked ? ' checked' : ''}> <span>${label}</span></label>`;
 }
 
 /** Calls `draw` once in the next animation frame however often it is asked for. */
