@@ -19,6 +19,7 @@
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
+#include "word_cache.h"
 
 /* ------------------------------------------------------------------------------------------
  * Merge table
@@ -257,75 +258,11 @@ static sac_status encode_word(const sac_tokenizer *tok, bpe_scratch *w, const ui
     return SAC_OK;
 }
 
-/* ------------------------------------------------------------------------------------------
- * Word cache: text repeats its words, and a word always encodes the same way, so each call
- * remembers the tokens of the words it has seen (up to a bound) and skips their merging.
- * ---------------------------------------------------------------------------------------- */
-
-#define CACHE_MAX_WORD 64           /* longer words are rare: not worth a slot */
-#define CACHE_MAX_SLOTS (1u << 16)
-
-typedef struct cached_word {
-    const char *word; /* NULL: empty slot */
-    uint32_t len, first, count; /* its tokens are ids[first .. first + count) */
-    uint32_t tag;               /* 32 bits of its hash: most mismatches fail here, not in memcmp */
-} cached_word;
-
-typedef struct word_cache {
-    cached_word *slots;
-    size_t mask, used;
-    int32_t *ids;
-    size_t n_ids, cap_ids;
-} word_cache;
-
-static cached_word *cache_slot(const word_cache *c, const char *word, size_t len, uint64_t hash) {
-    for (size_t i = (size_t)hash & c->mask;; i = (i + 1) & c->mask) {
-        cached_word *e = &c->slots[i];
-        if (!e->word || (e->tag == (uint32_t)(hash >> 32) && e->len == len && memcmp(e->word, word, len) == 0))
-            return e;
-    }
-}
-
-/* Remembers a word's tokens; silently does nothing when memory or the bound runs out. */
-static void cache_add(word_cache *c, const char *word, size_t len, const int32_t *ids, size_t n_ids) {
-    if (!c->slots || c->used + 1 > (c->mask + 1) / 2) { /* keep the table at most half full */
-        size_t size = c->slots ? 2 * (c->mask + 1) : 256;
-        if (size > CACHE_MAX_SLOTS) return;
-        cached_word *slots = calloc(size, sizeof *slots);
-        if (!slots) return;
-        word_cache bigger = *c;
-        bigger.slots = slots;
-        bigger.mask = size - 1;
-        for (size_t i = 0; c->slots && i <= c->mask; i++) {
-            if (!c->slots[i].word) continue;
-            cached_word *e = cache_slot(&bigger, c->slots[i].word, c->slots[i].len,
-                                        sac_hash_bytes(c->slots[i].word, c->slots[i].len));
-            *e = c->slots[i];
-        }
-        free(c->slots);
-        c->slots = slots;
-        c->mask = size - 1;
-    }
-    if (c->n_ids + n_ids > c->cap_ids) {
-        size_t cap = c->cap_ids ? 2 * c->cap_ids : 1024;
-        while (cap < c->n_ids + n_ids) cap *= 2;
-        int32_t *grown = realloc(c->ids, cap * sizeof *grown);
-        if (!grown) return;
-        c->ids = grown;
-        c->cap_ids = cap;
-    }
-    uint64_t hash = sac_hash_bytes(word, len);
-    cached_word *e = cache_slot(c, word, len, hash);
-    memcpy(c->ids + c->n_ids, ids, n_ids * sizeof *ids);
-    *e = (cached_word){word, (uint32_t)len, (uint32_t)c->n_ids, (uint32_t)n_ids, (uint32_t)(hash >> 32)};
-    c->n_ids += n_ids;
-    c->used++;
-}
-
 sac_status sac_bpe_encode(const sac_tokenizer *tok, const char *text, size_t len, sac_token_sink *sink,
                           sac_error *err) {
     bpe_scratch w = {0};
-    word_cache cache = {0};
+    sac_word_cache cache;
+    sac_word_cache_init(&cache, tok->merges_seed);
     sac_status st = SAC_OK;
     sac_pretok_iter words;
     sac_pretok_begin(&words, tok->pretok, text, len);
@@ -343,19 +280,16 @@ sac_status sac_bpe_encode(const sac_tokenizer *tok, const char *text, size_t len
             sac_sink_push(sink, id);
             continue;
         }
-        if (n <= CACHE_MAX_WORD && cache.used > 0) {
-            const cached_word *e = cache_slot(&cache, word, n, sac_hash_bytes(word, n));
-            if (e->word) {
-                for (uint32_t i = 0; i < e->count; i++) sac_sink_push(sink, cache.ids[e->first + i]);
-                continue;
-            }
+        const sac_cached_word *e = sac_word_cache_find(&cache, word, n);
+        if (e) {
+            for (uint32_t i = 0; i < e->count; i++) sac_sink_push(sink, cache.ids[e->first + i]);
+            continue;
         }
         if ((st = encode_word(tok, &w, (const uint8_t *)word, n, err))) break;
         for (size_t i = 0; i < w.n_word_ids; i++) sac_sink_push(sink, w.word_ids[i]);
-        if (n <= CACHE_MAX_WORD) cache_add(&cache, word, n, w.word_ids, w.n_word_ids);
+        sac_word_cache_add(&cache, word, n, w.word_ids, w.n_word_ids);
     }
-    free(cache.slots);
-    free(cache.ids);
+    sac_word_cache_free(&cache);
     free(w.id);
     free(w.prev);
     free(w.next);

@@ -21,6 +21,7 @@
 #include "token_lookup.h"
 #include "tokenizer_encoders.h"
 #include "unicode.h"
+#include "word_cache.h"
 
 /* ------------------------------------------------------------------------------------------
  * Helpers
@@ -1178,6 +1179,57 @@ done:
     free(tok.text);
 }
 
+/* Words a text chooses to collide in the BPE word cache: with the hash unkeyed (seed 0), 1 024
+ * words whose hashes share their low 11 bits share a slot in the cache's table of 2 048, so
+ * each new word probed through all the others (and once the cache is full, every later word
+ * would). Keyed by the tokenizer's secret, they spread like any words. */
+static void test_word_cache_colliding_words(void) {
+    enum { N = 1024, LEN = 12, LOW_BITS = 0x7FF };
+    char *words = malloc((size_t)N * LEN);
+    int32_t *ids = malloc(N * sizeof *ids);
+    if (!words || !ids) {
+        CHECK(0);
+        goto done;
+    }
+    uint32_t found = 0;
+    uint64_t target = 0;
+    for (uint64_t k = 0; found < N; k++) { /* about 2 048 tries a word */
+        char *w = words + (size_t)found * LEN, text[LEN + 1];
+        snprintf(text, sizeof text, "w%011llx", (unsigned long long)k);
+        memcpy(w, text, LEN);
+        uint64_t low = sac_hash_bytes_seeded(0, w, LEN) & LOW_BITS;
+        if (found == 0) target = low;
+        if (low == target) ids[found++] = (int32_t)k;
+    }
+    const uint64_t seeds[] = {0, 0x9E3779B97F4A7C15ull, sac_table_seed(words)};
+    for (int s = 0; s < 3; s++) {
+        sac_word_cache c;
+        sac_word_cache_init(&c, seeds[s]);
+        for (int i = 0; i < N; i++) sac_word_cache_add(&c, words + (size_t)i * LEN, LEN, &ids[i], 1);
+        CHECK(c.used == N && c.mask + 1 == 2048); /* half full: the table grows past that */
+        uint32_t longest = 0, run = 0; /* the longest run of full slots: a miss probes at most that */
+        for (size_t i = 0; c.slots && i <= 2 * c.mask + 1; i++) {
+            run = c.slots[i & c.mask].word ? run + 1 : 0;
+            if (run > longest) longest = run;
+        }
+        if (s == 0)
+            CHECK_MSG(longest >= N, "unkeyed: the chosen words should share one run, the longest is %u", longest);
+        else
+            CHECK_MSG(longest < 64, "seed %d: a run of %u full slots for %d words in %zu", s, longest, N, c.mask + 1);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            const sac_cached_word *e = sac_word_cache_find(&c, words + (size_t)i * LEN, LEN);
+            bad += !e || e->count != 1 || c.ids[e->first] != ids[i];
+        }
+        CHECK_MSG(bad == 0, "seed %d: %d words not found with their tokens", s, bad);
+        CHECK(sac_word_cache_find(&c, "w-not-a-word", LEN) == NULL);
+        sac_word_cache_free(&c);
+    }
+done:
+    free(words);
+    free(ids);
+}
+
 static void test_lookup_many(void) {
     /* "a" twice: the later id (2) is the one found */
     static const char *const twice[] = {"a", "b", "a", "ab", "abc", "\xE2\x96\x81x"};
@@ -1661,6 +1713,7 @@ int main(void) {
     RUN(test_strip_attributes);
     RUN(test_small_spm_vocab);
     RUN(test_lookup_colliding_texts);
+    RUN(test_word_cache_colliding_words);
     RUN(test_detokenize_pieces_reference_vocabs);
     RUN(test_detokenize_pieces_char_and_shipped);
     RUN(test_detokenize_pieces_arguments);
