@@ -298,10 +298,6 @@ sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep) {
     if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     if (n_keep < 0 || n_keep > ctx->n_past)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "cannot keep %d tokens: the context holds %d", n_keep, ctx->n_past);
-    if (n_keep == 0) { /* nothing kept: a fresh context */
-        sac_context_reset(ctx);
-        return SAC_OK;
-    }
     /* with capture off, the rows kept would outlive the capture that made them */
     sac_capture_truncate(&ctx->capture, ctx->capture.on ? n_keep : 0);
     if (n_keep < ctx->n_past) {

@@ -737,7 +737,8 @@ int32_t sac_model_n_tensors(const sac_model *m) { return m && m->loaded ? (int32
 
 sac_status sac_model_tensor(sac_model *m, int32_t index, const char **name, const char **type_name,
                             int32_t *n_dims, int64_t dims[4]) {
-    if (!m || !m->loaded) return SAC_ERR_STATE;
+    sac_status loaded = sac_model_require_loaded(m);
+    if (loaded) return loaded;
     if (index < 0 || (uint64_t)index >= m->gguf.n_tensors)
         return sac_fail(&m->error, SAC_ERR_ARG, "tensor index %d out of range (0..%" PRIu64 ")", index,
                         m->gguf.n_tensors);
@@ -756,7 +757,8 @@ sac_status sac_model_tensor(sac_model *m, int32_t index, const char **name, cons
 int32_t sac_model_n_metadata(const sac_model *m) { return m && m->loaded ? (int32_t)m->gguf.n_kv : 0; }
 
 sac_status sac_model_metadata(sac_model *m, int32_t index, const char **key, const char **value) {
-    if (!m || !m->loaded) return SAC_ERR_STATE;
+    sac_status loaded = sac_model_require_loaded(m);
+    if (loaded) return loaded;
     if (index < 0 || (uint64_t)index >= m->gguf.n_kv)
         return sac_fail(&m->error, SAC_ERR_ARG, "metadata index %d out of range (0..%" PRIu64 ")", index,
                         m->gguf.n_kv);

@@ -80,4 +80,11 @@ struct sac_model {
 /* Row `row` of an embedding matrix, converted to f32. */
 void sac_matrix_get_row(const sac_matrix *m, int64_t row, float *out);
 
+/* SAC_OK for a loaded model; SAC_ERR_ARG for NULL, and SAC_ERR_STATE with a message on the
+ * handle for one that failed to load (it keeps its failure's message otherwise stale). */
+static inline sac_status sac_model_require_loaded(sac_model *m) {
+    if (!m) return SAC_ERR_ARG;
+    return m->loaded ? SAC_OK : sac_fail(&m->error, SAC_ERR_STATE, "the model failed to load: it has no tensors or metadata to read");
+}
+
 #endif

@@ -185,6 +185,7 @@ float sac_attention_scale(const sac_model *model) {
 
 sac_status sac_softmax_row(const float *scores, int32_t n, float tau, float *out) {
     if (!scores || !out || n <= 0 || !(tau > 0.0f) || !isfinite(tau)) return SAC_ERR_ARG;
+    if (!isfinite(1.0f / tau)) return SAC_ERR_ARG; /* a subnormal τ: scores / τ would be 0 · ∞ = NaN */
     float max = -INFINITY;
     for (int32_t j = 0; j < n; j++) {
         if (isnan(scores[j]) || scores[j] == INFINITY) return SAC_ERR_ARG;

@@ -210,7 +210,8 @@ const char *sac_context_errmsg(const sac_context *ctx);
  * refuses (call it to learn why), UINT64_MAX when the size does not fit in 64 bits. */
 uint64_t sac_context_memory(const sac_model *model, const sac_context_params *params);
 
-/* Forgets every token: the next eval starts at position 0. */
+/* Forgets every token, and an encoder-decoder context its source: the next eval starts at
+ * position 0. */
 void sac_context_reset(sac_context *ctx);
 /* Keeps the first n_keep tokens and forgets the rest: the next eval continues at position
  * n_keep, and its logits and attention are the same bits as if the kept tokens had just been
@@ -218,8 +219,9 @@ void sac_context_reset(sac_context *ctx);
  * reuses what a new prompt shares with the tokens already evaluated, as a chat's next turn
  * shares the earlier turns. Captured attention rows from n_keep on are forgotten, and with
  * capture off all of them; score and q/k capture that began after the kept tokens were
- * evaluated still lack theirs; an encoder-decoder context keeps its source. n_keep = 0 is
- * sac_context_reset. SAC_ERR_ARG unless 0 <= n_keep <= sac_context_n_past. */
+ * evaluated still lack theirs; an encoder-decoder context keeps its source, n_keep = 0 too
+ * (sac_context_reset forgets the source as well). SAC_ERR_ARG unless 0 <= n_keep <=
+ * sac_context_n_past. */
 sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep);
 /* Tokens currently in the KV cache. */
 int32_t sac_context_n_past(const sac_context *ctx);
@@ -347,7 +349,8 @@ float sac_attention_scale(const sac_model *model);
 
 /* out[j] = softmax(scores / tau)_j over n scores, −∞ giving exactly 0; computed as the forward
  * pass computes it, so tau = 1 reproduces captured probabilities bit for bit. SAC_ERR_ARG for
- * n <= 0, tau not finite and > 0, a NaN or +∞ score, or every score −∞. */
+ * n <= 0, tau not finite and > 0 or so small that 1/tau is not finite (below about 3e-39), a
+ * NaN or +∞ score, or every score −∞. */
 sac_status sac_softmax_row(const float *scores, int32_t n, float tau, float *out);
 
 /* The query and key vectors of one layer and head of `kind` (needs capture_qk = 1): q_out gets

@@ -14,7 +14,8 @@ int32_t sac_model_tensor_find(const sac_model *m, const char *name) {
 
 sac_status sac_model_tensor_read(sac_model *m, int32_t index, int32_t row_from, int32_t n_rows, float *out,
                                  size_t out_len) {
-    if (!m || !m->loaded) return SAC_ERR_STATE;
+    sac_status loaded = sac_model_require_loaded(m);
+    if (loaded) return loaded;
     if (m->vocab_only)
         return sac_fail(&m->error, SAC_ERR_STATE, "a vocab-only model has no tensor data to read");
     if (index < 0 || (uint64_t)index >= m->gguf.n_tensors)

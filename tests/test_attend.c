@@ -486,6 +486,21 @@ static void test_tensor_read(void) {
         sac_model_free(m);
         test_model_free(&tm);
     }
+    /* a model that failed to load says so on its handle (its load's message was left standing) */
+    static const uint8_t junk[64] = {'G', 'G', 'U', 'F', 3};
+    sac_model *bad = NULL;
+    CHECK(sac_model_load(junk, sizeof junk, 0, &bad) != SAC_OK && bad);
+    const char *key, *value;
+    float one;
+    CHECK(sac_model_metadata(bad, 0, &key, &value) == SAC_ERR_STATE && strstr(sac_model_errmsg(bad), "failed to load"));
+    sac_model_free(bad);
+    CHECK(sac_model_load(junk, sizeof junk, 0, &bad) != SAC_OK && bad);
+    CHECK(sac_model_tensor(bad, 0, NULL, NULL, NULL, NULL) == SAC_ERR_STATE && strstr(sac_model_errmsg(bad), "failed to load"));
+    sac_model_free(bad);
+    CHECK(sac_model_load(junk, sizeof junk, 0, &bad) != SAC_OK && bad);
+    CHECK(sac_model_tensor_read(bad, 0, 0, 1, &one, 1) == SAC_ERR_STATE && strstr(sac_model_errmsg(bad), "failed to load"));
+    sac_model_free(bad);
+    CHECK(sac_model_metadata(NULL, 0, &key, &value) == SAC_ERR_ARG && sac_model_tensor_read(NULL, 0, 0, 1, &one, 1) == SAC_ERR_ARG);
 }
 
 static const int32_t prompt[] = {5, 17, 42, 3, 88, 61, 0, 96, 23, 11};

@@ -145,6 +145,14 @@ static void test_cached_decoding_threads_and_reencode(void) {
             for (int v = 0; v < V; v++) worst = fmax(worst, fabs(lg[v] - all[(size_t)t * V + v]));
         }
         CHECK_MSG(worst <= 1e-4, "cached decoding differs by %.3g", worst);
+        /* keeping no target token keeps the source (as keeping some does): the decoder starts over
+         * against it, to the same bits; a reset forgets the source too */
+        CHECK(sac_context_truncate(f.ctx, 0) == SAC_OK && sac_context_n_past(f.ctx) == 0);
+        CHECK(sac_context_n_source(f.ctx) == N_SRC);
+        CHECK_MSG(sac_eval(f.ctx, tgt, N_TGT, NULL, SAC_EVAL_ALL_LOGITS) == SAC_OK, "%s", sac_context_errmsg(f.ctx));
+        CHECK(!memcmp(sac_logits(f.ctx, NULL, NULL), all, bytes));
+        sac_context_reset(f.ctx);
+        CHECK(sac_context_n_source(f.ctx) == 0 && sac_eval(f.ctx, tgt, 1, NULL, 0) == SAC_ERR_STATE);
         if (all != first) free(all);
         teardown(&f);
     }

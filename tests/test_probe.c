@@ -336,6 +336,8 @@ static void test_refusals_and_sizes(void) {
     CHECK(sac_softmax_row(none, 2, 1.0f, out) == SAC_ERR_ARG);
     CHECK(sac_softmax_row(nan2, 2, 1.0f, out) == SAC_ERR_ARG);
     CHECK(sac_softmax_row(sc, 4, 0.0f, out) == SAC_ERR_ARG);
+    CHECK(sac_softmax_row(sc, 4, 1e-40f, out) == SAC_ERR_ARG); /* 1/τ = ∞: it gave NaN and SAC_OK */
+    CHECK(sac_softmax_row(sc, 4, 1e-37f, hot) == SAC_OK && hot[2] == 1.0f && hot[0] == 0.0f && hot[3] == 0.0f);
     CHECK(sac_softmax_row(sc, 0, 1.0f, out) == SAC_ERR_ARG);
     CHECK(sac_attention_scale(NULL) == 0.0f);
     sac_model_free(m);

@@ -57,6 +57,7 @@ describe('scores', () => {
       assert.ok(Math.abs(p[2] / p[3] - Math.exp(0.5)) < 1e-5);
       assert.throws(() => m.softmaxRow([-Infinity], 1), /no finite value/);
       assert.throws(() => m.softmaxRow([1, 2], 0), /temperature must be a finite number > 0/);
+      assert.throws(() => m.softmaxRow([0.5, 1], 1e-40), /temperature must be .*inverse is a finite float/);
       m.forward(ids, { attention: true });
       // the refusals name the library's switches, not the C core's
       assert.throws(() => m.attentionScores('self'), (e) => e.code === 'SAC_ERR_STATE'
