@@ -16,15 +16,20 @@ const mapPixels = (page) => page.evaluate(() =>
 
 const stepOf = (page) => page.evaluate(() => Number(document.getElementById('train-status').dataset.step ?? 0));
 
+/** Opens the demo on Model A and sets a tiny run of `task` for `steps` steps (not started). */
+async function openTraining(page, task, steps) {
+  await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
+  await page.waitForFunction(() => globalThis.saccadeTraining && !document.getElementById('generate').disabled,
+    null, { timeout: 30_000 });
+  await page.selectOption('#train-task', task);
+  await page.selectOption('#train-preset', 'tiny');
+  await page.fill('#train-steps', String(steps));
+}
+
 describe('Watch it learn', () => {
   test('train briefly: loss, probe maps that change, pause, stop → the model opens in the viewer', async () => {
     await withPage(env, async ({ page, errors }) => {
-      await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
-      await page.waitForFunction(() => globalThis.saccadeTraining && !document.getElementById('generate').disabled,
-        null, { timeout: 30_000 });
-      await page.selectOption('#train-task', 'reverse');
-      await page.selectOption('#train-preset', 'tiny');
-      await page.fill('#train-steps', '300');
+      await openTraining(page, 'reverse', 300);
       await page.selectOption('#train-threads', '2');
       await page.click('#train-start');
 
@@ -93,12 +98,7 @@ describe('Watch it learn', () => {
 describe('Watch it learn on a 320 px phone', () => {
   test('the section is no wider than the screen, a long probe\'s maps included', async () => {
     await withPage(env, async ({ page, errors }) => {
-      await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
-      await page.waitForFunction(() => globalThis.saccadeTraining && !document.getElementById('generate').disabled,
-        null, { timeout: 30_000 });
-      await page.selectOption('#train-task', 'text');
-      await page.selectOption('#train-preset', 'tiny');
-      await page.fill('#train-steps', '50');
+      await openTraining(page, 'text', 50);
       // 47 characters: maps of 34 + 47 × 6 px, wider than the screen's 280 px of content
       await page.fill('#train-probe', 'To be, or not to be, that is the question: whe');
       await page.click('#train-start');
