@@ -65,7 +65,7 @@ export function queryKeys(engine, info, kind, layer, head) {
 export function softmaxRow(M, heap, scores, temperature = 1) {
   if (!(scores && typeof scores.length == 'number') || scores.length === 0) fail('scores must be a non-empty array of numbers');
   // 1/τ must be a float too: below ~3e-39 it is infinite, and scores / τ would be NaN
-  const tau = number('temperature', temperature, 1, (x) => x > 0 && Number.isFinite(1 / Math.fround(x)),
+  const tau = number('temperature', temperature, 1, (x) => x > 0 && Number.isFinite(Math.fround(1 / Math.fround(x))),
     'a finite number > 0 whose inverse is a finite float (at least 3e-39)');
   const n = scores.length;
   const p = heap.malloc(n * 8);
