@@ -85,7 +85,7 @@ static int contains(const char *s, size_t n, const char *needle) {
 }
 
 const char *sac_chat_template_family(const char *tmpl, size_t len) {
-    if (!tmpl) return "plain";
+    if (!tmpl || len == 0) return "plain";
 #define HAS(needle) contains(tmpl, len, needle)
     if (HAS("<|im_start|>")) return HAS("<|im_sep|>") || HAS("<end_of_utterance>") ? NULL : "chatml";
     if (HAS("<|start_header_id|>") && HAS("<|end_header_id|>")) return "llama3";

@@ -866,13 +866,13 @@ static int cmd_chat(sac_model *m, const options *o) {
     sac_model_info in;
     sac_model_get_info(m, &in);
     if (!in.has_tokenizer) return fail("chat needs a tokenizer; the file has no tokenizer.ggml.* metadata");
-    size_t tmpl_len = 0;
+    int has_template = 0; /* an empty template is none, as sac_chat_apply_template takes it */
     for (int32_t i = 0; i < sac_model_n_metadata(m); i++) {
         const char *key, *value;
         sac_model_metadata(m, i, &key, &value);
-        if (!strcmp(key, "tokenizer.chat_template")) tmpl_len = strlen(value) + 1;
+        if (!strcmp(key, "tokenizer.chat_template")) has_template = value[0] != '\0';
     }
-    if (!tmpl_len)
+    if (!has_template)
         fprintf(stderr, "saccade: the model has no chat template (tokenizer.chat_template): the turns are plain text, "
                         "one per line\n");
     int32_t n_stop = 0;

@@ -393,11 +393,14 @@ typedef struct sac_sampling_params {
     uint64_t seed;        /* PRNG seed */
 } sac_sampling_params;
 
+/* temperature 0.8, top_k 40, top_p 0.95, repeat_penalty 1 (off), repeat_last_n 64, seed 0: what
+ * sac_sample uses until sac_sampler_init is called. */
 sac_sampling_params sac_sampling_default_params(void);
 
 /* Validates the parameters and (re)seeds the context's PRNG. */
 sac_status sac_sampler_init(sac_context *ctx, const sac_sampling_params *params);
-/* Samples from the last logits row of the last eval. Does not evaluate the token. */
+/* Samples from the last logits row of the last eval into *token (-1 when it fails). Does not
+ * evaluate the token. */
 sac_status sac_sample(sac_context *ctx, int32_t *token);
 
 /* ------------------------------------------------------------------------------------------
@@ -607,12 +610,12 @@ typedef struct sac_chat_message {
 } sac_chat_message;
 
 /* The prompt format a chat template's text follows, recognised by substrings: "chatml",
- * "llama2", "llama3", "zephyr", "gemma" or "phi3"; "plain" for no template (NULL); NULL
+ * "llama2", "llama3", "zephyr", "gemma" or "phi3"; "plain" for no template (NULL or empty); NULL
  * when saccade cannot apply it without a Jinja engine. */
 const char *sac_chat_template_family(const char *tmpl, size_t len);
 /* Writes a conversation as the chat template `tmpl` (NULL: the file's tokenizer.chat_template)
- * renders it for the families above, with the model's BOS/EOS spellings; a file without a
- * template gets the contents joined by newlines. A conversation the template refuses (Gemma:
+ * renders it for the families above, with the model's BOS/EOS spellings; no template (a file
+ * without one, or an empty template) gets the contents joined by newlines. A conversation the template refuses (Gemma:
  * a system turn; Llama 2 and Gemma: roles that do not alternate) fails with SAC_ERR_ARG and
  * the template's own message; an unrecognised template with SAC_ERR_UNSUPPORTED. *len gets
  * the prompt's length; it is written with a NUL when capacity > *len, else SAC_ERR_ARG (call

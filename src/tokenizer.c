@@ -403,7 +403,13 @@ sac_status sac_tokenizer_load(const gguf_file *f, sac_tokenizer **out, sac_error
     *out = NULL;
     if (!f) return sac_fail(err, SAC_ERR_ARG, "sac_tokenizer_load: no GGUF file");
     const gguf_kv *model_kv = sac_gguf_find_kv(f, "tokenizer.ggml.model");
-    if (!model_kv) return SAC_OK; /* a model without tokenizer */
+    if (!model_kv) {
+        /* A vocabulary without its kind would be read as none at all; llama.cpp refuses it too. */
+        if (sac_gguf_find_kv(f, "tokenizer.ggml.tokens"))
+            return sac_fail(err, SAC_ERR_MODEL, "missing metadata key 'tokenizer.ggml.model' (the file has "
+                                                "tokenizer.ggml.tokens but does not say which tokenizer they are for)");
+        return SAC_OK; /* a model without tokenizer */
+    }
     gguf_string model;
     sac_status st = sac_gguf_get_string(f, "tokenizer.ggml.model", &model, err);
     if (st) return st;

@@ -103,6 +103,7 @@ static void test_families(void) {
         CHECK_MSG(family && !strcmp(family, cases[i].family), "%s: %s", cases[i].source, family ? family : "(null)");
     }
     CHECK(!strcmp(sac_chat_template_family(NULL, 0), "plain"));
+    CHECK(!strcmp(sac_chat_template_family("", 0), "plain")); /* an empty template is none */
     /* mistralai/Mistral-7B-Instruct-v0.1: [INST] without <<SYS>>, a format saccade does not write */
     const char *mistral = "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
                           "message['content'] + ' [/INST]' }}{% else %}{{ message['content'] + eos_token}}{% endif %}{% endfor %}";
@@ -199,6 +200,16 @@ static void test_own_template_and_plain(void) {
     if (!m) return;
     out = apply(m, NULL, conversation, 4, 1, &st); /* no template: the contents, a line each */
     CHECK_MSG(out && !strcmp(out, "Be brief.\n Hi\xc2\xa0\n Hello. \nAgain"), "%s", out ? out : "");
+    free(out);
+    out = apply(m, "", conversation, 4, 1, &st); /* an empty template: the same */
+    CHECK_MSG(out && !strcmp(out, "Be brief.\n Hi\xc2\xa0\n Hello. \nAgain"), "%s", out ? out : sac_model_errmsg(m));
+    free(out);
+    sac_model_free(m);
+    m = vocab_model("", -1); /* and a file's empty template */
+    CHECK(m != NULL);
+    if (!m) return;
+    out = apply(m, NULL, conversation, 4, 1, &st);
+    CHECK_MSG(out && !strcmp(out, "Be brief.\n Hi\xc2\xa0\n Hello. \nAgain"), "%s", out ? out : sac_model_errmsg(m));
     free(out);
     sac_model_free(m);
 }

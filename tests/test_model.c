@@ -492,8 +492,8 @@ static void test_sampling(void) {
     sac_model *m = load(&tm);
     if (!m) return;
     sac_context *ctx = context(m, 1, 64, 0);
-    int32_t tok;
-    CHECK(sac_sample(ctx, &tok) == SAC_ERR_STATE);
+    int32_t tok = 12345;
+    CHECK(sac_sample(ctx, &tok) == SAC_ERR_STATE && tok == -1); /* an id no eval accepts, not what was there */
     CHECK(strstr(sac_context_errmsg(ctx), "evaluate") != NULL);
     CHECK(sac_eval(ctx, prompt, 4, NULL, 0) == SAC_OK);
     const float *lg = sac_logits(ctx, NULL, NULL);

@@ -1035,9 +1035,12 @@ static void test_bad_metadata(void) {
     s = (vocab_spec){"char", NULL, twice, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
     check_load_fails(&s, SAC_ERR_MODEL, "appears twice");
 
-    /* no tokenizer.ggml.model (or llama.cpp's "none"): a model without tokenizer, not an error */
+    /* tokens without tokenizer.ggml.model: which tokenizer they are for is unknown (llama.cpp refuses too) */
+    s = (vocab_spec){NULL, NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
+    check_load_fails(&s, SAC_ERR_MODEL, "missing metadata key 'tokenizer.ggml.model'");
+    /* no tokenizer metadata at all (or llama.cpp's "none"): a model without tokenizer, not an error */
     for (int k = 0; k < 2; k++) {
-        s = (vocab_spec){k ? "none" : NULL, NULL, toks, 3, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
+        s = (vocab_spec){k ? "none" : NULL, NULL, k ? toks : NULL, k ? 3 : 0, NULL, 0, NULL, 0, NULL, 0, -1, -1, -1, NULL};
         size_t size;
         uint8_t *bytes = build_vocab(&s, &size);
         if (!bytes) continue;

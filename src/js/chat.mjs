@@ -113,10 +113,10 @@ function renderWith(jinja, compiled, vars) {
   }
 }
 
-/** The prompt text: the template rendered, or (no template) the contents one per line. */
+/** The prompt text: the template rendered, or (no template, or an empty one, as in C) the contents one per line. */
 async function render(model, engine, messages, o) {
   const template = o.template ?? model.info.metadata['tokenizer.chat_template'];
-  if (template === undefined) return { text: messages.map((m) => m.content).join('\n'), template: false };
+  if (!template) return { text: messages.map((m) => m.content).join('\n'), template: false };
   const jinja = o.jinja ?? await importJinja();
   if (model.disposed) throw disposedError(); // (while the import was awaited)
   if (typeof jinja?.Template != 'function') fail('options.jinja must be the @huggingface/jinja module (it has no Template class)');

@@ -319,7 +319,7 @@ async function chat(model, o) {
   if (isEncdec(model)) throw new UsageError('--chat needs a decoder-only model; this model is encdec');
   if (o.nPredict === 0) throw new UsageError('--chat needs -n of at least 1: a turn with no reply');
   if (!model.info.hasTokenizer) throw new UsageError('chat needs a tokenizer; the file has no tokenizer.ggml.* metadata');
-  if (model.info.metadata['tokenizer.chat_template'] === undefined) process.stderr.write(`saccade: ${NO_TEMPLATE_NOTE}\n`);
+  if (!model.info.metadata['tokenizer.chat_template']) process.stderr.write(`saccade: ${NO_TEMPLATE_NOTE}\n`);
   // an empty --system adds no turn, as the native CLI (templates disagree on an empty one)
   let messages = o.system === undefined || o.system === '' ? [] : [{ role: 'system', content: o.system }];
   const turn = async (content) => {

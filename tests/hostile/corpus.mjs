@@ -397,6 +397,10 @@ export function hostileCases(shrink) {
   add('tokenizer-model-nul', tinyModel('gpt2').set('tokenizer.ggml.model', 'string', concat('char', bytesOf(0), 'x')),
     error('tokenizer.ggml.model', 'NUL'), '"char\\0x" must not read as "char"');
 
+  // a vocabulary that does not say which tokenizer it is for: loading it as none would drop it
+  add('tokenizer-no-model', tinyModel('gpt2').drop('tokenizer.ggml.model'), error('tokenizer.ggml.model'),
+    'tokenizer.ggml.tokens without tokenizer.ggml.model');
+
   // 11. tokenizer smaller than the embedding table; one larger
   add('tokenizer-smaller', tinyModel('gpt2', { tokenizerSize: 48 }), agree,
     'tokenizer of 48 tokens, token_embd of 64 rows (issue 11 item 11 decides the rule)');

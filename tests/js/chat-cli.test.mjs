@@ -132,6 +132,15 @@ describe('generate --chat without a template, and refusals', () => {
     assert.equal(turns.length, 2);
   });
 
+  test('an empty template is none: the same turns and note in both CLIs', async () => {
+    const empty = chatModel({ name: 'empty', template: '', addBos: true });
+    const r = await both(['generate', empty, '--chat', '--system', 'Sys', ...sampling], 'a\nb\n');
+    assert.equal(r.native.stderr,
+      'saccade: the model has no chat template (tokenizer.chat_template): the turns are plain text, one per line\n');
+    assert.equal(r.js.stderr, r.native.stderr);
+    assert.deepEqual(same(r)[0].prompt_tokens, [tokenId('<s>'), ...[...'Sys\na'].map(tokenId)]);
+  });
+
   test('the native CLI refuses a template it does not know, naming it; the Node CLI renders it', async () => {
     // mistralai/Mistral-7B-Instruct-v0.1
     const mistral = String.raw`{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}`;

@@ -221,6 +221,16 @@ describe('model.chat: no template, and failures', () => {
     });
   });
 
+  test('an empty template, the file\'s or options.template, is none (as in C): the contents one per line', async () => {
+    await withModel(chatModel({ name: 'empty-api', template: '', addBos: true }), {}, async (model) => {
+      for (const options of [greedy, { ...greedy, template: '' }]) {
+        const [first] = await collect(model.chat(conversation, options));
+        assert.equal(first.prompt.template, false);
+        assert.equal(first.prompt.text, 'Be brief.\n Hi \nHello.\nAgain');
+      }
+    });
+  });
+
   test('a template that refuses the conversation: a SaccadeError quoting raise_exception', async () => {
     await withModel(family('gemma'), {}, async (model) => {
       await assert.rejects(collect(model.chat(conversation, greedy)), (e) => e instanceof SaccadeError &&
