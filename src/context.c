@@ -283,19 +283,18 @@ void sac_context_reset(sac_context *ctx) {
 int32_t sac_context_n_source(const sac_context *ctx) { return ctx ? ctx->n_src : 0; }
 
 int32_t sac_context_n_past(const sac_context *ctx) { return ctx ? ctx->n_past : 0; }
-int32_t sac_context_n_ctx(const sac_context *ctx) { return ctx ? ctx->n_ctx : 0; }
-int32_t sac_context_n_threads(const sac_context *ctx) { return ctx ? ctx->n_threads : 0; }
+int32_t sac_context_n_ctx(const sac_context *ctx) { return sac_context_usable(ctx) ? ctx->n_ctx : 0; }
+int32_t sac_context_n_threads(const sac_context *ctx) { return sac_context_usable(ctx) ? ctx->n_threads : 0; }
 int32_t sac_context_kv_type(const sac_context *ctx) { return ctx ? ctx->kv_type : SAC_KV_F32; }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Evaluation                                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-static int context_usable(const sac_context *ctx) { return ctx && ctx->model && ctx->k_cache && ctx->act.work; }
 
 sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep) {
     if (!ctx) return SAC_ERR_ARG;
-    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     if (n_keep < 0 || n_keep > ctx->n_past)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "cannot keep %d tokens: the context holds %d", n_keep, ctx->n_past);
     /* with capture off, the rows kept would outlive the capture that made them */
@@ -309,7 +308,7 @@ sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep) {
 
 sac_status sac_context_set_threads(sac_context *ctx, int32_t n_threads) {
     if (!ctx) return SAC_ERR_ARG;
-    if (!context_usable(ctx))
+    if (!sac_context_usable(ctx))
         return sac_fail(&ctx->error, SAC_ERR_STATE, "sac_context_set_threads: the context failed to be created");
     if (n_threads < 0 || n_threads > 256)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "n_threads %d is not between 0 and 256", n_threads);
@@ -354,7 +353,7 @@ static sac_status check_ids(sac_context *ctx, const int32_t *tokens, int32_t n_t
 
 sac_status sac_encode(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, const uint8_t *key_mask) {
     if (!ctx) return SAC_ERR_ARG;
-    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     if (ctx->model->arch != SAC_ARCH_ENCDEC)
         return sac_fail(&ctx->error, SAC_ERR_STATE, "sac_encode needs an encoder-decoder model, this one is %s",
                         ctx->model->arch_name);
@@ -397,12 +396,13 @@ sac_status sac_eval(sac_context *ctx, const int32_t *tokens, int32_t n_tokens, c
                     uint32_t flags) {
     if (!ctx) return SAC_ERR_ARG;
     sac_status st;
-    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     const sac_model_info *hp = &ctx->model->info;
     if (flags & ~(uint32_t)SAC_EVAL_ALL_LOGITS)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "unknown eval flags 0x%x", (unsigned)flags);
     if (n_tokens <= 0 || !tokens)
-        return sac_fail(&ctx->error, SAC_ERR_ARG, "no tokens to evaluate (n_tokens = %d)", n_tokens);
+        return sac_fail(&ctx->error, SAC_ERR_ARG, tokens ? "no tokens to evaluate (n_tokens = %d)"
+                                                         : "tokens is NULL (n_tokens = %d)", n_tokens);
     if (ctx->model->arch == SAC_ARCH_ENCDEC && ctx->n_src == 0)
         return sac_fail(&ctx->error, SAC_ERR_STATE, "encoder-decoder model: call sac_encode with a source first");
     if ((st = check_ids(ctx, tokens, n_tokens))) return st;
@@ -465,7 +465,7 @@ int32_t sac_attention_enabled(const sac_context *ctx) { return ctx ? ctx->captur
 
 sac_status sac_attention_enable(sac_context *ctx, int32_t on) {
     if (!ctx) return SAC_ERR_ARG;
-    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     if (!on) {
         sac_capture_stop(&ctx->capture);
         return SAC_OK;
@@ -480,7 +480,7 @@ int32_t sac_attention_n_rows(const sac_context *ctx, sac_attention_kind kind) {
 sac_status sac_attention_rows(sac_context *ctx, sac_attention_kind kind, int32_t from, int32_t to, const float **data,
                               size_t *n_floats) {
     if (!ctx) return SAC_ERR_ARG;
-    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     return sac_capture_rows(&ctx->capture, kind, from, to, data, n_floats, &ctx->error);
 }
 
@@ -488,9 +488,10 @@ sac_status sac_attention_rows(sac_context *ctx, sac_attention_kind kind, int32_t
 static sac_status decoder_row(sac_context *ctx, sac_attention_kind kind, int32_t query, const float **row,
                               int32_t *n_keys) {
     const int32_t n = sac_capture_n_rows(&ctx->capture, kind);
+    if (n == 0)
+        return sac_fail(&ctx->error, SAC_ERR_STATE, "no captured attention (is capture on, and was anything evaluated?)");
     if (query < 0 || query >= n)
-        return sac_fail(&ctx->error, n ? SAC_ERR_ARG : SAC_ERR_STATE,
-                        "no captured attention for query %d (%d rows captured; is capture on?)", query, n);
+        return sac_fail(&ctx->error, SAC_ERR_ARG, "no captured attention for query %d (%d rows captured)", query, n);
     sac_status st = sac_capture_rows(&ctx->capture, kind, query, query + 1, row, NULL, &ctx->error);
     if (!st && n_keys) *n_keys = sac_capture_n_keys(&ctx->capture, kind, query);
     return st;
@@ -515,7 +516,7 @@ sac_status sac_attention_matrix(sac_context *ctx, int32_t layer, int32_t head, f
 sac_status sac_attention_get(sac_context *ctx, sac_attention_kind kind, int32_t layer, int32_t head, float *out,
                              size_t out_len, int32_t *n_queries, int32_t *n_keys) {
     if (!ctx) return SAC_ERR_ARG;
-    if (!context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     const sac_capture *c = &ctx->capture;
     if (kind != SAC_ATTENTION_SELF && kind != SAC_ATTENTION_CROSS && kind != SAC_ATTENTION_ENCODER)
         return sac_fail(&ctx->error, SAC_ERR_ARG, "unknown attention kind %d", (int)kind);

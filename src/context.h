@@ -62,4 +62,9 @@ struct sac_context {
     float *cross_k, *cross_v;    /* per decoder layer: [n_ctx][n_embd] */
 };
 
+/* 0 for NULL or a context whose initialisation failed (it holds only its message). */
+static inline int sac_context_usable(const sac_context *ctx) {
+    return ctx && ctx->model && ctx->k_cache && ctx->act.work;
+}
+
 #endif

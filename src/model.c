@@ -564,24 +564,23 @@ static sac_status read_architecture(sac_model *m) {
 static sac_status load(sac_model *m, int vocab_only) {
     sac_status st;
     m->info.gguf_version = m->gguf.version;
-    if (vocab_only) {
-        if ((st = load_tokenizer(m))) return st;
-        if (!m->tokenizer) return sac_fail(&m->error, SAC_ERR_MODEL, "the file has no tokenizer metadata (tokenizer.ggml.model)");
-        m->vocab_only = 1;
-        m->info.architecture = "";
-        m->info.name = "";
-        m->info.n_vocab = sac_tokenizer_n_vocab(m->tokenizer);
-        m->loaded = 1;
-        return SAC_OK;
-    }
-
-    if ((st = read_architecture(m))) return st;
     gguf_string name = {"", 0};
     if (sac_gguf_find_kv(&m->gguf, "general.name"))
         sac_gguf_get_string(&m->gguf, "general.name", &name, NULL); /* a non-string name is shown as "" */
     size_t cap = 0;
     if ((st = render_text(m, name, &m->name, &cap))) return st;
     m->info.name = m->name;
+    if (vocab_only) {
+        if ((st = load_tokenizer(m))) return st;
+        if (!m->tokenizer) return sac_fail(&m->error, SAC_ERR_MODEL, "the file has no tokenizer metadata (tokenizer.ggml.model)");
+        m->vocab_only = 1;
+        m->info.architecture = "";
+        m->info.n_vocab = sac_tokenizer_n_vocab(m->tokenizer);
+        m->loaded = 1;
+        return SAC_OK;
+    }
+
+    if ((st = read_architecture(m))) return st;
 
     if ((st = read_hparams(m))) return st;
 

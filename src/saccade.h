@@ -225,6 +225,7 @@ void sac_context_reset(sac_context *ctx);
 sac_status sac_context_truncate(sac_context *ctx, int32_t n_keep);
 /* Tokens currently in the KV cache. */
 int32_t sac_context_n_past(const sac_context *ctx);
+/* The context's length and threads; 0 for a context that failed to initialise. */
 int32_t sac_context_n_ctx(const sac_context *ctx);
 int32_t sac_context_n_threads(const sac_context *ctx);
 /* Replaces the context's worker threads with n_threads (counting the caller; 0 or 1 → none),

@@ -84,6 +84,7 @@ static void sort_by_rank(int32_t *ids, int32_t n, const double *prob, int32_t *t
 sac_status sac_sample(sac_context *ctx, int32_t *token) {
     if (!ctx || !token) return ctx ? sac_fail(&ctx->error, SAC_ERR_ARG, "token is NULL") : SAC_ERR_ARG;
     *token = -1; /* a caller that ignores the status evaluates an invalid id, refused, not garbage */
+    if (!sac_context_usable(ctx)) return sac_fail(&ctx->error, SAC_ERR_STATE, "the context failed to initialise");
     if (!ctx->logits_rows) return sac_fail(&ctx->error, SAC_ERR_STATE, "no logits to sample from: evaluate tokens first");
     sac_sampler_state *s = &ctx->sampler;
     if (!s->ready) {

@@ -236,6 +236,11 @@ static void test_context_new_refuses_capture_that_cannot_fit(void) {
     CHECK(sac_context_new(m, &p, &ctx) == SAC_ERR_NOMEM);
     CHECK_MSG(strstr(sac_context_errmsg(ctx), "attention capture") && strstr(sac_context_errmsg(ctx), "shorter context"),
               "%s", sac_context_errmsg(ctx));
+    /* the failed handle says so to every call, and reports no length or threads it does not have */
+    int32_t tok = 7;
+    CHECK(sac_sample(ctx, &tok) == SAC_ERR_STATE && tok == -1);
+    CHECK_MSG(!strcmp(sac_context_errmsg(ctx), "the context failed to initialise"), "%s", sac_context_errmsg(ctx));
+    CHECK(sac_context_n_ctx(ctx) == 0 && sac_context_n_threads(ctx) == 0);
     sac_context_free(ctx);
     CHECK(sac_context_memory(m, &p) == UINT64_MAX);
     sac_model_free(m);

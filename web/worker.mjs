@@ -137,7 +137,7 @@ async function load({ id, url, file, threads }) {
     ]));
     model = loaded;
     const { tensors, metadata, ...info } = model.info;
-    info.chatTemplate = metadata['tokenizer.chat_template'] !== undefined; // the page offers chat
+    info.chatTemplate = Boolean(metadata['tokenizer.chat_template']); // the page offers chat (an empty template is none)
     const { from, bytes } = model.sourceInfo;
     postMessage(toPage.loaded(id, { info, name: metadata['general.name'] ?? '', runtime: { ...model.runtime },
       defaults: { ...model.samplingDefaults }, from: file ? 'file' : from, bytes, ms: performance.now() - t0 }));
