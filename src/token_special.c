@@ -17,7 +17,7 @@ static const char *const eog_spellings[] = {
 };
 
 static sac_status no_tokenizer(sac_model *model) {
-    return sac_fail(&model->error, SAC_ERR_STATE, "no tokenizer: the file has no tokenizer.ggml.* metadata");
+    return sac_fail(&model->error, SAC_ERR_STATE, "no tokenizer: the model has no tokenizer.ggml.* metadata");
 }
 
 sac_status sac_token_spelling(sac_model *model, int32_t token, const char **text, size_t *len) {
