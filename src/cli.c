@@ -31,7 +31,8 @@ static const char *usage =
     "                   [--attention | --attention-cost] [--kv-type T] [--decode-depth N]\n"
     "Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);\n"
     "logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes\n"
-    "--decode-tokens ids.\n"
+    "--decode-tokens ids. bench's 128 and 32 shrink to fit a shorter context: a quarter of it is\n"
+    "decoded (at most 32), the prompt takes the rest (at most 128; all of it with --decode-depth).\n"
     "--attention: bench with attention capture on (every softmax probability kept), to see its cost.\n"
     "--attention-cost: decode with capture on and off by turns, token by token in one context, and\n"
     "report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).\n"
@@ -248,8 +249,8 @@ static int parse_options(int argc, char **argv, command cmd, options *o) {
     memset(o, 0, sizeof *o);
     o->n_predict = 32;
     o->threads = 1;
-    o->prompt_tokens = 128;
-    o->decode_tokens = 32;
+    o->prompt_tokens = 0; /* bench_lengths fits them to the context when not given */
+    o->decode_tokens = 0;
     o->repeat = 3;
     o->decode_depth = -1;
     o->sampling = sac_sampling_default_params();
@@ -956,23 +957,38 @@ static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t
     return 1;
 }
 
+/* bench's prompt and decode lengths, those not given (0) fitted to the context so that `bench
+ * MODEL` runs on any model: a quarter of the context decoded (at most 32), the prompt the rest (at
+ * most 128; all of it when the decode has its own depth or context); src/js/model.mjs's
+ * benchLengths is the same rule. Given lengths stay, refused below when they do not fit. */
+static void bench_lengths(int64_t n_ctx, int encdec, int depth_given, int32_t *np, int32_t *nd) {
+    if (!*nd) *nd = (int32_t)(n_ctx / 4 < 1 ? 1 : n_ctx / 4 > 32 ? 32 : n_ctx / 4);
+    if (!*np) {
+        const int64_t room = encdec || depth_given ? n_ctx : n_ctx - *nd;
+        *np = (int32_t)(room < 1 ? 1 : room > 128 ? 128 : room);
+    }
+}
+
 /* Prefill and decode speed on synthetic ids (weights may be random): best of --repeat runs. */
 static int cmd_bench(sac_model *m, const options *o) {
     sac_model_info in;
     sac_model_get_info(m, &in);
     const int encdec = is_encdec(m);
-    const int32_t np = o->prompt_tokens, nd = o->decode_tokens;
-    /* an encoder-decoder model decodes from an empty decoder context after encoding the prompt */
-    const int32_t depth = o->decode_depth < 0 ? np : o->decode_depth;
     if (encdec && o->decode_depth >= 0)
         return fail("--decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out");
     if (o->attention_cost && o->attention) return fail("--attention-cost turns capture on and off itself: leave out --attention");
-    if (o->attention_cost && nd < 2)
-        return fail("--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)");
     /* The context clamps its batch to its length: a huge --prompt-tokens allocates nothing. */
-    sac_context *ctx = new_context(m, o, np);
+    sac_context *ctx = new_context(m, o, o->prompt_tokens ? o->prompt_tokens : 128);
     if (!ctx) return 1;
     const int64_t n_ctx = sac_context_n_ctx(ctx);
+    int32_t np = o->prompt_tokens, nd = o->decode_tokens;
+    bench_lengths(n_ctx, encdec, o->decode_depth >= 0, &np, &nd);
+    /* an encoder-decoder model decodes from an empty decoder context after encoding the prompt */
+    const int32_t depth = o->decode_depth < 0 ? np : o->decode_depth;
+    if (o->attention_cost && nd < 2) {
+        sac_context_free(ctx);
+        return fail("--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)");
+    }
     const char *too_long = NULL;
     if (encdec)
         too_long = np > n_ctx || nd > n_ctx ? "--prompt-tokens and --decode-tokens must each fit in" : NULL;

@@ -137,7 +137,8 @@ static sac_status check_params(const sac_model *m, const sac_context_params *p, 
         return sac_fail(err, SAC_ERR_ARG, "n_ctx, n_batch and n_threads must be >= 0 (got %d, %d, %d)", p->n_ctx,
                         p->n_batch, p->n_threads);
     if (p->n_ctx > hp->n_ctx && m->arch == SAC_ARCH_GPT2)
-        return sac_fail(err, SAC_ERR_ARG, "n_ctx %d exceeds the model's %d learned positions", p->n_ctx, hp->n_ctx);
+        return sac_fail(err, SAC_ERR_ARG, "a context of %d tokens exceeds the model's %d learned positions", p->n_ctx,
+                        hp->n_ctx);
     if (p->n_threads > 256) return sac_fail(err, SAC_ERR_ARG, "n_threads %d is more than 256", p->n_threads);
     if (!sac_kv_type_name(p->kv_type))
         return sac_fail(err, SAC_ERR_ARG, "kv_type %d is not a KV cache type (%d = f32, %d = bf16, %d = q8)",

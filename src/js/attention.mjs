@@ -13,7 +13,7 @@ export const ATTENTION_KINDS = {
 };
 
 function kindOf(kind) {
-  if (!Object.hasOwn(ATTENTION_KINDS, kind)) fail(`kind must be 'self', 'cross' or 'encoder', got ${String(kind)}`);
+  if (!Object.hasOwn(ATTENTION_KINDS, kind)) fail(`kind must be 'self', 'cross' or 'encoder', got ${describe(kind)}`);
   return ATTENTION_KINDS[kind];
 }
 
@@ -72,9 +72,9 @@ export function attentionMatrix(engine, info, layer, head, kind) {
   const layers = layersOf(info, kind);
   const { heads } = info;
   if (!Number.isInteger(layer) || layer < 0 || layer >= layers)
-    fail(`layer must be an integer in [0, ${layers}), got ${String(layer)}`);
+    fail(`layer must be an integer in [0, ${layers}), got ${describe(layer)}`);
   if (!Number.isInteger(head) || head < 0 || head >= heads)
-    fail(`head must be an integer in [0, ${heads}), got ${String(head)}`);
+    fail(`head must be an integer in [0, ${heads}), got ${describe(head)}`);
   const { M, heap, scratch: s, ctx } = engine;
   engine.check(M._sac_attention_get(ctx, k, layer, head, 0, 0, s, s + 4)); // sizes only
   const queries = heap.i32(s);

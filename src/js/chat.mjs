@@ -1,8 +1,8 @@
 // Chat: a conversation rendered with the model's chat template (tokenizer.chat_template, Jinja)
 // by @huggingface/jinja, as transformers.js renders it, then generated like any prompt.
 //
-// - The template gets messages, add_generation_prompt, bos_token, eos_token and unk_token (the
-//   tokens' spellings) and options.templateArgs; raise_exception(message) refuses the
+// - The template gets messages, add_generation_prompt, bos_token and eos_token (the tokens'
+//   spellings) and options.templateArgs; raise_exception(message) refuses the
 //   conversation with a SaccadeError that quotes the template's message.
 // - The rendered text is tokenized with its special tokens parsed ("<|im_start|>" is one id),
 //   and BOS is added when the model asks for it unless the text already starts with it
@@ -173,7 +173,11 @@ async function fitConversation(model, engine, turns, o, maxTokens) {
   const all = await read(turns);
   const nCtx = model.runtime.contextLength; // (not the engine's: the model may be disposed by now)
   const half = Math.floor(nCtx / 2);
-  if (!o.dropOldest || all.ids.length + Math.min(maxTokens, half) <= nCtx) return { ...all, dropped: 0 };
+  const room = Math.min(maxTokens, half);
+  if (all.ids.length + room <= nCtx) return { ...all, dropped: 0 };
+  if (!o.dropOldest)
+    fail(`the conversation takes ${all.ids.length} of the context's ${nCtx} tokens, leaving the reply fewer than ` +
+      `min(maxTokens, half the context) = ${room}, and dropOldest is false: none of it is left out`);
   let head = 0;
   while (head < turns.length && turns[head].role === 'system') head++;
   const starts = []; // where each exchange after the leading system messages begins
@@ -219,6 +223,8 @@ export function chat(model, engine, messages, options) {
   o.dropOldest = o.dropOldest === undefined ? true : bool('dropOldest', o.dropOldest);
   const turns = checkMessages(messages);
   const checked = generateOptions(model.samplingDefaults, gen, 'chat', model.info.vocabSize); // bad options throw here, at the call
+  // (the first step carries the prompt: with none there would be nothing to say what was read)
+  if (checked.maxTokens === 0) fail('chat needs maxTokens of at least 1: a turn with no reply');
   const eog = checked.ignoreEos ? [] : endOfGeneration(engine);
   const userStops = gen.stop === undefined ? [] : Array.isArray(gen.stop) ? gen.stop : [gen.stop];
   // the seed drawn for an unseeded call, so that the check above and the run agree

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { droppedNote, NO_TEMPLATE_NOTE } from './chat.mjs';
 import { loadModel } from './index.mjs';
 import { KV_TYPES } from './layout.mjs';
+import { benchLengths } from './model.mjs';
 
 const usage = `usage:
   saccade info MODEL.gguf
@@ -21,7 +22,8 @@ const usage = `usage:
                    [--attention | --attention-cost] [--kv-type T] [--decode-depth N]
 Encoder-decoder models: generate encodes the prompt and decodes from BOS (or --decoder-start);
 logits encodes --source and decodes --tokens; bench encodes --prompt-tokens ids and decodes
---decode-tokens ids.
+--decode-tokens ids. bench's 128 and 32 shrink to fit a shorter context: a quarter of it is
+decoded (at most 32), the prompt takes the rest (at most 128; all of it with --decode-depth).
 --attention: bench with attention capture on (every softmax probability kept), to see its cost.
 --attention-cost: decode with capture on and off by turns, token by token in one context, and
 report both speeds (decode_tokens_per_s without, decode_capture_tokens_per_s with).
@@ -177,7 +179,7 @@ const OPTIONS = {
 
 function parseOptions(cmd, args) {
   const o = {
-    all: false, attention: false, attentionCost: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, promptTokens: 128, decodeTokens: 32, repeat: 3,
+    all: false, attention: false, attentionCost: false, bos: false, ignoreEos: false, nPredict: 32, threads: 1, repeat: 3,
     seed: 0n,
   };
   for (let i = 0; i < args.length; i++) {
@@ -353,13 +355,14 @@ function tokenize(model, o) {
 }
 
 function bench(model, o) {
-  const { promptTokens: np, decodeTokens: nd, decodeDepth } = o;
+  const { decodeDepth } = o;
   if (isEncdec(model) && decodeDepth !== undefined)
     throw new UsageError('--decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out');
   if (o.attentionCost && o.attention) throw new UsageError('--attention-cost turns capture on and off itself: leave out --attention');
+  const nCtx = model.runtime.contextLength;
+  const { promptTokens: np, decodeTokens: nd } = benchLengths(nCtx, isEncdec(model), decodeDepth !== undefined, o.promptTokens, o.decodeTokens);
   if (o.attentionCost && nd < 2)
     throw new UsageError('--attention-cost needs --decode-tokens >= 2 (tokens with capture and without, by turns)');
-  const nCtx = model.runtime.contextLength;
   let tooLong;
   if (isEncdec(model)) tooLong = np > nCtx || nd > nCtx ? '--prompt-tokens and --decode-tokens must each fit in' : '';
   else if (decodeDepth === undefined) tooLong = np + nd > nCtx ? '--prompt-tokens + --decode-tokens exceed' : '';

@@ -48,7 +48,7 @@ export function generateOptions(d, options, call, vocabSize) {
   const stops = o.stop === undefined ? [] : Array.isArray(o.stop) ? o.stop : [o.stop];
   for (const s of stops)
     if (!(typeof s == 'string' && s.length > 0) && !(Number.isInteger(s) && s >= -0x80000000 && s <= 0x7fffffff))
-      fail(`stop must be a non-empty string, a token id, or an array of them, got ${String(s)}`);
+      fail(`stop must be a non-empty string, a token id, or an array of them, got ${describe(s)}`);
     else if (typeof s == 'number' && (s < 0 || s >= vocabSize))
       fail(`stop token id ${s} is out of range (vocabulary size ${vocabSize})`);
   return {

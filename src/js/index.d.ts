@@ -240,14 +240,14 @@ export type ModelSource = ModelFile | readonly ModelFile[];
 
 export interface TensorInfo {
   name: string;
-  /** 'F32' | 'F16' | 'Q8_0' | 'Q4_0' */
+  /** ggml's type name: 'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K' … 'Q6_K' */
   type: string;
   /** Innermost first, as GGUF stores them. */
   dims: number[];
 }
 
 export interface ModelInfo {
-  /** 'gpt2', 'llama' or 'encdec' ('' for a vocabOnly model). */
+  /** 'gpt2', 'llama', 'qwen2', 'gemma', 'phi3' or 'encdec' ('' for a vocabOnly model). */
   architecture: string;
   /** general.name, or ''. */
   name: string;
@@ -305,7 +305,8 @@ export interface ForwardOptions {
 }
 
 export interface GenerateOptions {
-  /** Default 64. Generation also ends at EOS (unless ignoreEos), a stop, or a full context. */
+  /** Default 64; 0 evaluates the prompt and yields no step (chat refuses 0). Generation also ends at EOS
+   * (unless ignoreEos), a stop, or a full context. */
   maxTokens?: number;
   /** 0 → greedy. Default 0.8. */
   temperature?: number;
@@ -436,7 +437,7 @@ export interface ChatOptions extends Omit<GenerateOptions, 'decoderStart'> {
    * When the prompt would leave the reply less than min(maxTokens, half the context), leave out
    * the oldest exchanges after the leading system messages (a user message and what follows it),
    * as few as bring the prompt down to half the context; the first step's prompt says which
-   * (`messages`, `dropped`). Default true; false refuses a conversation that does not fit.
+   * (`messages`, `dropped`). Default true; false refuses such a conversation (SAC_ERR_ARG).
    */
   dropOldest?: boolean;
   /** A Jinja chat template to use instead of the file's tokenizer.chat_template. */
@@ -509,9 +510,9 @@ export interface AttentionMatrix {
 }
 
 export interface BenchOptions {
-  /** Default 128. */
+  /** Default 128, or what a shorter context leaves after decodeTokens (all of it with decodeDepth). */
   promptTokens?: number;
-  /** Default 32. */
+  /** Default 32, or a quarter of a shorter context. */
   decodeTokens?: number;
   /**
    * Tokens in the context when decode starts. Default: promptTokens (decode follows the prefill);

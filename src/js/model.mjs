@@ -7,7 +7,7 @@ import { chat } from './chat.mjs';
 import { disposedError, fail } from './errors.mjs';
 import { generateOptions, Run, samplingDefaults, steps, superseded } from './generate.mjs';
 import { constants, readInfo } from './layout.mjs';
-import { bool, checkIds, int, optionsOf } from './options.mjs';
+import { bool, checkIds, describe, int, optionsOf } from './options.mjs';
 import { ablatedHeads, ablationMask, attentionScores, queryKeys, setAblation, softmaxRow } from './probe.mjs';
 
 const { SAC_EVAL_ALL_LOGITS, SAC_TOKENIZE_BOS, SAC_TOKENIZE_EOS, SAC_TOKENIZE_SPECIAL } = constants;
@@ -22,6 +22,18 @@ function sharedPrefix(held, prompt) {
   let i = 0;
   while (i < n && held[i] === prompt[i]) i++;
   return i;
+}
+
+/**
+ * bench's prompt and decode lengths, those not given (undefined) fitted to the context so that
+ * bench runs on any model: a quarter of the context decoded (at most 32), the prompt the rest (at
+ * most 128; all of it when the decode has its own depth or context), as the native CLI's
+ * bench_lengths. Given lengths stay (refused when they do not fit).
+ */
+export function benchLengths(nCtx, encdec, depthGiven, promptTokens, decodeTokens) {
+  const nd = decodeTokens ?? Math.min(32, Math.max(1, Math.floor(nCtx / 4)));
+  const np = promptTokens ?? Math.min(128, Math.max(1, encdec || depthGiven ? nCtx : nCtx - nd));
+  return { promptTokens: np, decodeTokens: nd };
 }
 
 export class Model {
@@ -165,7 +177,7 @@ export class Model {
   tokenize(text, options) {
     const e = this.#usable();
     const o = optionsOf(options, ['bos', 'eos', 'special'], 'tokenize');
-    if (typeof text != 'string') fail(`text must be a string, got ${typeof text}`);
+    if (typeof text != 'string') fail(`text must be a string, got ${describe(text)}`);
     const flags = (bool('bos', o.bos) ? SAC_TOKENIZE_BOS : 0) | (bool('eos', o.eos) ? SAC_TOKENIZE_EOS : 0) |
       (bool('special', o.special) ? SAC_TOKENIZE_SPECIAL : 0);
     // in the option's words (C names its flag)
@@ -384,7 +396,7 @@ export class Model {
   #start(prompt, options, call) {
     const e = this.#hasContext();
     const o = generateOptions(this.samplingDefaults, options, call, this.info.vocabSize);
-    const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt')];
+    const ids = typeof prompt == 'string' ? this.tokenize(prompt, { bos: this.info.addBos }) : [...checkIds(prompt, 'prompt', 'text or ')];
     if (ids.length === 0) fail('the prompt is empty');
     let source = null;
     let start = ids;
@@ -498,8 +510,8 @@ export class Model {
   bench(options) {
     this.#hasContext();
     const o = optionsOf(options, ['promptTokens', 'decodeTokens', 'decodeDepth', 'repeat', 'attentionCost'], 'bench');
-    const promptTokens = int('promptTokens', o.promptTokens, 128, 1);
-    const decodeTokens = int('decodeTokens', o.decodeTokens, 32, 1);
+    const { promptTokens, decodeTokens } = benchLengths(this.runtime.contextLength, this.#encdec, o.decodeDepth !== undefined,
+      int('promptTokens', o.promptTokens, undefined, 1), int('decodeTokens', o.decodeTokens, undefined, 1));
     const decodeDepth = int('decodeDepth', o.decodeDepth, promptTokens, 0);
     if (this.#encdec && o.decodeDepth !== undefined)
       fail('decodeDepth: an encoder-decoder model decodes from an empty decoder context; leave it out');
@@ -515,7 +527,7 @@ export class Model {
     else if (o.decodeDepth === undefined) tooLong = promptTokens + decodeTokens > e.nCtx ? 'promptTokens + decodeTokens exceed' : '';
     else if (promptTokens > e.nCtx) tooLong = 'promptTokens exceeds';
     else if (decodeDepth + decodeTokens > e.nCtx) tooLong = 'decodeDepth + decodeTokens exceed';
-    if (tooLong) fail(`${tooLong} the context length`);
+    if (tooLong) fail(`${tooLong} the context length (${e.nCtx})`);
     if (alternate) this.#checkCapture(this.#encdec ? decodeTokens : Math.max(promptTokens, decodeDepth + decodeTokens),
       this.#encdec ? promptTokens : 0, 'bench with attentionCost');
     const ids = Array.from({ length: Math.max(promptTokens, decodeDepth) },

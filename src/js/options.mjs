@@ -58,12 +58,12 @@ export function abortSignal(value) {
 }
 
 /** Checks an array of token ids (int32); returns it. */
-export function checkIds(ids, what = 'ids') {
+export function checkIds(ids, what = 'ids', orText = '') {
   if (typeof ids == 'string' || ids == null || typeof ids.length != 'number')
-    fail(`${what} must be an array of token ids, got ${ids === null ? 'null' : typeof ids}`);
+    fail(`${what} must be ${orText}an array of token ids, got ${typeof ids == 'string' ? 'a string' : describe(ids)}`);
   for (let i = 0; i < ids.length; i++)
     if (!Number.isInteger(ids[i]) || ids[i] < -0x80000000 || ids[i] > 0x7fffffff)
-      fail(`${what}[${i}] is ${String(ids[i])}, not a token id (an integer)`);
+      fail(`${what}[${i}] is ${describe(ids[i])}, not a token id (an integer)`);
   return ids;
 }
 

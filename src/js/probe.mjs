@@ -2,7 +2,7 @@
 // vectors of a layer and head, the row softmax at a temperature, and head ablation.
 import { attentionRows, kindOf, layersOf } from './attention.mjs';
 import { fail, SaccadeError } from './errors.mjs';
-import { number } from './options.mjs';
+import { describe, number } from './options.mjs';
 
 // The C core's refusals when nothing was captured name its own switches; a JS caller gets the
 // library's.
@@ -32,9 +32,9 @@ export function attentionScores(engine, info, kind, from, to, view) {
 function checkLayerHead(info, kind, layer, head) {
   const layers = layersOf(info, kind);
   if (!Number.isInteger(layer) || layer < 0 || layer >= layers)
-    fail(`layer must be an integer in [0, ${layers}), got ${String(layer)}`);
+    fail(`layer must be an integer in [0, ${layers}), got ${describe(layer)}`);
   if (!Number.isInteger(head) || head < 0 || head >= info.heads)
-    fail(`head must be an integer in [0, ${info.heads}), got ${String(head)}`);
+    fail(`head must be an integer in [0, ${info.heads}), got ${describe(head)}`);
 }
 
 /**

@@ -97,7 +97,7 @@ export function trainOptions(options = {}) {
   cOptions(o.data, DATA_KEYS, 'data', c);
   const steps = o.steps ?? preset.steps;
   if (steps !== undefined) {
-    if (!Number.isInteger(steps) || steps < 1) fail(`steps must be a positive integer, got ${String(steps)}`);
+    if (!Number.isInteger(steps) || steps < 1) fail(`steps must be a positive integer, got ${describe(steps)}`);
     c.steps = steps;
   }
   if (o.seed !== undefined) {

@@ -52,10 +52,17 @@ describe('bench with attentionCost', () => {
       assert.equal(m.capturedRows(), 3); // decode from an empty context: rows 0 and 2 captured
       assert.deepEqual(firstHeadSums(m.attentionRows('self', 0, 3)), [1, 0, 1]);
       assert.equal(m.bench({ promptTokens: 4, decodeTokens: 2, repeat: 1 }).decodeDepth, 4, 'by default decode follows the prompt');
+      // the defaults, 128 and 32, fit a shorter context: a quarter decoded, the prompt the rest
+      const fitted = m.bench({ repeat: 1 });
+      assert.deepEqual([fitted.promptTokens, fitted.decodeTokens, fitted.decodeDepth], [24, 8, 24]);
+      const given = m.bench({ decodeTokens: 20, repeat: 1 });
+      assert.deepEqual([given.promptTokens, given.decodeTokens], [12, 20]);
+      const deep = m.bench({ decodeDepth: 4, repeat: 1 });
+      assert.deepEqual([deep.promptTokens, deep.decodeTokens], [32, 8]);
       assert.throws(() => m.bench({ promptTokens: 4, decodeDepth: 30, decodeTokens: 3 }),
-        /^SaccadeError: decodeDepth \+ decodeTokens exceed the context length$/);
+        /^SaccadeError: decodeDepth \+ decodeTokens exceed the context length \(32\)$/);
       assert.throws(() => m.bench({ promptTokens: 33, decodeDepth: 0, decodeTokens: 3 }),
-        /^SaccadeError: promptTokens exceeds the context length$/);
+        /^SaccadeError: promptTokens exceeds the context length \(32\)$/);
       assert.throws(() => m.bench({ decodeDepth: -1 }), /^SaccadeError: decodeDepth must be an integer >= 0/);
     });
     await withModel(fixture('encdec-q8_0'), {}, (m) => {

@@ -188,7 +188,16 @@ describe('model.chat: a conversation longer than the context (dropOldest)', () =
       const p = await promptOf(model, short);
       assert.equal(p.dropped, 0);
       assert.deepEqual(p.messages, short);
-      await assert.rejects(collect(model.chat(long(7), { ...greedy, dropOldest: false })), { name: 'SaccadeError', message: /do not fit in the context/ });
+      await assert.rejects(collect(model.chat(long(7), { ...greedy, dropOldest: false })), { name: 'SaccadeError',
+        code: 'SAC_ERR_ARG', message: /^the conversation takes \d+ of the context's 96 tokens, leaving the reply fewer than min\(maxTokens, half the context\) = 4, and dropOldest is false/ });
+      // one that fits but leaves the reply too little room is refused too (it went on to a full context)
+      const n = p.ids.length;
+      assert.ok(96 - n + 1 <= 48, `${n} tokens`);
+      await assert.rejects(collect(model.chat(short, { ...greedy, maxTokens: 96 - n + 1, dropOldest: false })),
+        { name: 'SaccadeError', message: new RegExp(`^the conversation takes ${n} of the context's 96 tokens, .* = ${96 - n + 1}, and dropOldest is false`) });
+      assert.equal((await promptOf(model, short, { maxTokens: 96 - n, dropOldest: false })).dropped, 0);
+      assert.throws(() => model.chat(short, { ...greedy, maxTokens: 0 }), // (at the call, as the CLIs' --chat -n 0)
+        { name: 'SaccadeError', message: 'chat needs maxTokens of at least 1: a turn with no reply' });
       assert.throws(() => model.chat(short, { dropOldest: 'yes' }), { name: 'SaccadeError', message: /dropOldest/ });
     });
   });

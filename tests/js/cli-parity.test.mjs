@@ -217,6 +217,15 @@ describe('both CLIs judge every option the same way', () => {
     const [fj, fn] = [JSON.parse(full.js.stdout), JSON.parse(full.native.stdout)];
     assert.deepEqual(Object.keys(fj), Object.keys(fn));
     for (const r of [fj, fn]) assert.ok(r.decode_depth === 0 && r.decode_capture_tokens_per_s > 0, JSON.stringify(r));
+    // the defaults, 128 and 32, fit a shorter context: a quarter decoded (at most 32), the prompt the rest
+    for (const [args, np, nd] of [[['--ctx', 128], 96, 32], [['--ctx', 40], 30, 10],
+      [['--ctx', 40, '--decode-tokens', 36], 4, 36], [['--ctx', 40, '--decode-depth', 2], 40, 10]]) {
+      const fitted = await both('bench', gpt2, ...args, '--repeat', 1);
+      assert.equal(fitted.native.status, 0, fitted.native.stderr);
+      assert.equal(fitted.js.status, 0, fitted.js.stderr);
+      for (const out of [fitted.native, fitted.js])
+        assert.deepEqual([JSON.parse(out.stdout).prompt_tokens, JSON.parse(out.stdout).decode_tokens], [np, nd], args.join(' '));
+    }
     const encdec = await both('bench', dates, '--prompt-tokens', 4, '--decode-tokens', 2, '--repeat', 1);
     for (const out of [encdec.native, encdec.js])
       assert.equal(JSON.parse(out.stdout).decode_depth, 0, 'an encoder-decoder model decodes from an empty decoder context');
@@ -258,7 +267,7 @@ describe('both CLIs judge every option the same way', () => {
       ['bench', gpt2, '--prompt-tokens', 100, '--decode-tokens', 29],
       ['generate', dates, '--tokens', '11' + ',5'.repeat(40)], // a 41-token source in a 40-token context
       ['generate', gpt2, '--prompt', ''], ['generate', gpt2],
-      ['bench', gpt2, '--ctx', 16], [...gen, '--ctx', 1000000], // past the learned positions
+      ['bench', gpt2, '--ctx', 16, '--prompt-tokens', 16], [...gen, '--ctx', 1000000], // past the learned positions
     ]) {
       const { native, js } = await both(...args);
       assert.equal(native.status, 1, args.join(' '));

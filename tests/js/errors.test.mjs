@@ -155,8 +155,10 @@ describe('bad calls on a loaded model', () => {
     await rejects(() => m.forward([1, 97, 2]), /token id 97 at index 1 is out of range \(vocabulary size 97\)/, 'SAC_ERR_ARG');
     await rejects(() => m.forward([-1]), /token id -1 at index 0 is out of range/);
     await rejects(() => m.forward([1, 2.5]), /ids\[1\] is 2.5, not a token id/);
-    await rejects(() => m.forward(['1']), /ids\[0\] is 1, not a token id/);
-    await rejects(() => m.forward('abc'), /ids must be an array of token ids, got string/);
+    await rejects(() => m.forward(['1']), /ids\[0\] is '1', not a token id/); // quoted: 1 would look valid
+    await rejects(() => m.forward('abc'), /ids must be an array of token ids, got a string/);
+    await rejects(() => m.complete(5), /^prompt must be text or an array of token ids, got 5$/);
+    await rejects(() => m.complete('a', { stop: '' }), /^stop must be a non-empty string, a token id, or an array of them, got ''$/);
     await rejects(() => m.forward([]), /no tokens to evaluate/);
     await rejects(() => m.detokenize([3, 1000]), /token 1000 is out of range/);
     await rejects(() => collect(m.generate([5, 100])), /out of range/); // at the first step
@@ -215,7 +217,8 @@ describe('bad calls on a loaded model', () => {
   });
 
   test('tokenize needs a string', async () => {
-    await rejects(() => m.tokenize(42), /text must be a string, got number/);
+    await rejects(() => m.tokenize(42), /text must be a string, got 42/);
+    await rejects(() => m.tokenize(null), /text must be a string, got null/);
     await stillUsable();
   });
 });
