@@ -76,6 +76,7 @@ const depths = opts.depths ? opts.depths.split(',').map(Number) : [];
 const repeat = Number(opts.repeat);
 const PROMPT = 128;
 const DECODE = 32;
+const LLAMA_DEPTH_DECODE_SHARE = 0.1; // see llamaAtDepth
 const peers = path.resolve(root, '../shared/peers/llama.cpp');
 const browserOnly = opts['browser-only'];
 const usePeers = !opts['no-peers'] && !browserOnly;
@@ -164,9 +165,11 @@ function stream() {
 }
 
 /** Keeps the best of each figure seen for one configuration. */
+/** Keeps each figure's best over the rounds (a figure a round could not measure is undefined). */
 function keepBest(r, key, run) {
   const b = r[key];
-  r[key] = b ? Object.fromEntries(Object.keys(run).map((k) => [k, Math.max(b[k], run[k])])) : run;
+  const best = (x, y) => (x === undefined ? y : y === undefined ? x : Math.max(x, y));
+  r[key] = b ? Object.fromEntries(Object.keys(run).map((k) => [k, best(b[k], run[k])])) : run;
 }
 
 // Other processes on the machine skew everything, threads most: say how busy it was.
@@ -204,8 +207,12 @@ if (depths.length) {
   const llamaAtDepth = (which, f, d) => {
     const tests = benchLlama(which, f, t, ['-p', String(d), '-n', '0', '-pg', `${d},${DECODE}`]);
     const p = tests.find((x) => x.n_gen === 0), pg = tests.find((x) => x.n_gen > 0);
-    const decode = DECODE / (pg.avg_ns / 1e9 - p.avg_ns / 1e9);
-    return { decode: decode > 0 ? decode : 0, prefill: p.avg_ts };
+    const decodeNs = pg.avg_ns - p.avg_ns;
+    // The two prefills of d tokens differ by a few percent from run to run: where the decoded
+    // tokens take less than a tenth of the -pg run, the difference is that spread, not their time
+    // (llama.cpp's wasm at depth 2048 gave 131 and 0 tokens/s so), and no figure is kept.
+    const decode = decodeNs >= LLAMA_DEPTH_DECODE_SHARE * pg.avg_ns ? DECODE / (decodeNs / 1e9) : undefined;
+    return { decode, prefill: p.avg_ts };
   };
   for (let round = 1; round <= repeat; round++)
     for (const d of depths) {
@@ -395,7 +402,8 @@ for (const type of types) {
 }
 
 if (depths.length) {
-  console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D;` +
+  console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D,` +
+    ` '-' where those tokens took under ${100 * LLAMA_DEPTH_DECODE_SHARE}% of the -pg run, within its prefill's spread;` +
     ` KV cache: saccade f32 unless said, llama.cpp f16)\n`);
   const lw = [7, 14, 14, 16, 16, 22, 22, 14, 24, 12, 24];
   console.log(row(['depth', 'saccade native', 'saccade Node', 'llama.cpp native', 'llama.cpp wasm', 'native capture cost', 'Node capture cost',
@@ -430,7 +438,7 @@ if (depths.length) {
       console.log(row([d, f1(r.gqa_native?.decode), f1(r.gqa_node?.decode), f1(r.gqa_node_q8?.decode),
         f1(r.gqa_llama_native?.decode), f1(r.gqa_llama_wasm?.decode)], gw));
     }
-    const kept = (key) => (last[key] && first[key] ? (last[key].decode / first[key].decode).toFixed(2) : '-');
+    const kept = (key) => (last[key]?.decode && first[key]?.decode ? (last[key].decode / first[key].decode).toFixed(2) : '-');
     console.log(`depth ${depths[depths.length - 1]} / ${depths[0]}: saccade native ${kept('gqa_native')}, Node ${kept('gqa_node')}, ` +
       `Node q8 KV ${kept('gqa_node_q8')}, llama.cpp native ${kept('gqa_llama_native')}, wasm ${kept('gqa_llama_wasm')}`);
   }

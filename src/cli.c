@@ -961,11 +961,14 @@ static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t
  * MODEL` runs on any model: a quarter of the context decoded (at most 32), the prompt the rest (at
  * most 128; all of it when the decode has its own depth or context); src/js/model.mjs's
  * benchLengths is the same rule. Given lengths stay, refused below when they do not fit. */
+enum { BENCH_PROMPT_TOKENS = 128, BENCH_DECODE_TOKENS = 32 };
+
 static void bench_lengths(int64_t n_ctx, int encdec, int depth_given, int32_t *np, int32_t *nd) {
-    if (!*nd) *nd = (int32_t)(n_ctx / 4 < 1 ? 1 : n_ctx / 4 > 32 ? 32 : n_ctx / 4);
+    const int64_t quarter = n_ctx / 4;
+    if (!*nd) *nd = (int32_t)(quarter < 1 ? 1 : quarter > BENCH_DECODE_TOKENS ? BENCH_DECODE_TOKENS : quarter);
     if (!*np) {
         const int64_t room = encdec || depth_given ? n_ctx : n_ctx - *nd;
-        *np = (int32_t)(room < 1 ? 1 : room > 128 ? 128 : room);
+        *np = (int32_t)(room < 1 ? 1 : room > BENCH_PROMPT_TOKENS ? BENCH_PROMPT_TOKENS : room);
     }
 }
 
@@ -978,7 +981,7 @@ static int cmd_bench(sac_model *m, const options *o) {
         return fail("--decode-depth: an encoder-decoder model decodes from an empty decoder context; leave it out");
     if (o->attention_cost && o->attention) return fail("--attention-cost turns capture on and off itself: leave out --attention");
     /* The context clamps its batch to its length: a huge --prompt-tokens allocates nothing. */
-    sac_context *ctx = new_context(m, o, o->prompt_tokens ? o->prompt_tokens : 128);
+    sac_context *ctx = new_context(m, o, o->prompt_tokens ? o->prompt_tokens : BENCH_PROMPT_TOKENS);
     if (!ctx) return 1;
     const int64_t n_ctx = sac_context_n_ctx(ctx);
     int32_t np = o->prompt_tokens, nd = o->decode_tokens;
