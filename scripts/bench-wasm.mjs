@@ -164,7 +164,6 @@ function stream() {
   return { 1: j.threads_1_gb_s, 2: j.threads_2_gb_s };
 }
 
-/** Keeps the best of each figure seen for one configuration. */
 /** Keeps each figure's best over the rounds (a figure a round could not measure is undefined). */
 function keepBest(r, key, run) {
   const b = r[key];

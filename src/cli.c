@@ -957,19 +957,19 @@ static int bench_round(sac_context *ctx, int encdec, const int32_t *ids, int32_t
     return 1;
 }
 
+enum { BENCH_PROMPT_TOKENS = 128, BENCH_DECODE_TOKENS = 32 }; /* bench's lengths when the context allows */
+
 /* bench's prompt and decode lengths, those not given (0) fitted to the context so that `bench
  * MODEL` runs on any model: a quarter of the context decoded (at most 32), the prompt the rest (at
  * most 128; all of it when the decode has its own depth or context); src/js/model.mjs's
  * benchLengths is the same rule. Given lengths stay, refused below when they do not fit. */
-enum { BENCH_PROMPT_TOKENS = 128, BENCH_DECODE_TOKENS = 32 };
+static int32_t bench_length_within(int64_t room, int32_t most) {
+    return (int32_t)(room < 1 ? 1 : room > most ? most : room);
+}
 
 static void bench_lengths(int64_t n_ctx, int encdec, int depth_given, int32_t *np, int32_t *nd) {
-    const int64_t quarter = n_ctx / 4;
-    if (!*nd) *nd = (int32_t)(quarter < 1 ? 1 : quarter > BENCH_DECODE_TOKENS ? BENCH_DECODE_TOKENS : quarter);
-    if (!*np) {
-        const int64_t room = encdec || depth_given ? n_ctx : n_ctx - *nd;
-        *np = (int32_t)(room < 1 ? 1 : room > BENCH_PROMPT_TOKENS ? BENCH_PROMPT_TOKENS : room);
-    }
+    if (!*nd) *nd = bench_length_within(n_ctx / 4, BENCH_DECODE_TOKENS);
+    if (!*np) *np = bench_length_within(encdec || depth_given ? n_ctx : n_ctx - *nd, BENCH_PROMPT_TOKENS);
 }
 
 /* Prefill and decode speed on synthetic ids (weights may be random): best of --repeat runs. */
