@@ -302,8 +302,10 @@ static const char *open_failure(int e) {
 }
 
 /* Reads a whole file into a malloc'd buffer (an empty file too: the loader says why it is
- * refused). Only a regular file: a directory or a pipe has no size to read (and opening a pipe
- * nobody writes to would wait forever). `shard` ("shard 2 of 3 (NAME): ") prefixes a failure. */
+ * refused), to its end: stat's size is where reading starts, and files in /proc or /sys give 0
+ * there yet have contents. Only a regular file: a directory or a pipe has no size to read (and
+ * opening a pipe nobody writes to would wait forever). `shard` ("shard 2 of 3 (NAME): ")
+ * prefixes a failure. */
 static void *read_file(const char *path, const char *shard, size_t *size) {
     struct stat st;
     const char *why = stat(path, &st) ? open_failure(errno)
@@ -312,15 +314,29 @@ static void *read_file(const char *path, const char *shard, size_t *size) {
     FILE *f = why ? NULL : fopen(path, "rb");
     if (!why && !f) why = open_failure(errno);
     if (why) return fail("%scannot open '%s': %s", shard, path, why), NULL;
-    long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-    void *buf = n >= 0 && !fseek(f, 0, SEEK_SET) ? malloc(n ? (size_t)n : 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    size_t cap = st.st_size > 0 && (uintmax_t)st.st_size < SIZE_MAX ? (size_t)st.st_size : 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    int c;
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap || (c = fgetc(f)) == EOF) break;
+        unsigned char *more = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!more) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = more;
+        buf[n++] = (unsigned char)c;
+        cap *= 2;
+    }
+    if (!buf || ferror(f)) {
         free(buf);
         buf = NULL;
         fail("%scannot read '%s'", shard, path);
     }
     fclose(f);
-    *size = (size_t)n;
+    *size = n;
     return buf;
 }
 

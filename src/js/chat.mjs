@@ -207,7 +207,7 @@ async function fitConversation(model, engine, turns, o, maxTokens) {
  * no template, the turns were joined as plain text; messages: the ones the model read, dropped:
  * how many it did not, see fitConversation).
  */
-export function chat(model, engine, messages, options) {
+export function chat(model, engine, messages, options, claim) {
   // chat is for decoder-only models: decoderStart is not one of its options, but gets its reason
   if (options?.decoderStart !== undefined) fail('decoderStart is for encoder–decoder models; chat is for decoder-only ones');
   const all = optionsOf(options, [...GENERATE_OPTIONS.filter((k) => k !== 'decoderStart'), ...CHAT_ONLY], 'chat');
@@ -230,10 +230,27 @@ export function chat(model, engine, messages, options) {
   // the seed drawn for an unseeded call, so that the check above and the run agree
   const run = { ...gen, seed: checked.seed, stop: [...userStops, ...eog] };
   const eogIds = new Set(eog.filter((id) => !userStops.includes(id)));
+  // the call takes the context, as generate's does: rendering happens at the first step, and
+  // a call made before it supersedes this chat (model.stop() aborts it)
+  const hold = claim();
   return (async function* steps() {
-    const prompt = await fitConversation(model, engine, turns, o, checked.maxTokens);
+    let prompt;
+    let generation;
+    try {
+      hold.live();
+      prompt = await fitConversation(model, engine, turns, o, checked.maxTokens);
+      hold.live();
+      if (!hold.aborted && !checked.signal?.aborted) generation = model.generate(prompt.ids, run); // takes over from hold
+    } catch (e) {
+      hold.abort(); // (a no-op when a later call took the context) the model has nothing running
+      throw e;
+    }
+    if (!generation) {
+      yield { id: null, text: '', attention: undefined, cross: undefined, finishReason: 'aborted', prompt };
+      return;
+    }
     let first = true;
-    for await (const step of model.generate(prompt.ids, run)) {
+    for await (const step of generation) {
       const out = step.finishReason === 'stop' && eogIds.has(step.id) ? { ...step, finishReason: 'eos' } : step;
       if (first) out.prompt = prompt;
       first = false;

@@ -599,8 +599,8 @@ export class Model {
    * An async iterator of steps. Options are checked at the call (throws); the prompt is
    * evaluated at the first step. For an encoder–decoder model the prompt is the source, and the
    * decoder starts from options.decoderStart.
-   * One generation at a time per model: a later generate, complete, chat (at its first step),
-   * forward, bench or setAblation takes the context over,
+   * One generation at a time per model: a later generate, complete, chat, forward, bench or
+   * setAblation takes the context over at the call (also from a chat not yet begun),
    * and the generation it interrupts throws a SaccadeError (SAC_ERR_STATE) at its next step — so
    * an iterator that is simply dropped never locks the model.
    */

@@ -166,7 +166,7 @@ export class Model {
   stop() {
     this.#usable();
     const run = this.#run;
-    if (!run) return false;
+    if (!run || run.aborted) return false; // (aborted: a chat that failed before its generation began)
     run.abort();
     this.#run = null;
     this.#engine.setCapture(this.#params.attention);
@@ -455,7 +455,19 @@ export class Model {
    * template: generate's steps, stopping at an end-of-turn token. See chat.mjs.
    */
   chat(messages, options) {
-    return chat(this, this.#hasContext(), messages, options);
+    return chat(this, this.#hasContext(), messages, options, () => this.#claim());
+  }
+
+  /**
+   * A chat's hold on the context from its call to its first step, where its own generation takes
+   * over from it: a call made in between supersedes the chat, not the other way round. Unlike
+   * #takeOver it keeps what the context holds, since those are the chat's earlier turns.
+   */
+  #claim() {
+    this.#run?.stop(superseded());
+    const run = new Run(this.#engine);
+    this.#run = run;
+    return run;
   }
 
   #checkSource(source) {

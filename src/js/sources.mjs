@@ -64,7 +64,7 @@ async function fileSource(path) {
   if (st.isDirectory()) cannot('it is a directory');
   if (!st.isFile()) cannot('not a regular file');
   await access(path, constants.R_OK).catch((e) => cannot(OPEN_FAILURES[e.code] ?? e.message));
-  const { size } = st;
+  const size = st.size || null; // files in /proc or /sys stat as 0 bytes yet have contents: read to the end
   return {
     size,
     // Two buffers: the next read goes on while the caller copies the chunk just yielded (into
@@ -80,7 +80,7 @@ async function fileSource(path) {
         reading.catch(() => {});
       };
       try {
-        const n = Math.min(CHUNK, Math.max(1, size));
+        const n = Math.min(CHUNK, size ?? CHUNK);
         const buffers = [new Uint8Array(n), new Uint8Array(n)];
         read(buffers[0], 0);
         for (let at = 0, k = 0; ; k ^= 1) {

@@ -277,6 +277,50 @@ describe('model.chat: no template, and failures', () => {
     }
   });
 
+  test('chat takes the context at the call: a later call supersedes it before its first step, not after', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      const options = { ...greedy, ignoreEos: true };
+      const reference = await collect(model.generate([1, 2, 3], options));
+      // a generate called after the chat keeps the context, whichever is iterated first
+      for (const chatFirst of [true, false]) {
+        const earlier = model.chat(conversation, options);
+        const later = model.generate([1, 2, 3], options);
+        if (chatFirst) await assert.rejects(earlier.next(), { code: 'SAC_ERR_STATE', message: /this generation was stopped/ });
+        assert.deepEqual((await collect(later)).map((s) => s.id), reference.map((s) => s.id));
+        if (!chatFirst) await assert.rejects(earlier.next(), { code: 'SAC_ERR_STATE', message: /this generation was stopped/ });
+      }
+      // a chat called after a generate began stops it, as a generate would
+      const running = model.generate([1, 2, 3], options);
+      await running.next();
+      const reply = await collect(model.chat(conversation, options));
+      assert.equal(reply.length, greedy.maxTokens);
+      await assert.rejects(running.next(), { code: 'SAC_ERR_STATE', message: /this generation was stopped/ });
+    });
+  });
+
+  test('model.stop() between the call and the first step: that step is the aborted one, with the prompt', async () => {
+    await withModel(family('chatml'), {}, async (model) => {
+      const steps = model.chat(conversation, greedy);
+      assert.equal(model.stop(), true, 'the chat holds the context from its call');
+      assert.equal(model.stop(), false);
+      const [first, ...rest] = await collect(steps);
+      assert.deepEqual(rest, []);
+      assert.equal(first.id, null);
+      assert.equal(first.finishReason, 'aborted');
+      assert.match(first.prompt.text, /<\|im_start\|>assistant\n$/);
+      // an aborted signal likewise
+      const controller = new AbortController();
+      controller.abort();
+      const [signalled] = await collect(model.chat(conversation, { ...greedy, signal: controller.signal }));
+      assert.equal(signalled.finishReason, 'aborted');
+      // a chat that failed before its generation began leaves nothing running
+      await assert.rejects(collect(model.chat(conversation, { ...greedy, template: '{{ raise_exception("no") }}' })),
+        { message: 'the chat template refused the conversation: no' });
+      assert.equal(model.stop(), false);
+      assert.equal((await collect(model.chat(conversation, greedy))).length > 0, true);
+    });
+  });
+
   test('bad messages and options throw at the call, as generate\'s do', async () => {
     await withModel(family('chatml'), {}, async (model) => {
       assert.throws(() => model.chat([], greedy), { message: /the conversation is empty/ });

@@ -169,6 +169,9 @@ describe('paths that are not a model: the same one-line verdict from both CLIs',
         [path.join(dir, 'none.gguf'), `cannot open '${path.join(dir, 'none.gguf')}': no such file`],
         [dir, `cannot open '${dir}': it is a directory`],
         [fifo, `cannot open '${fifo}': not a regular file`],
+        [path.join(dir, 'empty.gguf'), 'the model is empty (0 bytes)', () => writeFileSync(path.join(dir, 'empty.gguf'), '')],
+        // procfs stats its files as 0 bytes yet they have contents: read to the end, not called empty
+        ['/proc/self/status', "not a GGUF file: it starts with bytes 4e 61 6d 65, not 'GGUF'"], // 'Name'
         [path.join(dir, 'loop.gguf'), `cannot open '${path.join(dir, 'loop.gguf')}': too many levels of symbolic links`,
           () => symlinkSync('loop.gguf', path.join(dir, 'loop.gguf'))],
         [path.join(dir, 'm-00003-of-00002.gguf'), `'${path.join(dir, 'm-00003-of-00002.gguf')}' names shard 3 of 2, which cannot be`],
