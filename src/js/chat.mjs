@@ -246,6 +246,7 @@ export function chat(model, engine, messages, options, claim) {
       throw e;
     }
     if (!generation) {
+      hold.abort(); // (a no-op after model.stop()) an aborted signal: the model has nothing running
       yield { id: null, text: '', attention: undefined, cross: undefined, finishReason: 'aborted', prompt };
       return;
     }

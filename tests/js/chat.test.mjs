@@ -313,6 +313,7 @@ describe('model.chat: no template, and failures', () => {
       controller.abort();
       const [signalled] = await collect(model.chat(conversation, { ...greedy, signal: controller.signal }));
       assert.equal(signalled.finishReason, 'aborted');
+      assert.equal(model.stop(), false, 'nothing is left running');
       // a chat that failed before its generation began leaves nothing running
       await assert.rejects(collect(model.chat(conversation, { ...greedy, template: '{{ raise_exception("no") }}' })),
         { message: 'the chat template refused the conversation: no' });
