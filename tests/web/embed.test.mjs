@@ -100,16 +100,21 @@ test('a widget taken off the page while it generates, and put back, generates ag
     await page.route(url, (route) => route.fulfill({
       contentType: 'text/html',
       body: `<!doctype html><script type="module" src="/web/embed.mjs"></script>
-        <saccade-attention src="/${path.relative(root, slow).split(path.sep).join('/')}" prompt="az" max-tokens="40" seed="1" autoplay></saccade-attention>`,
+        <saccade-attention src="/${path.relative(root, slow).split(path.sep).join('/')}" prompt="az" max-tokens="100" seed="1" autoplay></saccade-attention>`,
     }));
     await page.goto(url);
     const widget = page.locator('saccade-attention');
-    await page.waitForFunction(() => document.querySelector('saccade-attention').shadowRoot.querySelector('.tok.gen'), null, { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelector('saccade-attention')?.shadowRoot, null, { timeout: 60_000 });
     // taken off while it generates the rest, for a frame (on the element: its events do not reach
-    // a detached widget's document)
+    // a detached widget's document), as soon as its first token shows: waited for in the page,
+    // since on a fast machine the rest was generated before a separate call from here arrived
     const off = await page.evaluate(async () => {
       const el = document.querySelector('saccade-attention');
       const $ = (s) => el.shadowRoot.querySelector(s);
+      await new Promise((resolve) => {
+        const poll = () => ($('.tok.gen') ? resolve() : requestAnimationFrame(poll));
+        poll();
+      });
       const seen = (window.seen = []);
       for (const name of ['saccade-load', 'saccade-generated', 'saccade-error'])
         el.addEventListener(name, (e) => seen.push({ name, count: e.detail?.count, message: e.detail?.message }));
@@ -135,12 +140,12 @@ test('a widget taken off the page while it generates, and put back, generates ag
     const seen = await page.evaluate(() => window.seen);
     assert.deepEqual(seen.map((e) => e.name), ['saccade-error', 'saccade-load', 'saccade-generated'], JSON.stringify(seen));
     assert.equal(seen[0].message, 'the model worker was stopped');
-    assert.equal(seen[2].count, 40);
+    assert.equal(seen[2].count, 100);
     const offered = await page.evaluate(() => window.goWhileLoading);
     assert.ok(!offered.includes(true), `Generate enabled or a model held while loading: ${JSON.stringify(offered)}`);
     await widget.getByRole('button', { name: 'Generate' }).click(); // and again
     await page.waitForFunction(() => window.seen.filter((e) => e.name === 'saccade-generated').length === 2, null, { timeout: 60_000 });
-    assert.match(await status(page, 'saccade-attention'), / · 40 tokens · \d+ tokens\/s · max tokens$/);
+    assert.match(await status(page, 'saccade-attention'), / · 100 tokens · \d+ tokens\/s · max tokens$/);
     // moved idle (off and back on in one task): it keeps its model
     const moved = await page.evaluate(() => {
       const el = document.querySelector('saccade-attention');
