@@ -16,7 +16,7 @@
 // without it (a browser without a bundler or import map, or a worker, which import maps do
 // not reach, passes the module as options.jinja).
 import { disposedError, fail, SaccadeError } from './errors.mjs';
-import { GENERATE_OPTIONS, generateOptions } from './generate.mjs';
+import { abortedStep, GENERATE_OPTIONS, generateOptions } from './generate.mjs';
 import { constants } from './layout.mjs';
 import { bool, optionsOf } from './options.mjs';
 
@@ -240,14 +240,12 @@ export function chat(model, engine, messages, options, claim) {
       hold.live();
       prompt = await fitConversation(model, engine, turns, o, checked.maxTokens);
       hold.live();
-      if (!hold.aborted && !checked.signal?.aborted) generation = model.generate(prompt.ids, run); // takes over from hold
-    } catch (e) {
-      hold.abort(); // (a no-op when a later call took the context) the model has nothing running
-      throw e;
+      if (!hold.aborted() && !checked.signal?.aborted) generation = model.generate(prompt.ids, run); // takes over from hold
+    } finally {
+      if (!generation) hold.end(); // refused, failed or aborted before it began: nothing is left running
     }
     if (!generation) {
-      hold.abort(); // (a no-op after model.stop()) an aborted signal: the model has nothing running
-      yield { id: null, text: '', attention: undefined, cross: undefined, finishReason: 'aborted', prompt };
+      yield { ...abortedStep(''), prompt };
       return;
     }
     let first = true;

@@ -75,6 +75,9 @@ function randomSeed() {
   return (BigInt(words[0]) << 32n) | BigInt(words[1]);
 }
 
+/** The step that ends an aborted generation: no token, what text was held back. */
+export const abortedStep = (text) => ({ id: null, text, attention: undefined, cross: undefined, finishReason: 'aborted' });
+
 /**
  * One generation's claim on the context. `stop(error)` ends it: its next step throws `error`
  * (another call took the context over, or the model was disposed). `abort()` ends it too: its
@@ -157,7 +160,7 @@ export async function* steps(run, { engine, info, ids, o, withCross, begin, hold
     let text = stops.end();
     if (run.dt) text += engine.flush(run.dt);
     timings.generateMs = performance.now() - t1;
-    return { id: null, text, attention: undefined, cross: undefined, finishReason: 'aborted' };
+    return abortedStep(text);
   };
   try {
     run.live();

@@ -166,7 +166,7 @@ export class Model {
   stop() {
     this.#usable();
     const run = this.#run;
-    if (!run || run.aborted) return false; // (aborted: a chat that failed before its generation began)
+    if (!run) return false;
     run.abort();
     this.#run = null;
     this.#engine.setCapture(this.#params.attention);
@@ -462,12 +462,20 @@ export class Model {
    * A chat's hold on the context from its call to its first step, where its own generation takes
    * over from it: a call made in between supersedes the chat, not the other way round. Unlike
    * #takeOver it keeps what the context holds, since those are the chat's earlier turns.
+   * `end()` lets go of it when the chat ends before its generation began (a no-op once another
+   * call or model.stop() took it).
    */
   #claim() {
     this.#run?.stop(superseded());
     const run = new Run(this.#engine);
     this.#run = run;
-    return run;
+    return {
+      live: () => run.live(),
+      aborted: () => run.aborted,
+      end: () => {
+        if (this.#run === run) this.#run = null;
+      },
+    };
   }
 
   #checkSource(source) {
