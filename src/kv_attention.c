@@ -32,6 +32,7 @@
  * flag that is a constant where it is inlined, so each type gets its own loop. */
 #include "kv_attention.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -444,8 +445,8 @@ INLINE void mix(const sac_kv_heads *a, float *out, int bf16) {
 
 /* A q8 key's score is Σ_b (float)(q8·k8 over block b) × (query scale_b × key scale_b), the
  * blocks in order: the integer dots are exact, so how a build sums them changes nothing, and
- * the float steps are the same few in every build. A value row adds (w_j × scale_b) × v8_i to
- * output value i, key after key. */
+ * the float steps are the same few in every build. The values' pass works in integers too, over
+ * groups of keys (below). */
 
 /* Scale of block b of a row (rows need not be 4-byte aligned: head_dim may be odd). */
 INLINE float q8_scale(const unsigned char *row, int32_t b) {
@@ -476,6 +477,42 @@ static float q8_dot(const int16_t *qw, const float *qd, const unsigned char *row
         acc = acc + (float)idot(qw + i0, k + i0, sac_kv_q8_block_len(hd, b)) * (qd[b] * q8_scale(row, b));
     }
     return acc;
+}
+
+/* Value passes go through groups of MIX_GROUP keys from key 0 (runs are whole groups, so that
+ * every pass makes the same groups). For block b of a group, each key's weight c_j = w_j ×
+ * scale_jb is rounded to an int16, ĉ_j = nearest(c_j × 32767 / M) with M the group's largest
+ * |c_j|; the integer sums Σ_j ĉ_j × v8_ji are exact in any order, and each output value adds
+ * (M / 32767) × (float)sum. Pairs of keys then go through i32x4.dot_i16x8 instead of each int8
+ * value becoming a float and being multiplied and added on its own (make bench-kv-attention,
+ * depth 2048, wasm: 6.9 -> 5.0 ns a key and head). The rounding moves each term by at most 2^-16
+ * of the group's largest, far below the int8 values' own 1/254. A group whose weights are all
+ * zero adds nothing; one whose M is not finite, or below MIX_SMALLEST (where 32767 / M could
+ * overflow and M / 32767 lose bits), adds its keys' (w_j × scale_jb) × v8_ji one by one. */
+#define MIX_GROUP 8
+#define MIX_LEVELS 32767.0f
+#define MIX_SMALLEST 1e-30f
+
+enum { MIX_NOTHING, MIX_INTEGER, MIX_FLOAT };
+
+/* Block b's rounded weights of keys [g0, g1), zero from g1 − g0 to MIX_GROUP; *step: M / 32767. */
+static int q8_group_weights(const float *w, const unsigned char *v, int64_t row_bytes, int32_t b, int32_t g0,
+                            int32_t g1, int16_t c[MIX_GROUP], float *step) {
+    float x[MIX_GROUP], m = 0.0f;
+    int nan = 0;
+    for (int32_t j = g0; j < g1; j++) {
+        const float cj = w[j] == 0.0f ? 0.0f : w[j] * q8_scale(v + j * row_bytes, b);
+        x[j - g0] = cj;
+        nan |= cj != cj;
+        if (fabsf(cj) > m) m = fabsf(cj);
+    }
+    if (nan) return MIX_FLOAT;
+    if (m == 0.0f) return MIX_NOTHING;
+    if (!(m >= MIX_SMALLEST && m <= FLT_MAX)) return MIX_FLOAT;
+    const float up = MIX_LEVELS / m;
+    for (int32_t j = 0; j < MIX_GROUP; j++) c[j] = j < g1 - g0 ? (int16_t)nearbyintf(x[j] * up) : 0;
+    *step = m / MIX_LEVELS;
+    return MIX_INTEGER;
 }
 
 #ifdef SAC_SIMD128
@@ -522,35 +559,83 @@ INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *con
     wasm_v128_store(out, acc);
 }
 
-/* o[0, 32) += (w_j × scale_b) × v8_j over the keys, in key order, for block b (whole). The
- * int8 values become floats by their bits (exact: small integers), not by widening to int32
- * and f32x4.convert, which clang 14 fuses into lane-by-lane code (3.5x slower); make
- * bench-kv-attention, depth 2048: 6.8 ns a key and head, against 8.3-8.9 for the widening to
- * int32 with the same bit conversion. */
-INLINE void q8_mix32(float *restrict o, const float *restrict w, const unsigned char *v, int64_t row_bytes,
-                     int32_t nb, int32_t b, int32_t j0, int32_t j1) {
-    v128_t acc[8];
-    for (int r = 0; r < 8; r++) acc[r] = wasm_v128_load(o + 4 * r);
-    for (int32_t j = j0; j < j1; j++) {
-        if (w[j] == 0.0f) continue;
-        const unsigned char *row = v + j * row_bytes;
-        const v128_t wd = wasm_f32x4_splat(w[j] * q8_scale(row, b));
+/* q8_group_weights' rounding of a whole group's eight weights (x[0], x[1]), with the same
+ * results: M from the integer maximum of the |c| bits (a NaN's or an infinity's bits are the
+ * largest), and each nearest(c × up) as the low 16 bits of c × up + 1.5 × 2^23, whose addition
+ * rounds half to even as nearbyintf does (|c × up| ≤ 32767). Each a single instruction where
+ * wasm's f32x4.max, i32x4.trunc_sat_f32x4_s and i16x8.narrow are several in V8. */
+INLINE int q8_round8(const v128_t x[2], int16_t c[MIX_GROUP], float *step) {
+    v128_t m4 = wasm_i32x4_max(wasm_f32x4_abs(x[0]), wasm_f32x4_abs(x[1]));
+    m4 = wasm_i32x4_max(m4, wasm_i32x4_shuffle(m4, m4, 2, 3, 0, 1));
+    m4 = wasm_i32x4_max(m4, wasm_i32x4_shuffle(m4, m4, 1, 0, 3, 2));
+    const float m = wasm_f32x4_extract_lane(m4, 0);
+    if (m == 0.0f) return MIX_NOTHING;
+    if (!(m >= MIX_SMALLEST && m <= FLT_MAX)) return MIX_FLOAT;
+    const v128_t up = wasm_f32x4_splat(MIX_LEVELS / m), magic = wasm_f32x4_splat(12582912.0f);
+    const v128_t t0 = wasm_f32x4_add(wasm_f32x4_mul(x[0], up), magic), t1 = wasm_f32x4_add(wasm_f32x4_mul(x[1], up), magic);
+    wasm_v128_store(c, wasm_i8x16_shuffle(t0, t1, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29));
+    *step = m / MIX_LEVELS;
+    return MIX_INTEGER;
+}
+
+/* The weights of a whole group (keys g0 to g0 + 8) for block b, and for block b + 1 too when
+ * `two` (both blocks' scales of a row read as one 8-byte load, split by a shuffle, where each
+ * scale alone took a load and a lane insert: the gather was a third of the pass); each block as
+ * q8_group_weights gives it. */
+INLINE void q8_group_weights8(const float *w, const unsigned char *v, int64_t row_bytes, int32_t b, int two,
+                              int32_t g0, int16_t c[2][MIX_GROUP], float step[2], int kind[2]) {
+    v128_t x[2][2];
+    for (int k = 0; k < 2; k++) {
+        const unsigned char *r = v + (g0 + 4 * k) * row_bytes + 4 * b;
+        const v128_t wk = wasm_v128_load(w + g0 + 4 * k), zero = wasm_f32x4_eq(wk, wasm_f32x4_splat(0.0f));
+        v128_t s0, s1;
+        if (two) {
+            int64_t p[4];
+            for (int i = 0; i < 4; i++) memcpy(&p[i], r + i * row_bytes, sizeof p[i]);
+            const v128_t lo = wasm_i64x2_make(p[0], p[1]), hi = wasm_i64x2_make(p[2], p[3]);
+            s0 = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
+            s1 = wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7);
+            x[1][k] = wasm_v128_andnot(wasm_f32x4_mul(wk, s1), zero);
+        } else
+            s0 = wasm_f32x4_make(q8_scale(r, 0), q8_scale(r + row_bytes, 0), q8_scale(r + 2 * row_bytes, 0),
+                                 q8_scale(r + 3 * row_bytes, 0));
+        x[0][k] = wasm_v128_andnot(wasm_f32x4_mul(wk, s0), zero);
+    }
+    for (int t = 0; t <= two; t++) kind[t] = q8_round8(x[t], c[t], &step[t]);
+}
+
+/* Block b's integer sums of a group's keys [g0, g1) (g1 − g0 ≤ MIX_GROUP), whole blocks of 32:
+ * sum[i] = Σ_j c[j − g0] × v8_ji, two keys a step, their values interleaved into int16 pairs
+ * (key j's, key j+1's) for i32x4.dot_i16x8; an odd last key paired with itself and weight 0. */
+INLINE void q8_group_sums32(v128_t sum[8], const unsigned char *v, int64_t row_bytes, int32_t nb, int32_t b,
+                            int32_t g0, int32_t g1, const int16_t c[MIX_GROUP]) {
+    for (int r = 0; r < 8; r++) sum[r] = wasm_i32x4_splat(0);
+    for (int32_t j = g0; j < g1; j += 2) {
+        const int32_t j2 = j + 1 < g1 ? j + 1 : j;
+        const int8_t *va = (const int8_t *)(v + j * row_bytes + 4 * nb) + b * SAC_KV_Q8_BLOCK;
+        const int8_t *vb = (const int8_t *)(v + j2 * row_bytes + 4 * nb) + b * SAC_KV_Q8_BLOCK;
+        int32_t both; /* keys j's and j+1's weights, int16 lanes 2p and 2p + 1 */
+        memcpy(&both, c + (j - g0), sizeof both);
+        const v128_t pair = wasm_i32x4_splat(both);
         for (int half = 0; half < 2; half++) {
-            /* value + 128 as an unsigned byte, zero-extended to 16 bits; interleaved with the
-             * high half of 1.5 × 2^23's bits, each lane is the float 1.5 × 2^23 + value + 128 */
-            const v128_t u = wasm_v128_xor(wasm_v128_load(row + 4 * nb + b * SAC_KV_Q8_BLOCK + 16 * half),
-                                           wasm_i8x16_splat((int8_t)0x80));
-            const v128_t lo = wasm_u16x8_extend_low_u8x16(u), hi = wasm_u16x8_extend_high_u8x16(u);
-            const v128_t magic = wasm_i16x8_splat(0x4B40), bias = wasm_f32x4_splat(12582912.0f + 128.0f);
-            const v128_t x[4] = {wasm_i16x8_shuffle(lo, magic, 0, 8, 1, 9, 2, 10, 3, 11),
-                                 wasm_i16x8_shuffle(lo, magic, 4, 12, 5, 13, 6, 14, 7, 15),
-                                 wasm_i16x8_shuffle(hi, magic, 0, 8, 1, 9, 2, 10, 3, 11),
-                                 wasm_i16x8_shuffle(hi, magic, 4, 12, 5, 13, 6, 14, 7, 15)};
-            v128_t *a = acc + 4 * half;
-            for (int r = 0; r < 4; r++) a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(wd, wasm_f32x4_sub(x[r], bias)));
+            const v128_t x = wasm_v128_load(va + 16 * half), y = wasm_v128_load(vb + 16 * half);
+            const v128_t lo = wasm_i8x16_shuffle(x, y, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            const v128_t hi = wasm_i8x16_shuffle(x, y, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+            v128_t *s = sum + 4 * half;
+            s[0] = wasm_i32x4_add(s[0], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(lo), pair));
+            s[1] = wasm_i32x4_add(s[1], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(lo), pair));
+            s[2] = wasm_i32x4_add(s[2], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(hi), pair));
+            s[3] = wasm_i32x4_add(s[3], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(hi), pair));
         }
     }
-    for (int r = 0; r < 8; r++) wasm_v128_store(o + 4 * r, acc[r]);
+}
+
+/* o[0, 32) += step × (float)sum, value by value. */
+INLINE void q8_add_sums32(float *o, const v128_t sum[8], float step) {
+    const v128_t d = wasm_f32x4_splat(step);
+    for (int r = 0; r < 8; r++)
+        wasm_v128_store(o + 4 * r,
+                        wasm_f32x4_add(wasm_v128_load(o + 4 * r), wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(sum[r]))));
 }
 
 #else
@@ -603,27 +688,74 @@ static void scores_q8(const sac_kv_heads *a, float *max) {
     }
 }
 
-/* Head h0 + h's output values += keys [j0, j1) of its weighted values, block by block. */
+/* Block b ([i0, i0 + n)) of a head's output values o += keys [g0, g1) of one group, rounded
+ * (c, step) or, for MIX_FLOAT, in floats. */
+static inline void mix_q8_group(float *o, const float *w, const unsigned char *v, int64_t row_bytes, int32_t hd,
+                                int32_t b, int32_t g0, int32_t g1, int kind, const int16_t c[MIX_GROUP], float step) {
+    const int32_t nb = sac_kv_q8_blocks(hd), i0 = b * SAC_KV_Q8_BLOCK, n = sac_kv_q8_block_len(hd, b);
+    if (kind == MIX_FLOAT) {
+        for (int32_t j = g0; j < g1; j++) {
+            if (w[j] == 0.0f) continue;
+            const unsigned char *row = v + j * row_bytes;
+            const float wd = w[j] * q8_scale(row, b);
+            const int8_t *q = (const int8_t *)(row + 4 * nb);
+            for (int32_t i = i0; i < i0 + n; i++) o[i] = o[i] + wd * (float)q[i];
+        }
+        return;
+    }
+#ifdef SAC_SIMD128
+    if (n == SAC_KV_Q8_BLOCK) {
+        v128_t sum[8];
+        q8_group_sums32(sum, v, row_bytes, nb, b, g0, g1, c);
+        q8_add_sums32(o + i0, sum, step);
+        return;
+    }
+#endif
+    for (int32_t i = i0; i < i0 + n; i++) { /* value by value */
+        int32_t sum = 0;
+        for (int32_t j = g0; j < g1; j++) sum += c[j - g0] * ((const int8_t *)(v + j * row_bytes + 4 * nb))[i];
+        o[i] = o[i] + step * (float)sum;
+    }
+}
+
+/* Keys whose weights are rounded, group by group, before their sums are taken: the sums do not
+ * wait on each group's rounding (its division and conversions); a group at a time, the value
+ * pass was ~15% slower (make bench-kv-attention, wasm). */
+#define MIX_CHUNK 32
+
+/* Head h0 + h's output values += keys [j0, j1) of its weighted values (j0: a whole number of
+ * groups), chunk by chunk, two blocks at a time, group by group. */
 static void mix_q8_head(const sac_kv_heads *a, int32_t h, float *out, int32_t j0, int32_t j1) {
     const int32_t hd = a->head_dim, nb = sac_kv_q8_blocks(hd), head = a->h0 + h;
     const int64_t row_bytes = (int64_t)sac_kv_row_bytes(SAC_KV_Q8, hd);
     const float *w = a->rows[h];
     const unsigned char *v = q8_head(a->v, a, head / a->group, row_bytes);
     float *o = out + (int64_t)head * hd;
-    for (int32_t b = 0; b < nb; b++) {
-        const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = sac_kv_q8_block_len(hd, b);
+    enum { GROUPS = MIX_CHUNK / MIX_GROUP };
+    int16_t c[GROUPS][2][MIX_GROUP] __attribute__((aligned(16)));
+    float step[GROUPS][2];
+    int kind[GROUPS][2];
+    for (int32_t c0 = j0; c0 < j1; c0 += MIX_CHUNK) {
+        const int32_t c1 = j1 - c0 < MIX_CHUNK ? j1 : c0 + MIX_CHUNK, groups = (c1 - c0 + MIX_GROUP - 1) / MIX_GROUP;
+        for (int32_t b = 0; b < nb; b += 2) {
+            const int two = b + 1 < nb;
+            for (int32_t g = 0; g < groups; g++) {
+                const int32_t g0 = c0 + g * MIX_GROUP, g1 = c1 - g0 < MIX_GROUP ? c1 : g0 + MIX_GROUP;
 #ifdef SAC_SIMD128
-        if (n == SAC_KV_Q8_BLOCK) {
-            q8_mix32(o + i0, w, v, row_bytes, nb, b, j0, j1);
-            continue;
-        }
+                if (g1 - g0 == MIX_GROUP) {
+                    q8_group_weights8(w, v, row_bytes, b, two, g0, c[g], step[g], kind[g]);
+                    continue;
+                }
 #endif
-        for (int32_t j = j0; j < j1; j++) { /* value by value */
-            if (w[j] == 0.0f) continue;
-            const unsigned char *row = v + j * row_bytes;
-            const float wd = w[j] * q8_scale(row, b);
-            const int8_t *q = (const int8_t *)(row + 4 * nb);
-            for (int32_t i = i0; i < i0 + n; i++) o[i] = o[i] + wd * (float)q[i];
+                for (int t = 0; t <= two; t++)
+                    kind[g][t] = q8_group_weights(w, v, row_bytes, b + t, g0, g1, c[g][t], &step[g][t]);
+            }
+            for (int t = 0; t <= two; t++)
+                for (int32_t g = 0; g < groups; g++) {
+                    const int32_t g0 = c0 + g * MIX_GROUP, g1 = c1 - g0 < MIX_GROUP ? c1 : g0 + MIX_GROUP;
+                    if (kind[g][t] != MIX_NOTHING)
+                        mix_q8_group(o, w, v, row_bytes, hd, b + t, g0, g1, kind[g][t], c[g][t], step[g][t]);
+                }
         }
     }
 }
@@ -638,16 +770,17 @@ static void mix_q8(const sac_kv_heads *a, float *out) {
 /* ---------------------------------------------------------------------------------------- */
 
 /* A tile's run: keys of one head that fill ~16 KB of rows, which stay in the 32 KB L1 cache
- * while each of the tile's rows passes over them (a multiple of four keys). Row by row, a long
+ * while each of the tile's rows passes over them (a multiple of four keys; of MIX_GROUP for q8). Row by row, a long
  * prefill read every key and value from memory once per query row. (Prefill of 2048 tokens,
  * Node, 2 threads: 8 KB runs as fast, 32 KB 3-5% slower.) */
 #define TILE_RUN_BYTES (16 * 1024)
 
 /* (type: the cache type the pass reads) */
 static int32_t tile_run(const sac_kv_heads *a, int32_t type) {
+    const int32_t step = type == SAC_KV_Q8 ? MIX_GROUP : KEYS_PER_STEP; /* (a multiple of KEYS_PER_STEP) */
     int64_t keys = TILE_RUN_BYTES / (int64_t)sac_kv_row_bytes(type, a->head_dim);
-    keys -= keys % KEYS_PER_STEP;
-    return keys < KEYS_PER_STEP ? KEYS_PER_STEP : (int32_t)keys;
+    keys -= keys % step;
+    return keys < step ? step : (int32_t)keys;
 }
 
 static int32_t most_keys(const sac_kv_heads *a, int32_t n) {

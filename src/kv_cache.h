@@ -8,7 +8,8 @@
  * covers values [32b, 32b + 32), the last block what is left). bf16 → f32 is exact (a 16-bit
  * shift), so attention over a bf16 cache does f32's arithmetic on the values the cache stands
  * for; a q8 cache's values are scale × int8, and attention scores its keys with integer dots
- * against the query rounded to q8 the same way (kv_attention.c). The rounding on the way in is
+ * against the query rounded to q8 the same way, and sums its values with integer dots against
+ * the weights rounded to int16 (kv_attention.c). The rounding on the way in is
  * done here, the same in every build. */
 #ifndef SAC_KV_CACHE_H
 #define SAC_KV_CACHE_H

@@ -49,11 +49,40 @@ static float q8_score_spec(const float *q, const unsigned char *row, int32_t hd)
     return acc;
 }
 
-/* out += (w × scale_b) × v8 of one q8 row, value by value. */
-static void q8_mix_spec(float *out, float w, const unsigned char *row, int32_t hd) {
+/* A head's q8 output values from its weights w over keys [0, n_keys) (rows row_bytes apart):
+ * groups of 8 keys from key 0; for each block of a group, each key's weight c = w × scale is
+ * rounded to an integer against the group's largest |c|, M: nearest(c × 32767 / M); the exact
+ * integer sum of those times the int8 values, per value, then out += (M / 32767) × sum. A group
+ * with M = 0 adds nothing; with M below 1e-30, the weights (w × scale) × v8 one key at a time
+ * (keys of weight 0 skipped). */
+static void q8_mix_spec(float *out, const float *w, const unsigned char *rows, size_t row_bytes, int32_t n_keys,
+                        int32_t hd) {
     const int32_t nb = sac_kv_q8_blocks(hd);
-    const int8_t *v = (const int8_t *)(row + 4 * nb);
-    for (int32_t i = 0; i < hd; i++) out[i] = out[i] + w * q8_scale_of(row, i / SAC_KV_Q8_BLOCK) * (float)v[i];
+    memset(out, 0, sizeof(float) * (size_t)hd);
+    for (int32_t g0 = 0; g0 < n_keys; g0 += 8) {
+        const int32_t g1 = g0 + 8 < n_keys ? g0 + 8 : n_keys;
+        for (int32_t b = 0; b < nb; b++) {
+            const int32_t i0 = b * SAC_KV_Q8_BLOCK, n = hd - i0 < SAC_KV_Q8_BLOCK ? hd - i0 : SAC_KV_Q8_BLOCK;
+            float c[8], m = 0.0f;
+            for (int32_t j = g0; j < g1; j++) {
+                c[j - g0] = w[j] == 0.0f ? 0.0f : w[j] * q8_scale_of(rows + (size_t)j * row_bytes, b);
+                if (fabsf(c[j - g0]) > m) m = fabsf(c[j - g0]);
+            }
+            if (m == 0.0f) continue;
+            for (int32_t i = i0; i < i0 + n; i++) {
+                if (m < 1e-30f) {
+                    for (int32_t j = g0; j < g1; j++)
+                        if (w[j] != 0.0f) out[i] = out[i] + c[j - g0] * (float)((const int8_t *)(rows + (size_t)j * row_bytes + 4 * nb))[i];
+                    continue;
+                }
+                int32_t sum = 0;
+                for (int32_t j = g0; j < g1; j++)
+                    sum += (int32_t)nearbyintf(c[j - g0] * (32767.0f / m)) *
+                           ((const int8_t *)(rows + (size_t)j * row_bytes + 4 * nb))[i];
+                out[i] = out[i] + m / 32767.0f * (float)sum;
+            }
+        }
+    }
 }
 
 /* One shape: n_head query heads over n_kv kv heads of head_dim, n_keys keys with some hidden,
@@ -110,8 +139,12 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
             }
             mismatches += memcmp(want, row_ptrs[h - h0], sizeof(float) * (size_t)n_keys) != 0;
             mismatches += memcmp(&m, &max[h - h0], sizeof m) != 0;
-            /* weights: some exact zeros, which the value pass skips */
-            for (int32_t j = 0; j < n_keys; j++) row_ptrs[h - h0][j] = j % 7 == 2 ? 0.0f : uniform() + 0.5f;
+            /* weights: some exact zeros, which the value pass skips; q8: keys 24-31 all zero (a
+             * group that adds nothing) and 16-23 tiny (one added in floats) */
+            for (int32_t j = 0; j < n_keys; j++) {
+                const float wj = j % 7 == 2 ? 0.0f : uniform() + 0.5f;
+                row_ptrs[h - h0][j] = j >= 24 && j < 32 ? 0.0f : j >= 16 && j < 24 ? wj * 1e-33f : wj;
+            }
         }
         memset(out, 0xff, sizeof(float) * (size_t)(n_head * hd)); /* NaNs: the pass must clear its heads */
         sac_kv_mix(&heads, out);
@@ -119,10 +152,10 @@ static void check_shape(int32_t n_head, int32_t n_kv, int32_t hd, int32_t n_keys
             const float *vh = v + (int64_t)(h / (n_head / n_kv)) * hd;
             const unsigned char *vq8 = v_cache + (size_t)(h / (n_head / n_kv)) * (size_t)room * row_bytes;
             memset(want_out, 0, sizeof(float) * (size_t)hd);
-            for (int32_t j = 0; j < n_keys; j++)
-                if (row_ptrs[h - h0][j] == 0.0f) continue;
-                else if (kv_type == SAC_KV_Q8) q8_mix_spec(want_out, row_ptrs[h - h0][j], vq8 + (size_t)j * row_bytes, hd);
-                else sac_axpy_f32(want_out, row_ptrs[h - h0][j], vh + j * stride, hd);
+            if (kv_type == SAC_KV_Q8) q8_mix_spec(want_out, row_ptrs[h - h0], vq8, row_bytes, n_keys, hd);
+            else
+                for (int32_t j = 0; j < n_keys; j++)
+                    if (row_ptrs[h - h0][j] != 0.0f) sac_axpy_f32(want_out, row_ptrs[h - h0][j], vh + j * stride, hd);
             mismatches += memcmp(want_out, out + (int64_t)h * hd, sizeof(float) * (size_t)hd) != 0;
         }
     }
@@ -265,7 +298,7 @@ static void check_tile(int32_t n_head, int32_t n_kv, int32_t hd, int32_t first_k
 }
 
 /* Runs (kv_attention.c's tile_run) for head_dim 64: 64 keys f32, 128 bf16, 224 q8; 40: 100,
- * 204, 340; 264: 12, 28; 5: 816, 1636, 1820. */
+ * 204, 336; 264: 12, 28; 5: 816, 1636, 1816 (q8's: whole groups of 8 keys). */
 static void test_tiles_match_row_by_row(void) {
     for (int32_t type = SAC_KV_F32; type <= SAC_KV_Q8; type++) {
         check_tile(4, 4, 64, 300, 8, 0, 4, type);   /* several runs for each type */

@@ -198,8 +198,31 @@ static void rope(const ref_model *m, double *head, int pos) {
 ref_probe ref_probe_opts;
 static double *ref_scores_now; /* the layer's slice of ref_probe_opts.scores while ref_forward runs */
 
+/* out (hd values) = Σ_j p_j v_j over keys [0, n) (rows `stride` apart), with the weights a q8
+ * cache's value pass uses: for each block of 32 values and group of 8 keys from key 0, each key's
+ * c = p × (its block's scale: the block's largest |value| / 127) to the nearest multiple of M /
+ * 32767, M the group's largest |c|. */
+static void mix_q8_weights(const double *p, const double *v, int stride, int n, int hd, double *out) {
+    for (int i0 = 0; i0 < hd; i0 += 32)
+        for (int g0 = 0; g0 < n; g0 += 8) {
+            const int bn = hd - i0 < 32 ? hd - i0 : 32, g1 = g0 + 8 < n ? g0 + 8 : n;
+            double c[8], scale[8], m = 0;
+            for (int j = g0; j < g1; j++) {
+                scale[j - g0] = 0;
+                for (int i = i0; i < i0 + bn; i++) scale[j - g0] = fmax(scale[j - g0], fabs(v[(size_t)j * stride + i]) / 127);
+                c[j - g0] = p[j] * scale[j - g0];
+                m = fmax(m, fabs(c[j - g0]));
+            }
+            for (int j = g0; j < g1; j++) {
+                if (scale[j - g0] == 0 || m == 0) continue;
+                const double w = nearbyint(c[j - g0] / (m / 32767)) * (m / 32767) / scale[j - g0];
+                for (int i = i0; i < i0 + bn; i++) out[i] += w * v[(size_t)j * stride + i];
+            }
+        }
+}
+
 static void attention(const double *q, const double *k, const double *v, int nq, int nk, int H, int HKV, int hd,
-                      int causal, const uint8_t *mask, int own_visible, double *out, double *probs) {
+                      int causal, const uint8_t *mask, int own_visible, int q8_weights, double *out, double *probs) {
     const int E = H * hd, KV = HKV * hd;
     double *p = calloc((size_t)nk, sizeof *p);
     for (int h = 0; h < H; h++) {
@@ -220,9 +243,11 @@ static void attention(const double *q, const double *k, const double *v, int nq,
             for (int d = 0; d < hd; d++) out[t * E + h * hd + d] = 0;
             for (int j = 0; j < nk; j++) {
                 double pj = j <= last ? p[j] / sum : 0;
-                for (int d = 0; d < hd && j <= last; d++) out[t * E + h * hd + d] += pj * v[j * KV + kvh * hd + d];
+                for (int d = 0; d < hd && j <= last && !q8_weights; d++) out[t * E + h * hd + d] += pj * v[j * KV + kvh * hd + d];
                 if (probs) probs[((size_t)h * nq + t) * nk + j] = pj;
+                p[j] = pj;
             }
+            if (q8_weights) mix_q8_weights(p, v + kvh * hd, KV, last + 1, hd, out + t * E + h * hd);
         }
     }
     free(p);
@@ -297,7 +322,8 @@ void ref_forward(const ref_model *m, const int32_t *tokens, int n, const uint8_t
         }
         /* causal attention, with padding keys hidden */
         ref_scores_now = ref_probe_opts.scores ? ref_probe_opts.scores + (size_t)l * H * n * n : NULL;
-        attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, att, probs ? probs + (size_t)l * H * n * n : NULL);
+        attention(q, k, v, n, n, H, HKV, hd, 1, key_mask, 1, ref_probe_opts.kv_q8, att,
+                  probs ? probs + (size_t)l * H * n * n : NULL);
         ref_scores_now = NULL;
         for (int t = 0; ref_probe_opts.ablate && t < n; t++)
             for (int h = 0; h < H; h++)
@@ -374,7 +400,7 @@ static void encdec_block(const ref_model *m, const char *stack, int l, double *x
         memcpy(k + t * E, qkv + E, E * sizeof *qkv);
         memcpy(v + t * E, qkv + 2 * E, E * sizeof *qkv);
     }
-    attention(q, k, v, n, n, H, H, hd, causal, mask, 1, att, self_probs);
+    attention(q, k, v, n, n, H, H, hd, causal, mask, 1, 0, att, self_probs);
     NAMES("attn_output");
     for (int t = 0; t < n; t++) {
         linear(tmp, W(m, w, l), W(m, b, l), att + t * E, E, E);
@@ -391,7 +417,7 @@ static void encdec_block(const ref_model *m, const char *stack, int l, double *x
             memcpy(k + j * E, qkv, E * sizeof *qkv);
             memcpy(v + j * E, qkv + E, E * sizeof *qkv);
         }
-        attention(q, k, v, n, n_mem, H, H, hd, 0, mem_mask, 0, att, cross_probs);
+        attention(q, k, v, n, n_mem, H, H, hd, 0, mem_mask, 0, 0, att, cross_probs);
         NAMES("cross_attn_output");
         for (int t = 0; t < n; t++) {
             linear(tmp, W(m, w, l), W(m, b, l), att + t * E, E, E);
