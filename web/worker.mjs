@@ -78,16 +78,18 @@ let evaluated = null;
 let sentIds = [];
 
 async function probe({ id, what, args }) {
-  // a probe that generates (compare) is the running generation: Stop and a load end it
+  // a probe that generates (compare) is the running generation from its message on: Stop and a
+  // load end it, also while the unbundled worker still fetches worker-probe.mjs, where a Stop
+  // sent right after the probe would otherwise find no generation to end
   const controller = new AbortController();
+  if (what === 'compare') {
+    generation?.abort(stopped());
+    generation = controller;
+  }
   try {
     if (!model) throw new Error('no model is loaded');
     const { PROBES } = await import('./worker-probe.mjs'); // (imported when the page first looks inside)
     if (!Object.hasOwn(PROBES, what)) throw new Error(`unknown probe '${what}'`);
-    if (what === 'compare') {
-      generation?.abort(stopped());
-      generation = controller;
-    }
     postMessage(toPage.result(id, await PROBES[what](model, args, { label, evaluated, signal: controller.signal })));
   } catch (e) {
     fail(id, e);

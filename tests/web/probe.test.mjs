@@ -170,15 +170,32 @@ describe('the row panel and head ablation (Model A)', () => {
   test('Stop ends a comparison; so does loading another model (its "generating twice" stayed for good)', async () => {
     await page.fill('#prompt', 'JULIET:'); // not the last run's prompt: the inputs' settings, many tokens
     await page.fill('#max-tokens', '5000');
-    const compareStarted = () => page.waitForFunction(() => /^generating twice/.test(document.getElementById('compare-result').textContent));
-    await page.click('#ablate-compare');
-    await compareStarted();
-    await page.click('#stop'); // it did nothing: the comparison ran both generations to the end
+    // Each action in the same task of the page as the click that starts the comparison, so that
+    // it comes while the comparison runs however fast the machine (Model A's comparison fills
+    // its context in a fraction of a second): Stop as the worker receives the probe.
+    const stopped = await page.evaluate(() => {
+      document.getElementById('ablate-compare').click();
+      const shown = document.getElementById('compare-result').textContent;
+      document.getElementById('stop').click();
+      return shown;
+    });
+    assert.match(stopped, /^generating twice/);
     await page.waitForFunction(() => /^not compared: /.test(document.getElementById('compare-result').textContent), null, { timeout: 10_000 });
     assert.equal(await page.isDisabled('#generate'), false);
-    await page.click('#ablate-compare');
-    await compareStarted();
-    await page.setInputFiles('#model-file', A.file);
+    // another model's load (Model A again, from a file the page holds already)
+    await page.evaluate(() => document.body.append(Object.assign(document.createElement('input'), { type: 'file', id: 'next-model', hidden: true })));
+    await page.setInputFiles('#next-model', A.file);
+    const loading = await page.evaluate(() => {
+      document.getElementById('ablate-compare').click();
+      const shown = document.getElementById('compare-result').textContent;
+      const files = new DataTransfer();
+      files.items.add(document.getElementById('next-model').files[0]);
+      const input = document.getElementById('model-file');
+      input.files = files.files;
+      input.dispatchEvent(new Event('change'));
+      return shown;
+    });
+    assert.match(loading, /^generating twice/);
     await page.waitForFunction(() => /^not compared: /.test(document.getElementById('compare-result').textContent), null, { timeout: 10_000 });
     await page.waitForFunction(() => /^Loaded /.test(document.getElementById('progress-text').textContent), null, { timeout: 30_000 });
     assert.deepEqual(errors, []);
