@@ -455,6 +455,9 @@ INLINE float q8_scale(const unsigned char *row, int32_t b) {
     return s;
 }
 
+/* The int8 values of a row, after its nb blocks' scales. */
+INLINE const int8_t *q8_values(const unsigned char *row, int32_t nb) { return (const int8_t *)(row + 4 * nb); }
+
 /* Kv head g's first row in a q8 cache, which is kept by head (kv_stride == head_dim). */
 INLINE const unsigned char *q8_head(const void *cache, const sac_kv_heads *a, int32_t g, int64_t row_bytes) {
     return (const unsigned char *)cache + (int64_t)g * (a->head_stride / a->head_dim) * row_bytes;
@@ -470,7 +473,7 @@ static inline int32_t idot(const int16_t *q, const int8_t *k, int32_t n) {
  * last whole step. */
 static float q8_dot(const int16_t *qw, const float *qd, const unsigned char *row, int32_t hd) {
     const int32_t nb = sac_kv_q8_blocks(hd);
-    const int8_t *k = (const int8_t *)(row + 4 * nb);
+    const int8_t *k = q8_values(row, nb);
     float acc = 0.0f;
     for (int32_t b = 0; b < nb; b++) {
         const int32_t i0 = b * SAC_KV_Q8_BLOCK;
@@ -548,7 +551,7 @@ INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *con
                     float out[KEYS_PER_STEP]) {
     const int32_t nb = sac_kv_q8_blocks(hd);
     const int8_t *k[KEYS_PER_STEP];
-    for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = (const int8_t *)(row[r] + 4 * nb);
+    for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = q8_values(row[r], nb);
     v128_t acc = wasm_f32x4_splat(0.0f);
     for (int32_t b = 0; b < nb; b++) {
         const v128_t dots = wasm_f32x4_convert_i32x4(q8_block_dot4(qw, k, b * SAC_KV_Q8_BLOCK, sac_kv_q8_block_len(hd, b)));
@@ -612,8 +615,8 @@ INLINE void q8_group_sums32(v128_t sum[8], const unsigned char *v, int64_t row_b
     for (int r = 0; r < 8; r++) sum[r] = wasm_i32x4_splat(0);
     for (int32_t j = g0; j < g1; j += 2) {
         const int32_t j2 = j + 1 < g1 ? j + 1 : j;
-        const int8_t *va = (const int8_t *)(v + j * row_bytes + 4 * nb) + b * SAC_KV_Q8_BLOCK;
-        const int8_t *vb = (const int8_t *)(v + j2 * row_bytes + 4 * nb) + b * SAC_KV_Q8_BLOCK;
+        const int8_t *va = q8_values(v + j * row_bytes, nb) + b * SAC_KV_Q8_BLOCK;
+        const int8_t *vb = q8_values(v + j2 * row_bytes, nb) + b * SAC_KV_Q8_BLOCK;
         int32_t both; /* keys j's and j+1's weights, int16 lanes 2p and 2p + 1 */
         memcpy(&both, c + (j - g0), sizeof both);
         const v128_t pair = wasm_i32x4_splat(both);
@@ -698,7 +701,7 @@ static inline void mix_q8_group(float *o, const float *w, const unsigned char *v
             if (w[j] == 0.0f) continue;
             const unsigned char *row = v + j * row_bytes;
             const float wd = w[j] * q8_scale(row, b);
-            const int8_t *q = (const int8_t *)(row + 4 * nb);
+            const int8_t *q = q8_values(row, nb);
             for (int32_t i = i0; i < i0 + n; i++) o[i] = o[i] + wd * (float)q[i];
         }
         return;
@@ -713,7 +716,7 @@ static inline void mix_q8_group(float *o, const float *w, const unsigned char *v
 #endif
     for (int32_t i = i0; i < i0 + n; i++) { /* value by value */
         int32_t sum = 0;
-        for (int32_t j = g0; j < g1; j++) sum += c[j - g0] * ((const int8_t *)(v + j * row_bytes + 4 * nb))[i];
+        for (int32_t j = g0; j < g1; j++) sum += c[j - g0] * q8_values(v + j * row_bytes, nb)[i];
         o[i] = o[i] + step * (float)sum;
     }
 }
