@@ -335,6 +335,28 @@ INLINE float keep(const sac_kv_heads *a, float *row, int32_t j, float s, float m
     return x > m ? x : m;
 }
 
+#ifdef SAC_SIMD128
+/* keep() of keys j to j + 3 (lane r: key j + r), the running maxima lane by lane: pmax keeps m
+ * where x is not larger, as keep does. Lanes folded with keep_max; the maximum may then be a
+ * zero of the other sign than keep's key by key, which softmax's e^(s − max) cannot tell. */
+INLINE v128_t keep4(const sac_kv_heads *a, float *row, int32_t j, v128_t s, v128_t m) {
+    const v128_t own = wasm_i32x4_eq(wasm_i32x4_add(wasm_i32x4_splat(j), wasm_i32x4_make(0, 1, 2, 3)),
+                                     wasm_i32x4_splat(a->own));
+    const v128_t mask = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(a->key_mask + j)));
+    const v128_t shown = wasm_v128_or(own, wasm_i32x4_ne(mask, wasm_i32x4_splat(0)));
+    const v128_t x = wasm_v128_bitselect(wasm_f32x4_mul(s, wasm_f32x4_splat(a->scale)), wasm_f32x4_splat(-INFINITY), shown);
+    wasm_v128_store(row + j, x);
+    return wasm_f32x4_pmax(m, x);
+}
+
+INLINE float keep_max(v128_t m4, float m) {
+    float lane[4];
+    wasm_v128_store(lane, m4);
+    for (int r = 0; r < 4; r++) m = lane[r] > m ? lane[r] : m;
+    return m;
+}
+#endif
+
 /* Keys [j0, j1) of query head h0 + h alone, four keys a step. */
 INLINE void scores_head(const sac_kv_heads *a, int32_t h, int32_t j0, int32_t j1, float *max, int bf16) {
     const int32_t hd = a->head_dim, head = a->h0 + h;
@@ -469,8 +491,8 @@ static inline int32_t idot(const int16_t *q, const int8_t *k, int32_t n) {
     return s;
 }
 
-/* One key's score before the 1/√d scale: q8_dot4 key by key (plain C), and the keys after its
- * last whole step. */
+/* One key's score before the 1/√d scale: every key in plain C; in SIMD128 builds the keys after
+ * q8_dot4's last whole step. */
 static float q8_dot(const int16_t *qw, const float *qd, const unsigned char *row, int32_t hd) {
     const int32_t nb = sac_kv_q8_blocks(hd);
     const int8_t *k = q8_values(row, nb);
@@ -520,6 +542,21 @@ static int q8_group_weights(const float *w, const unsigned char *v, int64_t row_
 
 #ifdef SAC_SIMD128
 
+/* Sixteen int8 values from k, widened to int16: k[0, 8) in *lo, k[8, 16) in *hi. wasm's load8x8
+ * widens as it loads, one instruction in V8 where extend_high alone is two (make
+ * bench-kv-attention, wasm, q8 scores at depth 2048: ~0.3 ns less a key and head); natively
+ * SIMDe's load8x8 came out slower than its extends. */
+INLINE void widen16(const int8_t *k, v128_t *lo, v128_t *hi) {
+#ifdef __wasm_simd128__
+    *lo = wasm_i16x8_load8x8(k);
+    *hi = wasm_i16x8_load8x8(k + 8);
+#else
+    const v128_t kk = wasm_v128_load(k);
+    *lo = wasm_i16x8_extend_low_i8x16(kk);
+    *hi = wasm_i16x8_extend_high_i8x16(kk);
+#endif
+}
+
 /* The integer dots of block [i0, i0 + n) of four key rows with the query, lane r: key r. */
 INLINE v128_t q8_block_dot4(const int16_t *qw, const int8_t *const k[KEYS_PER_STEP], int32_t i0, int32_t n) {
     v128_t acc[KEYS_PER_STEP];
@@ -528,9 +565,10 @@ INLINE v128_t q8_block_dot4(const int16_t *qw, const int8_t *const k[KEYS_PER_ST
     for (; i + 16 <= i0 + n; i += 16) {
         const v128_t q_lo = wasm_v128_load(qw + i), q_hi = wasm_v128_load(qw + i + 8);
         for (int r = 0; r < KEYS_PER_STEP; r++) {
-            const v128_t kk = wasm_v128_load(k[r] + i);
-            acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(kk), q_lo));
-            acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(kk), q_hi));
+            v128_t k_lo, k_hi;
+            widen16(k[r] + i, &k_lo, &k_hi);
+            acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(k_lo, q_lo));
+            acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(k_hi, q_hi));
         }
     }
     /* lane r ← the sum of acc[r]'s lanes (integers: any order gives the same sum) */
@@ -546,20 +584,33 @@ INLINE v128_t q8_block_dot4(const int16_t *qw, const int8_t *const k[KEYS_PER_ST
     return sums;
 }
 
-/* The scores (before the 1/√d scale) of four key rows. */
-INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *const row[KEYS_PER_STEP], int32_t hd,
-                    float out[KEYS_PER_STEP]) {
+/* acc + dots × (query scale × key scales), lane r: key r; block b's float steps as q8_dot's. */
+INLINE v128_t q8_add_block(v128_t acc, const int16_t *qw, const float *qd, const int8_t *const k[KEYS_PER_STEP],
+                           int32_t hd, int32_t b, v128_t scales) {
+    const v128_t dots = wasm_f32x4_convert_i32x4(q8_block_dot4(qw, k, b * SAC_KV_Q8_BLOCK, sac_kv_q8_block_len(hd, b)));
+    return wasm_f32x4_add(acc, wasm_f32x4_mul(dots, wasm_f32x4_mul(wasm_f32x4_splat(qd[b]), scales)));
+}
+
+/* The scores (before the 1/√d scale) of four key rows, lane r: row r. A row's scales of blocks
+ * b and b + 1 come as one 8-byte load, split by shuffles (as q8_group_weights8's). */
+INLINE v128_t q8_dot4(const int16_t *qw, const float *qd, const unsigned char *const row[KEYS_PER_STEP], int32_t hd) {
     const int32_t nb = sac_kv_q8_blocks(hd);
     const int8_t *k[KEYS_PER_STEP];
     for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = q8_values(row[r], nb);
     v128_t acc = wasm_f32x4_splat(0.0f);
-    for (int32_t b = 0; b < nb; b++) {
-        const v128_t dots = wasm_f32x4_convert_i32x4(q8_block_dot4(qw, k, b * SAC_KV_Q8_BLOCK, sac_kv_q8_block_len(hd, b)));
-        const v128_t scales =
-            wasm_f32x4_make(q8_scale(row[0], b), q8_scale(row[1], b), q8_scale(row[2], b), q8_scale(row[3], b));
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(dots, wasm_f32x4_mul(wasm_f32x4_splat(qd[b]), scales)));
+    int32_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        int64_t p[KEYS_PER_STEP];
+        for (int r = 0; r < KEYS_PER_STEP; r++) memcpy(&p[r], row[r] + 4 * b, sizeof p[r]);
+        const v128_t lo = wasm_i64x2_make(p[0], p[1]), hi = wasm_i64x2_make(p[2], p[3]);
+        acc = q8_add_block(acc, qw, qd, k, hd, b, wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6));
+        acc = q8_add_block(acc, qw, qd, k, hd, b + 1, wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
     }
-    wasm_v128_store(out, acc);
+    if (b < nb)
+        acc = q8_add_block(acc, qw, qd, k, hd, b,
+                           wasm_f32x4_make(q8_scale(row[0], b), q8_scale(row[1], b), q8_scale(row[2], b),
+                                           q8_scale(row[3], b)));
+    return acc;
 }
 
 /* q8_group_weights' rounding of a whole group's eight weights (x[0], x[1]), with the same
@@ -641,13 +692,6 @@ INLINE void q8_add_sums32(float *o, const v128_t sum[8], float step) {
                         wasm_f32x4_add(wasm_v128_load(o + 4 * r), wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(sum[r]))));
 }
 
-#else
-
-INLINE void q8_dot4(const int16_t *qw, const float *qd, const unsigned char *const row[KEYS_PER_STEP], int32_t hd,
-                    float out[KEYS_PER_STEP]) {
-    for (int r = 0; r < KEYS_PER_STEP; r++) out[r] = q8_dot(qw, qd, row[r], hd);
-}
-
 #endif
 
 /* A query head rounded as the keys were, widened once for the integer dots. */
@@ -665,20 +709,22 @@ static void q8_round_query(const sac_kv_heads *a, int32_t head, q8_query *qq) {
     for (int32_t i = 0; i < hd; i++) qq->w[i] = q8[i];
 }
 
-/* Keys [j0, j1) of query head h0 + h, four keys a step; *m: its running maximum. */
+/* Keys [j0, j1) of query head h0 + h (SIMD128: four keys a step); *m: its running maximum. */
 static void scores_q8_head(const sac_kv_heads *a, int32_t h, const q8_query *qq, int32_t j0, int32_t j1, float *m) {
     const int32_t hd = a->head_dim, head = a->h0 + h;
     const int64_t row_bytes = (int64_t)sac_kv_row_bytes(SAC_KV_Q8, hd);
     const unsigned char *kh = q8_head(a->k, a, head / a->group, row_bytes);
     float *row = a->rows[h];
     int32_t j = j0;
+#ifdef SAC_SIMD128
+    v128_t m4 = wasm_f32x4_splat(*m);
     for (; j + KEYS_PER_STEP <= j1; j += KEYS_PER_STEP) {
         const unsigned char *k[KEYS_PER_STEP];
         for (int r = 0; r < KEYS_PER_STEP; r++) k[r] = kh + (j + r) * row_bytes;
-        float s[KEYS_PER_STEP];
-        q8_dot4(qq->w, qq->d, k, hd, s);
-        for (int r = 0; r < KEYS_PER_STEP; r++) *m = keep(a, row, j + r, s[r], *m);
+        m4 = keep4(a, row, j, q8_dot4(qq->w, qq->d, k, hd), m4);
     }
+    *m = keep_max(m4, *m);
+#endif
     for (; j < j1; j++) *m = keep(a, row, j, visible(a, j) ? q8_dot(qq->w, qq->d, kh + j * row_bytes, hd) : 0.0f, *m);
 }
 
