@@ -10,10 +10,14 @@
 // (decode) from an empty context: llama-bench's tg test does, and saccade's bench does with
 // --decode-depth 0 (decodeDepth: 0 in Chromium; wllama's completion decodes after its prompt).
 // The long-context run decodes at depth instead, every engine at the same depths. Rounds run
-// every configuration once each, so a slow spell of the shared machine lands on all of them; each configuration keeps its best round. Each round also measures
-// the machine's plain streaming-read bandwidth (build/tools/bench_stream): decode reads every
-// weight once per token, and its effective GB/s (weights read per token × tokens/s) is printed
-// beside it. The ratios are the targets of issue 17; absolute figures move 20-30% between runs.
+// every configuration once each, so a slow spell of the shared machine lands on all of them; each
+// configuration keeps its best round, and the ratios of those are the targets of issue 17. The
+// same ratios are also printed round by round (each round's figure over its peer's in that
+// round: the median and the spread), which a drift of the machine's speed between rounds moves
+// less; the JSON keeps every round. Each round also measures the machine's plain streaming-read
+// bandwidth (build/tools/bench_stream): decode reads every weight once per token, and its
+// effective GB/s (weights read per token × tokens/s) is printed beside it. Absolute figures move
+// 20-30% between runs.
 //
 //   node scripts/bench-wasm.mjs [--types q8_0,q4_0,f16,f32] [--threads 2] [--repeat 3]
 //                               [--no-browser] [--no-peers] [--depths 128,512,1024,2048]
@@ -164,11 +168,30 @@ function stream() {
   return { 1: j.threads_1_gb_s, 2: j.threads_2_gb_s };
 }
 
-/** Keeps each figure's best over the rounds (a figure a round could not measure is undefined). */
+const ratioOf = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
+
+/** Keeps each figure's best over the rounds (a figure a round could not measure is undefined),
+ * and every round's figures in r.rounds[key], in order: round i of an engine and round i of its
+ * peer ran minutes apart at most, so their ratio sees one state of a machine whose speed drifts
+ * more than that between rounds (pairedRatios). */
 function keepBest(r, key, run) {
   const b = r[key];
   const best = (x, y) => (x === undefined ? y : y === undefined ? x : Math.max(x, y));
   r[key] = b ? Object.fromEntries(Object.keys(run).map((k) => [k, best(b[k], run[k])])) : run;
+  r.rounds ??= {};
+  (r.rounds[key] ??= []).push(run);
+}
+
+/** Round by round, field of a's figures / field of b's: their median, least and most, or
+ * undefined when either ran no round. */
+function pairedRatios(rounds, a, b, field) {
+  const xs = rounds?.[a], ys = rounds?.[b];
+  if (!xs || !ys) return undefined;
+  const ratios = xs.slice(0, ys.length).map((x, i) => ratioOf(x[field], ys[i][field])).filter((x) => x !== undefined);
+  if (!ratios.length) return undefined;
+  const sorted = [...ratios].sort((x, y) => x - y), mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { median, min: sorted[0], max: sorted[sorted.length - 1], n: sorted.length };
 }
 
 // Other processes on the machine skew everything, threads most: say how busy it was.
@@ -325,7 +348,6 @@ writeFileSync(opts.json, JSON.stringify({ date: new Date().toISOString(), prompt
 // Report
 // ---------------------------------------------------------------------------------------------
 
-const ratioOf = (a, b) => (a === undefined || b === undefined ? undefined : a / b);
 const fx = (x) => (x === undefined ? '-' : `${x.toFixed(2)}x`);
 const row = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join(' ');
 
@@ -389,14 +411,36 @@ for (const type of types) {
     const tag = (x, goal) => `${fx(x)}${goal && key !== 'native' ? ` [${goal}]` : ''}`;
     console.log(row([type, name, tag(dw, g.decodeWasm), tag(dn, g.decodeNative), tag(pw, g.prefillWasm), tag(pn, g.prefillNative)], rw));
     if (key === 'native') continue;
-    for (const [label, value, goal] of [['decode vs llama.cpp wasm', dw, g.decodeWasm], ['decode vs llama.cpp native', dn, g.decodeNative],
-      ['prefill vs llama.cpp wasm', pw, g.prefillWasm], ['prefill vs llama.cpp native', pn, g.prefillNative]])
-      if (goal !== undefined && value !== undefined) targets.push([`${type} saccade ${name} ${label}`, value, goal]);
+    const paired = (peer, field) => pairedRatios(r.rounds, `${key}${T}`, `${peer}${phase}${T}`, field);
+    for (const [label, value, goal, pair] of [
+      ['decode vs llama.cpp wasm', dw, g.decodeWasm, paired('llamaWasm', 'decode')],
+      ['decode vs llama.cpp native', dn, g.decodeNative, paired('llamaNative', 'decode')],
+      ['prefill vs llama.cpp wasm', pw, g.prefillWasm, paired('llamaWasm', 'prefill')],
+      ['prefill vs llama.cpp native', pn, g.prefillNative, paired('llamaNative', 'prefill')]])
+      if (goal !== undefined && value !== undefined) targets.push([`${type} saccade ${name} ${label}`, value, goal, pair]);
   }
   if (r.wllama1 || r.wllama2) {
     const s = r[`saccade${T}`], w = r[`wllama${T}`];
     // wllama's decode follows its prompt (depth 128-160), saccade's starts empty: indicative only
     console.log(row([type, `vs wllama (Chromium)*`, fx(ratioOf(s?.decode, w?.decode)), '', fx(ratioOf(s?.prefill, w?.prefill)), ''], rw));
+  }
+}
+
+// The same ratios round by round: on a VM whose speed drifts between rounds, the best of each
+// engine may come from different states of the machine; a round and its peer's are adjacent.
+const spread = (p) => (p ? `${p.median.toFixed(2)} [${p.min.toFixed(2)}-${p.max.toFixed(2)}]` : '-');
+console.log(`\npaired ratios at ${T} threads: each round's figure over its peer's in the same round, the median [least-most]` +
+  ` of ${repeat} rounds (Chromium: of ${browserRounds})\n`);
+const pw2 = [6, 26, 18, 18, 18, 18];
+console.log(row(['type', 'saccade', 'decode/ll-wasm', 'decode/ll-nat', 'prefill/ll-wasm', 'prefill/ll-nat'], pw2));
+for (const type of types) {
+  const r = results[type];
+  for (const [key, name] of [['node', 'wasm (Node)'], ['saccade', 'wasm (Chromium)'], ['native', 'native']]) {
+    if (!r[`${key}${T}`]) continue;
+    const phase = key === 'saccade' && r[`llamaWasmC${T}`] ? 'C' : '';
+    const p = (peer, field) => spread(pairedRatios(r.rounds, `${key}${T}`, `${peer}${phase}${T}`, field));
+    console.log(row([type, name, p('llamaWasm', 'decode'), p('llamaNative', 'decode'), p('llamaWasm', 'prefill'),
+      p('llamaNative', 'prefill')], pw2));
   }
 }
 
@@ -460,6 +504,7 @@ if (depths.length) {
 }
 
 console.log('\ntargets\n');
-for (const [label, value, min] of targets)
-  console.log(`${value >= min ? 'met    ' : 'MISSED '} ${label}: ${value.toFixed(2)}x (target >= ${min}x)`);
+for (const [label, value, min, pair] of targets)
+  console.log(`${value >= min ? 'met    ' : 'MISSED '} ${label}: ${value.toFixed(2)}x (target >= ${min}x)` +
+    `${pair ? `; round by round ${spread(pair)}` : ''}`);
 console.log(`\nraw results: ${path.relative(root, opts.json)}`);
