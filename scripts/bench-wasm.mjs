@@ -430,7 +430,7 @@ for (const type of types) {
 // engine may come from different states of the machine; a round and its peer's are adjacent.
 const spread = (p) => (p ? `${p.median.toFixed(2)} [${p.min.toFixed(2)}-${p.max.toFixed(2)}]` : '-');
 console.log(`\npaired ratios at ${T} threads: each round's figure over its peer's in the same round, the median [least-most]` +
-  ` of ${repeat} rounds (Chromium: of ${browserRounds})\n`);
+  ` of ${repeat} rounds${opts['no-browser'] ? '' : ` (Chromium: of ${browserRounds})`}\n`);
 const pw2 = [6, 26, 18, 18, 18, 18];
 console.log(row(['type', 'saccade', 'decode/ll-wasm', 'decode/ll-nat', 'prefill/ll-wasm', 'prefill/ll-nat'], pw2));
 for (const type of types) {
