@@ -191,7 +191,7 @@ function pairedRatios(rounds, a, b, field) {
   if (!ratios.length) return undefined;
   const sorted = [...ratios].sort((x, y) => x - y), mid = sorted.length >> 1;
   const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return { median, min: sorted[0], max: sorted[sorted.length - 1], n: sorted.length };
+  return { median, min: sorted[0], max: sorted[sorted.length - 1] };
 }
 
 // Other processes on the machine skew everything, threads most: say how busy it was.
@@ -393,6 +393,8 @@ const goals = {
   f32: { decodeNative: 0.95, prefillWasm: 2 },
 };
 const targets = [];
+const pairedRows = []; // the same ratios round by round, printed after these
+const spread = (p) => (p ? `${p.median.toFixed(2)} [${p.min.toFixed(2)}-${p.max.toFixed(2)}]` : '-');
 console.log(`ratios at ${T} threads (issue 17's targets in brackets; Chromium's against llama.cpp's runs of the Chromium phase` +
   ` where they ran; every decode from an empty context but wllama's*, which follows its prompt)\n`);
 const rw = [6, 26, 14, 14, 14, 14];
@@ -410,13 +412,14 @@ for (const type of types) {
     const pw = ratioOf(s.prefill, lw?.prefill), pn = ratioOf(s.prefill, ln?.prefill);
     const tag = (x, goal) => `${fx(x)}${goal && key !== 'native' ? ` [${goal}]` : ''}`;
     console.log(row([type, name, tag(dw, g.decodeWasm), tag(dn, g.decodeNative), tag(pw, g.prefillWasm), tag(pn, g.prefillNative)], rw));
-    if (key === 'native') continue;
     const paired = (peer, field) => pairedRatios(r.rounds, `${key}${T}`, `${peer}${phase}${T}`, field);
-    for (const [label, value, goal, pair] of [
-      ['decode vs llama.cpp wasm', dw, g.decodeWasm, paired('llamaWasm', 'decode')],
-      ['decode vs llama.cpp native', dn, g.decodeNative, paired('llamaNative', 'decode')],
-      ['prefill vs llama.cpp wasm', pw, g.prefillWasm, paired('llamaWasm', 'prefill')],
-      ['prefill vs llama.cpp native', pn, g.prefillNative, paired('llamaNative', 'prefill')]])
+    const pdw = paired('llamaWasm', 'decode'), pdn = paired('llamaNative', 'decode');
+    const ppw = paired('llamaWasm', 'prefill'), ppn = paired('llamaNative', 'prefill');
+    pairedRows.push([type, name, spread(pdw), spread(pdn), spread(ppw), spread(ppn)]);
+    if (key === 'native') continue;
+    for (const [label, value, goal, pair] of [['decode vs llama.cpp wasm', dw, g.decodeWasm, pdw],
+      ['decode vs llama.cpp native', dn, g.decodeNative, pdn], ['prefill vs llama.cpp wasm', pw, g.prefillWasm, ppw],
+      ['prefill vs llama.cpp native', pn, g.prefillNative, ppn]])
       if (goal !== undefined && value !== undefined) targets.push([`${type} saccade ${name} ${label}`, value, goal, pair]);
   }
   if (r.wllama1 || r.wllama2) {
@@ -428,21 +431,11 @@ for (const type of types) {
 
 // The same ratios round by round: on a VM whose speed drifts between rounds, the best of each
 // engine may come from different states of the machine; a round and its peer's are adjacent.
-const spread = (p) => (p ? `${p.median.toFixed(2)} [${p.min.toFixed(2)}-${p.max.toFixed(2)}]` : '-');
 console.log(`\npaired ratios at ${T} threads: each round's figure over its peer's in the same round, the median [least-most]` +
   ` of ${repeat} rounds${opts['no-browser'] ? '' : ` (Chromium: of ${browserRounds})`}\n`);
 const pw2 = [6, 26, 18, 18, 18, 18];
 console.log(row(['type', 'saccade', 'decode/ll-wasm', 'decode/ll-nat', 'prefill/ll-wasm', 'prefill/ll-nat'], pw2));
-for (const type of types) {
-  const r = results[type];
-  for (const [key, name] of [['node', 'wasm (Node)'], ['saccade', 'wasm (Chromium)'], ['native', 'native']]) {
-    if (!r[`${key}${T}`]) continue;
-    const phase = key === 'saccade' && r[`llamaWasmC${T}`] ? 'C' : '';
-    const p = (peer, field) => spread(pairedRatios(r.rounds, `${key}${T}`, `${peer}${phase}${T}`, field));
-    console.log(row([type, name, p('llamaWasm', 'decode'), p('llamaNative', 'decode'), p('llamaWasm', 'prefill'),
-      p('llamaNative', 'prefill')], pw2));
-  }
-}
+for (const cells of pairedRows) console.log(row(cells, pw2));
 
 if (depths.length) {
   console.log(`\nlong context: decode tok/s at depth (GPT-2-small-sized llama, Q8_0, ${T} threads; llama.cpp's from -pg D,${DECODE} less -p D,` +
