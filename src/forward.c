@@ -151,7 +151,7 @@ typedef struct attention_job {
     const uint8_t *key_mask;   /* 0 = padding, hidden from queries */
     int32_t n_keys;            /* keys of every query (encoder, cross); causal: pos + 1 */
     float *out;                /* [n][n_head × head_dim] */
-    _Atomic int32_t next_item; /* tokens, or tiles, taken so far (attention_task) */
+    _Atomic int32_t next_item; /* tokens, tiles or pieces taken so far (attention_task) */
 } attention_job;
 
 /* Query row t's row number in capture: decoder rows by position, encoder rows by source token. */
@@ -256,8 +256,9 @@ static int32_t tile_rows(const attention_job *job, int nth) {
  * times the keys of the other (a causal 128-token prefill). Other batches of at least a token
  * per thread go token by token the same way, in runs of one token's heads (at most
  * SAC_KV_HEAD_BLOCK): the key and value rows are read once per run, not once per head. Fewer
- * tokens (a decoded one) split their heads evenly. Which thread takes an item, and in which
- * tile, changes none of its bits. */
+ * tokens (a decoded one) go in nth even pieces of their heads. Every item comes from the
+ * counter, so a thread alone does them all (sac_pool_run_shared). Which thread takes an item,
+ * and in which tile, changes none of its bits. */
 static void attention_task(void *arg, int ith, int nth) {
     attention_job *job = arg;
     const int32_t H = job->ctx->model->info.n_head, block = sac_kv_block(H);
@@ -282,14 +283,18 @@ static void attention_task(void *arg, int ith, int nth) {
         }
         return;
     }
-    int64_t start, end;
-    sac_split((int64_t)job->n * H, ith, nth, &start, &end);
-    for (int64_t item = start; item < end;) {
-        const int32_t t = (int32_t)(item / H), h0 = (int32_t)(item % H);
-        int32_t h1 = h0 + block < H ? h0 + block : H;
-        if (end - item < h1 - h0) h1 = h0 + (int32_t)(end - item);
-        item += h1 - h0;
-        attend_heads(job, scratch, t, h0, h1);
+    for (;;) { /* the items in nth even pieces, taken from the counter too */
+        const int32_t k = atomic_fetch_add_explicit(&job->next_item, 1, memory_order_relaxed);
+        if (k >= nth) break;
+        int64_t start, end;
+        sac_split((int64_t)job->n * H, k, nth, &start, &end);
+        for (int64_t item = start; item < end;) {
+            const int32_t t = (int32_t)(item / H), h0 = (int32_t)(item % H);
+            int32_t h1 = h0 + block < H ? h0 + block : H;
+            if (end - item < h1 - h0) h1 = h0 + (int32_t)(end - item);
+            item += h1 - h0;
+            attend_heads(job, scratch, t, h0, h1);
+        }
     }
 }
 
@@ -301,7 +306,7 @@ static void attend(sac_context *ctx, sac_attention_kind kind, int32_t layer, int
                    int32_t kv_type, int64_t kv_stride, int64_t head_stride, const uint8_t *key_mask, int32_t n_keys,
                    const float *probe_k, int64_t probe_stride) {
     attention_job job = {ctx, kind, layer, n, ctx->act.q, k, v, kv_type, kv_stride, head_stride, key_mask, n_keys, ctx->act.att, 0};
-    sac_pool_run(ctx->pool, attention_task, &job);
+    sac_pool_run_shared(ctx->pool, attention_task, &job);
     sac_probe_attended(ctx, kind, layer, n, probe_k, probe_stride, n_keys); /* probe hook: q/k, ablation */
 }
 

@@ -55,13 +55,14 @@ static int64_t row_tile(const sac_kernel_task *t) { return t->n_batch == 1 ? SAC
 
 /* Threads take units of rows rather than a fixed slice each, so a thread that gets less of its
  * core (a VM's stolen time, a busy or a small core) just takes fewer units while the others
- * take more. Which thread computes a row never changes its bits. Each thread first takes the
- * units of its own range, in order, then helps with the others': the weights it reads are one
- * long sequential stream, which the hardware prefetcher follows, and only the ends of the
- * ranges are shared out. (From one shared counter the threads' units interleaved, and each
- * unit a thread took started a new stream: bench_decode, Node, 2 threads, AMD EPYC, F32 29-32
- * → 33-38 GB/s, Q8_0 +10-20%.) A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one
- * L1 block of rows that stays in cache while every group of activation rows passes over it, in
+ * take more, and one that has not started by the time the rows run out is not waited for
+ * (sac_pool_run_shared). Which thread computes a row never changes its bits. Each thread first
+ * takes the units of its own range, in order, then helps with the others': the weights it reads
+ * are one long sequential stream, which the hardware prefetcher follows, and only the ends of
+ * the ranges are shared out. (From one shared counter the threads' units interleaved, and each
+ * unit a thread took started a new stream: bench_decode, Node, 2 threads, AMD EPYC, F32 29-32 →
+ * 33-38 GB/s, Q8_0 +10-20%.) A unit is ~64 KB of weights for matvec; for matmat ~16 KB, one L1
+ * block of rows that stays in cache while every group of activation rows passes over it, in
  * whole panels of SAC_PANEL_ROWS rows (the quantized wasm matmats decode that many at once). */
 static int64_t rows_per_unit(const sac_kernel_task *t) {
     size_t bytes = t->n_batch == 1 ? 64u * 1024u : 16u * 1024u;
@@ -163,14 +164,14 @@ static void run_read_ahead_tuned(sac_pool *pool, matmul_call *c) {
     if (trial < 0 || trial >= AHEAD_TRIALS) {
         if (trial < 0) at->calls++;
         c->task.read_ahead = at->choice;
-        sac_pool_run(pool, matmul_rows, c);
+        sac_pool_run_shared(pool, matmul_rows, c);
         return;
     }
     int way = 0;
     for (unsigned n = (unsigned)trial; n; n &= n - 1) way ^= 1;
     c->task.read_ahead = way;
     double t0 = seconds_now();
-    sac_pool_run(pool, matmul_rows, c);
+    sac_pool_run_shared(pool, matmul_rows, c);
     at->seconds[way] += seconds_now() - t0;
     at->bytes[way] += (double)c->task.row_bytes * (double)c->task.n_out;
     /* without the read-ahead only when that is clearly faster (3%), as it was on the AMD */
@@ -214,5 +215,5 @@ void sac_matmul_then(sac_pool *pool, const sac_matrix *w, const float *x, int64_
     if (n_batch == 1 && tr->matvec_reads_ahead)
         run_read_ahead_tuned(pool, &c);
     else
-        sac_pool_run(pool, matmul_rows, &c);
+        sac_pool_run_shared(pool, matmul_rows, &c);
 }

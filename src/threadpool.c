@@ -1,8 +1,11 @@
 /* threadpool.c — a persistent pool: workers wait on a generation counter between runs.
  *
- * One run: the caller publishes (fn, arg), sets `pending` to the number of workers and bumps
- * `generation`; each worker sees the new generation, runs its slice and decrements
- * `pending`; the caller runs slice 0 itself and then waits for `pending` to reach zero.
+ * One run: the caller publishes (fn, arg), sets `pending` to the number of workers, opens the
+ * door with the run's number and bumps `generation`; each worker sees the new generation,
+ * counts itself in at the door, runs its part and decrements `pending`; the caller runs part 0
+ * itself and then waits for `pending` to reach zero. A shared run (sac_pool_run_shared) differs
+ * in one step: when the caller's part is done it closes the door and no longer waits for the
+ * workers that had not come in by then (it takes them off `pending`); they skip the run.
  * A decoded token costs ~100 runs, so both sides first spin on the counter (a run usually
  * follows the last one within microseconds) and only then sleep:
  *   - natively on a mutex + condition variable;
@@ -66,6 +69,7 @@ struct sac_pool {
 
     _Atomic uint32_t generation; /* bumped once per run (and once to stop) */
     _Atomic uint32_t pending;    /* workers that have not finished the current run */
+    _Atomic uint64_t door;       /* the run's number << 32 | DOOR_OPEN | the workers that came in */
 
 #if !defined(POOL_NO_THREADS)
     /* sleepers announce themselves so the other side only wakes anyone when needed */
@@ -157,15 +161,41 @@ static void wake(sac_pool *pool, _Atomic uint32_t *counter, int wake_caller) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * The door
+ * ---------------------------------------------------------------------------------------- */
+
+#define DOOR_OPEN ((uint64_t)1 << 31)
+#define DOOR_COUNT (DOOR_OPEN - 1)
+
+static uint32_t door_run(uint64_t door) { return (uint32_t)(door >> 32); }
+
+/* Counts the worker in to the run the door shows, if it is still open. A successful exchange
+ * acquires the caller's fields of that run (the caller opened the door after writing them), and
+ * the caller cannot change them before this worker decrements `pending`. */
+static int come_in(sac_pool *pool, uint64_t door) {
+    while (door & DOOR_OPEN)
+        if (atomic_compare_exchange_weak(&pool->door, &door, door + 1)) return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
  * Workers
  * ---------------------------------------------------------------------------------------- */
 
 static void *worker_main(void *p) {
     pool_worker *self = p;
     sac_pool *pool = self->pool;
-    uint32_t seen = 0;
+    uint32_t seen = 0;   /* the generation last read */
+    uint32_t handled = 0; /* the number of the last run this worker came in to or found closed */
     for (;;) {
         seen = wait_while_equal(pool, &pool->generation, seen, 0);
+        /* The caller opens the door before it bumps the generation, so the door shows this
+         * run or a later one, and that one may be the run already handled: the door had
+         * moved on before the generation did. */
+        const uint64_t door = atomic_load(&pool->door);
+        if (door_run(door) == handled) continue;
+        handled = door_run(door);
+        if (!come_in(pool, door)) continue; /* a shared run the caller finished without us */
         if (pool->stop) break;
         pool->fn(pool->arg, self->ith, pool->n_threads);
         if (atomic_fetch_sub(&pool->pending, 1) == 1) /* seq_cst: see wake() */
@@ -174,11 +204,20 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-/* Publishes the fields written since the last run and releases the workers. */
+/* Publishes the fields written since the last run, opens the door and releases the workers. */
 static void start_generation(sac_pool *pool) {
     atomic_store_explicit(&pool->pending, (uint32_t)pool->n_workers, memory_order_relaxed);
+    const uint32_t run = atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1;
+    atomic_store(&pool->door, (uint64_t)run << 32 | DOOR_OPEN);
     atomic_fetch_add(&pool->generation, 1); /* seq_cst: see wake() */
     wake(pool, &pool->generation, 0);
+}
+
+/* Shared runs: closes the door and takes the workers that never came in off `pending`. */
+static uint32_t close_door(sac_pool *pool) {
+    const uint64_t door = atomic_fetch_and(&pool->door, ~DOOR_OPEN);
+    const uint32_t absent = (uint32_t)pool->n_workers - (uint32_t)(door & DOOR_COUNT);
+    return atomic_fetch_sub(&pool->pending, absent) - absent;
 }
 
 #endif /* !POOL_NO_THREADS */
@@ -200,6 +239,7 @@ sac_status sac_pool_new(int n_threads, sac_pool **out, sac_error *err) {
     pool->n_threads = 1;
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->pending, 0);
+    atomic_init(&pool->door, 0);
 
 #ifndef POOL_NO_THREADS
     if (n_threads > 1) {
@@ -267,7 +307,7 @@ void sac_pool_free(sac_pool *pool) {
 
 int sac_pool_size(const sac_pool *pool) { return pool ? pool->n_threads : 1; }
 
-void sac_pool_run(sac_pool *pool, sac_task_fn fn, void *arg) {
+static void run(sac_pool *pool, sac_task_fn fn, void *arg, int shared) {
     if (!pool || pool->n_workers == 0) {
         fn(arg, 0, 1);
         return;
@@ -277,10 +317,16 @@ void sac_pool_run(sac_pool *pool, sac_task_fn fn, void *arg) {
     pool->arg = arg;
     start_generation(pool);
     fn(arg, 0, pool->n_threads);
-    uint32_t left = atomic_load_explicit(&pool->pending, memory_order_acquire);
+    uint32_t left = shared ? close_door(pool) : atomic_load_explicit(&pool->pending, memory_order_acquire);
     while (left != 0) left = wait_while_equal(pool, &pool->pending, left, 1);
+#else
+    (void)shared;
 #endif
 }
+
+void sac_pool_run(sac_pool *pool, sac_task_fn fn, void *arg) { run(pool, fn, arg, 0); }
+
+void sac_pool_run_shared(sac_pool *pool, sac_task_fn fn, void *arg) { run(pool, fn, arg, 1); }
 
 void sac_split(int64_t n, int ith, int nth, int64_t *start, int64_t *end) {
     if (n < 0) n = 0;
@@ -295,13 +341,17 @@ typedef struct slices_job {
     sac_slice_fn fn;
     void *arg;
     int64_t n;
+    _Atomic int next; /* slices taken so far */
 } slices_job;
 
 static void run_slice(void *arg, int ith, int nth) {
-    const slices_job *job = arg;
-    int64_t i0, i1;
-    sac_split(job->n, ith, nth, &i0, &i1);
-    if (i0 < i1) job->fn(job->arg, i0, i1);
+    (void)ith;
+    slices_job *job = arg;
+    for (int k; (k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed)) < nth;) {
+        int64_t i0, i1;
+        sac_split(job->n, k, nth, &i0, &i1);
+        if (i0 < i1) job->fn(job->arg, i0, i1);
+    }
 }
 
 void sac_pool_run_slices(sac_pool *pool, int64_t n, int64_t min_items, sac_slice_fn fn, void *arg) {
@@ -309,6 +359,6 @@ void sac_pool_run_slices(sac_pool *pool, int64_t n, int64_t min_items, sac_slice
         if (n > 0) fn(arg, 0, n);
         return;
     }
-    slices_job job = {fn, arg, n};
-    sac_pool_run(pool, run_slice, &job);
+    slices_job job = {fn, arg, n, 0};
+    sac_pool_run_shared(pool, run_slice, &job);
 }

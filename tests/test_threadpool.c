@@ -1,5 +1,7 @@
 /* test_threadpool.c — the pool runs every slice exactly once per run, run after run, whether
- * its workers were spinning or asleep; sac_split covers [0, n) with balanced slices. */
+ * its workers were spinning or asleep; a shared run does every item once and returns only
+ * when each thread that came in is done, whichever came in; sac_split covers [0, n) with
+ * balanced slices. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -135,6 +137,83 @@ static void test_many_runs(void) {
     }
 }
 
+/* A shared run's items, taken from a counter; each call notes its thread and whether it was
+ * still running when sac_pool_run_shared returned. */
+typedef struct shared_task {
+    int64_t n;
+    _Atomic int64_t next;
+    _Atomic int *item_hits;
+    _Atomic int running, calls, bad_ith;
+    _Atomic int ith_seen[64];
+    long worker_delay_ms; /* a worker that came in sleeps this long before taking items, */
+    int caller_waits;     /* and the caller first waits (up to 2 s) until one has come in */
+} shared_task;
+
+static void take_items(void *arg, int ith, int nth) {
+    shared_task *t = arg;
+    atomic_fetch_add(&t->running, 1);
+    atomic_fetch_add(&t->calls, 1);
+    if (ith < 0 || ith >= nth || ith >= 64 || atomic_fetch_add(&t->ith_seen[ith], 1) != 0)
+        atomic_fetch_add(&t->bad_ith, 1);
+    if (ith > 0 && t->worker_delay_ms) sleep_ms(t->worker_delay_ms);
+    for (int waited = 0; ith == 0 && t->caller_waits && atomic_load(&t->calls) < 2 && waited < 2000; waited++) sleep_ms(1);
+    for (int64_t i; (i = atomic_fetch_add(&t->next, 7)) < t->n;)
+        for (int64_t j = i; j < i + 7 && j < t->n; j++) atomic_fetch_add(&t->item_hits[j], 1);
+    atomic_fetch_sub(&t->running, 1);
+}
+
+/* Shared runs, each followed by `pause_ms` and, every `static_every` runs, by a run in which
+ * every thread must take part (check_runs' task): a worker that missed a shared run still
+ * comes in to the next one. */
+static void check_shared_runs(sac_pool *pool, int64_t n, int runs, long pause_ms, long delay_ms, int static_every) {
+    shared_task *t = calloc(1, sizeof *t);
+    _Atomic int *hits = calloc((size_t)n, sizeof *hits);
+    CHECK(t && hits);
+    if (!t || !hits) {
+        free(t);
+        free(hits);
+        return;
+    }
+    int late = 0, bad_items = 0, total_calls = 0;
+    for (int r = 0; r < runs; r++) {
+        memset(t, 0, sizeof *t);
+        memset(hits, 0, (size_t)n * sizeof *hits);
+        t->n = n;
+        t->item_hits = hits;
+        t->worker_delay_ms = delay_ms;
+        t->caller_waits = delay_ms && sac_pool_size(pool) > 1;
+        sac_pool_run_shared(pool, take_items, t);
+        late += atomic_load(&t->running) != 0;
+        for (int64_t i = 0; i < n; i++) bad_items += atomic_load(&hits[i]) != 1;
+        CHECK_MSG(atomic_load(&t->bad_ith) == 0, "run %d: a thread index ran twice or out of range", r);
+        CHECK(atomic_load(&t->ith_seen[0]) == 1); /* the caller always runs */
+        total_calls += atomic_load(&t->calls);
+        if (pause_ms) sleep_ms(pause_ms);
+        if (static_every && r % static_every == static_every - 1) check_runs(pool, 17, 1, 0, 0);
+    }
+    CHECK_MSG(late == 0, "%d runs returned while a thread that came in still ran", late);
+    CHECK_MSG(bad_items == 0, "%d items not taken exactly once", bad_items);
+    CHECK(total_calls >= runs && total_calls <= runs * sac_pool_size(pool));
+    if (delay_ms && sac_pool_size(pool) > 1) /* every run had company, which the caller waited for */
+        CHECK_MSG(total_calls >= 2 * runs, "%d calls in %d runs", total_calls, runs);
+    free(hits);
+    free(t);
+}
+
+static void test_shared_runs(void) {
+    check_shared_runs(NULL, 100, 3, 0, 0, 0);
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        sac_pool *pool = NULL;
+        CHECK(sac_pool_new(n_threads, &pool, NULL) == SAC_OK);
+        if (!pool) return;
+        check_shared_runs(pool, 1, 2000, 0, 0, 0);        /* workers mostly find nothing left */
+        check_shared_runs(pool, 5000, 2000, 0, 0, 3);     /* back to back, with static runs between */
+        check_shared_runs(pool, 5000, 20, 20, 0, 2);      /* workers asleep: most runs end without them */
+        check_shared_runs(pool, 100, 5, 0, 30, 0);        /* the caller waits for the slow workers that came in */
+        sac_pool_free(pool);
+    }
+}
+
 /* Pools are independent: two can exist at once and are freed in any order. */
 static void test_two_pools(void) {
     sac_pool *a = NULL, *b = NULL;
@@ -189,6 +268,7 @@ int main(void) {
     RUN(test_pool_of_one);
     RUN(test_bad_arguments);
     RUN(test_many_runs);
+    RUN(test_shared_runs);
     RUN(test_two_pools);
     RUN(test_run_slices);
     return check_summary("test_threadpool");
