@@ -169,11 +169,14 @@ static void wake(sac_pool *pool, _Atomic uint32_t *counter, int wake_caller) {
 
 static uint32_t door_run(uint64_t door) { return (uint32_t)(door >> 32); }
 
-/* Counts the worker in to the run the door shows, if it is still open. A successful exchange
- * acquires the caller's fields of that run (the caller opened the door after writing them), and
- * the caller cannot change them before this worker decrements `pending`. */
+/* Counts the worker in to the run the door showed, if it is still open for that run (when the
+ * door has moved on to the next run, the worker first marks this one handled, as the caller
+ * does). A successful exchange acquires the caller's fields of that run (the caller opened the
+ * door after writing them), and the caller cannot change them before this worker decrements
+ * `pending`. */
 static int come_in(sac_pool *pool, uint64_t door) {
-    while (door & DOOR_OPEN)
+    const uint32_t run = door_run(door);
+    while ((door & DOOR_OPEN) && door_run(door) == run)
         if (atomic_compare_exchange_weak(&pool->door, &door, door + 1)) return 1;
     return 0;
 }
@@ -195,7 +198,7 @@ static void *worker_main(void *p) {
         const uint64_t door = atomic_load(&pool->door);
         if (door_run(door) == handled) continue;
         handled = door_run(door);
-        if (!come_in(pool, door)) continue; /* a shared run the caller finished without us */
+        if (!come_in(pool, door)) continue; /* closed: a shared run the caller finished without us */
         if (pool->stop) break;
         pool->fn(pool->arg, self->ith, pool->n_threads);
         if (atomic_fetch_sub(&pool->pending, 1) == 1) /* seq_cst: see wake() */

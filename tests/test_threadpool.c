@@ -207,6 +207,7 @@ static void test_shared_runs(void) {
         CHECK(sac_pool_new(n_threads, &pool, NULL) == SAC_OK);
         if (!pool) return;
         check_shared_runs(pool, 1, 2000, 0, 0, 0);        /* workers mostly find nothing left */
+        check_shared_runs(pool, 1, 2000, 0, 0, 1);        /* each shared run closed quickly, then a static one */
         check_shared_runs(pool, 5000, 2000, 0, 0, 3);     /* back to back, with static runs between */
         check_shared_runs(pool, 5000, 20, 20, 0, 2);      /* workers asleep: most runs end without them */
         check_shared_runs(pool, 100, 5, 0, 30, 0);        /* the caller waits for the slow workers that came in */
