@@ -16,6 +16,26 @@ const mapPixels = (page) => page.evaluate(() =>
 
 const stepOf = (page) => page.evaluate(() => Number(document.getElementById('train-status').dataset.step ?? 0));
 
+/**
+ * page.waitForFunction(fn, arg, { timeout }); a timeout names what the section showed then (its
+ * state, status, runtime line, probes drawn) and the errors logged so far, so that a run that
+ * stalled can be told from one that failed.
+ */
+async function waitForSection(page, errors, fn, arg, timeout) {
+  try {
+    return await page.waitForFunction(fn, arg, { timeout });
+  } catch (e) {
+    const shown = await page.evaluate(() => {
+      const text = (id) => document.getElementById(id)?.textContent;
+      return { state: document.getElementById('watch-it-learn')?.dataset.state, status: text('train-status'),
+        runtime: text('train-runtime'), probes: document.getElementById('train-maps')?.dataset.probes,
+        probeOutput: text('train-probe-output') };
+    }).catch((why) => `(unreadable: ${why.message})`);
+    e.message += `\nthe section showed ${JSON.stringify(shown)}; errors: ${JSON.stringify(errors)}`;
+    throw e;
+  }
+}
+
 /** Opens the demo on Model A and sets a tiny run of `task` for `steps` steps (not started). */
 async function openTraining(page, task, steps) {
   await page.goto(`${env.srv.isolated.url}/web/${A.query ? `?${A.query}` : ''}`);
@@ -34,15 +54,15 @@ describe('Watch it learn', () => {
       await page.click('#train-start');
 
       // the first probe: the untrained model's maps
-      await page.waitForFunction(() => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 1,
-        null, { timeout: 30_000 });
+      await waitForSection(page, errors, () => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 1,
+        null, 30_000);
       const first = await mapPixels(page);
       assert.equal(first.length, 4, 'one map per layer × head (1 × 4)');
       assert.match(await page.textContent('#train-runtime'), /Training [\d,]+ parameters on 2 threads \(mt/);
 
       // a few probes later the maps differ
-      await page.waitForFunction(() => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 6,
-        null, { timeout: 60_000 });
+      await waitForSection(page, errors, () => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 6,
+        null, 60_000);
       const later = await mapPixels(page);
       assert.notDeepEqual(later, first, 'the probe maps changed as the model trained');
       assert.match(await page.textContent('#train-status'), /step \d+ \/ 300 · loss [\d.]+/);
@@ -56,21 +76,20 @@ describe('Watch it learn', () => {
       const probe = await page.inputValue('#train-probe');
       await page.fill('#train-probe', 'x'.repeat(50));
       await page.click('#train-probe-form button');
-      await page.waitForFunction(() => /^not probed: /.test(document.getElementById('train-probe-output').textContent),
-        null, { timeout: 10_000 });
+      await waitForSection(page, errors, () => /^not probed: /.test(document.getElementById('train-probe-output').textContent),
+        null, 10_000);
       assert.equal(await page.getAttribute('#watch-it-learn', 'data-state'), 'paused');
       await page.fill('#train-probe', probe);
       await page.waitForTimeout(500);
       assert.equal(await stepOf(page), held, 'no step while paused');
       assert.equal(await page.textContent('#train-pause'), 'Resume');
       await page.click('#train-pause');
-      await page.waitForFunction((s) => Number(document.getElementById('train-status').dataset.step) > s + 2, held,
-        { timeout: 30_000 });
+      await waitForSection(page, errors, (s) => Number(document.getElementById('train-status').dataset.step) > s + 2, held, 30_000);
 
       // stop: the trained model opens in the viewer above, which generates with it
       await page.click('#train-stop');
-      await page.waitForFunction(() => document.getElementById('watch-it-learn').dataset.state === 'done',
-        null, { timeout: 30_000 });
+      await waitForSection(page, errors, () => document.getElementById('watch-it-learn').dataset.state === 'done',
+        null, 30_000);
       await page.waitForFunction(() => /^Loaded the model trained below/.test(document.getElementById('progress-text').textContent)
         && !document.getElementById('generate').disabled, null, { timeout: 30_000 });
       assert.match(await page.textContent('#model-info'), /encdec/);
@@ -95,6 +114,25 @@ describe('Watch it learn', () => {
 });
 
 
+describe('Watch it learn: the text task', () => {
+  test('Start right after choosing the text task waits for the sample text (fetched slowly here)', async () => {
+    await withPage(env, async ({ page, errors }) => {
+      await page.route('**/shakespeare.txt', async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await route.continue();
+      });
+      await openTraining(page, 'text', 20);
+      assert.equal(await page.inputValue('#train-text'), '', 'the sample is still on its way');
+      await page.click('#train-start');
+      await waitForSection(page, errors, () => document.getElementById('watch-it-learn').dataset.state === 'done',
+        null, 30_000);
+      assert.ok((await page.inputValue('#train-text')).startsWith('First Citizen:'), 'trained on the sample');
+      assert.match(await page.textContent('#train-status'), /^Done: step 20 \/ 20/);
+      assert.deepEqual(errors, []);
+    });
+  });
+});
+
 describe('Watch it learn on a 320 px phone', () => {
   test('the section is no wider than the screen, a long probe\'s maps included', async () => {
     await withPage(env, async ({ page, errors }) => {
@@ -102,15 +140,15 @@ describe('Watch it learn on a 320 px phone', () => {
       // 47 characters: maps of 34 + 47 × 6 px, wider than the screen's 280 px of content
       await page.fill('#train-probe', 'To be, or not to be, that is the question: whe');
       await page.click('#train-start');
-      await page.waitForFunction(() => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 1,
-        null, { timeout: 30_000 });
+      await waitForSection(page, errors, () => Number(document.getElementById('train-maps').dataset.probes ?? 0) >= 1,
+        null, 30_000);
       await frames(page);
       assert.ok(await page.$eval('#train-maps canvas', (c) => c.width) > 300, 'the probe\'s maps are wider than the screen\'s content');
       const right = await page.$$eval('#watch-it-learn *', (els) => Math.max(...els.map((el) => el.getBoundingClientRect().right)));
       assert.ok(right <= 320, `the section reaches ${right} px`);
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 320, 'the page scrolls sideways');
       await page.click('#train-stop');
-      await page.waitForFunction(() => document.getElementById('watch-it-learn').dataset.state === 'done', null, { timeout: 30_000 });
+      await waitForSection(page, errors, () => document.getElementById('watch-it-learn').dataset.state === 'done', null, 30_000);
       assert.deepEqual(errors, []);
     }, { viewport: { width: 320, height: 700 } });
   });

@@ -119,13 +119,17 @@ export class WatchItLearn {
     this.$('train-probe').value = max ? probe.slice(0, max) : probe;
   }
 
-  async loadSample() {
-    try {
-      const response = await fetch(new URL('./shakespeare.txt', import.meta.url));
-      this.$('train-text').value = await response.text();
-    } catch (e) {
-      this.status(`Could not fetch the sample: ${e.message}`, true);
-    }
+  /** Fetches the sample text into the box; a start() meanwhile waits for it (else it would train on an empty text). */
+  loadSample() {
+    this.sampleLoad = (async () => {
+      try {
+        const response = await fetch(new URL('./shakespeare.txt', import.meta.url));
+        this.$('train-text').value = await response.text();
+      } catch (e) {
+        this.status(`Could not fetch the sample: ${e.message}`, true);
+      }
+    })();
+    return this.sampleLoad;
   }
 
   status(text, error = false) {
@@ -152,7 +156,12 @@ export class WatchItLearn {
   }
 
   /** A fresh worker per run: disposing a run's wasm memory is then the worker's end. */
-  start() {
+  async start() {
+    if (this.task === 'text' && this.sampleLoad) {
+      this.setState('starting');
+      this.status('Fetching the sample text…');
+      await this.sampleLoad;
+    }
     this.worker?.terminate();
     this.records = [];
     this.steps = Number(this.$('train-steps').value) || PRESETS[this.task][this.$('train-preset').value].steps;
