@@ -340,21 +340,34 @@ void sac_split(int64_t n, int ith, int nth, int64_t *start, int64_t *end) {
     *end = (n / nth) * (ith + 1) + (n % nth) * (ith + 1) / nth;
 }
 
+typedef struct pieces_job {
+    sac_task_fn fn;
+    void *arg;
+    _Atomic int next; /* pieces taken so far */
+} pieces_job;
+
+static void run_pieces(void *arg, int ith, int nth) {
+    (void)ith;
+    pieces_job *job = arg;
+    for (int k; (k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed)) < nth;) job->fn(job->arg, k, nth);
+}
+
+void sac_pool_run_pieces(sac_pool *pool, sac_task_fn fn, void *arg) {
+    pieces_job job = {fn, arg, 0};
+    sac_pool_run_shared(pool, run_pieces, &job);
+}
+
 typedef struct slices_job {
     sac_slice_fn fn;
     void *arg;
     int64_t n;
-    _Atomic int next; /* slices taken so far */
 } slices_job;
 
-static void run_slice(void *arg, int ith, int nth) {
-    (void)ith;
-    slices_job *job = arg;
-    for (int k; (k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed)) < nth;) {
-        int64_t i0, i1;
-        sac_split(job->n, k, nth, &i0, &i1);
-        if (i0 < i1) job->fn(job->arg, i0, i1);
-    }
+static void run_slice(void *arg, int k, int nth) {
+    const slices_job *job = arg;
+    int64_t i0, i1;
+    sac_split(job->n, k, nth, &i0, &i1);
+    if (i0 < i1) job->fn(job->arg, i0, i1);
 }
 
 void sac_pool_run_slices(sac_pool *pool, int64_t n, int64_t min_items, sac_slice_fn fn, void *arg) {
@@ -362,6 +375,6 @@ void sac_pool_run_slices(sac_pool *pool, int64_t n, int64_t min_items, sac_slice
         if (n > 0) fn(arg, 0, n);
         return;
     }
-    slices_job job = {fn, arg, n, 0};
-    sac_pool_run_shared(pool, run_slice, &job);
+    slices_job job = {fn, arg, n};
+    sac_pool_run_pieces(pool, run_slice, &job);
 }

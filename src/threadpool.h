@@ -28,6 +28,12 @@ void sac_pool_run(sac_pool *pool, sac_task_fn fn, void *arg);
  * distinct. */
 void sac_pool_run_shared(sac_pool *pool, sac_task_fn fn, void *arg);
 
+/* fn(arg, k, nth) once for each piece k of nth (the pool's size), the threads taking pieces
+ * in turn (a shared run): for a task written for sac_pool_run whose threads split the work by
+ * ith alone (sac_split) and write disjoint outputs. k names a piece, not a thread: a thread may
+ * run several pieces and fn must not index per-thread scratch by it. */
+void sac_pool_run_pieces(sac_pool *pool, sac_task_fn fn, void *arg);
+
 /* The [start, end) slice of n items that thread ith of nth takes. */
 void sac_split(int64_t n, int ith, int nth, int64_t *start, int64_t *end);
 

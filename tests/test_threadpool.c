@@ -215,6 +215,43 @@ static void test_shared_runs(void) {
     }
 }
 
+/* sac_pool_run_pieces: each piece k of nth (the pool's size) once per run, whichever thread. */
+typedef struct piece_marks {
+    _Atomic int hits[8];
+    _Atomic int bad_nth;
+    int want_nth;
+} piece_marks;
+
+static void mark_piece(void *arg, int k, int nth) {
+    piece_marks *m = arg;
+    if (nth != m->want_nth || k < 0 || k >= nth || k >= 8) {
+        atomic_fetch_add(&m->bad_nth, 1);
+        return;
+    }
+    atomic_fetch_add(&m->hits[k], 1);
+}
+
+static void test_run_pieces(void) {
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        sac_pool *pool = NULL;
+        CHECK(sac_pool_new(n_threads, &pool, NULL) == SAC_OK);
+        if (!pool) return;
+        int bad = 0;
+        for (int r = 0; r < 2000; r++) {
+            piece_marks m = {.want_nth = sac_pool_size(pool)};
+            sac_pool_run_pieces(pool, mark_piece, &m);
+            bad += atomic_load(&m.bad_nth) != 0;
+            for (int k = 0; k < 8; k++) bad += atomic_load(&m.hits[k]) != (k < m.want_nth);
+            if (r % 5 == 4) check_runs(pool, 17, 1, 0, 0); /* static runs between */
+        }
+        CHECK_MSG(bad == 0, "%d threads: %d pieces not run exactly once (or with the wrong nth)", n_threads, bad);
+        sac_pool_free(pool);
+    }
+    piece_marks m = {.want_nth = 1};
+    sac_pool_run_pieces(NULL, mark_piece, &m);
+    CHECK(atomic_load(&m.hits[0]) == 1 && atomic_load(&m.hits[1]) == 0 && atomic_load(&m.bad_nth) == 0);
+}
+
 /* Pools are independent: two can exist at once and are freed in any order. */
 static void test_two_pools(void) {
     sac_pool *a = NULL, *b = NULL;
@@ -272,5 +309,6 @@ int main(void) {
     RUN(test_shared_runs);
     RUN(test_two_pools);
     RUN(test_run_slices);
+    RUN(test_run_pieces);
     return check_summary("test_threadpool");
 }

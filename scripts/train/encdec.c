@@ -250,7 +250,7 @@ static void embed_forward_task(void *arg, int ith, int nth) {
 static void embed_forward(sac_pool *pool, float *out, const int32_t *tokens, const int32_t *pos, const float *wte,
                           const float *pe, int64_t N, int64_t C) {
     embed_task a = {.out = out, .wte = wte, .pe = pe, .tokens = tokens, .pos = pos, .N = N, .C = C};
-    sac_pool_run(pool, embed_forward_task, &a);
+    sac_pool_run_pieces(pool, embed_forward_task, &a);
 }
 
 /* Rows may share a token, so threads split the channels. */
@@ -268,7 +268,7 @@ static void embed_backward_task(void *arg, int ith, int nth) {
 static void embed_backward(sac_pool *pool, float *dwte, const float *dout, const int32_t *tokens, int64_t N,
                            int64_t C) {
     embed_task a = {.dwte = dwte, .dout = dout, .tokens = tokens, .N = N, .C = C};
-    sac_pool_run(pool, embed_backward_task, &a);
+    sac_pool_run_pieces(pool, embed_backward_task, &a);
 }
 
 /* The three attentions: the encoder's (one call per source, bidirectional), the decoder's

@@ -1,8 +1,9 @@
 /* ops.c — forward and backward of every layer the trainer needs, float32.
  *
- * Each op is one or two pool runs; a *_task struct carries the arguments to the threads and
- * sac_split() hands each thread a slice of rows (or of channels, when a gradient sums over
- * rows), so no two threads ever write the same value. */
+ * Each op is one or two pool runs; a *_task struct carries the arguments and sac_split() cuts
+ * the work into as many slices of rows (or of channels, when a gradient sums over rows) as the
+ * pool has threads, which the threads take in turn (sac_pool_run_pieces), so no two slices ever
+ * write the same value and the results do not depend on which thread took which. */
 #include "ops.h"
 
 #include <math.h>
@@ -40,7 +41,7 @@ static void embedding_forward_task(void *arg, int ith, int nth) {
 void embedding_forward(sac_pool *pool, float *out, const int32_t *tokens, const float *wte, const float *wpe,
                        int32_t B, int32_t T, int64_t C) {
     embedding_task a = {.out = out, .wte = wte, .wpe = wpe, .tokens = tokens, .B = B, .T = T, .C = C};
-    sac_pool_run(pool, embedding_forward_task, &a);
+    sac_pool_run_pieces(pool, embedding_forward_task, &a);
 }
 
 /* Several positions may hold the same token, so threads split the channels, not the rows. */
@@ -61,7 +62,7 @@ static void embedding_backward_task(void *arg, int ith, int nth) {
 void embedding_backward(sac_pool *pool, float *dwte, float *dwpe, const float *dout, const int32_t *tokens,
                         int32_t B, int32_t T, int64_t C) {
     embedding_task a = {.dwte = dwte, .dwpe = dwpe, .dout = dout, .tokens = tokens, .B = B, .T = T, .C = C};
-    sac_pool_run(pool, embedding_backward_task, &a);
+    sac_pool_run_pieces(pool, embedding_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -99,7 +100,7 @@ static void layernorm_forward_task(void *arg, int ith, int nth) {
 void layernorm_forward(sac_pool *pool, float *out, float *mean, float *rstd, const float *x, const float *w,
                        const float *b, int64_t N, int64_t C, float eps) {
     layernorm_task a = {.out = out, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .N = N, .C = C, .eps = eps};
-    sac_pool_run(pool, layernorm_forward_task, &a);
+    sac_pool_run_pieces(pool, layernorm_forward_task, &a);
 }
 
 /* dx, per row: with x̂ = (x − mean)·rstd and g = w ⊙ dout,
@@ -154,7 +155,7 @@ void layernorm_backward(sac_pool *pool, float *dx, float *dw, float *db, const f
                         const float *w, const float *mean, const float *rstd, int64_t N, int64_t C) {
     layernorm_task a = {.dx = dx, .dw = dw, .db = db, .dout = dout, .x = x, .w = w, .cmean = mean, .crstd = rstd,
                         .N = N, .C = C};
-    sac_pool_run(pool, layernorm_backward_task, &a);
+    sac_pool_run_pieces(pool, layernorm_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -182,7 +183,7 @@ void linear_forward(sac_pool *pool, float *out, const float *x, const float *w, 
     sac_matmul(pool, &m, x, N, out, NULL);
     if (bias) {
         linear_task a = {.out = out, .bias = bias, .N = N, .C_out = C_out};
-        sac_pool_run(pool, add_bias_task, &a);
+        sac_pool_run_pieces(pool, add_bias_task, &a);
     }
 }
 
@@ -243,7 +244,7 @@ void linear_backward(sac_pool *pool, float *dx, float *dw, float *dbias, const f
                      const float *w, int64_t N, int64_t C_in, int64_t C_out) {
     linear_task a = {.dx = dx, .dw = dw, .dbias = dbias, .dout = dout, .x = x, .w = w, .N = N, .C_in = C_in,
                      .C_out = C_out};
-    sac_pool_run(pool, linear_backward_task, &a);
+    sac_pool_run_pieces(pool, linear_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -297,12 +298,12 @@ static void gelu_backward_task(void *arg, int ith, int nth) {
 
 void gelu_forward(sac_pool *pool, float *out, float *th, const float *x, int64_t n) {
     gelu_task a = {.out = out, .th = th, .x = x, .n = n};
-    sac_pool_run(pool, gelu_forward_task, &a);
+    sac_pool_run_pieces(pool, gelu_forward_task, &a);
 }
 
 void gelu_backward(sac_pool *pool, float *dx, const float *x, const float *th, const float *dout, int64_t n) {
     gelu_task a = {.dx = dx, .x = x, .cth = th, .dout = dout, .n = n};
-    sac_pool_run(pool, gelu_backward_task, &a);
+    sac_pool_run_pieces(pool, gelu_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -355,7 +356,7 @@ static void attention_forward_task(void *arg, int ith, int nth) {
 void attention_forward(sac_pool *pool, float *out, float *probs, const float *q, const float *k, const float *v,
                        const attention_dims *d) {
     attention_task a = {.out = out, .probs = probs, .q = q, .k = k, .v = v, .d = d};
-    sac_pool_run(pool, attention_forward_task, &a);
+    sac_pool_run_pieces(pool, attention_forward_task, &a);
 }
 
 /* Per query row, with p the probabilities, o = Σ_j p_j v_j and s_j = q·k_j·scale:
@@ -397,7 +398,7 @@ static void attention_backward_task(void *arg, int ith, int nth) {
 void attention_backward(sac_pool *pool, float *dq, float *dk, float *dv, const float *dout, const float *probs,
                         const float *q, const float *k, const float *v, const attention_dims *d) {
     attention_task a = {.dq = dq, .dk = dk, .dv = dv, .dout = dout, .cprobs = probs, .q = q, .k = k, .v = v, .d = d};
-    sac_pool_run(pool, attention_backward_task, &a);
+    sac_pool_run_pieces(pool, attention_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -447,14 +448,14 @@ static void crossentropy_backward_task(void *arg, int ith, int nth) {
 void crossentropy_forward(sac_pool *pool, float *losses, float *probs, const float *logits, const int32_t *targets,
                           int64_t N, int64_t V) {
     crossentropy_task a = {.losses = losses, .probs = probs, .logits = logits, .targets = targets, .N = N, .V = V};
-    sac_pool_run(pool, crossentropy_forward_task, &a);
+    sac_pool_run_pieces(pool, crossentropy_forward_task, &a);
 }
 
 void crossentropy_backward(sac_pool *pool, float *dlogits, const float *probs, const int32_t *targets,
                            const float *dlosses, int64_t N, int64_t V) {
     crossentropy_task a = {.dlogits = dlogits, .cprobs = probs, .dlosses = dlosses, .targets = targets, .N = N,
                            .V = V};
-    sac_pool_run(pool, crossentropy_backward_task, &a);
+    sac_pool_run_pieces(pool, crossentropy_backward_task, &a);
 }
 
 /* ---------------------------------------------------------------------------------------- */

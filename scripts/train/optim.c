@@ -27,7 +27,7 @@ void adamw_update(sac_pool *pool, float *params, const float *grads, float *m, f
                   float lr, const adamw_config *c, int decay) {
     adamw_task a = {params, m, v, grads, n, lr, c->beta1, c->beta2, c->eps, decay ? c->weight_decay : 0.0f,
                     (float)(1.0 - pow(c->beta1, (double)t)), (float)(1.0 - pow(c->beta2, (double)t))};
-    sac_pool_run(pool, adamw_task_run, &a);
+    sac_pool_run_pieces(pool, adamw_task_run, &a);
 }
 
 float lr_at(const lr_schedule *s, int64_t step) {
