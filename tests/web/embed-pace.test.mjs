@@ -12,10 +12,12 @@ import { devModel, root } from './dev-models.mjs';
 import { useBrowser, withPage } from './helpers.mjs';
 
 const env = useBrowser();
-// GPT-2 small's shape (12 layers × 12 heads): a generation slow enough to act in
+// GPT-2 small's shape (12 layers × 12 heads) on one thread: a generation slow enough to act in
+// (on two threads and 120 tokens a slow CI machine once drew the heatmap fewer than three times
+// while streaming; here it draws it 16–20 times)
 const model = devModel('gpt2-small-q8_0');
 const VIEW_COST_MS = 25; // added to each drawing of the heatmap, so that no drawing is cheap
-const MAX_TOKENS = 120;
+const MAX_TOKENS = 200;
 
 // Records each drawing of the widget's heatmap and of its text line (and whether the widget was
 // generating then) before the embed is defined; each heatmap drawing costs VIEW_COST_MS more.
@@ -50,7 +52,7 @@ window.generated = new Promise((resolve) => document.addEventListener('saccade-g
 </script>
 <script type="module" src="/web/embed.mjs"></script>
 <saccade-attention src="/${path.relative(root, model).split(path.sep).join('/')}" prompt="${'az'.repeat(50)}"
-  max-tokens="${MAX_TOKENS}" seed="1" layer="11" autoplay></saccade-attention>`;
+  max-tokens="${MAX_TOKENS}" seed="1" layer="11" threads="1" autoplay></saccade-attention>`;
 
 test('while tokens stream the embed draws its text and heatmap at their pace, a selection at once, the end in full', async () => {
   await withPage(env, async ({ page, errors }) => {
