@@ -7,7 +7,10 @@
 //     the time goes: each phase's start and end (ms since navigation, medians), from the page's
 //     stats.phases (web/app.mjs: the page's and the worker's marks, and the library's
 //     'saccade:' User Timing measures, src/js/timing.mjs); each cold load in a new tab that has
-//     sat idle for TAB_IDLE_MS first;
+//     sat idle for TAB_IDLE_MS first, in a browser driven over its DevTools pipe with no domain
+//     enabled (scripts/chromium-pipe.mjs), as a visitor's is: Playwright's instrumentation of the
+//     page and its workers added 40-55 ms to the warm first token (medians of 7 interleaved
+//     rounds; cold loads within this VM's spread) — --playwright times it there;
 //  2. the views' drawing time (text, heatmap, model view; the alignment for Model B) while tokens
 //     stream, on a GPT-2-small-shaped model (12 layers × 12 heads = 144 thumbnails) with a
 //     200-token prompt and 128 generated tokens: each drawing after the first (which pools the
@@ -23,7 +26,7 @@
 //     turn's only the text), the worker's own time to it (the page's "first after"), and the
 //     attention rows the next turn kept from the first (the rest are sent).
 //
-//   node scripts/bench-web.mjs [--runs 5] [--json] [--first-token | --chat] [--against DIR]
+//   node scripts/bench-web.mjs [--runs 5] [--json] [--first-token | --chat] [--against DIR] [--playwright]
 //   node scripts/bench-web.mjs --screenshot web/screenshot.png   only the README's screenshot (Model A)
 //
 // --first-token: part 1 only. --against DIR: part 1 (or 3) for this tree and for another checkout
@@ -35,6 +38,7 @@ import path from 'node:path';
 
 import { DEFAULT_MODEL } from '../web/config.mjs';
 import { serve } from '../web/serve.mjs';
+import { launchPiped } from './chromium-pipe.mjs';
 import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
 import { devModel, root } from '../tests/web/dev-models.mjs';
 import { TEMPLATES } from '../tests/js/chat-models.mjs';
@@ -55,6 +59,7 @@ const cell = (xs) => xs.length ? `${Math.min(...xs).toFixed(0)} / ${median(xs).t
 
 const A = modelA();
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+let piped = null; // part 1's browser (chromium-pipe.mjs), unless --playwright
 const servers = { isolated: await serve({ root, isolated: true }), plain: await serve({ root, isolated: false }) };
 const trees = [{ name: 'this tree', servers }];
 if (against) {
@@ -184,35 +189,52 @@ const UNDISTURBED_MS = 1500; // the page loads alone this long before the first 
 // A visitor navigates a tab that is already there, so the tab first sits idle this long.
 const TAB_IDLE_MS = 1000;
 
-/** One page load and its reload in a fresh browser context: [cold, warm], each { firstToken, painted, phases }. */
+// The page's stats once its first token is drawn (older pages have no phases: only the first token's time).
+const STATS_READY = '(() => { const s = window.saccadeDemo?.stats; return Boolean(s?.navigationToFirstToken && (!s.phases || s.firstTokenPainted)); })()';
+const STATS = '(() => { const { navigationToFirstToken, firstTokenPainted, phases } = window.saccadeDemo.stats; ' +
+  'return { firstToken: navigationToFirstToken, painted: firstTokenPainted ?? null, phases: phases ?? {} }; })()';
+const GENERATION_DONE = "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
+const text = (id) => `document.getElementById('${id}').textContent`;
+
+/**
+ * One page load and its reload in a fresh browser context: [cold, warm], each { firstToken,
+ * painted, phases, runtime }. In a tab of the piped browser (scripts/chromium-pipe.mjs: no
+ * DevTools domain enabled, as in a visitor's browser), or with --playwright in Playwright's.
+ */
 async function loadTwice(server) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
+  const tab = piped ? await piped.newTab() : await playwrightTab();
   await new Promise((resolve) => setTimeout(resolve, TAB_IDLE_MS));
   const url = `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
   const out = [];
   for (const warm of [false, true]) {
-    // The page records its own times. Playwright's waits inject a script into the page (~20 ms of
-    // its main thread, cold), so none is made until the first token has long been drawn.
-    if (warm) await page.reload({ waitUntil: 'commit' });
-    else await page.goto(url, { waitUntil: 'commit' });
+    // The page records its own times. Every wait evaluates a script in the page, so none is made
+    // until the first token has long been drawn.
+    if (warm) await tab.reload();
+    else await tab.navigate(url);
     await new Promise((resolve) => setTimeout(resolve, UNDISTURBED_MS));
-    await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
-    // (older pages have no phases: only the first token's time)
-    await page.waitForFunction(() => !window.saccadeDemo.stats.phases || window.saccadeDemo.stats.firstTokenPainted,
-      null, { timeout: 120_000 });
-    const stats = await page.evaluate(() => {
-      const { navigationToFirstToken, firstTokenPainted, phases } = window.saccadeDemo.stats;
-      return { firstToken: navigationToFirstToken, painted: firstTokenPainted ?? null, phases: phases ?? {} };
-    });
-    if (warm && !/from the browser cache/.test(await page.textContent('#progress-text')))
+    await tab.waitFor(STATS_READY);
+    const stats = await tab.evaluate(STATS);
+    if (warm && !/from the browser cache/.test(await tab.evaluate(text('progress-text'))))
       throw new Error('the reload did not read the model from the cache');
-    await done(page);
-    stats.runtime = await page.textContent('#status-text');
+    await tab.waitFor(GENERATION_DONE, { timeoutMs: 600_000 });
+    stats.runtime = await tab.evaluate(text('status-text'));
     out.push(stats);
   }
-  await context.close();
+  await tab.close();
   return out;
+}
+
+/** A Playwright page with loadTwice's tab interface. */
+async function playwrightTab() {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  return {
+    navigate: (url) => page.goto(url, { waitUntil: 'commit' }),
+    reload: () => page.reload({ waitUntil: 'commit' }),
+    evaluate: (expression) => page.evaluate(expression),
+    waitFor: (expression, { timeoutMs = 120_000 } = {}) => page.waitForFunction(expression, null, { timeout: timeoutMs }),
+    close: () => context.close(),
+  };
 }
 
 const span = (list, name) => {
@@ -220,6 +242,7 @@ const span = (list, name) => {
   return s.length ? `${median(s.map((p) => p.start)).toFixed(0)}–${median(s.map((p) => p.end)).toFixed(0)}` : '—';
 };
 
+if (!args.includes('--playwright')) piped = await launchPiped(CHROMIUM_ARGS);
 // one load of each first, not counted: the server compresses each file on its first request
 for (const tree of trees) for (const mode of ['isolated', 'plain']) await loadTwice(tree.servers[mode]);
 const runs = new Map(); // `${tree}/${mode}/${cold|warm}` → [stats]
@@ -269,6 +292,7 @@ first token drawn, ${mine} − ${other}, paired by round (median difference; rou
     log(`| ${c} | ${m > 0 ? '+' : ''}${m.toFixed(0)} ms | ${d.filter((x) => x < 0).length} of ${d.length} |`);
   }
 }
+await piped?.close();
 if (args.includes('--first-token')) {
   await browser.close();
   for (const tree of trees) for (const s of Object.values(tree.servers)) await s.close();

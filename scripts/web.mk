@@ -16,6 +16,9 @@
 #                    not; best / median of 5) and where it goes, phase by phase; render time per
 #                    token at a 256-token context (scripts/bench-web.mjs; BENCH_WEB_FLAGS, e.g.
 #                    "--first-token --runs 9 --against ../other-checkout" for before/after runs)
+#   make trace-web   where the CPU goes until the first token: cold loads traced by Chromium, each
+#                    thread's busy time, wasm and JS compiles, style, paint, the longest tasks
+#                    (scripts/trace-web.mjs; TRACE_WEB_FLAGS, e.g. "--runs 3 --mode isolated")
 #
 # The development models (build/web-models/, random weights) stand in for a shipped model the
 # tests cannot find, and give the benchmark its GPT-2-small-shaped model.
@@ -23,8 +26,9 @@
 DEMO_PORT  ?= 8000
 DEMO_FLAGS ?=
 BENCH_WEB_FLAGS ?=
+TRACE_WEB_FLAGS ?=
 
-.PHONY: demo test-web bench-web web-models web-bundle
+.PHONY: demo test-web bench-web trace-web web-models web-bundle
 
 # The page's bundles. build/web-bundle.d, written with them, names every module they hold, so
 # that a change to any of them rebuilds both (esbuild takes well under a second).
@@ -53,3 +57,7 @@ test-web: $(WEB_TEST_DEPS)
 bench-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
 	node tests/web/dev-models.mjs --large
 	node scripts/bench-web.mjs $(BENCH_WEB_FLAGS)
+
+trace-web: wasm web-bundle build/tools/make_model node_modules/.stamp /usr/bin/chromium
+	node tests/web/dev-models.mjs
+	node scripts/trace-web.mjs $(TRACE_WEB_FLAGS)

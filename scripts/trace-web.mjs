@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// Where the CPU goes while the demo page starts (not a test): cold loads of the page with Model A
+// in headless Chromium on localhost, each in a new tab traced with Chromium's own tracing
+// (Playwright's browser.startTracing), from navigation to the first token the page has. For each
+// load it prints each thread's busy time in that window (top-level tasks: the page's main thread,
+// the model worker, the pool's worker, V8's and Blink's background threads, the browser and
+// network processes), a few activities summed over the renderer (V8 isolates started for workers,
+// script compiles, wasm compiled lazily by Liftoff on first call and again by TurboFan once hot,
+// garbage collection, style and layout, paint and raster), and the longest tasks of the page's
+// and the workers' threads with what they spent their time in. make bench-web says how long each
+// phase took; this says what kept two cores busy meanwhile.
+//
+//   node scripts/trace-web.mjs [--runs 2] [--mode isolated|plain|both] [--tasks 8] [--keep DIR]
+//
+// --tasks N: the N longest tasks of each page thread (default 8); --keep DIR: write each trace
+// there (open it in chrome://tracing or https://ui.perfetto.dev).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { serve } from '../web/serve.mjs';
+import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
+import { root } from '../tests/web/dev-models.mjs';
+
+const args = process.argv.slice(2);
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const RUNS = Number(option('--runs')) || 2;
+const MODES = (option('--mode') ?? 'both') === 'both' ? ['isolated', 'plain'] : [option('--mode')];
+const TASKS = Number(option('--tasks') ?? 8);
+const keep = option('--keep');
+for (const m of MODES) if (!['isolated', 'plain'].includes(m)) throw new Error(`--mode: isolated, plain or both, not '${m}'`);
+const { chromium } = await import('playwright-core');
+
+const CATEGORIES = ['toplevel', 'blink.user_timing', 'devtools.timeline', 'disabled-by-default-devtools.timeline',
+  'v8', 'v8.wasm', 'disabled-by-default-v8.compile', 'disabled-by-default-v8.gc', 'blink', 'loading', 'cc'];
+// Wrappers that say nothing of what a task did: a task's label is its longest descendant named otherwise.
+const GENERIC = /^(RunTask|ThreadControllerImpl::RunTask|ThreadPool_RunTask|SimpleWatcher::OnHandleReady|Receive mojo (message|reply)|v8\.callFunction|FunctionCall|HandlePostMessage|MessagePort::Accept|AsyncTask Run|EventDispatch|TimerFire|V8\.Execute|v8\.run|RunMicrotasks|BlinkScheduler_PerformMicrotaskCheckpoint|ResourceRequestSender::OnRequestComplete|URLLoader::Context::OnCompletedRequest|ResponseBodyLoader::OnStateChange)$/;
+// Activities summed over the renderer's threads; none of these events nests another of the list.
+const ACTIVITIES = [
+  ['V8 isolate started (a worker)', /^V8PerIsolateData::Initialize$/],
+  ['JS compile (main thread, workers)', /^(v8\.compileModule|v8\.compile|V8\.CompileLazy|V8\.CompileCode)$/, { outermost: true }],
+  ['JS parse in the background', /^v8\.parseOnBackground$/],
+  ['wasm compiled lazily (Liftoff, first call)', /^wasm\.CompileLazy$/],
+  ['wasm compiled again once hot (TurboFan)', /^wasm\.TopTierCompilation$/],
+  ['wasm streaming compile (consume, validate)', /^(v8\.wasm\.compileConsume|wasm\.ValidateFunctionsStreaming)$/, { outermost: true }],
+  ['garbage collection', /^(MinorGC|MajorGC|V8\.GC_SCAVENGER|V8\.GC_MARK_COMPACTOR|V8\.GCScavenger|V8\.GCCompactor)$/, { outermost: true }],
+  ['style and layout', /^(UpdateLayoutTree|Layout|Document::UpdateStyleAndLayout|LocalFrameView::UpdateStyleAndLayout)$/, { outermost: true }],
+  ['paint and raster', /^(Paint|PaintImage|RasterTask)$/, { outermost: true }],
+];
+
+const A = modelA();
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const servers = Object.fromEntries(await Promise.all(MODES.map(async (m) => [m, await serve({ root, isolated: m === 'isolated' })])));
+const pageUrl = (server) => `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
+
+/** One cold load in a new tab, traced: { events, firstToken (ms since navigation) }. */
+async function tracedLoad(server) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // a new tab is still being set up (bench-web.mjs)
+  await browser.startTracing(page, { categories: CATEGORIES });
+  await page.goto(pageUrl(server), { waitUntil: 'commit' });
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // no Playwright script in the page meanwhile
+  await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
+  const firstToken = await page.evaluate(() => window.saccadeDemo.stats.navigationToFirstToken);
+  const trace = await browser.stopTracing();
+  await context.close();
+  return { trace, events: JSON.parse(trace.toString()).traceEvents, firstToken };
+}
+
+/** Thread and process names, and each thread's role in the page's start. */
+function threadsOf(events) {
+  const process = new Map(), thread = new Map();
+  for (const e of events) {
+    if (e.name === 'process_name') process.set(e.pid, e.args.name);
+    if (e.name === 'thread_name') thread.set(`${e.pid}/${e.tid}`, e.args.name);
+  }
+  return { process, thread };
+}
+
+/** The page's navigation start (trace µs): the renderer's navigationStart mark for /web/. */
+function navigationStart(events) {
+  const marks = events.filter((e) => e.name === 'navigationStart' && e.cat?.includes('blink.user_timing'));
+  const page = marks.find((e) => String(e.args?.data?.documentLoaderURL ?? '').includes('/web/')) ?? marks.at(-1);
+  if (!page) throw new Error('no navigationStart mark in the trace');
+  return page.ts;
+}
+
+/** Complete events per thread, sorted by start. */
+function byThread(events) {
+  const out = new Map();
+  for (const e of events) {
+    if (e.ph !== 'X' || !e.dur) continue;
+    const k = `${e.pid}/${e.tid}`;
+    if (!out.has(k)) out.set(k, []);
+    out.get(k).push(e);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  return out;
+}
+
+/** The outermost events of a sorted list (those inside no other kept event). */
+function outermost(list) {
+  const out = [];
+  let end = -Infinity;
+  for (const e of list) {
+    if (e.ts >= end) {
+      out.push(e);
+      end = e.ts + e.dur;
+    }
+  }
+  return out;
+}
+
+const clip = (e, t0, t1) => Math.max(0, Math.min(e.ts + e.dur, t1) - Math.max(e.ts, t0));
+const ms = (us) => (us / 1000).toFixed(1);
+
+function report(mode, run, { events, firstToken }) {
+  const { process, thread } = threadsOf(events);
+  const t0 = navigationStart(events);
+  const t1 = t0 + firstToken * 1000;
+  const threads = byThread(events);
+  // the page's renderer: the process of the navigationStart mark
+  const pagePid = events.find((e) => e.ts === t0 && e.name === 'navigationStart').pid;
+  const workers = [...threads.keys()].filter((k) => k.startsWith(`${pagePid}/`) && /DedicatedWorker/.test(thread.get(k) ?? ''))
+    .sort((a, b) => threads.get(a)[0].ts - threads.get(b)[0].ts);
+  const role = (k) => {
+    const [pid] = k.split('/');
+    const name = thread.get(k) ?? '?';
+    if (Number(pid) !== pagePid) return `${process.get(Number(pid)) ?? pid} / ${name}`;
+    if (name === 'CrRendererMain') return 'page: main thread';
+    const w = workers.indexOf(k);
+    if (w === 0) return 'page: model worker';
+    if (w > 0) return `page: pool worker ${w}`;
+    return `page: ${name}`;
+  };
+  console.log(`\n## ${mode} cold load ${run}: first token at ${firstToken.toFixed(0)} ms\n`);
+  console.log('| thread | busy before the first token, ms |');
+  console.log('|---|---|');
+  const busy = [];
+  for (const [k, list] of threads) {
+    const tasks = outermost(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask|ThreadPool_RunTask)$/.test(e.name)));
+    const us = tasks.reduce((s, e) => s + clip(e, t0, t1), 0);
+    if (us >= 2000) busy.push([role(k), us]);
+  }
+  // threads of one name in one process (thread pools) are summed
+  const merged = new Map();
+  for (const [r, us] of busy) merged.set(r, (merged.get(r) ?? 0) + us);
+  for (const [r, us] of [...merged].sort((a, b) => b[1] - a[1])) console.log(`| ${r} | ${ms(us)} |`);
+  const total = [...merged].reduce((s, [, us]) => s + us, 0);
+  console.log(`| all (two cores give ${(2 * firstToken).toFixed(0)}) | ${ms(total)} |`);
+
+  console.log('\n| activity (the page\'s renderer, all threads) | ms |');
+  console.log('|---|---|');
+  const pageEvents = [...threads].filter(([k]) => k.startsWith(`${pagePid}/`));
+  for (const [label, re] of ACTIVITIES) {
+    let us = 0;
+    for (const [, list] of pageEvents) us += outermost(list.filter((e) => re.test(e.name))).reduce((s, e) => s + clip(e, t0, t1), 0);
+    console.log(`| ${label} | ${ms(us)} |`);
+  }
+
+  for (const [k, list] of pageEvents) {
+    const r = role(k);
+    if (!/^page: (main thread|model worker|pool worker)/.test(r)) continue;
+    const tasks = outermost(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask)$/.test(e.name)))
+      .filter((e) => clip(e, t0, t1) > 0).sort((a, b) => b.dur - a.dur).slice(0, TASKS).sort((a, b) => a.ts - b.ts);
+    console.log(`\n${r}, its ${tasks.length} longest tasks (start ms since navigation + duration: what took longest inside):`);
+    for (const task of tasks) {
+      const inside = list.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur && !GENERIC.test(e.name))
+        .sort((a, b) => b.dur - a.dur).slice(0, 3);
+      const what = inside.map((e) => {
+        const url = e.args?.data?.url ?? e.args?.url;
+        return `${e.name}${url ? ` (${String(url).split('/').pop().split('?')[0]})` : ''} ${ms(e.dur)}`;
+      }).join('; ');
+      console.log(`  ${((task.ts - t0) / 1000).toFixed(0)} + ${ms(task.dur)}: ${what || '(no named work inside)'}`);
+    }
+  }
+}
+
+// one load of each first, not counted: the server compresses each file on its first request
+for (const m of MODES) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(pageUrl(servers[m]));
+  await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
+  await context.close();
+}
+console.log(`${path.relative(root, A.file)}: cold loads traced (tracing itself slows the page: compare phases with make bench-web)`);
+for (let r = 1; r <= RUNS; r++)
+  for (const m of MODES) {
+    const load = await tracedLoad(servers[m]);
+    if (keep) {
+      mkdirSync(keep, { recursive: true });
+      writeFileSync(path.join(keep, `${m}-${r}.json`), load.trace);
+    }
+    report(m, r, load);
+  }
+await browser.close();
+for (const s of Object.values(servers)) await s.close();
