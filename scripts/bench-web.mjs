@@ -9,8 +9,9 @@
 //     'saccade:' User Timing measures, src/js/timing.mjs); each cold load in a new tab that has
 //     sat idle for TAB_IDLE_MS first, in a browser driven over its DevTools pipe with no domain
 //     enabled (scripts/chromium-pipe.mjs), as a visitor's is: Playwright's instrumentation of the
-//     page and its workers added 40-55 ms to the warm first token (medians of 7 interleaved
-//     rounds; cold loads within this VM's spread) — --playwright times it there;
+//     page and its workers added 40-75 ms to the warm first token (medians of 5-7 interleaved
+//     rounds; the same with the pipe given Playwright's launch switches; cold loads within this
+//     VM's spread) — --playwright times it there;
 //  2. the views' drawing time (text, heatmap, model view; the alignment for Model B) while tokens
 //     stream, on a GPT-2-small-shaped model (12 layers × 12 heads = 144 thumbnails) with a
 //     200-token prompt and 128 generated tokens: each drawing after the first (which pools the
@@ -58,7 +59,14 @@ const log = (...a) => asJson || console.log(...a);
 const cell = (xs) => xs.length ? `${Math.min(...xs).toFixed(0)} / ${median(xs).toFixed(0)}` : '—';
 
 const A = modelA();
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+// Playwright's browser: the screenshot, the chat, part 2, and part 1 with --playwright; launched
+// when first needed, so that none sits beside the piped browser part 1 times the page in.
+let launched = null;
+const playwright = () => (launched ??= chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS }));
+const closeBrowsers = async () => {
+  await piped?.close();
+  if (launched) await (await launched).close();
+};
 let piped = null; // part 1's browser (chromium-pipe.mjs), unless --playwright
 const servers = { isolated: await serve({ root, isolated: true }), plain: await serve({ root, isolated: false }) };
 const trees = [{ name: 'this tree', servers }];
@@ -68,13 +76,19 @@ if (against) {
     plain: await serve({ root: other, isolated: false }) } });
 }
 
-const done = (page) => page.waitForFunction(() => document.getElementById('stop').disabled
-  && / · [a-z ]+$/.test(document.getElementById('speed').textContent), null, { timeout: 600_000 });
+// The page's stats once its first token is drawn (older pages have no phases: only the first token's time).
+const STATS_READY = '(() => { const s = window.saccadeDemo?.stats; return Boolean(s?.navigationToFirstToken && (!s.phases || s.firstTokenPainted)); })()';
+const STATS = '(() => { const { navigationToFirstToken, firstTokenPainted, phases } = window.saccadeDemo.stats; ' +
+  'return { firstToken: navigationToFirstToken, painted: firstTokenPainted ?? null, phases: phases ?? {} }; })()';
+const GENERATION_DONE = "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
+const text = (id) => `document.getElementById('${id}').textContent`;
+
+const done = (page) => page.waitForFunction(GENERATION_DONE, null, { timeout: 600_000 });
 
 if (args.includes('--screenshot')) {
   // The demo after a generation with Model A, a token hovered: the README's picture.
   const file = path.resolve(args[args.indexOf('--screenshot') + 1] ?? 'web/screenshot.png');
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  const page = await (await playwright()).newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
   await page.goto(`${servers.isolated.url}/web/?${A.query ? `${A.query}&` : ''}run&max=60&seed=3`);
   await done(page);
   await page.selectOption('#head', 'mean');
@@ -82,7 +96,7 @@ if (args.includes('--screenshot')) {
   await page.hover(`#output .tok[data-i="${Math.floor(n * 0.6)}"]`);
   await page.screenshot({ path: file });
   console.log(`wrote ${path.relative(root, file)} (${path.relative(root, A.file)})`);
-  await browser.close();
+  await closeBrowsers();
   await servers.isolated.close();
   await servers.plain.close();
   process.exit(0);
@@ -103,7 +117,7 @@ if (args.includes('--chat')) {
   }
   /** Both turns in a fresh page: [{ drawn, worker }] (ms from the click). */
   const turns = async (server) => {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
+    const context = await (await playwright()).newContext({ viewport: { width: 1400, height: 1100 } });
     const page = await context.newPage();
     await page.goto(`${server.url}/web/?model=/${name}`);
     await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 120_000 });
@@ -149,7 +163,7 @@ if (args.includes('--chat')) {
     log(`| ${tree} | ${cell(at(0, 'drawn'))} | ${cell(at(0, 'worker'))} | ${cell(at(1, 'drawn'))} | ${cell(at(1, 'worker'))} | ` +
       `${list[0][1].kept ?? '—'} |`);
   }
-  await browser.close();
+  await closeBrowsers();
   for (const tree of trees) for (const srv of Object.values(tree.servers)) await srv.close();
   if (asJson) console.log(JSON.stringify(results, null, 2));
   process.exit(0);
@@ -184,17 +198,10 @@ const PHASES = [
 ];
 
 const UNDISTURBED_MS = 1500; // the page loads alone this long before the first wait (below)
-// A new tab is still being set up for ~0.5 s after Playwright hands it over (the browser process
+// A new tab is still being set up for ~0.5 s after it is opened (the browser process
 // and a spare renderer process starting: ~100 ms more to the first token when navigated at once).
 // A visitor navigates a tab that is already there, so the tab first sits idle this long.
 const TAB_IDLE_MS = 1000;
-
-// The page's stats once its first token is drawn (older pages have no phases: only the first token's time).
-const STATS_READY = '(() => { const s = window.saccadeDemo?.stats; return Boolean(s?.navigationToFirstToken && (!s.phases || s.firstTokenPainted)); })()';
-const STATS = '(() => { const { navigationToFirstToken, firstTokenPainted, phases } = window.saccadeDemo.stats; ' +
-  'return { firstToken: navigationToFirstToken, painted: firstTokenPainted ?? null, phases: phases ?? {} }; })()';
-const GENERATION_DONE = "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
-const text = (id) => `document.getElementById('${id}').textContent`;
 
 /**
  * One page load and its reload in a fresh browser context: [cold, warm], each { firstToken,
@@ -226,7 +233,7 @@ async function loadTwice(server) {
 
 /** A Playwright page with loadTwice's tab interface. */
 async function playwrightTab() {
-  const context = await browser.newContext();
+  const context = await (await playwright()).newContext();
   const page = await context.newPage();
   return {
     navigate: (url) => page.goto(url, { waitUntil: 'commit' }),
@@ -293,8 +300,9 @@ first token drawn, ${mine} − ${other}, paired by round (median difference; rou
   }
 }
 await piped?.close();
+piped = null;
 if (args.includes('--first-token')) {
-  await browser.close();
+  await closeBrowsers();
   for (const tree of trees) for (const s of Object.values(tree.servers)) await s.close();
   if (asJson) console.log(JSON.stringify(results, null, 2));
   process.exit(0);
@@ -302,7 +310,7 @@ if (args.includes('--first-token')) {
 
 // 2. the views' drawing time while tokens stream (GPT-2 small's shape)
 {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
+  const context = await (await playwright()).newContext({ viewport: { width: 1400, height: 1100 } });
   const page = await context.newPage();
   const prompt = 'az'.repeat(200); // the synthetic vocabulary has one token per "az"
   const modelUrl = `/${path.relative(root, large)}`;
@@ -345,6 +353,6 @@ if (args.includes('--first-token')) {
   await context.close();
 }
 
-await browser.close();
+await closeBrowsers();
 for (const tree of trees) for (const s of Object.values(tree.servers)) await s.close();
 if (asJson) console.log(JSON.stringify(results, null, 2));

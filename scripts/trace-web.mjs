@@ -7,8 +7,11 @@
 // network processes), a few activities summed over the renderer (V8 isolates started for workers,
 // script compiles, wasm compiled lazily by Liftoff on first call and again by TurboFan once hot,
 // garbage collection, style and layout, paint and raster), and the longest tasks of the page's
-// and the workers' threads with what they spent their time in. make bench-web says how long each
-// phase took; this says what kept two cores busy meanwhile.
+// and the workers' threads with what they spent their time in. Each figure twice: the tasks' time
+// on the clock (a thread waiting for a core counts) and their threads' CPU time (the trace's
+// thread clock), against the CPU two cores give. make bench-web says how long each phase took;
+// this says what the cores did meanwhile. The loads run under Playwright (its tracing), with its
+// network and worker instrumentation, unlike make bench-web's.
 //
 //   node scripts/trace-web.mjs [--runs 2] [--mode isolated|plain|both] [--tasks 8] [--keep DIR]
 //
@@ -34,17 +37,18 @@ const CATEGORIES = ['toplevel', 'blink.user_timing', 'devtools.timeline', 'disab
   'v8', 'v8.wasm', 'disabled-by-default-v8.compile', 'disabled-by-default-v8.gc', 'blink', 'loading', 'cc'];
 // Wrappers that say nothing of what a task did: a task's label is its longest descendant named otherwise.
 const GENERIC = /^(RunTask|ThreadControllerImpl::RunTask|ThreadPool_RunTask|SimpleWatcher::OnHandleReady|Receive mojo (message|reply)|v8\.callFunction|FunctionCall|HandlePostMessage|MessagePort::Accept|AsyncTask Run|EventDispatch|TimerFire|V8\.Execute|v8\.run|RunMicrotasks|BlinkScheduler_PerformMicrotaskCheckpoint|ResourceRequestSender::OnRequestComplete|URLLoader::Context::OnCompletedRequest|ResponseBodyLoader::OnStateChange)$/;
-// Activities summed over the renderer's threads; none of these events nests another of the list.
+// Activities summed over the renderer's threads (the outermost matching events of each thread);
+// in the traces looked at, no event of one activity fell inside another's.
 const ACTIVITIES = [
   ['V8 isolate started (a worker)', /^V8PerIsolateData::Initialize$/],
-  ['JS compile (main thread, workers)', /^(v8\.compileModule|v8\.compile|V8\.CompileLazy|V8\.CompileCode)$/, { outermost: true }],
+  ['JS compile (main thread, workers)', /^(v8\.compileModule|v8\.compile|V8\.CompileLazy|V8\.CompileCode)$/],
   ['JS parse in the background', /^v8\.parseOnBackground$/],
   ['wasm compiled lazily (Liftoff, first call)', /^wasm\.CompileLazy$/],
   ['wasm compiled again once hot (TurboFan)', /^wasm\.TopTierCompilation$/],
-  ['wasm streaming compile (consume, validate)', /^(v8\.wasm\.compileConsume|wasm\.ValidateFunctionsStreaming)$/, { outermost: true }],
-  ['garbage collection', /^(MinorGC|MajorGC|V8\.GC_SCAVENGER|V8\.GC_MARK_COMPACTOR|V8\.GCScavenger|V8\.GCCompactor)$/, { outermost: true }],
-  ['style and layout', /^(UpdateLayoutTree|Layout|Document::UpdateStyleAndLayout|LocalFrameView::UpdateStyleAndLayout)$/, { outermost: true }],
-  ['paint and raster', /^(Paint|PaintImage|RasterTask)$/, { outermost: true }],
+  ['wasm streaming compile (consume, validate)', /^(v8\.wasm\.compileConsume|wasm\.ValidateFunctionsStreaming)$/],
+  ['garbage collection', /^(MinorGC|MajorGC|V8\.GC_SCAVENGER|V8\.GC_MARK_COMPACTOR|V8\.GCScavenger|V8\.GCCompactor)$/],
+  ['style and layout', /^(UpdateLayoutTree|Layout|Document::UpdateStyleAndLayout|LocalFrameView::UpdateStyleAndLayout)$/],
+  ['paint and raster', /^(Paint|PaintImage|RasterTask)$/],
 ];
 
 const A = modelA();
@@ -60,7 +64,7 @@ async function tracedLoad(server) {
   await browser.startTracing(page, { categories: CATEGORIES });
   await page.goto(pageUrl(server), { waitUntil: 'commit' });
   await new Promise((resolve) => setTimeout(resolve, 1500)); // no Playwright script in the page meanwhile
-  await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
+  await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000, polling: 100 });
   const firstToken = await page.evaluate(() => window.saccadeDemo.stats.navigationToFirstToken);
   const trace = await browser.stopTracing();
   await context.close();
@@ -77,12 +81,12 @@ function threadsOf(events) {
   return { process, thread };
 }
 
-/** The page's navigation start (trace µs): the renderer's navigationStart mark for /web/. */
+/** The page's navigationStart mark (its ts: the page's time origin, trace µs; its pid: the page's renderer). */
 function navigationStart(events) {
-  const marks = events.filter((e) => e.name === 'navigationStart' && e.cat?.includes('blink.user_timing'));
-  const page = marks.find((e) => String(e.args?.data?.documentLoaderURL ?? '').includes('/web/')) ?? marks.at(-1);
-  if (!page) throw new Error('no navigationStart mark in the trace');
-  return page.ts;
+  const mark = events.find((e) => e.name === 'navigationStart' && e.cat?.includes('blink.user_timing') &&
+    String(e.args?.data?.documentLoaderURL ?? '').includes('/web/'));
+  if (!mark) throw new Error('no navigationStart mark of the page (/web/) in the trace');
+  return mark;
 }
 
 /** Complete events per thread, sorted by start. */
@@ -112,58 +116,65 @@ function outermost(list) {
 }
 
 const clip = (e, t0, t1) => Math.max(0, Math.min(e.ts + e.dur, t1) - Math.max(e.ts, t0));
+/** An event's CPU time (its thread clock's, tdur) within [t0, t1), in proportion to its clock time there. */
+const cpu = (e, t0, t1) => (e.tdur ?? e.dur) * (clip(e, t0, t1) / e.dur);
 const ms = (us) => (us / 1000).toFixed(1);
+/** [clock, CPU] µs of `events` (outermost ones) within [t0, t1). */
+const sums = (events, t0, t1) => outermost(events).reduce(([c, u], e) => [c + clip(e, t0, t1), u + cpu(e, t0, t1)], [0, 0]);
 
 function report(mode, run, { events, firstToken }) {
   const { process, thread } = threadsOf(events);
-  const t0 = navigationStart(events);
+  const mark = navigationStart(events);
+  const t0 = mark.ts;
   const t1 = t0 + firstToken * 1000;
   const threads = byThread(events);
-  // the page's renderer: the process of the navigationStart mark
-  const pagePid = events.find((e) => e.ts === t0 && e.name === 'navigationStart').pid;
-  const workers = [...threads.keys()].filter((k) => k.startsWith(`${pagePid}/`) && /DedicatedWorker/.test(thread.get(k) ?? ''))
-    .sort((a, b) => threads.get(a)[0].ts - threads.get(b)[0].ts);
+  const pagePid = mark.pid;
+  // the page's workers, told apart by the script each compiles: the model worker's bundle, the
+  // pool's Emscripten worker script
+  const compiles = (k, re) => threads.get(k).some((e) => e.name === 'v8.compileModule' && re.test(String(e.args?.data?.url ?? e.args?.url ?? '')));
   const role = (k) => {
     const [pid] = k.split('/');
     const name = thread.get(k) ?? '?';
     if (Number(pid) !== pagePid) return `${process.get(Number(pid)) ?? pid} / ${name}`;
     if (name === 'CrRendererMain') return 'page: main thread';
-    const w = workers.indexOf(k);
-    if (w === 0) return 'page: model worker';
-    if (w > 0) return `page: pool worker ${w}`;
+    if (/DedicatedWorker/.test(name) && compiles(k, /\/web\/(bundle\/)?worker\.mjs/)) return 'page: model worker';
+    if (/DedicatedWorker/.test(name) && compiles(k, /saccade-[a-z-]+\.worker\.mjs/)) return 'page: pool worker';
     return `page: ${name}`;
   };
   console.log(`\n## ${mode} cold load ${run}: first token at ${firstToken.toFixed(0)} ms\n`);
-  console.log('| thread | busy before the first token, ms |');
-  console.log('|---|---|');
-  const busy = [];
-  for (const [k, list] of threads) {
-    const tasks = outermost(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask|ThreadPool_RunTask)$/.test(e.name)));
-    const us = tasks.reduce((s, e) => s + clip(e, t0, t1), 0);
-    if (us >= 2000) busy.push([role(k), us]);
-  }
-  // threads of one name in one process (thread pools) are summed
+  console.log('| thread, its tasks before the first token | clock ms | CPU ms |');
+  console.log('|---|---|---|');
+  // threads of one role (a thread pool's, a process's of one name) are summed
   const merged = new Map();
-  for (const [r, us] of busy) merged.set(r, (merged.get(r) ?? 0) + us);
-  for (const [r, us] of [...merged].sort((a, b) => b[1] - a[1])) console.log(`| ${r} | ${ms(us)} |`);
-  const total = [...merged].reduce((s, [, us]) => s + us, 0);
-  console.log(`| all (two cores give ${(2 * firstToken).toFixed(0)}) | ${ms(total)} |`);
+  for (const [k, list] of threads) {
+    const [c, u] = sums(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask|ThreadPool_RunTask)$/.test(e.name)), t0, t1);
+    const [c0, u0] = merged.get(role(k)) ?? [0, 0];
+    merged.set(role(k), [c0 + c, u0 + u]);
+  }
+  const shown = [...merged].filter(([, [c]]) => c >= 2000).sort((a, b) => b[1][1] - a[1][1]);
+  for (const [r, [c, u]] of shown) console.log(`| ${r} | ${ms(c)} | ${ms(u)} |`);
+  const total = [...merged.values()].reduce(([c, u], [c1, u1]) => [c + c1, u + u1], [0, 0]);
+  console.log(`| all threads (two cores give ${(2 * firstToken).toFixed(0)} ms) | ${ms(total[0])} | ${ms(total[1])} |`);
 
-  console.log('\n| activity (the page\'s renderer, all threads) | ms |');
-  console.log('|---|---|');
+  console.log('\n| activity (the page\'s renderer, all threads) | clock ms | CPU ms |');
+  console.log('|---|---|---|');
   const pageEvents = [...threads].filter(([k]) => k.startsWith(`${pagePid}/`));
   for (const [label, re] of ACTIVITIES) {
-    let us = 0;
-    for (const [, list] of pageEvents) us += outermost(list.filter((e) => re.test(e.name))).reduce((s, e) => s + clip(e, t0, t1), 0);
-    console.log(`| ${label} | ${ms(us)} |`);
+    let c = 0, u = 0;
+    for (const [, list] of pageEvents) {
+      const [c1, u1] = sums(list.filter((e) => re.test(e.name)), t0, t1);
+      c += c1;
+      u += u1;
+    }
+    console.log(`| ${label} | ${ms(c)} | ${ms(u)} |`);
   }
 
   for (const [k, list] of pageEvents) {
     const r = role(k);
-    if (!/^page: (main thread|model worker|pool worker)/.test(r)) continue;
+    if (!/^page: (main thread|model worker|pool worker)$/.test(r)) continue;
     const tasks = outermost(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask)$/.test(e.name)))
       .filter((e) => clip(e, t0, t1) > 0).sort((a, b) => b.dur - a.dur).slice(0, TASKS).sort((a, b) => a.ts - b.ts);
-    console.log(`\n${r}, its ${tasks.length} longest tasks (start ms since navigation + duration: what took longest inside):`);
+    console.log(`\n${r}, its ${tasks.length} longest tasks (start ms since navigation + clock ms (CPU ms): what took longest inside):`);
     for (const task of tasks) {
       const inside = list.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur && !GENERIC.test(e.name))
         .sort((a, b) => b.dur - a.dur).slice(0, 3);
@@ -171,7 +182,7 @@ function report(mode, run, { events, firstToken }) {
         const url = e.args?.data?.url ?? e.args?.url;
         return `${e.name}${url ? ` (${String(url).split('/').pop().split('?')[0]})` : ''} ${ms(e.dur)}`;
       }).join('; ');
-      console.log(`  ${((task.ts - t0) / 1000).toFixed(0)} + ${ms(task.dur)}: ${what || '(no named work inside)'}`);
+      console.log(`  ${((task.ts - t0) / 1000).toFixed(0)} + ${ms(task.dur)} (${ms(task.tdur ?? task.dur)}): ${what || '(no named work inside)'}`);
     }
   }
 }
