@@ -71,14 +71,14 @@ async function tracedLoad(server) {
   return { trace, events: JSON.parse(trace.toString()).traceEvents, firstToken };
 }
 
-/** Thread and process names, and each thread's role in the page's start. */
+/** The trace's process names (by pid) and thread names (by 'pid/tid'). */
 function threadsOf(events) {
-  const process = new Map(), thread = new Map();
+  const processes = new Map(), thread = new Map();
   for (const e of events) {
-    if (e.name === 'process_name') process.set(e.pid, e.args.name);
+    if (e.name === 'process_name') processes.set(e.pid, e.args.name);
     if (e.name === 'thread_name') thread.set(`${e.pid}/${e.tid}`, e.args.name);
   }
-  return { process, thread };
+  return { processes, thread };
 }
 
 /** The page's navigationStart mark (its ts: the page's time origin, trace µs; its pid: the page's renderer). */
@@ -123,7 +123,7 @@ const ms = (us) => (us / 1000).toFixed(1);
 const sums = (events, t0, t1) => outermost(events).reduce(([c, u], e) => [c + clip(e, t0, t1), u + cpu(e, t0, t1)], [0, 0]);
 
 function report(mode, run, { events, firstToken }) {
-  const { process, thread } = threadsOf(events);
+  const { processes, thread } = threadsOf(events);
   const mark = navigationStart(events);
   const t0 = mark.ts;
   const t1 = t0 + firstToken * 1000;
@@ -135,7 +135,7 @@ function report(mode, run, { events, firstToken }) {
   const role = (k) => {
     const [pid] = k.split('/');
     const name = thread.get(k) ?? '?';
-    if (Number(pid) !== pagePid) return `${process.get(Number(pid)) ?? pid} / ${name}`;
+    if (Number(pid) !== pagePid) return `${processes.get(Number(pid)) ?? pid} / ${name}`;
     if (name === 'CrRendererMain') return 'page: main thread';
     if (/DedicatedWorker/.test(name) && compiles(k, /\/web\/(bundle\/)?worker\.mjs/)) return 'page: model worker';
     if (/DedicatedWorker/.test(name) && compiles(k, /saccade-[a-z-]+\.worker\.mjs/)) return 'page: pool worker';
@@ -145,11 +145,12 @@ function report(mode, run, { events, firstToken }) {
   console.log('| thread, its tasks before the first token | clock ms | CPU ms |');
   console.log('|---|---|---|');
   // threads of one role (a thread pool's, a process's of one name) are summed
+  const roles = new Map([...threads.keys()].map((k) => [k, role(k)])); // (role scans a worker's events)
   const merged = new Map();
   for (const [k, list] of threads) {
     const [c, u] = sums(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask|ThreadPool_RunTask)$/.test(e.name)), t0, t1);
-    const [c0, u0] = merged.get(role(k)) ?? [0, 0];
-    merged.set(role(k), [c0 + c, u0 + u]);
+    const [c0, u0] = merged.get(roles.get(k)) ?? [0, 0];
+    merged.set(roles.get(k), [c0 + c, u0 + u]);
   }
   const shown = [...merged].filter(([, [c]]) => c >= 2000).sort((a, b) => b[1][1] - a[1][1]);
   for (const [r, [c, u]] of shown) console.log(`| ${r} | ${ms(c)} | ${ms(u)} |`);
@@ -170,7 +171,7 @@ function report(mode, run, { events, firstToken }) {
   }
 
   for (const [k, list] of pageEvents) {
-    const r = role(k);
+    const r = roles.get(k);
     if (!/^page: (main thread|model worker|pool worker)$/.test(r)) continue;
     const tasks = outermost(list.filter((e) => /^(ThreadControllerImpl::RunTask|RunTask)$/.test(e.name)))
       .filter((e) => clip(e, t0, t1) > 0).sort((a, b) => b.dur - a.dur).slice(0, TASKS).sort((a, b) => a.ts - b.ts);
