@@ -8,7 +8,8 @@
 //     stats.phases (web/app.mjs: the page's and the worker's marks, and the library's
 //     'saccade:' User Timing measures, src/js/timing.mjs); each cold load in a new tab that has
 //     sat idle for TAB_IDLE_MS first, in a browser driven over its DevTools pipe with no domain
-//     enabled (scripts/chromium-pipe.mjs), as a visitor's is: Playwright's instrumentation of the
+//     enabled and no omnibox popup built by the tab's first navigation (scripts/chromium-pipe.mjs:
+//     85-105 ms of the cold first token), as a visitor's is: Playwright's instrumentation of the
 //     page and its workers added 40-75 ms to the warm first token (medians of 5-7 interleaved
 //     rounds; the same with the pipe given Playwright's launch switches; cold loads within this
 //     VM's spread) — --playwright times it there;

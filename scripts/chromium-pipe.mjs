@@ -1,5 +1,6 @@
 // Headless Chromium driven over its DevTools pipe (--remote-debugging-pipe) with the few commands
-// a timing needs: a tab in a fresh browser context, navigate, reload, evaluate. Nothing else is
+// a timing needs: a tab in a fresh browser context, navigate, reload, evaluate, and Chromium's own
+// tracing of every process (scripts/trace-web.mjs). Nothing else is
 // enabled, unlike Playwright, which turns on the Network domain in the page and in each worker
 // (DevTools then keeps a copy of every response body: a 3.4 MB model's body took 90-108 ms to
 // read in a page instead of 45-54) and holds each new worker until it has instrumented it. A
@@ -12,12 +13,19 @@ import path from 'node:path';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const COMMAND_MS = 120_000; // a command unanswered this long: the browser or its page hangs
+// A tab's first navigation has Chromium build the tab's omnibox popup, a WebUI page in a renderer
+// of its own (chrome://omnibox-popup.top-chrome), which here took 127-151 ms of CPU while the
+// page loaded; a visitor's tab built it long before. Without it, the demo's cold first token came
+// 85-105 ms sooner (medians of 8 interleaved rounds on a 2-core VM, isolated 630 → 546 ms, plain
+// 533 → 427; the warm reload did not move). (Having the tab show another page first did not
+// help: its navigation to the demo then lacked a spare renderer process and came 130-160 ms later.)
+const VISITOR_ARGS = ['--disable-features=WebUIOmniboxPopup'];
 
-/** Starts /usr/bin/chromium with `args`; resolves to { newTab(), close() }. */
+/** Starts /usr/bin/chromium with `args` (no --disable-features: it has its own); resolves to { newTab(), startTracing(categories), stopTracing(), close() }. */
 export async function launchPiped(args) {
   const profile = mkdtempSync(path.join(tmpdir(), 'saccade-chromium-'));
   // its own process group: one signal ends the browser and the helper processes it starts
-  const child = spawn('/usr/bin/chromium', [...args, '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'],
+  const child = spawn('/usr/bin/chromium', [...args, ...VISITOR_ARGS, '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
   // Whatever ends this process (an error thrown mid-run, process.exit, Ctrl-C), the browser and
   // its profile go with it; close() does the same in order.
@@ -38,12 +46,14 @@ export async function launchPiped(args) {
   let stderr = ''; // its tail, for the message when it fails
   child.stderr.setEncoding('utf8').on('data', (s) => (stderr = (stderr + s).slice(-2000)));
   const pending = new Map();
+  const awaited = new Map(); // event name → the resolvers waiting for its next occurrence
   let nextId = 0;
   let received = '';
   let exited = null;
   const failAll = (why) => {
-    for (const { reject } of pending.values()) reject(new Error(why));
+    for (const { reject } of [...pending.values(), ...[...awaited.values()].flat()]) reject(new Error(why));
     pending.clear();
+    awaited.clear();
   };
   const ended = (why) => {
     exited ??= `${why}${stderr.trim() ? `; its last output: ${stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
@@ -57,8 +67,16 @@ export async function launchPiped(args) {
     for (let end; (end = received.indexOf('\0')) >= 0;) {
       const message = JSON.parse(received.slice(0, end));
       received = received.slice(end + 1);
-      const waiter = message.id !== undefined && pending.get(message.id);
-      if (!waiter) continue; // an event: none is enabled, but the browser target sends a few
+      if (message.id === undefined) { // an event: only tracing's are awaited (the browser target sends a few others)
+        for (const { resolve, timer } of awaited.get(message.method) ?? []) {
+          clearTimeout(timer);
+          resolve(message.params);
+        }
+        awaited.delete(message.method);
+        continue;
+      }
+      const waiter = pending.get(message.id);
+      if (!waiter) continue;
       pending.delete(message.id);
       clearTimeout(waiter.timer);
       if (message.error) waiter.reject(new Error(`${waiter.method}: ${message.error.message}`));
@@ -76,7 +94,33 @@ export async function launchPiped(args) {
     pending.set(id, { resolve, reject, method, timer });
     toBrowser.write(`${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`);
   });
+  /** The parameters of the next `method` event. */
+  const nextEvent = (method) => new Promise((resolve, reject) => {
+    if (exited) return reject(new Error(exited));
+    const timer = setTimeout(() => reject(new Error(`no ${method} from chromium within ${COMMAND_MS / 1000} s`)), COMMAND_MS);
+    awaited.set(method, [...(awaited.get(method) ?? []), { resolve, reject, timer }]);
+  });
   await send('Browser.getVersion'); // the pipe answers once the browser is up
+
+  /** Starts tracing every process of the browser with these trace categories. */
+  const startTracing = (categories) => send('Tracing.start', {
+    transferMode: 'ReturnAsStream', traceConfig: { includedCategories: categories, recordMode: 'recordAsMuchAsPossible' },
+  });
+
+  /** Ends the tracing; resolves to the trace (JSON text: { traceEvents }). */
+  async function stopTracing() {
+    const complete = nextEvent('Tracing.tracingComplete');
+    await send('Tracing.end');
+    const { stream } = await complete;
+    const chunks = [];
+    for (;;) {
+      const { data, eof, base64Encoded } = await send('IO.read', { handle: stream, size: 1 << 20 });
+      chunks.push(Buffer.from(data, base64Encoded ? 'base64' : 'utf8'));
+      if (eof) break;
+    }
+    await send('IO.close', { handle: stream });
+    return Buffer.concat(chunks).toString('utf8');
+  }
 
   /** A tab of its own browser context (an empty cache), on about:blank. */
   async function newTab() {
@@ -123,5 +167,5 @@ export async function launchPiped(args) {
     process.off('exit', cleanUp).off('SIGINT', onSignal).off('SIGTERM', onSignal);
     rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
   }
-  return { newTab, close };
+  return { newTab, startTracing, stopTracing, close };
 }

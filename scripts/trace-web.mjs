@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Where the CPU goes while the demo page starts (not a test): cold loads of the page with Model A
-// in headless Chromium on localhost, each in a new tab traced with Chromium's own tracing
-// (Playwright's browser.startTracing), from navigation to the first token the page has. For each
+// in headless Chromium on localhost, each in a new tab traced with Chromium's own tracing of every
+// process, from navigation to the first token the page has. For each
 // load it prints each thread's busy time in that window (top-level tasks: the page's main thread,
 // the model worker, the pool's worker, V8's and Blink's background threads, the browser and
 // network processes), a few activities summed over the renderer (V8 isolates started for workers,
@@ -10,16 +10,20 @@
 // and the workers' threads with what they spent their time in. Each figure twice: the tasks' time
 // on the clock (a thread waiting for a core counts) and their threads' CPU time (the trace's
 // thread clock), against the CPU two cores give. make bench-web says how long each phase took;
-// this says what the cores did meanwhile. The loads run under Playwright (its tracing), with its
-// network and worker instrumentation, unlike make bench-web's.
+// this says what the cores did meanwhile. Chromium is driven over its DevTools pipe with nothing
+// but tracing enabled (scripts/chromium-pipe.mjs), as make bench-web's is.
 //
-//   node scripts/trace-web.mjs [--runs 2] [--mode isolated|plain|both] [--tasks 8] [--keep DIR]
+//   node scripts/trace-web.mjs [--runs 2] [--mode isolated|plain|both] [--warm] [--tasks 8] [--keep DIR]
 //
+// --warm: trace the reload instead (the page loaded once untraced, then reloaded: the wasm and the
+// scripts revalidated from the browser's cache, the model read from the Cache API), as make
+// bench-web's warm column;
 // --tasks N: the N longest tasks of each page thread (default 8); --keep DIR: write each trace
 // there (open it in chrome://tracing or https://ui.perfetto.dev).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { launchPiped } from './chromium-pipe.mjs';
 import { serve } from '../web/serve.mjs';
 import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
 import { root } from '../tests/web/dev-models.mjs';
@@ -30,8 +34,8 @@ const RUNS = Number(option('--runs')) || 2;
 const MODES = (option('--mode') ?? 'both') === 'both' ? ['isolated', 'plain'] : [option('--mode')];
 const TASKS = Number(option('--tasks') ?? 8);
 const keep = option('--keep');
+const WARM = args.includes('--warm');
 for (const m of MODES) if (!['isolated', 'plain'].includes(m)) throw new Error(`--mode: isolated, plain or both, not '${m}'`);
-const { chromium } = await import('playwright-core');
 
 const CATEGORIES = ['toplevel', 'blink.user_timing', 'devtools.timeline', 'disabled-by-default-devtools.timeline',
   'v8', 'v8.wasm', 'disabled-by-default-v8.compile', 'disabled-by-default-v8.gc', 'blink', 'loading', 'cc'];
@@ -52,23 +56,32 @@ const ACTIVITIES = [
 ];
 
 const A = modelA();
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await launchPiped(CHROMIUM_ARGS);
 const servers = Object.fromEntries(await Promise.all(MODES.map(async (m) => [m, await serve({ root, isolated: m === 'isolated' })])));
 const pageUrl = (server) => `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
 
-/** One cold load in a new tab, traced: { events, firstToken (ms since navigation) }. */
+const FIRST_TOKEN = 'window.saccadeDemo?.stats.navigationToFirstToken';
+// (after FIRST_TOKEN: the page's elements are there)
+const GENERATION_DONE = "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One load in a new tab (cold, or with --warm its reload), traced: { trace, events, firstToken (ms since navigation) }. */
 async function tracedLoad(server) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await new Promise((resolve) => setTimeout(resolve, 1000)); // a new tab is still being set up (bench-web.mjs)
-  await browser.startTracing(page, { categories: CATEGORIES });
-  await page.goto(pageUrl(server), { waitUntil: 'commit' });
-  await new Promise((resolve) => setTimeout(resolve, 1500)); // no Playwright script in the page meanwhile
-  await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000, polling: 100 });
-  const firstToken = await page.evaluate(() => window.saccadeDemo.stats.navigationToFirstToken);
+  const tab = await browser.newTab();
+  await sleep(1000); // a new tab is still being set up (bench-web.mjs)
+  if (WARM) {
+    await tab.navigate(pageUrl(server));
+    await tab.waitFor(FIRST_TOKEN);
+    await tab.waitFor(GENERATION_DONE, { timeoutMs: 600_000 });
+  }
+  await browser.startTracing(CATEGORIES);
+  if (WARM) await tab.reload();
+  else await tab.navigate(pageUrl(server));
+  await sleep(1500); // nothing evaluated in the page meanwhile
+  const firstToken = await tab.waitFor(FIRST_TOKEN);
   const trace = await browser.stopTracing();
-  await context.close();
-  return { trace, events: JSON.parse(trace.toString()).traceEvents, firstToken };
+  await tab.close();
+  return { trace, events: JSON.parse(trace).traceEvents, firstToken };
 }
 
 /** The trace's process names (by pid) and thread names (by 'pid/tid'). */
@@ -141,7 +154,7 @@ function report(mode, run, { events, firstToken }) {
     if (/DedicatedWorker/.test(name) && compiles(k, /saccade-[a-z-]+\.worker\.mjs/)) return 'page: pool worker';
     return `page: ${name}`;
   };
-  console.log(`\n## ${mode} cold load ${run}: first token at ${firstToken.toFixed(0)} ms\n`);
+  console.log(`\n## ${mode} ${WARM ? 'warm' : 'cold'} load ${run}: first token at ${firstToken.toFixed(0)} ms\n`);
   console.log('| thread, its tasks before the first token | clock ms | CPU ms |');
   console.log('|---|---|---|');
   // threads of one role (a thread pool's, a process's of one name) are summed
@@ -190,13 +203,13 @@ function report(mode, run, { events, firstToken }) {
 
 // one load of each first, not counted: the server compresses each file on its first request
 for (const m of MODES) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(pageUrl(servers[m]));
-  await page.waitForFunction(() => window.saccadeDemo?.stats.navigationToFirstToken, null, { timeout: 120_000 });
-  await context.close();
+  const tab = await browser.newTab();
+  await tab.navigate(pageUrl(servers[m]));
+  await tab.waitFor(FIRST_TOKEN);
+  await tab.waitFor(GENERATION_DONE, { timeoutMs: 600_000 });
+  await tab.close();
 }
-console.log(`${path.relative(root, A.file)}: cold loads traced (tracing itself slows the page: compare phases with make bench-web)`);
+console.log(`${path.relative(root, A.file)}: ${WARM ? 'reloads' : 'cold loads'} traced (tracing itself slows the page: compare phases with make bench-web)`);
 for (let r = 1; r <= RUNS; r++)
   for (const m of MODES) {
     const load = await tracedLoad(servers[m]);
