@@ -16,9 +16,10 @@
 #                    not; best / median of 5) and where it goes, phase by phase; render time per
 #                    token at a 256-token context (scripts/bench-web.mjs; BENCH_WEB_FLAGS, e.g.
 #                    "--first-token --runs 9 --against ../other-checkout" for before/after runs)
-#   make trace-web   where the CPU goes until the first token: cold loads traced by Chromium, each
-#                    thread's busy time, wasm and JS compiles, style, paint, the longest tasks
-#                    (scripts/trace-web.mjs; TRACE_WEB_FLAGS, e.g. "--runs 3 --mode isolated")
+#   make trace-web   where the CPU goes until the first token: cold loads (or --warm reloads)
+#                    traced by Chromium, each thread's busy time, wasm and JS compiles, style,
+#                    paint, the longest tasks (scripts/trace-web.mjs; TRACE_WEB_FLAGS, e.g.
+#                    "--runs 3 --mode isolated --warm")
 #
 # The development models (build/web-models/, random weights) stand in for a shipped model the
 # tests cannot find, and give the benchmark its GPT-2-small-shaped model.
