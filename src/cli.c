@@ -361,10 +361,13 @@ static void set_shard_number(char *name, size_t len, int k) {
     memcpy(name + len - 19, digits, 5); /* the 5 digits after the leading '-' */
 }
 
-/* The model at `path`; for one shard of a split model, every shard (as loadModel does). */
+/* The model at `path`; for one shard of a split model, every shard (as loadModel does), or
+ * vocab-only the first. */
 static sac_model *load_model(const char *path, uint32_t flags) {
     int n = shard_count(path);
     if (n == 0) return NULL;
+    /* vocab-only, a split model's first shard is enough: it holds the tokenizer */
+    const int n_read = (flags & SAC_LOAD_VOCAB_ONLY) ? 1 : n;
     size_t len = strlen(path);
     void **bufs = calloc((size_t)n, sizeof *bufs);
     size_t *sizes = calloc((size_t)n, sizeof *sizes);
@@ -377,7 +380,7 @@ static sac_model *load_model(const char *path, uint32_t flags) {
     }
     memcpy(name, path, len + 1);
     prefix[0] = '\0';
-    for (; i < n; i++) {
+    for (; i < n_read; i++) {
         if (n > 1) { /* a shard's failures say which one it is, as loadModel's do (src/js/load.mjs) */
             set_shard_number(name, len, i + 1);
             snprintf(prefix, len + 64, "shard %d of %d (%s): ", i + 1, n, name);
@@ -389,7 +392,7 @@ static sac_model *load_model(const char *path, uint32_t flags) {
             goto done;
         }
     }
-    if (sac_model_load_split((const void *const *)bufs, sizes, n, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
+    if (sac_model_load_split((const void *const *)bufs, sizes, n_read, SAC_LOAD_TAKE_OWNERSHIP | flags, &m) != SAC_OK) {
         const char *msg = m ? sac_model_errmsg(m) : "out of memory";
         int k, of, at = 0; /* the loader names a shard by number ("shard 2 of 3 ..."): say which file that is */
         if (n > 1 && !strncmp(msg, "shard ", 6) && isdigit((unsigned char)msg[6]) &&

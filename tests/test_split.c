@@ -6,6 +6,7 @@
  * the tensors are dealt out in order, and every shard gets split.no / split.count /
  * split.tensors.count (u16, u16, i32, as gguf-split writes them). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,10 @@ typedef struct split_spec {
     int count_delta;     /* added to every shard's split.count */
     int tensors_delta;   /* added to the last shard's split.tensors.count */
     int repeat;          /* 1: the last shard also holds the first tensor again */
+    int tokenizer;       /* 1: the first shard also holds a char tokenizer of CHARS */
 } split_spec;
+
+static const char *const CHARS[] = {"a", "b", "c", " "};
 
 /* Splits `tm` as `s` says into out[0..s->n). */
 static void split(const test_model *tm, const split_spec *s, shard *out) {
@@ -42,6 +46,10 @@ static void split(const test_model *tm, const split_spec *s, shard *out) {
         CHECK(sac_gguf_writer_new(&w, &err) == SAC_OK);
         if (i == 0)
             for (uint64_t k = 0; k < f.n_kv; k++) CHECK(test_copy_kv(w, &f.kv[k]) == 0);
+        if (i == 0 && s->tokenizer) {
+            sac_gguf_writer_set_string(w, "tokenizer.ggml.model", "char", &err);
+            sac_gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", CHARS, 4, &err);
+        }
         sac_gguf_writer_set_u16(w, "split.no", (uint16_t)(i + s->no_delta), &err);
         sac_gguf_writer_set_u16(w, "split.count", (uint16_t)(s->n + s->count_delta), &err);
         sac_gguf_writer_set_i32(w, "split.tensors.count",
@@ -291,8 +299,53 @@ static void test_one_buffer_is_load(void) {
     test_model_free(&tm);
 }
 
+/* Vocab-only, the first shard loads alone (it holds every metadata key, the tokenizer's among
+ * them), through sac_model_load and sac_model_load_split alike; a later shard is refused, saying
+ * where the tokenizer is. */
+static void test_first_shard_loads_vocab_only(void) {
+    test_model tm;
+    test_model_spec spec = test_spec("llama", 0);
+    CHECK(test_model_make(&spec, &tm) == 0);
+    const int first[] = {0, 3, 8, -1};
+    shard s[3];
+    split(&tm, &(split_spec){.n = 3, .first = first, .tokenizer = 1}, s);
+    for (int via_split = 0; via_split < 2; via_split++) {
+        sac_model *m = NULL;
+        const void *data = s[0].bytes;
+        sac_status st = via_split ? sac_model_load_split(&data, &s[0].size, 1, SAC_LOAD_VOCAB_ONLY, &m)
+                                  : sac_model_load(s[0].bytes, s[0].size, SAC_LOAD_VOCAB_ONLY, &m);
+        CHECK_MSG(st == SAC_OK, "%s", sac_model_errmsg(m));
+        int32_t ids[8], n = 0;
+        CHECK(sac_tokenize(m, "cab a", 5, 0, ids, 8, &n) == SAC_OK);
+        const int32_t want[] = {2, 0, 1, 3, 0};
+        CHECK(n == 5 && memcmp(ids, want, sizeof want) == 0);
+        sac_model_info info;
+        sac_model_get_info(m, &info);
+        CHECK(info.n_vocab == 4);
+        sac_model_free(m);
+    }
+    for (int k = 1; k < 3; k++) {
+        sac_model *m = NULL;
+        CHECK(sac_model_load(s[k].bytes, s[k].size, SAC_LOAD_VOCAB_ONLY, &m) == SAC_ERR_ARG);
+        char want[160];
+        snprintf(want, sizeof want, "the file is shard %d of a model split in 3 files ('split.count'); its tokenizer is in "
+                 "the first shard (its name ends in -00001-of-00003.gguf)", k + 1);
+        CHECK_MSG(strcmp(sac_model_errmsg(m), want) == 0, "%s", sac_model_errmsg(m));
+        sac_model_free(m);
+    }
+    /* every shard vocab-only loads as before */
+    sac_model *m = NULL;
+    const void *data[3] = {s[0].bytes, s[1].bytes, s[2].bytes};
+    const size_t sizes[3] = {s[0].size, s[1].size, s[2].size};
+    CHECK(sac_model_load_split(data, sizes, 3, SAC_LOAD_VOCAB_ONLY, &m) == SAC_OK);
+    sac_model_free(m);
+    free_shards(s, 3);
+    test_model_free(&tm);
+}
+
 int main(void) {
     RUN(test_shards_load_as_the_whole_file);
+    RUN(test_first_shard_loads_vocab_only);
     RUN(test_ownership);
     RUN(test_inconsistent_shards_are_refused);
     RUN(test_one_buffer_is_load);

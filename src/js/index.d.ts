@@ -178,7 +178,10 @@ export interface LoadOptions extends RuntimeOptions {
    * n-token context, checked against the wasm32 limits at load).
    */
   attention?: boolean;
-  /** Read only the tokenizer: the model can tokenize and detokenize, nothing else. */
+  /**
+   * Read only the tokenizer: the model can tokenize and detokenize, nothing else. Of a split
+   * model only the first shard is read (it holds the tokenizer).
+   */
   vocabOnly?: boolean;
   /**
    * Run the model without its position information (C's sac_context_params.no_positions): gpt2's

@@ -193,7 +193,8 @@ export async function loadModel(source, options) {
   const vocabOnly = bool('vocabOnly', o.vocabOnly);
   const noPositions = bool('noPositions', o.noPositions);
   const cache = cacheName(o.cache);
-  const sources = modelSources(source);
+  // vocab-only, a split model's first shard is enough: it holds the tokenizer (src/model.c)
+  const sources = vocabOnly ? modelSources(source).slice(0, 1) : modelSources(source);
   const scores = bool('scores', o.scores);
   const qk = bool('qk', o.qk);
   const waitForThreads = bool('waitForThreads', o.waitForThreads, true);

@@ -1,7 +1,8 @@
 // Split GGUF models (llama.cpp's gguf-split layout): loadModel takes the first shard's path or
 // URL (the others follow from its name) or an array of shard sources, loads every shard into
 // one model that computes what the whole file computes, reports progress over all of them, and
-// refuses shards that do not belong together with a message naming the shard.
+// refuses shards that do not belong together with a message naming the shard; vocab-only, it
+// reads the first shard alone (the tokenizer's).
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -108,6 +109,36 @@ describe('split models', () => {
     await refused([shards[0], new Uint8Array(0), shards[2]], /^shard 2 of 3 \(Uint8Array\): the model is empty \(0 bytes\)$/);
     await refused([], /^the model source is an empty array/, 'SAC_ERR_ARG');
     await refused(`${base}/tiny-00004-of-00003.gguf`, /names shard 4 of 3, which cannot be/, 'SAC_ERR_ARG');
+  });
+
+  test('vocabOnly reads the first shard alone, from any shard\'s name, and both CLIs tokenize so', async () => {
+    const text = 'To be, or not';
+    const expected = await withModel(fixture('llama-q8_0-char'), { vocabOnly: true }, (m) => m.tokenize(text));
+    assert.equal(expected.length, text.length); // (a character model: one id a character)
+    // a folder holding the first shard only: the others are never opened
+    const alone = path.join(dir, 'alone');
+    mkdirSync(alone, { recursive: true });
+    const first = path.join(alone, 'tiny-00001-of-00003.gguf');
+    writeFileSync(first, shards[0]);
+    for (const source of [first, path.join(alone, 'tiny-00003-of-00003.gguf'), [shards[0], shards[1], shards[2]]])
+      await withModel(source, { vocabOnly: true }, (m) => {
+        assert.deepEqual(m.tokenize(text), expected);
+        assert.equal(m.sourceInfo.shards, 1);
+      });
+    requests.length = 0;
+    await withModel(`${base}/tiny-00002-of-00003.gguf`, { vocabOnly: true, cache: false }, (m) => assert.deepEqual(m.tokenize(text), expected));
+    assert.deepEqual(requests, ['/tiny-00001-of-00003.gguf']);
+    const args = (file) => ['tokenize', file, '--text', text];
+    const node = (file) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'src/js/cli.mjs'), ...args(file)], { encoding: 'utf8' }));
+    const native = (file) => JSON.parse(execFileSync(path.join(root, 'build/saccade'), args(file), { encoding: 'utf8' }));
+    assert.deepEqual(node(first), native(first));
+    assert.deepEqual(native(first), native(fixture('llama-q8_0-char')));
+    // a later shard alone is refused, saying where the tokenizer is
+    await assert.rejects(() => loadModel([shards[1]], { vocabOnly: true }), {
+      code: 'SAC_ERR_ARG',
+      message: "the file is shard 2 of a model split in 3 files ('split.count'); its tokenizer is in the first shard " +
+        '(its name ends in -00001-of-00003.gguf)',
+    });
   });
 
   // (a timeout: this took minutes before, and must fail rather than hang if it comes back)
