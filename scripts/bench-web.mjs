@@ -9,10 +9,10 @@
 //     'saccade:' User Timing measures, src/js/timing.mjs); each cold load in a new tab that has
 //     sat idle for TAB_IDLE_MS first, in a browser driven over its DevTools pipe with no domain
 //     enabled and no omnibox popup built by the tab's first navigation (scripts/chromium-pipe.mjs:
-//     85-105 ms of the cold first token), as a visitor's is: Playwright's instrumentation of the
+//     84-106 ms of the cold first token), as a visitor's is: Playwright's instrumentation of the
 //     page and its workers added 40-75 ms to the warm first token (medians of 5-7 interleaved
 //     rounds; the same with the pipe given Playwright's launch switches; cold loads within this
-//     VM's spread) — --playwright times it there;
+//     VM's spread) — --playwright times it there (with the popup too);
 //  2. the views' drawing time (text, heatmap, model view; the alignment for Model B) while tokens
 //     stream, on a GPT-2-small-shaped model (12 layers × 12 heads = 144 thumbnails) with a
 //     200-token prompt and 128 generated tokens: each drawing after the first (which pools the
@@ -41,7 +41,7 @@ import path from 'node:path';
 import { DEFAULT_MODEL } from '../web/config.mjs';
 import { serve } from '../web/serve.mjs';
 import { launchPiped } from './chromium-pipe.mjs';
-import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
+import { CHROMIUM_ARGS, DEMO_GENERATION_DONE, modelA } from '../tests/web/helpers.mjs';
 import { devModel, root } from '../tests/web/dev-models.mjs';
 import { TEMPLATES } from '../tests/js/chat-models.mjs';
 import { addMetadata } from '../tests/js/gguf.mjs';
@@ -81,10 +81,9 @@ if (against) {
 const STATS_READY = '(() => { const s = window.saccadeDemo?.stats; return Boolean(s?.navigationToFirstToken && (!s.phases || s.firstTokenPainted)); })()';
 const STATS = '(() => { const { navigationToFirstToken, firstTokenPainted, phases } = window.saccadeDemo.stats; ' +
   'return { firstToken: navigationToFirstToken, painted: firstTokenPainted ?? null, phases: phases ?? {} }; })()';
-const GENERATION_DONE = "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
 const text = (id) => `document.getElementById('${id}').textContent`;
 
-const done = (page) => page.waitForFunction(GENERATION_DONE, null, { timeout: 600_000 });
+const done = (page) => page.waitForFunction(DEMO_GENERATION_DONE, null, { timeout: 600_000 });
 
 if (args.includes('--screenshot')) {
   // The demo after a generation with Model A, a token hovered: the README's picture.
@@ -224,7 +223,7 @@ async function loadTwice(server) {
     const stats = await tab.evaluate(STATS);
     if (warm && !/from the browser cache/.test(await tab.evaluate(text('progress-text'))))
       throw new Error('the reload did not read the model from the cache');
-    await tab.waitFor(GENERATION_DONE, { timeoutMs: 600_000 });
+    await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
     stats.runtime = await tab.evaluate(text('status-text'));
     out.push(stats);
   }

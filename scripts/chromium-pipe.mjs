@@ -16,16 +16,23 @@ const COMMAND_MS = 120_000; // a command unanswered this long: the browser or it
 // A tab's first navigation has Chromium build the tab's omnibox popup, a WebUI page in a renderer
 // of its own (chrome://omnibox-popup.top-chrome), which here took 127-151 ms of CPU while the
 // page loaded; a visitor's tab built it long before. Without it, the demo's cold first token came
-// 85-105 ms sooner (medians of 8 interleaved rounds on a 2-core VM, isolated 630 → 546 ms, plain
+// 84-106 ms sooner (medians of 8 interleaved rounds on a 2-core VM, isolated 630 → 546 ms, plain
 // 533 → 427; the warm reload did not move). (Having the tab show another page first did not
 // help: its navigation to the demo then lacked a spare renderer process and came 130-160 ms later.)
-const VISITOR_ARGS = ['--disable-features=WebUIOmniboxPopup'];
+const VISITOR_FEATURES_OFF = 'WebUIOmniboxPopup';
 
-/** Starts /usr/bin/chromium with `args` (no --disable-features: it has its own); resolves to { newTab(), startTracing(categories), stopTracing(), close() }. */
+/** `args` with VISITOR_FEATURES_OFF disabled: added to their --disable-features (Chromium reads only the last one), or as one. */
+function withVisitorArgs(args) {
+  const at = args.findLastIndex((a) => a.startsWith('--disable-features='));
+  if (at < 0) return [...args, `--disable-features=${VISITOR_FEATURES_OFF}`];
+  return args.map((a, i) => (i === at ? `${a},${VISITOR_FEATURES_OFF}` : a));
+}
+
+/** Starts /usr/bin/chromium with `args` (a --disable-features among them gets this one's too); resolves to { newTab(), startTracing(categories), stopTracing(), close() }. */
 export async function launchPiped(args) {
   const profile = mkdtempSync(path.join(tmpdir(), 'saccade-chromium-'));
   // its own process group: one signal ends the browser and the helper processes it starts
-  const child = spawn('/usr/bin/chromium', [...args, ...VISITOR_ARGS, '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'],
+  const child = spawn('/usr/bin/chromium', [...withVisitorArgs(args), '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
   // Whatever ends this process (an error thrown mid-run, process.exit, Ctrl-C), the browser and
   // its profile go with it; close() does the same in order.
@@ -51,7 +58,10 @@ export async function launchPiped(args) {
   let received = '';
   let exited = null;
   const failAll = (why) => {
-    for (const { reject } of [...pending.values(), ...[...awaited.values()].flat()]) reject(new Error(why));
+    for (const { reject, timer } of [...pending.values(), ...[...awaited.values()].flat()]) {
+      clearTimeout(timer);
+      reject(new Error(why));
+    }
     pending.clear();
     awaited.clear();
   };
@@ -97,8 +107,12 @@ export async function launchPiped(args) {
   /** The parameters of the next `method` event. */
   const nextEvent = (method) => new Promise((resolve, reject) => {
     if (exited) return reject(new Error(exited));
-    const timer = setTimeout(() => reject(new Error(`no ${method} from chromium within ${COMMAND_MS / 1000} s`)), COMMAND_MS);
-    awaited.set(method, [...(awaited.get(method) ?? []), { resolve, reject, timer }]);
+    const waiter = { resolve, reject };
+    waiter.timer = setTimeout(() => {
+      awaited.set(method, (awaited.get(method) ?? []).filter((w) => w !== waiter));
+      reject(new Error(`no ${method} from chromium within ${COMMAND_MS / 1000} s`));
+    }, COMMAND_MS);
+    awaited.set(method, [...(awaited.get(method) ?? []), waiter]);
   });
   await send('Browser.getVersion'); // the pipe answers once the browser is up
 
@@ -107,18 +121,22 @@ export async function launchPiped(args) {
     transferMode: 'ReturnAsStream', traceConfig: { includedCategories: categories, recordMode: 'recordAsMuchAsPossible' },
   });
 
-  /** Ends the tracing; resolves to the trace (JSON text: { traceEvents }). */
+  /** Ends the tracing; resolves to the trace (JSON text: { traceEvents }); throws when events were lost. */
   async function stopTracing() {
-    const complete = nextEvent('Tracing.tracingComplete');
-    await send('Tracing.end');
-    const { stream } = await complete;
+    const complete = nextEvent('Tracing.tracingComplete'); // (waited for before the command: it may come first)
+    const [{ stream, dataLossOccurred }] = await Promise.all([complete, send('Tracing.end')]);
     const chunks = [];
-    for (;;) {
-      const { data, eof, base64Encoded } = await send('IO.read', { handle: stream, size: 1 << 20 });
-      chunks.push(Buffer.from(data, base64Encoded ? 'base64' : 'utf8'));
-      if (eof) break;
+    try {
+      for (;;) {
+        const { data, eof, base64Encoded } = await send('IO.read', { handle: stream, size: 1 << 20 });
+        chunks.push(Buffer.from(data, base64Encoded ? 'base64' : 'utf8'));
+        if (eof) break;
+      }
+    } finally {
+      await send('IO.close', { handle: stream }).catch(() => {});
     }
-    await send('IO.close', { handle: stream });
+    // a trace with holes would undercount every thread's time
+    if (dataLossOccurred) throw new Error("the trace lost events (Chromium's trace buffer filled): trace fewer categories");
     return Buffer.concat(chunks).toString('utf8');
   }
 

@@ -25,7 +25,7 @@ import path from 'node:path';
 
 import { launchPiped } from './chromium-pipe.mjs';
 import { serve } from '../web/serve.mjs';
-import { CHROMIUM_ARGS, modelA } from '../tests/web/helpers.mjs';
+import { CHROMIUM_ARGS, DEMO_GENERATION_DONE, modelA } from '../tests/web/helpers.mjs';
 import { root } from '../tests/web/dev-models.mjs';
 
 const args = process.argv.slice(2);
@@ -61,8 +61,7 @@ const servers = Object.fromEntries(await Promise.all(MODES.map(async (m) => [m, 
 const pageUrl = (server) => `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
 
 const FIRST_TOKEN = 'window.saccadeDemo?.stats.navigationToFirstToken';
-// (after FIRST_TOKEN: the page's elements are there)
-const GENERATION_DONE = "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
+// (DEMO_GENERATION_DONE is waited for after FIRST_TOKEN: the page's elements are there)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One load in a new tab (cold, or with --warm its reload), traced: { trace, events, firstToken (ms since navigation) }. */
@@ -72,7 +71,7 @@ async function tracedLoad(server) {
   if (WARM) {
     await tab.navigate(pageUrl(server));
     await tab.waitFor(FIRST_TOKEN);
-    await tab.waitFor(GENERATION_DONE, { timeoutMs: 600_000 });
+    await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
   }
   await browser.startTracing(CATEGORIES);
   if (WARM) await tab.reload();
@@ -80,6 +79,8 @@ async function tracedLoad(server) {
   await sleep(1500); // nothing evaluated in the page meanwhile
   const firstToken = await tab.waitFor(FIRST_TOKEN);
   const trace = await browser.stopTracing();
+  if (WARM && !/from the browser cache/.test(await tab.evaluate("document.getElementById('progress-text').textContent")))
+    throw new Error('the reload did not read the model from the cache');
   await tab.close();
   return { trace, events: JSON.parse(trace).traceEvents, firstToken };
 }
@@ -206,7 +207,7 @@ for (const m of MODES) {
   const tab = await browser.newTab();
   await tab.navigate(pageUrl(servers[m]));
   await tab.waitFor(FIRST_TOKEN);
-  await tab.waitFor(GENERATION_DONE, { timeoutMs: 600_000 });
+  await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
   await tab.close();
 }
 console.log(`${path.relative(root, A.file)}: ${WARM ? 'reloads' : 'cold loads'} traced (tracing itself slows the page: compare phases with make bench-web)`);

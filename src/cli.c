@@ -369,8 +369,8 @@ static sac_model *load_model(const char *path, uint32_t flags) {
     /* vocab-only, a split model's first shard is enough: it holds the tokenizer */
     const int n_read = (flags & SAC_LOAD_VOCAB_ONLY) ? 1 : n;
     size_t len = strlen(path);
-    void **bufs = calloc((size_t)n, sizeof *bufs);
-    size_t *sizes = calloc((size_t)n, sizeof *sizes);
+    void **bufs = calloc((size_t)n_read, sizeof *bufs);
+    size_t *sizes = calloc((size_t)n_read, sizeof *sizes);
     char *name = malloc(len + 1), *prefix = malloc(len + 64);
     sac_model *m = NULL;
     int i = 0;

@@ -613,25 +613,23 @@ static sac_status load(sac_model *m, int vocab_only) {
     return SAC_OK;
 }
 
-/* A file that is one shard of several cannot load alone: say which and what to do. The first
- * shard holds every metadata key (gguf-split gives the others only split.*), the tokenizer's
- * among them, so it loads alone vocab-only: a tokenizer without the weights' download. */
-static sac_status check_not_shard(sac_model *m, int vocab_only) {
+/* A file that is one shard of several cannot load alone (say which and what to do), but for
+ * the first shard vocab-only: it holds every metadata key (gguf-split gives the others only
+ * split.*), the tokenizer's among them, which makes a tokenizer without the weights' download. */
+static sac_status check_loads_alone(sac_model *m, int vocab_only) {
     uint32_t no, count;
     sac_status st = sac_gguf_split_place(&m->gguf, &no, &count, &m->error);
     if (st) return st;
-    if (count > 1 && vocab_only && no == 0) return SAC_OK;
-    if (count > 1 && vocab_only)
+    if (count == 1 || (vocab_only && no == 0)) return SAC_OK;
+    if (vocab_only)
         return sac_fail(&m->error, SAC_ERR_ARG,
                         "the file is shard %" PRIu32 " of a model split in %" PRIu32 " files ('split.count'); "
-                        "its tokenizer is in the first shard (its name ends in -00001-of-%05" PRIu32 ".gguf)",
+                        "the tokenizer is in the first shard, whose name ends in -00001-of-%05" PRIu32 ".gguf",
                         no + 1, count, count);
-    if (count > 1)
-        return sac_fail(&m->error, SAC_ERR_ARG,
-                        "the file is shard %" PRIu32 " of a model split in %" PRIu32 " files ('split.count'); "
-                        "load every shard together (the first one's name ends in -00001-of-%05" PRIu32 ".gguf)",
-                        no + 1, count, count);
-    return SAC_OK;
+    return sac_fail(&m->error, SAC_ERR_ARG,
+                    "the file is shard %" PRIu32 " of a model split in %" PRIu32 " files ('split.count'); "
+                    "load every shard together (the first one's name ends in -00001-of-%05" PRIu32 ".gguf)",
+                    no + 1, count, count);
 }
 
 static int known_flags(uint32_t flags) { return !(flags & ~(uint32_t)(SAC_LOAD_TAKE_OWNERSHIP | SAC_LOAD_VOCAB_ONLY)); }
@@ -645,7 +643,7 @@ static sac_status load_one_file(sac_model *m, const void *data, size_t size, uin
     if (!known_flags(flags)) return sac_fail(&m->error, SAC_ERR_ARG, "unknown load flags 0x%x", (unsigned)flags);
     sac_status st = sac_gguf_parse(&m->gguf, data, size, &m->error);
     const int vocab_only = (flags & SAC_LOAD_VOCAB_ONLY) != 0;
-    if (st || (st = check_not_shard(m, vocab_only))) return st;
+    if (st || (st = check_loads_alone(m, vocab_only))) return st;
     return load(m, vocab_only);
 }
 

@@ -83,8 +83,8 @@ sac_status sac_model_load(const void *data, size_t size, uint32_t flags, sac_mod
  * shards must agree on split.tensors.count and hold that many tensors between them, and no tensor
  * may be in two shards — else SAC_ERR_FORMAT with a message naming the shard and the key. The
  * metadata is the first shard's. n = 1 is sac_model_load (the same checks and messages); sac_model_load
- * refuses a file that is one shard of several (SAC_ERR_ARG), but for the first shard with
- * SAC_LOAD_VOCAB_ONLY: it holds the tokenizer. With SAC_LOAD_TAKE_OWNERSHIP the
+ * refuses a file that is one shard of several (SAC_ERR_ARG), except the first shard under
+ * SAC_LOAD_VOCAB_ONLY (it holds the tokenizer). With SAC_LOAD_TAKE_OWNERSHIP the
  * model owns every buffer (freed also on failure). As sac_model_load, *out receives a handle
  * even on failure, except on SAC_ERR_NOMEM. */
 sac_status sac_model_load_split(const void *const *data, const size_t *sizes, int32_t n, uint32_t flags,

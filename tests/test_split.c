@@ -328,8 +328,8 @@ static void test_first_shard_loads_vocab_only(void) {
         sac_model *m = NULL;
         CHECK(sac_model_load(s[k].bytes, s[k].size, SAC_LOAD_VOCAB_ONLY, &m) == SAC_ERR_ARG);
         char want[160];
-        snprintf(want, sizeof want, "the file is shard %d of a model split in 3 files ('split.count'); its tokenizer is in "
-                 "the first shard (its name ends in -00001-of-00003.gguf)", k + 1);
+        snprintf(want, sizeof want, "the file is shard %d of a model split in 3 files ('split.count'); the tokenizer is in "
+                 "the first shard, whose name ends in -00001-of-00003.gguf", k + 1);
         CHECK_MSG(strcmp(sac_model_errmsg(m), want) == 0, "%s", sac_model_errmsg(m));
         sac_model_free(m);
     }

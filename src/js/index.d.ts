@@ -137,9 +137,9 @@ export interface CacheReport {
 export interface SourceInfo {
   /** 'network' when any shard was downloaded; else where the (first) shard came from. */
   from: SourceKind;
-  /** Bytes of every shard together. */
+  /** Bytes of every shard read together. */
   bytes: number;
-  /** 1, or the number of files of a split model. */
+  /** The files read: 1, or the number of files of a split model (1 when a shard's name is loaded vocabOnly). */
   shards: number;
   /** The URLs (resolved) or file paths loaded, shard by shard; [] for in-memory sources. */
   urls: readonly string[];
@@ -179,8 +179,8 @@ export interface LoadOptions extends RuntimeOptions {
    */
   attention?: boolean;
   /**
-   * Read only the tokenizer: the model can tokenize and detokenize, nothing else. Of a split
-   * model only the first shard is read (it holds the tokenizer).
+   * Read only the tokenizer: the model can tokenize and detokenize, nothing else. A shard's name
+   * then reads only its model's first shard (it holds the tokenizer); an array is read whole.
    */
   vocabOnly?: boolean;
   /**
@@ -237,7 +237,8 @@ export type ModelFile = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | Resp
 
 /**
  * A model: one file, or the shards of a split model in order (llama.cpp's gguf-split). A URL or
- * path named like a shard (…-00001-of-00003.gguf) stands for every shard of its model.
+ * path named like a shard (…-00001-of-00003.gguf) stands for every shard of its model (with
+ * vocabOnly: its first).
  */
 export type ModelSource = ModelFile | readonly ModelFile[];
 

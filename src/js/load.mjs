@@ -155,7 +155,7 @@ function openAll(sources, { signal, cache }) {
   };
 }
 
-/** Says which shard (and its name) a failure of one shard's bytes came from. */
+/** Says which shard (and its name) a failure of one shard's bytes came from: shard i of `sources`, every shard of the model. */
 function inShard(e, i, sources) {
   if (sources.length === 1 || !(e instanceof SaccadeError)) return e;
   return new SaccadeError(`shard ${i + 1} of ${sources.length} (${sourceName(sources[i])}): ${e.message}`, e.code);
@@ -193,8 +193,9 @@ export async function loadModel(source, options) {
   const vocabOnly = bool('vocabOnly', o.vocabOnly);
   const noPositions = bool('noPositions', o.noPositions);
   const cache = cacheName(o.cache);
-  // vocab-only, a split model's first shard is enough: it holds the tokenizer (src/model.c)
-  const sources = vocabOnly ? modelSources(source).slice(0, 1) : modelSources(source);
+  const named = modelSources(source); // a shard's name: every shard of its model
+  // vocab-only, a shard's name reads the first shard alone: it holds the tokenizer (src/model.c)
+  const sources = vocabOnly && !Array.isArray(source) ? named.slice(0, 1) : named;
   const scores = bool('scores', o.scores);
   const qk = bool('qk', o.qk);
   const waitForThreads = bool('waitForThreads', o.waitForThreads, true);
@@ -228,7 +229,7 @@ export async function loadModel(source, options) {
   try {
     // (raced with the signal: a source preopen.mjs opened was not given it)
     first = await untilAborted(opened.input(0), signal).catch((e) => {
-      throw inShard(e, 0, sources);
+      throw inShard(e, 0, named);
     });
     measure('model-open', opening);
     if (first.size !== null) checkFileSize(first.size); // before allocating anything for it
@@ -263,7 +264,7 @@ export async function loadModel(source, options) {
         buffers.push(await streamIntoHeap(ready, input, report, signal));
         before += buffers[i][1];
       } catch (e) {
-        throw e === startError ? e : inShard(e, i, sources);
+        throw e === startError ? e : inShard(e, i, named);
       }
     }
     measure('model-read', reading);

@@ -193,6 +193,19 @@ describe('paths that are not a model: the same one-line verdict from both CLIs',
         }
         assert.equal(js.stderr, native.stderr);
       }
+      // tokenize reads a split model's first shard alone (it holds the tokenizer), whichever shard is named
+      rmSync(shard(1));
+      for (const [message, setup] of [
+        [`shard 1 of 2 (${shard(1)}): cannot open '${shard(1)}': no such file`],
+        [`shard 1 of 2 (${shard(1)}): the model is empty (0 bytes)`, () => writeFileSync(shard(1), '')],
+      ]) {
+        setup?.();
+        const { js, native } = await both('tokenize', shard(2), '--text', 'a');
+        for (const out of [js, native]) {
+          assert.equal(out.status, 1, out.stdout);
+          assert.equal(out.stderr.replace(/^saccade: /, '').replace(/\n$/, ''), message);
+        }
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

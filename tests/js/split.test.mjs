@@ -120,11 +120,14 @@ describe('split models', () => {
     mkdirSync(alone, { recursive: true });
     const first = path.join(alone, 'tiny-00001-of-00003.gguf');
     writeFileSync(first, shards[0]);
-    for (const source of [first, path.join(alone, 'tiny-00003-of-00003.gguf'), [shards[0], shards[1], shards[2]]])
+    for (const source of [first, path.join(alone, 'tiny-00003-of-00003.gguf')])
       await withModel(source, { vocabOnly: true }, (m) => {
         assert.deepEqual(m.tokenize(text), expected);
         assert.equal(m.sourceInfo.shards, 1);
       });
+    // an array is read and checked whole, as without vocabOnly
+    await withModel(shards, { vocabOnly: true }, (m) => assert.equal(m.sourceInfo.shards, 3));
+    await assert.rejects(() => loadModel([shards[0], shards[1]], { vocabOnly: true }), { message: /^shard 1 of 2 has 'split\.count' = 3/ });
     requests.length = 0;
     await withModel(`${base}/tiny-00002-of-00003.gguf`, { vocabOnly: true, cache: false }, (m) => assert.deepEqual(m.tokenize(text), expected));
     assert.deepEqual(requests, ['/tiny-00001-of-00003.gguf']);
@@ -136,8 +139,8 @@ describe('split models', () => {
     // a later shard alone is refused, saying where the tokenizer is
     await assert.rejects(() => loadModel([shards[1]], { vocabOnly: true }), {
       code: 'SAC_ERR_ARG',
-      message: "the file is shard 2 of a model split in 3 files ('split.count'); its tokenizer is in the first shard " +
-        '(its name ends in -00001-of-00003.gguf)',
+      message: "the file is shard 2 of a model split in 3 files ('split.count'); the tokenizer is in the first " +
+        'shard, whose name ends in -00001-of-00003.gguf',
     });
   });
 

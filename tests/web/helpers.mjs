@@ -42,6 +42,10 @@ export const modelB = () => pick(MODEL_B, 'encdec-char-q8_0', 'Model B', 'source
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--headless=new', '--disable-gpu'];
 
+/** True in the demo page once its generation has ended and its speed line says how (an expression to evaluate there). */
+export const DEMO_GENERATION_DONE =
+  "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
+
 /** Headless Chromium; `extraArgs` after the usual ones (e.g. --js-flags for V8). */
 export function launch(extraArgs = []) {
   if (!existsSync('/usr/bin/chromium')) throw new Error('/usr/bin/chromium is missing: apt-get install -y chromium');
