@@ -41,7 +41,7 @@ import path from 'node:path';
 import { DEFAULT_MODEL } from '../web/config.mjs';
 import { serve } from '../web/serve.mjs';
 import { launchPiped } from './chromium-pipe.mjs';
-import { CHROMIUM_ARGS, DEMO_GENERATION_DONE, modelA } from '../tests/web/helpers.mjs';
+import { CHROMIUM_ARGS, DEMO_GENERATION_DONE, DEMO_READ_FROM_CACHE, modelA } from '../tests/web/helpers.mjs';
 import { devModel, root } from '../tests/web/dev-models.mjs';
 import { TEMPLATES } from '../tests/js/chat-models.mjs';
 import { addMetadata } from '../tests/js/gguf.mjs';
@@ -221,7 +221,7 @@ async function loadTwice(server) {
     await new Promise((resolve) => setTimeout(resolve, UNDISTURBED_MS));
     await tab.waitFor(STATS_READY);
     const stats = await tab.evaluate(STATS);
-    if (warm && !/from the browser cache/.test(await tab.evaluate(text('progress-text'))))
+    if (warm && !(await tab.evaluate(DEMO_READ_FROM_CACHE)))
       throw new Error('the reload did not read the model from the cache');
     await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
     stats.runtime = await tab.evaluate(text('status-text'));

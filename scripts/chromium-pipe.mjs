@@ -123,8 +123,8 @@ export async function launchPiped(args) {
 
   /** Ends the tracing; resolves to the trace (JSON text: { traceEvents }); throws when events were lost. */
   async function stopTracing() {
-    const complete = nextEvent('Tracing.tracingComplete'); // (waited for before the command: it may come first)
-    const [{ stream, dataLossOccurred }] = await Promise.all([complete, send('Tracing.end')]);
+    // (the event's waiter first: the event may come before the command's answer)
+    const [{ stream, dataLossOccurred }] = await Promise.all([nextEvent('Tracing.tracingComplete'), send('Tracing.end')]);
     const chunks = [];
     try {
       for (;;) {

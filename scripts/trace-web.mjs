@@ -25,7 +25,7 @@ import path from 'node:path';
 
 import { launchPiped } from './chromium-pipe.mjs';
 import { serve } from '../web/serve.mjs';
-import { CHROMIUM_ARGS, DEMO_GENERATION_DONE, modelA } from '../tests/web/helpers.mjs';
+import { CHROMIUM_ARGS, DEMO_GENERATION_DONE, DEMO_READ_FROM_CACHE, modelA } from '../tests/web/helpers.mjs';
 import { root } from '../tests/web/dev-models.mjs';
 
 const args = process.argv.slice(2);
@@ -61,25 +61,27 @@ const servers = Object.fromEntries(await Promise.all(MODES.map(async (m) => [m, 
 const pageUrl = (server) => `${server.url}/web/?${A.query ? `${A.query}&` : ''}run&max=8&seed=1`;
 
 const FIRST_TOKEN = 'window.saccadeDemo?.stats.navigationToFirstToken';
-// (DEMO_GENERATION_DONE is waited for after FIRST_TOKEN: the page's elements are there)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Loads the page in `tab`, untraced, and waits until its generation has ended. */
+async function loadUntilDone(tab, server) {
+  await tab.navigate(pageUrl(server));
+  await tab.waitFor(FIRST_TOKEN); // (then the page's elements are there for DEMO_GENERATION_DONE)
+  await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
+}
 
 /** One load in a new tab (cold, or with --warm its reload), traced: { trace, events, firstToken (ms since navigation) }. */
 async function tracedLoad(server) {
   const tab = await browser.newTab();
   await sleep(1000); // a new tab is still being set up (bench-web.mjs)
-  if (WARM) {
-    await tab.navigate(pageUrl(server));
-    await tab.waitFor(FIRST_TOKEN);
-    await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
-  }
+  if (WARM) await loadUntilDone(tab, server);
   await browser.startTracing(CATEGORIES);
   if (WARM) await tab.reload();
   else await tab.navigate(pageUrl(server));
   await sleep(1500); // nothing evaluated in the page meanwhile
   const firstToken = await tab.waitFor(FIRST_TOKEN);
   const trace = await browser.stopTracing();
-  if (WARM && !/from the browser cache/.test(await tab.evaluate("document.getElementById('progress-text').textContent")))
+  if (WARM && !(await tab.evaluate(DEMO_READ_FROM_CACHE)))
     throw new Error('the reload did not read the model from the cache');
   await tab.close();
   return { trace, events: JSON.parse(trace).traceEvents, firstToken };
@@ -205,9 +207,7 @@ function report(mode, run, { events, firstToken }) {
 // one load of each first, not counted: the server compresses each file on its first request
 for (const m of MODES) {
   const tab = await browser.newTab();
-  await tab.navigate(pageUrl(servers[m]));
-  await tab.waitFor(FIRST_TOKEN);
-  await tab.waitFor(DEMO_GENERATION_DONE, { timeoutMs: 600_000 });
+  await loadUntilDone(tab, servers[m]);
   await tab.close();
 }
 console.log(`${path.relative(root, A.file)}: ${WARM ? 'reloads' : 'cold loads'} traced (tracing itself slows the page: compare phases with make bench-web)`);

@@ -45,6 +45,8 @@ export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking',
 /** True in the demo page once its generation has ended and its speed line says how (an expression to evaluate there). */
 export const DEMO_GENERATION_DONE =
   "document.getElementById('stop').disabled && / · [a-z ]+$/.test(document.getElementById('speed').textContent)";
+/** True in the demo page when it read its model from the browser cache (a warm load), as its progress line says. */
+export const DEMO_READ_FROM_CACHE = "/from the browser cache/.test(document.getElementById('progress-text').textContent)";
 
 /** Headless Chromium; `extraArgs` after the usual ones (e.g. --js-flags for V8). */
 export function launch(extraArgs = []) {
